@@ -1,0 +1,3 @@
+from gpuprice.cli import main
+
+main()

@@ -1,0 +1,53 @@
+"""The ``gpuprice`` command line (see CONTRACT.md). Each command lives in ``gpuprice/commands``.
+
+Errors: BadInput -> exit 2, StructureError -> exit 3, both as one line on stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from gpuprice.errors import BadInput, StructureError
+
+app = typer.Typer(
+    name="gpuprice",
+    help="GPU price warehouse for planning LLM training runs.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _register() -> None:
+    # Imported here so `gpuprice fit` does not pay for importing Dagster.
+    from gpuprice.commands import register_all
+
+    register_all(app)
+
+
+def main(argv: list[str] | None = None) -> int:
+    _register()
+    try:
+        app(args=argv, standalone_mode=False)
+    except (BadInput, StructureError) as exc:
+        print(f"gpuprice: {exc}", file=sys.stderr)
+        raise SystemExit(exc.exit_code) from None
+    except typer.Exit as exc:  # raised by commands that set their own exit code
+        raise SystemExit(exc.exit_code) from None
+    except (typer.Abort, KeyboardInterrupt):
+        print("gpuprice: interrupted", file=sys.stderr)
+        raise SystemExit(130) from None
+    except Exception as exc:  # click usage errors and friends
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            print(f"gpuprice: {exc.format_message()}", file=sys.stderr)
+            raise SystemExit(2) from None
+        raise
+    return 0
+
+
+if __name__ == "__main__":
+    main()

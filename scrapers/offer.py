@@ -1,0 +1,145 @@
+"""The offer schema every parser returns, and the parse report that travels with it.
+
+The JSON form of :class:`Offer` (``Offer.contract_dict``) is exactly the offer of
+``gpuprice parse`` in the command-line contract; the extra fields feed the warehouse.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+PROVIDERS: tuple[str, ...] = ("runpod", "lambda", "coreweave", "nebius", "crusoe", "massedcompute")
+TIERS: tuple[str, ...] = ("on_demand", "spot", "reserved")
+
+Provider = Literal["runpod", "lambda", "coreweave", "nebius", "crusoe", "massedcompute"]
+Tier = Literal["on_demand", "spot", "reserved"]
+# Runpod publishes a list price and a "cheapest machine right now" price; both are kept, labelled.
+PriceBasis = Literal["list", "lowest_now"]
+
+CONTRACT_FIELDS: tuple[str, ...] = (
+    "provider",
+    "gpu",
+    "gpu_raw",
+    "gpu_count",
+    "vram_gb",
+    "tier",
+    "community",
+    "commitment_months",
+    "usd_per_gpu_hour",
+    "usd_per_instance_hour",
+    "region",
+    "available",
+    "effective_from",
+)
+
+
+def round_price(value: float | Decimal) -> float:
+    """Round a USD price to 4 decimals, half up (as the contract asks)."""
+    return float(Decimal(str(value)).quantize(Decimal("0.0001"), rounding=ROUND_HALF_UP))
+
+
+class Offer(BaseModel):
+    """One priced way to rent GPUs from one provider, as a page states it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    provider: Provider
+    gpu: str = Field(description="GPU slug from the catalog, or 'unknown'")
+    gpu_raw: str = Field(min_length=1, description="the GPU name as the page writes it")
+    gpu_count: int = Field(ge=1, le=4096)
+    vram_gb: float | None = Field(default=None, gt=0, le=2048)
+    tier: Tier = "on_demand"
+    community: bool = False
+    commitment_months: int | None = Field(default=None, ge=0, le=120)
+    usd_per_gpu_hour: float = Field(gt=0, lt=1000)
+    usd_per_instance_hour: float | None = Field(default=None, gt=0)
+    region: str | None = None
+    available: bool | None = None
+    effective_from: dt.date | None = None
+    # Warehouse-only fields (not part of the parse contract).
+    sku: str = Field(min_length=1, description="provider's name for the offer, stable across days")
+    vcpus: float | None = Field(default=None, gt=0)
+    ram_gb: float | None = Field(default=None, gt=0)
+    storage_gb: float | None = Field(default=None, ge=0)
+    price_basis: PriceBasis = "list"
+
+    @field_validator("usd_per_gpu_hour", "usd_per_instance_hour")
+    @classmethod
+    def _round(cls, value: float | None) -> float | None:
+        return None if value is None else round_price(value)
+
+    @field_validator("gpu_raw", "sku")
+    @classmethod
+    def _strip(cls, value: str) -> str:
+        return " ".join(value.split())
+
+    @model_validator(mode="after")
+    def _instance_price_consistent(self) -> "Offer":
+        if self.usd_per_instance_hour is not None:
+            per_gpu = self.usd_per_instance_hour / self.gpu_count
+            if abs(per_gpu - self.usd_per_gpu_hour) > max(0.0002, 0.001 * per_gpu):
+                raise ValueError(
+                    f"usd_per_gpu_hour {self.usd_per_gpu_hour} != instance price "
+                    f"{self.usd_per_instance_hour} / {self.gpu_count} GPUs"
+                )
+        if self.tier == "reserved" and self.commitment_months is None:
+            raise ValueError("a reserved offer needs commitment_months")
+        return self
+
+    @property
+    def key(self) -> tuple:
+        """What makes an offer unique within one provider's snapshot."""
+        return (
+            self.sku,
+            self.gpu_count,
+            self.tier,
+            self.community,
+            self.commitment_months,
+            self.region,
+            self.effective_from,
+            self.price_basis,
+        )
+
+    def contract_dict(self) -> dict:
+        """The offer as ``gpuprice parse`` prints it (contract fields only, JSON-ready)."""
+        data = self.model_dump(mode="json")
+        return {name: data[name] for name in CONTRACT_FIELDS}
+
+
+class RejectedRow(BaseModel):
+    """A row the parser saw but could not turn into a valid offer."""
+
+    raw: str = Field(description="the row as text (cells joined with ' | ')")
+    reason: str
+
+
+class ParseReport(BaseModel):
+    """What a parser saw: the warehouse stores it, checks read it, people debug with it."""
+
+    provider: Provider
+    rows_seen: int = 0
+    offers: int = 0
+    unpriced_rows: int = Field(default=0, description="rows such as 'Contact sales' (not offers)")
+    rejected: list[RejectedRow] = Field(default_factory=list)
+    unknown_gpus: list[str] = Field(default_factory=list)
+    missing_columns: list[str] = Field(default_factory=list)
+    unexpected_columns: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+
+class ParseResult(BaseModel):
+    offers: list[Offer]
+    report: ParseReport
+
+
+class StructureMissing(Exception):
+    """The page has no recognisable price structure (the contract's exit 3)."""
+
+    def __init__(self, provider: str, what: str) -> None:
+        super().__init__(f"{provider}: no price structure found: {what}")
+        self.provider = provider
+        self.what = what

@@ -1,0 +1,211 @@
+"""Warehouse schema and forward migrations.
+
+Each migration moves the schema one version forward in one transaction; a warehouse made by
+an older gpuprice upgrades in place and keeps its rows. Never edit a released migration:
+add a new one.
+
+Naming rule for views: analysts' views live in schema ``analytics`` and read only ``main``
+objects (``main.price_snapshots``). The published copy is a file called ``analytics.duckdb``,
+so its catalog is also called ``analytics``; a view that said ``analytics.other_view`` would be
+ambiguous there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import duckdb
+
+# Version 1: the first released schema (kept verbatim: tests build a v1 file from it).
+V1_DDL = """
+CREATE TABLE raw_pages (
+    provider        VARCHAR NOT NULL,
+    url             VARCHAR NOT NULL,
+    snapshot_date   DATE NOT NULL,
+    fetched_at      TIMESTAMPTZ NOT NULL,
+    http_status     INTEGER,
+    etag            VARCHAR,
+    last_modified   VARCHAR,
+    sha256          VARCHAR NOT NULL,
+    bytes           BIGINT NOT NULL,
+    stored_path     VARCHAR NOT NULL,
+    parser_version  VARCHAR
+);
+CREATE TABLE price_snapshots (
+    snapshot_date          DATE NOT NULL,
+    provider               VARCHAR NOT NULL,
+    sku                    VARCHAR NOT NULL,
+    gpu                    VARCHAR NOT NULL,
+    gpu_raw                VARCHAR NOT NULL,
+    gpu_count              INTEGER NOT NULL,
+    vram_gb                DOUBLE,
+    tier                   VARCHAR NOT NULL,
+    community              BOOLEAN NOT NULL,
+    commitment_months      INTEGER,
+    region                 VARCHAR,
+    usd_per_gpu_hour       DECIMAL(12, 4) NOT NULL,
+    usd_per_instance_hour  DECIMAL(14, 4),
+    vcpus                  DOUBLE,
+    ram_gb                 DOUBLE,
+    storage_gb             DOUBLE,
+    available              BOOLEAN,
+    effective_from         DATE,
+    source                 VARCHAR NOT NULL,
+    raw_sha256             VARCHAR,
+    parser_version         VARCHAR,
+    ingested_at            TIMESTAMPTZ NOT NULL
+);
+CREATE TABLE quarantine (
+    snapshot_date   DATE,
+    provider        VARCHAR NOT NULL,
+    raw_row         VARCHAR NOT NULL,
+    reason          VARCHAR NOT NULL,
+    raw_sha256      VARCHAR,
+    source          VARCHAR NOT NULL,
+    quarantined_at  TIMESTAMPTZ NOT NULL
+);
+CREATE TABLE dim_gpu (
+    slug                   VARCHAR PRIMARY KEY,
+    vendor                 VARCHAR NOT NULL,
+    architecture           VARCHAR NOT NULL,
+    memory_gb              DOUBLE NOT NULL,
+    memory_bandwidth_tbps  DOUBLE,
+    dense_bf16_tflops      DOUBLE,
+    dense_fp8_tflops       DOUBLE,
+    form_factor            VARCHAR NOT NULL,
+    nvlink_gbps            DOUBLE,
+    ecc                    BOOLEAN,
+    tdp_w                  DOUBLE,
+    release_year           INTEGER,
+    source_url             VARCHAR
+);
+"""
+
+
+def _v2(con: duckdb.DuckDBPyConnection) -> None:
+    """Runpod's list and cheapest-now prices kept apart; per-provider run status (staleness)."""
+    con.execute("ALTER TABLE price_snapshots ADD COLUMN price_basis VARCHAR DEFAULT 'list'")
+    con.execute("UPDATE price_snapshots SET price_basis = 'list' WHERE price_basis IS NULL")
+    con.execute(
+        """
+        CREATE TABLE provider_runs (
+            snapshot_date   DATE NOT NULL,
+            provider        VARCHAR NOT NULL,
+            source          VARCHAR NOT NULL,
+            status          VARCHAR NOT NULL,      -- 'success' or 'failed'
+            offers          INTEGER NOT NULL,
+            rejected        INTEGER NOT NULL,
+            unknown_gpus    INTEGER NOT NULL,
+            error           VARCHAR,
+            parse_report    JSON,
+            started_at      TIMESTAMPTZ NOT NULL,
+            finished_at     TIMESTAMPTZ NOT NULL,
+            PRIMARY KEY (snapshot_date, provider)
+        )
+        """
+    )
+
+
+def _v3(con: duckdb.DuckDBPyConnection) -> None:
+    """Model outputs: memory-fit sweep and per-workload rankings."""
+    con.execute(
+        """
+        CREATE TABLE memory_fit (
+            workload        VARCHAR NOT NULL,
+            gpu             VARCHAR NOT NULL,
+            gpu_count       INTEGER NOT NULL,
+            sharding        VARCHAR NOT NULL,
+            per_gpu_gb      DOUBLE NOT NULL,
+            planning_gb     DOUBLE NOT NULL,
+            gpu_memory_gb   DOUBLE NOT NULL,
+            fits            BOOLEAN NOT NULL,
+            headroom_gb     DOUBLE NOT NULL,
+            least_complex   BOOLEAN NOT NULL,
+            computed_at     TIMESTAMPTZ NOT NULL
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE TABLE workload_rankings (
+            snapshot_date            DATE NOT NULL,
+            workload                 VARCHAR NOT NULL,
+            rank                     INTEGER NOT NULL,
+            provider                 VARCHAR NOT NULL,
+            sku                      VARCHAR NOT NULL,
+            gpu                      VARCHAR NOT NULL,
+            gpu_count                INTEGER NOT NULL,
+            nodes                    INTEGER NOT NULL,
+            tier                     VARCHAR NOT NULL,
+            community                BOOLEAN NOT NULL,
+            commitment_months        INTEGER,
+            price_basis              VARCHAR,
+            usd_per_gpu_hour         DOUBLE NOT NULL,
+            sharding                 VARCHAR NOT NULL,
+            per_gpu_gb               DOUBLE NOT NULL,
+            tokens_per_sec_per_gpu   DOUBLE NOT NULL,
+            mfu                      DOUBLE NOT NULL,
+            hours                    DOUBLE NOT NULL,
+            run_cost_usd             DOUBLE NOT NULL,
+            cost_per_checkpoint_usd  DOUBLE NOT NULL,
+            cost_terms               JSON,
+            warnings                 VARCHAR[],
+            price_snapshot_date      DATE,
+            computed_at              TIMESTAMPTZ NOT NULL
+        )
+        """
+    )
+
+
+MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {2: _v2, 3: _v3}
+SCHEMA_VERSION = max(MIGRATIONS)
+
+
+def current_version(con: duckdb.DuckDBPyConnection) -> int:
+    exists = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = 'schema_version'"
+        " AND database_name = current_database()"
+    ).fetchone()[0]
+    if not exists:
+        has_tables = con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'price_snapshots'"
+            " AND database_name = current_database()"
+        ).fetchone()[0]
+        return 1 if has_tables else 0
+    row = con.execute("SELECT max(version) FROM schema_version").fetchone()
+    return int(row[0] or 0)
+
+
+def create_v1(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the first released schema (used for new warehouses and by migration tests)."""
+    con.execute(V1_DDL)
+
+
+def migrate(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
+    """Bring the warehouse to SCHEMA_VERSION; returns (from_version, to_version)."""
+    start = current_version(con)
+    if start > SCHEMA_VERSION:
+        raise RuntimeError(
+            f"warehouse schema version {start} is newer than this gpuprice ({SCHEMA_VERSION}); upgrade gpuprice"
+        )
+    version = start
+    if version == 0:
+        con.execute("BEGIN")
+        create_v1(con)
+        con.execute("COMMIT")
+        version = 1
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
+    )
+    if con.execute("SELECT count(*) FROM schema_version").fetchone()[0] == 0:
+        con.execute("INSERT INTO schema_version VALUES (?, now())", [version])
+    for target in range(version + 1, SCHEMA_VERSION + 1):
+        con.execute("BEGIN")
+        try:
+            MIGRATIONS[target](con)
+            con.execute("INSERT INTO schema_version VALUES (?, now())", [target])
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+    return start, SCHEMA_VERSION
