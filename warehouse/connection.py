@@ -1,0 +1,72 @@
+"""Opening the warehouse: one writer, migrated on open, with a clear message when it is busy."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+
+from warehouse import settings
+from warehouse.schema import migrate
+from warehouse.views import create_views
+
+
+class WarehouseBusy(RuntimeError):
+    """Another gpuprice process holds the warehouse for writing."""
+
+
+def _is_lock_error(exc: duckdb.Error) -> bool:
+    text = str(exc).lower()
+    return "lock" in text or "conflicting" in text
+
+
+def connect_writer(path: Path | None = None, *, wait_seconds: float = 60.0) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse for writing, migrating it to the current schema.
+
+    DuckDB allows one writing process per file; a second run waits up to ``wait_seconds``
+    for the first one and then fails with a one-line error rather than corrupting anything.
+    """
+    path = path or settings.warehouse_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + wait_seconds
+    delay = 0.2
+    while True:
+        try:
+            con = duckdb.connect(str(path))
+            break
+        except duckdb.IOException as exc:
+            if not _is_lock_error(exc) or time.monotonic() >= deadline:
+                if _is_lock_error(exc):
+                    raise WarehouseBusy(
+                        f"warehouse {path} is locked by another gpuprice run; waited {wait_seconds:.0f} s"
+                    ) from None
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 2.0)
+    migrate(con)
+    create_views(con)
+    return con
+
+
+@contextlib.contextmanager
+def writer(path: Path | None = None, *, wait_seconds: float = 60.0) -> Iterator[duckdb.DuckDBPyConnection]:
+    con = connect_writer(path, wait_seconds=wait_seconds)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def connect_reader(path: Path) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to a published copy, attached under the catalog name ``gpuprice``.
+
+    The file is called analytics.duckdb, which would make its catalog name collide with the
+    ``analytics`` schema; attaching under another name keeps ``analytics.latest_prices`` valid.
+    """
+    con = duckdb.connect(":memory:")
+    con.execute("ATTACH ? AS gpuprice (READ_ONLY)", [str(path)])
+    con.execute("USE gpuprice")
+    return con

@@ -1,0 +1,64 @@
+"""Publishing: the analysts' read-only copy and the Parquet export.
+
+Analysts never open the warehouse itself: they open ``analytics.duckdb``, a copy replaced
+atomically (write a temp file, then ``os.replace``) after each run. A session holding the old
+copy open keeps reading the old file; the next run is never blocked by it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+import duckdb
+
+from warehouse import settings
+
+
+def publish_analytics_copy(con: duckdb.DuckDBPyConnection, warehouse_file: Path, target: Path | None = None) -> Path:
+    """Checkpoint the warehouse and atomically replace the analytics copy with it."""
+    target = target or settings.analytics_path()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    con.execute("CHECKPOINT")  # folds the WAL into the file, so the file alone is complete
+    fd, tmp_name = tempfile.mkstemp(prefix=".analytics-", suffix=".duckdb.tmp", dir=target.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        shutil.copyfile(warehouse_file, tmp)
+        os.chmod(tmp, 0o444)  # read-only on disk too: analysts cannot write to it by accident
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def _date_dir(root: Path, day: dt.date) -> Path:
+    return root / "price_snapshots" / f"snapshot_date={day.isoformat()}"
+
+
+def export_parquet(
+    con: duckdb.DuckDBPyConnection, dates: Iterable[dt.date], root: Path | None = None
+) -> list[Path]:
+    """Rewrite the Parquet partitions of the given snapshot dates (Hive layout: snapshot_date=YYYY-MM-DD)."""
+    root = root or settings.exports_dir()
+    written: list[Path] = []
+    for day in sorted(set(dates)):
+        folder = _date_dir(root, day)
+        folder.mkdir(parents=True, exist_ok=True)
+        final = folder / "data.parquet"
+        tmp = folder / ".data.parquet.tmp"
+        count = con.execute("SELECT count(*) FROM price_snapshots WHERE snapshot_date = ?", [day]).fetchone()[0]
+        if count == 0:
+            final.unlink(missing_ok=True)
+            continue
+        con.execute(
+            f"COPY (SELECT * EXCLUDE (snapshot_date) FROM price_snapshots WHERE snapshot_date = DATE '{day.isoformat()}'"
+            f" ORDER BY provider, sku, gpu_count, tier) TO '{tmp.as_posix()}' (FORMAT parquet, COMPRESSION zstd)"
+        )
+        os.replace(tmp, final)
+        written.append(final)
+    return written

@@ -1,0 +1,218 @@
+"""Analyst views (schema ``analytics``), rebuilt on every open so they track the code.
+
+Every analytics view reads only ``main`` objects: the published copy is a file named
+analytics.duckdb, whose catalog name would make ``analytics.<view>`` ambiguous inside a view.
+Views that others build on are therefore defined once in ``main`` (prefix ``v_``) and exposed
+in ``analytics`` as thin pass-throughs.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+# The columns that identify one offer across snapshots (a price series).
+OFFER_KEY = "provider, sku, gpu_count, tier, community, commitment_months, region, price_basis, effective_from"
+
+# Days after which a provider's newest successful snapshot counts as stale.
+STALE_AFTER_DAYS = 2
+
+_BASE_VIEWS: dict[str, str] = {
+    # Newest scraped (or replayed) snapshot per provider; public reports are history only.
+    "v_latest_prices": """
+        WITH newest AS (
+            SELECT provider, max(snapshot_date) AS snapshot_date
+            FROM main.price_snapshots WHERE source IN ('scrape', 'archive') GROUP BY provider
+        )
+        SELECT p.* FROM main.price_snapshots p
+        JOIN newest n ON p.provider = n.provider AND p.snapshot_date = n.snapshot_date
+        WHERE p.source IN ('scrape', 'archive')
+    """,
+    # One row per offer per price period. A period ends where the next one starts, or on the
+    # provider's first snapshot without the offer; valid_to NULL means the price still holds.
+    "v_price_history": f"""
+        WITH s AS (
+            SELECT *,
+                lag(usd_per_gpu_hour) OVER (PARTITION BY {OFFER_KEY} ORDER BY snapshot_date) AS prev_price
+            FROM main.price_snapshots
+        ),
+        numbered AS (
+            SELECT *,
+                sum(CASE WHEN prev_price IS NULL OR prev_price <> usd_per_gpu_hour THEN 1 ELSE 0 END)
+                    OVER (PARTITION BY {OFFER_KEY} ORDER BY snapshot_date ROWS UNBOUNDED PRECEDING) AS period
+            FROM s
+        ),
+        periods AS (
+            SELECT provider, sku, gpu_count, tier, community, commitment_months, region, price_basis,
+                effective_from, period,
+                arg_max(gpu, snapshot_date) AS gpu, arg_max(gpu_raw, snapshot_date) AS gpu_raw,
+                any_value(usd_per_gpu_hour) AS usd_per_gpu_hour,
+                arg_max(source, snapshot_date) AS source,
+                min(snapshot_date) AS valid_from, max(snapshot_date) AS last_seen,
+                count(*) AS snapshots
+            FROM numbered
+            GROUP BY ALL
+        ),
+        provider_dates AS (
+            SELECT DISTINCT provider, snapshot_date FROM main.price_snapshots
+        )
+        SELECT p.provider, p.sku, p.gpu, p.gpu_raw, p.gpu_count, p.tier, p.community,
+            p.commitment_months, p.region, p.price_basis, p.effective_from, p.usd_per_gpu_hour,
+            p.valid_from,
+            coalesce(
+                lead(p.valid_from) OVER (PARTITION BY {', '.join('p.' + c.strip() for c in OFFER_KEY.split(','))}
+                                         ORDER BY p.valid_from),
+                (SELECT min(d.snapshot_date) FROM provider_dates d
+                 WHERE d.provider = p.provider AND d.snapshot_date > p.last_seen)
+            ) AS valid_to,
+            p.last_seen, p.snapshots, p.source
+        FROM periods p
+    """,
+    # Offers whose price differs from the same offer's previous snapshot.
+    "v_price_changes": f"""
+        WITH s AS (
+            SELECT *,
+                lag(usd_per_gpu_hour) OVER w AS old_usd_per_gpu_hour,
+                lag(snapshot_date) OVER w AS previous_snapshot_date
+            FROM main.price_snapshots
+            WINDOW w AS (PARTITION BY {OFFER_KEY} ORDER BY snapshot_date)
+        )
+        SELECT snapshot_date, provider, sku, gpu, gpu_raw, gpu_count, tier, community,
+            commitment_months, region, price_basis, effective_from, source,
+            previous_snapshot_date, old_usd_per_gpu_hour,
+            usd_per_gpu_hour AS new_usd_per_gpu_hour,
+            round(100.0 * (usd_per_gpu_hour - old_usd_per_gpu_hour) / old_usd_per_gpu_hour, 2) AS pct_change
+        FROM s
+        WHERE old_usd_per_gpu_hour IS NOT NULL AND old_usd_per_gpu_hour <> usd_per_gpu_hour
+    """,
+    # Per date and GPU: the cheapest offer of each tier (known GPUs, prices in force that day).
+    "v_cheapest_by_gpu": """
+        SELECT snapshot_date, gpu, tier, provider, sku, gpu_raw, gpu_count, community,
+            commitment_months, price_basis, usd_per_gpu_hour, source
+        FROM main.price_snapshots
+        WHERE gpu <> 'unknown' AND (effective_from IS NULL OR effective_from <= snapshot_date)
+        QUALIFY row_number() OVER (
+            PARTITION BY snapshot_date, gpu, tier ORDER BY usd_per_gpu_hour, provider, sku, gpu_count
+        ) = 1
+    """,
+    # Per provider: newest successful snapshot, newest attempt, and whether the data is stale.
+    "v_provider_freshness": f"""
+        WITH runs AS (
+            SELECT provider,
+                max(snapshot_date) FILTER (WHERE status = 'success') AS last_success_date,
+                max(snapshot_date) AS last_attempt_date,
+                arg_max(status, snapshot_date) AS last_status,
+                arg_max(error, snapshot_date) AS last_error,
+                arg_max(offers, snapshot_date) FILTER (WHERE status = 'success') AS last_offers
+            FROM main.provider_runs GROUP BY provider
+        ),
+        newest AS (SELECT max(snapshot_date) AS d FROM main.provider_runs)
+        SELECT r.provider, r.last_success_date, r.last_attempt_date, r.last_status, r.last_error,
+            r.last_offers,
+            (SELECT d FROM newest) - r.last_success_date AS days_behind,
+            (r.last_status <> 'success'
+             OR r.last_success_date IS NULL
+             OR (SELECT d FROM newest) - r.last_success_date > {STALE_AFTER_DAYS}) AS stale
+        FROM runs r
+    """,
+    # Every offer with the specs of its GPU and price-performance per offer.
+    "v_offers_with_specs": """
+        SELECT p.snapshot_date, p.provider, p.sku, p.gpu, p.gpu_raw, p.gpu_count, p.tier,
+            p.community, p.commitment_months, p.region, p.price_basis, p.effective_from,
+            p.available, p.source,
+            p.usd_per_gpu_hour, p.usd_per_instance_hour,
+            g.vendor, g.architecture, g.memory_gb, g.memory_bandwidth_tbps,
+            g.dense_bf16_tflops, g.dense_fp8_tflops, g.form_factor, g.nvlink_gbps, g.ecc,
+            g.memory_gb * p.gpu_count AS instance_memory_gb,
+            CASE
+                WHEN g.slug IS NULL THEN NULL
+                WHEN p.gpu_count = 1 THEN 'single-gpu'
+                WHEN g.form_factor IN ('sxm', 'superchip') THEN 'nvlink-nvswitch'
+                WHEN g.form_factor = 'nvl' THEN 'nvlink-bridge'
+                ELSE 'pcie'
+            END AS interconnect,
+            (g.slug IS NOT NULL AND p.gpu_count > 1 AND g.form_factor IN ('sxm', 'superchip')) AS nvlink_connected,
+            (g.slug IS NOT NULL AND p.gpu_count > 1 AND g.form_factor NOT IN ('sxm', 'superchip', 'nvl')) AS pcie_only,
+            round(CAST(p.usd_per_gpu_hour AS DOUBLE) / (g.dense_bf16_tflops / 1000.0), 4) AS usd_per_pflop_hour,
+            round(CAST(p.usd_per_gpu_hour AS DOUBLE) / g.memory_gb, 5) AS usd_per_gb_hour,
+            round(CAST(p.usd_per_gpu_hour AS DOUBLE) / g.memory_bandwidth_tbps, 4) AS usd_per_tbps_hour
+        FROM main.price_snapshots p
+        LEFT JOIN main.dim_gpu g ON g.slug = p.gpu
+    """,
+    "v_best_value_by_gpu": """
+        SELECT * FROM main.v_offers_with_specs
+        WHERE memory_gb IS NOT NULL AND (effective_from IS NULL OR effective_from <= snapshot_date)
+        QUALIFY row_number() OVER (
+            PARTITION BY snapshot_date, gpu, tier ORDER BY usd_per_gpu_hour, provider, sku, gpu_count
+        ) = 1
+    """,
+    # Per date, tier (on-demand / spot) and metric: the five best offers.
+    "v_best_value_by_metric": """
+        WITH priced AS (
+            SELECT * FROM main.v_offers_with_specs
+            WHERE memory_gb IS NOT NULL AND tier IN ('on_demand', 'spot')
+              AND (effective_from IS NULL OR effective_from <= snapshot_date)
+        ),
+        long AS (
+            SELECT 'usd_per_pflop_hour' AS metric, usd_per_pflop_hour AS metric_value, * FROM priced
+            WHERE usd_per_pflop_hour IS NOT NULL
+            UNION ALL BY NAME
+            SELECT 'usd_per_gb_hour' AS metric, usd_per_gb_hour AS metric_value, * FROM priced
+        )
+        SELECT snapshot_date, metric, tier,
+            row_number() OVER (PARTITION BY snapshot_date, metric, tier ORDER BY metric_value, provider, sku, gpu_count) AS rank,
+            metric_value, provider, gpu, gpu_raw, sku, gpu_count, community, usd_per_gpu_hour,
+            usd_per_pflop_hour, usd_per_gb_hour, usd_per_tbps_hour, memory_gb, instance_memory_gb,
+            memory_bandwidth_tbps, dense_bf16_tflops, dense_fp8_tflops, form_factor, interconnect, ecc, source
+        FROM long
+        QUALIFY rank <= 5
+    """,
+    "v_unknown_gpus": """
+        SELECT p.provider, p.gpu_raw, min(p.snapshot_date) AS first_seen, max(p.snapshot_date) AS last_seen,
+            count(*) AS offers, p.gpu AS slug, (g.slug IS NULL AND p.gpu <> 'unknown') AS slug_missing_from_catalog
+        FROM main.price_snapshots p LEFT JOIN main.dim_gpu g ON g.slug = p.gpu
+        WHERE p.gpu = 'unknown' OR g.slug IS NULL
+        GROUP BY p.provider, p.gpu_raw, p.gpu, g.slug
+    """,
+    # Best-ranked offer per workload, date and provider / GPU type.
+    "v_workload_best_by_provider": """
+        SELECT * FROM main.workload_rankings
+        QUALIFY row_number() OVER (PARTITION BY snapshot_date, workload, provider ORDER BY rank) = 1
+    """,
+    "v_workload_best_by_gpu": """
+        SELECT * FROM main.workload_rankings
+        QUALIFY row_number() OVER (PARTITION BY snapshot_date, workload, gpu ORDER BY rank) = 1
+    """,
+}
+
+# analytics.<name> -> main object it exposes.
+_ANALYTICS: dict[str, str] = {
+    "latest_prices": "v_latest_prices",
+    "price_history": "v_price_history",
+    "price_changes": "v_price_changes",
+    "cheapest_by_gpu": "v_cheapest_by_gpu",
+    "provider_freshness": "v_provider_freshness",
+    "offers_with_specs": "v_offers_with_specs",
+    "best_value_by_gpu": "v_best_value_by_gpu",
+    "best_value_by_metric": "v_best_value_by_metric",
+    "unknown_gpus": "v_unknown_gpus",
+    "workload_best_by_provider": "v_workload_best_by_provider",
+    "workload_best_by_gpu": "v_workload_best_by_gpu",
+    "price_snapshots": "price_snapshots",
+    "workload_rankings": "workload_rankings",
+    "memory_fit": "memory_fit",
+    "provider_runs": "provider_runs",
+    "quarantine": "quarantine",
+    "raw_pages": "raw_pages",
+    "dim_gpu": "dim_gpu",
+}
+
+ANALYTICS_VIEWS: tuple[str, ...] = tuple(_ANALYTICS)
+
+
+def create_views(con: duckdb.DuckDBPyConnection) -> None:
+    """(Re)create every view; cheap, idempotent, run on each writer open."""
+    con.execute("CREATE SCHEMA IF NOT EXISTS analytics")
+    for name, sql in _BASE_VIEWS.items():
+        con.execute(f"CREATE OR REPLACE VIEW main.{name} AS {sql}")
+    for name, source in _ANALYTICS.items():
+        con.execute(f"CREATE OR REPLACE VIEW analytics.{name} AS SELECT * FROM main.{source}")

@@ -1,0 +1,202 @@
+"""Idempotent writes: each partition is deleted and re-inserted in one transaction.
+
+A crash between DELETE and COMMIT rolls back (DuckDB's WAL), so a partition is never
+half-written; running the same date twice gives the same rows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+from collections.abc import Iterable, Iterator, Sequence
+
+import duckdb
+import pandas as pd
+
+from scrapers.offer import Offer, ParseReport
+
+SNAPSHOT_COLUMNS: tuple[str, ...] = (
+    "snapshot_date", "provider", "sku", "gpu", "gpu_raw", "gpu_count", "vram_gb", "tier", "community",
+    "commitment_months", "region", "usd_per_gpu_hour", "usd_per_instance_hour", "vcpus", "ram_gb",
+    "storage_gb", "available", "effective_from", "source", "raw_sha256", "parser_version", "ingested_at",
+    "price_basis",
+)
+RAW_PAGE_COLUMNS: tuple[str, ...] = (
+    "provider", "url", "snapshot_date", "fetched_at", "http_status", "etag", "last_modified", "sha256",
+    "bytes", "stored_path", "parser_version",
+)
+
+
+@contextlib.contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield con
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def offers_frame(
+    offers: Sequence[Offer],
+    *,
+    snapshot_date: dt.date,
+    source: str,
+    raw_sha256: str | None,
+    parser_version: str | None,
+    ingested_at: dt.datetime | None = None,
+) -> pd.DataFrame:
+    ingested_at = ingested_at or _now()
+    rows = []
+    for offer in offers:
+        data = offer.model_dump()
+        rows.append(
+            {
+                **{k: data.get(k) for k in SNAPSHOT_COLUMNS if k in data},
+                "snapshot_date": snapshot_date,
+                "source": source,
+                "raw_sha256": raw_sha256,
+                "parser_version": parser_version,
+                "ingested_at": ingested_at,
+            }
+        )
+    frame = pd.DataFrame(rows, columns=list(SNAPSHOT_COLUMNS))
+    return frame
+
+
+def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame, columns: Sequence[str]) -> None:
+    if frame.empty:
+        return
+    con.register("_incoming", frame)
+    try:
+        cols = ", ".join(columns)
+        con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _incoming")
+    finally:
+        con.unregister("_incoming")
+
+
+def replace_snapshot_partition(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    provider: str,
+    snapshot_date: dt.date,
+    offers: Sequence[Offer],
+    source: str,
+    raw_sha256: str | None,
+    parser_version: str | None,
+    report: ParseReport | None = None,
+) -> int:
+    """Replace the (provider, snapshot_date) partition of scraped/replayed offers and its quarantine rows."""
+    frame = offers_frame(
+        offers, snapshot_date=snapshot_date, source=source, raw_sha256=raw_sha256, parser_version=parser_version
+    )
+    with transaction(con):
+        con.execute(
+            "DELETE FROM price_snapshots WHERE provider = ? AND snapshot_date = ? AND source IN ('scrape', 'archive')",
+            [provider, snapshot_date],
+        )
+        con.execute(
+            "DELETE FROM quarantine WHERE provider = ? AND snapshot_date = ? AND source IN ('scrape', 'archive')",
+            [provider, snapshot_date],
+        )
+        _insert_frame(con, "price_snapshots", frame, SNAPSHOT_COLUMNS)
+        if report is not None and report.rejected:
+            now = _now()
+            con.executemany(
+                "INSERT INTO quarantine VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [[snapshot_date, provider, r.raw, r.reason, raw_sha256, source, now] for r in report.rejected],
+            )
+    return len(frame)
+
+
+def record_raw_page(con: duckdb.DuckDBPyConnection, page: dict) -> None:
+    """Add a page to the raw_pages manifest (once per provider, date and content hash)."""
+    with transaction(con):
+        con.execute(
+            "DELETE FROM raw_pages WHERE provider = ? AND snapshot_date = ? AND sha256 = ? AND url = ?",
+            [page["provider"], page["snapshot_date"], page["sha256"], page["url"]],
+        )
+        con.execute(
+            f"INSERT INTO raw_pages ({', '.join(RAW_PAGE_COLUMNS)}) VALUES ({', '.join('?' * len(RAW_PAGE_COLUMNS))})",
+            [page.get(c) for c in RAW_PAGE_COLUMNS],
+        )
+
+
+def record_provider_run(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    provider: str,
+    snapshot_date: dt.date,
+    source: str,
+    status: str,
+    offers: int,
+    report: ParseReport | None,
+    error: str | None,
+    started_at: dt.datetime,
+) -> None:
+    rejected = len(report.rejected) if report else 0
+    unknown = len(report.unknown_gpus) if report else 0
+    with transaction(con):
+        con.execute("DELETE FROM provider_runs WHERE provider = ? AND snapshot_date = ?", [provider, snapshot_date])
+        con.execute(
+            "INSERT INTO provider_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                snapshot_date, provider, source, status, offers, rejected, unknown, error,
+                report.model_dump_json() if report else None, started_at, _now(),
+            ],
+        )
+
+
+def replace_dim_gpu(con: duckdb.DuckDBPyConnection, catalog: pd.DataFrame) -> int:
+    columns = [c for c in con.execute("SELECT * FROM dim_gpu LIMIT 0").fetchdf().columns]
+    frame = catalog.reindex(columns=columns)
+    with transaction(con):
+        con.execute("DELETE FROM dim_gpu")
+        _insert_frame(con, "dim_gpu", frame, columns)
+    return len(frame)
+
+
+def replace_memory_fit(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame) -> int:
+    columns = [c for c in con.execute("SELECT * FROM memory_fit LIMIT 0").fetchdf().columns]
+    frame = frame.assign(computed_at=_now()).reindex(columns=columns)
+    with transaction(con):
+        con.execute("DELETE FROM memory_fit")
+        _insert_frame(con, "memory_fit", frame, columns)
+    return len(frame)
+
+
+def replace_rankings(con: duckdb.DuckDBPyConnection, snapshot_date: dt.date, frame: pd.DataFrame) -> int:
+    columns = [c for c in con.execute("SELECT * FROM workload_rankings LIMIT 0").fetchdf().columns]
+    frame = frame.assign(computed_at=_now(), snapshot_date=snapshot_date).reindex(columns=columns)
+    with transaction(con):
+        con.execute("DELETE FROM workload_rankings WHERE snapshot_date = ?", [snapshot_date])
+        _insert_frame(con, "workload_rankings", frame, columns)
+    return len(frame)
+
+
+def replace_public_reports(
+    con: duckdb.DuckDBPyConnection,
+    frame: pd.DataFrame,
+    quarantined: Iterable[tuple[str, str, str]],
+) -> int:
+    """Replace all imported public-report rows (the import is a whole-file load)."""
+    frame = frame.assign(source="public_report", ingested_at=_now()).reindex(columns=list(SNAPSHOT_COLUMNS))
+    now = _now()
+    with transaction(con):
+        con.execute("DELETE FROM price_snapshots WHERE source = 'public_report'")
+        con.execute("DELETE FROM quarantine WHERE source = 'public_report'")
+        _insert_frame(con, "price_snapshots", frame, SNAPSHOT_COLUMNS)
+        rows = [[None, provider, raw, reason, None, "public_report", now] for provider, raw, reason in quarantined]
+        if rows:
+            con.executemany("INSERT INTO quarantine VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    return len(frame)
+
+
+def report_json(report: ParseReport) -> str:
+    return json.dumps(report.model_dump(mode="json"))
