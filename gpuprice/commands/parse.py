@@ -1,0 +1,61 @@
+"""gpuprice parse PROVIDER FILE: a saved pricing page -> JSON offers (contract schema)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from gpuprice.errors import BadInput, StructureError
+from gpuprice.validation import parse_date, parse_provider
+
+MAX_PAGE_BYTES = 50_000_000
+
+
+def read_page(path: Path) -> bytes:
+    if not path.is_file():
+        raise BadInput(f"no such file {str(path)!r}")
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        try:
+            with gzip.open(path, "rb") as fh:
+                data = fh.read(MAX_PAGE_BYTES + 1)
+        except (OSError, EOFError) as exc:
+            raise BadInput(f"{path}: not a valid gzip file ({exc})") from None
+    if len(data) > MAX_PAGE_BYTES:
+        raise BadInput(f"{path}: page larger than {MAX_PAGE_BYTES:,} bytes")
+    return data
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("parse")
+    def parse(
+        provider: Annotated[str, typer.Argument(help="runpod, lambda, coreweave, nebius, crusoe or massedcompute.")],
+        file: Annotated[Path, typer.Argument(help="A saved pricing page (.html/.json, optionally .gz).")],
+        observed_on: Annotated[Optional[str], typer.Option("--observed-on", help="Date the page was seen (YYYY-MM-DD).")] = None,
+        report: Annotated[bool, typer.Option("--report", help="Print the parse report on stderr.")] = False,
+    ) -> None:
+        """Parse a saved pricing page and print its offers as JSON."""
+        from scrapers.offer import StructureMissing
+        from scrapers.registry import provider_module
+
+        name = parse_provider(provider)
+        day = parse_date(observed_on, "--observed-on") if observed_on else None
+        body = read_page(file)
+        try:
+            result = provider_module(name).parse(body, observed_on=day)
+        except StructureMissing as exc:
+            raise StructureError(str(exc)) from None
+        json.dump([o.contract_dict() for o in result.offers], sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        r = result.report
+        summary = f"{name}: {len(result.offers)} offers, {r.unpriced_rows} unpriced, {len(r.rejected)} rejected"
+        if r.unknown_gpus:
+            summary += f", unknown GPUs: {', '.join(r.unknown_gpus)}"
+        print(summary, file=sys.stderr)
+        if report:
+            print(r.model_dump_json(indent=1), file=sys.stderr)

@@ -1,0 +1,97 @@
+"""gpuprice run: materialize the whole asset graph for one date, in process."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from typing import Annotated, Optional
+
+import typer
+
+from gpuprice.errors import BadInput
+from gpuprice.validation import parse_date, parse_providers
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("run")
+    def run(
+        date: Annotated[Optional[str], typer.Option("--date", help="Snapshot date YYYY-MM-DD (default: today, UTC).")] = None,
+        source: Annotated[str, typer.Option("--source", help="archive (recorded pages) or live (polite HTTP).")] = "archive",
+        providers: Annotated[Optional[str], typer.Option("--providers", help="Comma-separated subset of providers.")] = None,
+        reports: Annotated[bool, typer.Option("--reports/--no-reports", help="Render the week's reports.")] = True,
+    ) -> None:
+        """Scrape (or replay) every provider for a date, then rank, publish and report."""
+        from rich.console import Console
+
+        from warehouse import settings
+
+        if source not in ("archive", "live"):
+            raise BadInput(f"unknown source {source!r}; valid: archive, live")
+        today = dt.datetime.now(dt.timezone.utc).date()
+        day = parse_date(date, "--date") if date else today
+        if source == "live" and day != today:
+            raise BadInput(f"--date {day} with --source live: pages can only be fetched today ({today}); "
+                           "use --source archive to replay recorded pages")
+        if day > today:
+            raise BadInput(f"--date {day} is in the future (today is {today} UTC)")
+        chosen = parse_providers(providers)
+        home = settings.home()
+        archive = settings.archive_dir()
+        if source == "archive" and not archive.is_dir():
+            raise BadInput(f"archive folder {archive} does not exist (GPUPRICE_ARCHIVE)")
+
+        from pipelines.runner import run_day
+
+        err = Console(stderr=True, highlight=False)
+        out = Console(highlight=False)
+        started = time.perf_counter()
+        summary = run_day(day, source=source, providers=chosen, home=home, archive_dir=archive,
+                          progress=lambda m: err.print(f"[dim]{m}[/dim]"), render_reports=reports)
+        for p in summary.providers:
+            if p.status == "success":
+                extra = []
+                if p.rejected:
+                    extra.append(f"{p.rejected} quarantined")
+                if p.unknown_gpus:
+                    extra.append(f"{p.unknown_gpus} unknown GPU names")
+                note = f" ({', '.join(extra)})" if extra else ""
+                out.print(f"{p.provider:<14} ok      {p.offers:>4} offers{note}", markup=False)
+            else:
+                out.print(f"{p.provider:<14} FAILED  {p.error}", markup=False)
+        out.print(f"warehouse: {summary.warehouse}", markup=False)
+        out.print(f"analytics: {summary.analytics}", markup=False)
+        if summary.reports:
+            out.print(f"reports:   {summary.reports[0].parent}", markup=False)
+        _print_headlines(out, summary)
+        err.print(f"[dim]done in {time.perf_counter() - started:.1f} s[/dim]")
+        if summary.failed:
+            raise typer.Exit(1)
+
+
+def _print_headlines(out, summary) -> None:
+    import duckdb
+
+    if not summary.analytics.exists():
+        return
+    from warehouse.connection import connect_reader
+
+    con = connect_reader(summary.analytics)
+    try:
+        rows = con.execute(
+            """
+            SELECT gpu, provider, gpu_count, tier, usd_per_gpu_hour FROM (
+                SELECT *, row_number() OVER (PARTITION BY gpu ORDER BY usd_per_gpu_hour, provider) AS r
+                FROM analytics.latest_prices
+                WHERE gpu IN ('h100-sxm', 'h200-sxm', 'b200') AND tier = 'on_demand'
+                  AND (effective_from IS NULL OR effective_from <= snapshot_date))
+            WHERE r = 1 ORDER BY gpu
+            """
+        ).fetchall()
+    except duckdb.Error:
+        return
+    finally:
+        con.close()
+    if rows:
+        out.print("cheapest on-demand offers now:", markup=False)
+        for gpu, provider, count, tier, price in rows:
+            out.print(f"  {gpu:<9} ${float(price):.2f}/GPU-h  {provider} ({count}x)", markup=False)

@@ -1,0 +1,68 @@
+"""gpuprice sql: read-only queries against the published analytics copy."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import decimal
+import json
+import sys
+from typing import Annotated
+
+import typer
+
+from gpuprice.errors import BadInput
+
+
+def _jsonable(value):
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, (dt.date, dt.datetime, dt.time)):
+        return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return value.days if value.seconds == 0 else value.total_seconds()
+    return value
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("sql")
+    def sql(
+        query: Annotated[str, typer.Argument(help="SQL (SELECT or EXPLAIN) against the analytics copy.")],
+        format: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
+    ) -> None:
+        """Run a read-only query against the published analytics copy ($GPUPRICE_HOME/analytics.duckdb)."""
+        from warehouse import settings
+        from warehouse.sqlguard import open_guarded, run_query
+
+        if format not in ("table", "csv", "json"):
+            raise BadInput(f"unknown format {format!r}; valid: table, csv, json")
+        path = settings.analytics_path()
+        if not path.exists():
+            raise BadInput(f"no published warehouse at {path}; run `gpuprice run` first")
+        con = open_guarded(path, settings.home())
+        try:
+            rel = run_query(con, query)
+            if rel is None:
+                return
+            columns = list(rel.columns)
+            try:
+                rows = rel.fetchall()
+            except Exception as exc:  # errors raised while executing (permission, conversion)
+                raise BadInput(f"query failed: {str(exc).strip().splitlines()[0]}") from None
+        finally:
+            con.close()
+        if format == "json":
+            json.dump([{c: _jsonable(v) for c, v in zip(columns, row)} for row in rows], sys.stdout, indent=1)
+            sys.stdout.write("\n")
+        elif format == "csv":
+            writer = csv.writer(sys.stdout)
+            writer.writerow(columns)
+            writer.writerows([[_jsonable(v) for v in row] for row in rows])
+        else:
+            from rich.console import Console
+            from rich.table import Table
+
+            table = Table(*columns, show_lines=False, highlight=False)
+            for row in rows:
+                table.add_row(*["" if v is None else str(_jsonable(v)) for v in row])
+            Console(width=max(120, min(400, 14 * len(columns)))).print(table)

@@ -1,0 +1,32 @@
+"""Validation of user input shared by commands: one-line BadInput errors."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from gpuprice.errors import BadInput, unknown_choice
+from scrapers.offer import PROVIDERS
+
+
+def parse_date(value: str, option: str = "date") -> dt.date:
+    try:
+        return dt.date.fromisoformat(value.strip())
+    except (ValueError, AttributeError):
+        raise BadInput(f"bad {option} {value!r}; expected a date as YYYY-MM-DD") from None
+
+
+def parse_provider(value: str) -> str:
+    name = value.strip().lower()
+    if name not in PROVIDERS:
+        raise unknown_choice("provider", value, PROVIDERS, limit=len(PROVIDERS))
+    return name
+
+
+def parse_providers(value: str | None) -> list[str]:
+    if value is None:
+        return list(PROVIDERS)
+    names = [v for v in (part.strip() for part in value.split(",")) if v]
+    if not names:
+        raise BadInput(f"--providers {value!r} names no provider; valid: {', '.join(PROVIDERS)}")
+    chosen = [parse_provider(n) for n in names]
+    return list(dict.fromkeys(chosen))

@@ -1,0 +1,131 @@
+"""Downstream of the day's snapshots: offers joined with GPU specs, memory fit, rankings."""
+
+
+import datetime as dt
+
+import dagster as dg
+
+from pipelines.metadata import frame_markdown
+from pipelines.partitions import daily_partitions
+from pipelines.resources import WAREHOUSE_POOL, WarehouseResource
+from scrapers.offer import PROVIDERS
+from warehouse import queries, writes
+
+SNAPSHOT_KEYS = [dg.AssetKey(["snapshot", p]) for p in PROVIDERS]
+
+
+@dg.asset(
+    key="offers_with_specs",
+    partitions_def=daily_partitions,
+    deps=[*SNAPSHOT_KEYS, "dim_gpu"],
+    group_name="modeling",
+    kinds={"duckdb"},
+    pool=WAREHOUSE_POOL,
+    description="Every offer of the day joined with dim_gpu: $/PFLOP-hour, $/GB-hour, $/TB/s-hour, interconnect "
+    "(view analytics.offers_with_specs).",
+)
+def offers_with_specs(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    day = dt.date.fromisoformat(context.partition_key)
+    with warehouse.open() as con:
+        count = con.execute(
+            "SELECT count(*) FROM main.v_offers_with_specs WHERE snapshot_date = ?", [day]
+        ).fetchone()[0]
+        top = con.execute(
+            """SELECT provider, gpu, gpu_count, tier, usd_per_gpu_hour, usd_per_pflop_hour, usd_per_gb_hour
+               FROM main.v_offers_with_specs
+               WHERE snapshot_date = ? AND usd_per_pflop_hour IS NOT NULL
+                 AND (effective_from IS NULL OR effective_from <= snapshot_date)
+               ORDER BY usd_per_pflop_hour, provider LIMIT 5""",
+            [day],
+        ).fetchdf()
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": count,
+            "top5_usd_per_pflop_hour": dg.MetadataValue.md(frame_markdown(top)),
+        }
+    )
+
+
+@dg.asset_check(
+    asset=offers_with_specs,
+    name="every_offer_gpu_in_catalog",
+    description="Every priced offer's GPU slug is in dim_gpu; unknown ones are listed in analytics.unknown_gpus.",
+    blocking=False,
+)
+def every_offer_gpu_in_catalog(
+    context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource
+) -> dg.AssetCheckResult:
+    day = dt.date.fromisoformat(context.partition_key)
+    with warehouse.open() as con:
+        missing = queries.offers_missing_from_catalog(con, day)
+    names = ", ".join(f"{r.provider}: {r.gpu_raw} ({r.gpu})" for r in missing.head(10).itertuples())
+    return dg.AssetCheckResult(
+        passed=missing.empty,
+        description="all GPUs known" if missing.empty else f"{len(missing)} offers with GPUs not in the catalog: {names}",
+        metadata={"missing": len(missing)},
+    )
+
+
+@dg.asset(
+    key="memory_fit",
+    deps=["dim_gpu"],
+    group_name="modeling",
+    kinds={"duckdb", "numpy"},
+    pool=WAREHOUSE_POOL,
+    description="Memory-fit sweep: every workload x GPU x count x sharding strategy, with the least complex fit.",
+)
+def memory_fit(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    from models.fit_table import memory_fit_table
+    from models.workloads import load_workloads
+
+    table = memory_fit_table(load_workloads())
+    with warehouse.open() as con:
+        count = writes.replace_memory_fit(con, table)
+    fits = table[table["least_complex"]]
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": count,
+            "configurations_that_fit": int(table["fits"].sum()),
+            "least_complex_preview": dg.MetadataValue.md(
+                frame_markdown(fits[["workload", "gpu", "gpu_count", "sharding", "per_gpu_gb"]], 15)
+            ),
+        }
+    )
+
+
+@dg.asset(
+    key="workload_rankings",
+    partitions_def=daily_partitions,
+    deps=[*SNAPSHOT_KEYS, "memory_fit", "dim_gpu"],
+    group_name="modeling",
+    kinds={"duckdb", "pandas"},
+    pool=WAREHOUSE_POOL,
+    description="Per workload: every offer of the day that fits, ranked by cost per successful checkpoint.",
+)
+def workload_rankings(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    from models.ranking import rank_offers
+    from models.workloads import load_workloads
+
+    day = dt.date.fromisoformat(context.partition_key)
+    workloads = load_workloads()
+    with warehouse.open() as con:
+        offers = queries.offers_as_of(con, day)
+        stale = queries.stale_providers(con, day)
+        ranked = rank_offers(offers, workloads, day, stale_providers=stale)
+        count = writes.replace_rankings(con, day, ranked)
+    best = ranked[ranked["rank"] == 1][["workload", "provider", "gpu", "gpu_count", "tier", "cost_per_checkpoint_usd"]]
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": count,
+            "workloads": len(workloads),
+            "stale_providers": ", ".join(sorted(stale)) or "none",
+            "best_per_workload": dg.MetadataValue.md(frame_markdown(best, 30)),
+        }
+    )
+
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    return dg.Definitions(
+        assets=[offers_with_specs, memory_fit, workload_rankings], asset_checks=[every_offer_gpu_in_catalog]
+    )

@@ -1,0 +1,63 @@
+"""Publishing: the analysts' copy, the Parquet export, and the weekly reports."""
+
+
+import datetime as dt
+
+import dagster as dg
+
+from pipelines.partitions import daily_partitions, weekly_partitions
+from pipelines.resources import WAREHOUSE_POOL, WarehouseResource
+from warehouse.publish import export_parquet, publish_analytics_copy
+
+
+@dg.asset(
+    key="analytics_copy",
+    partitions_def=daily_partitions,
+    deps=["offers_with_specs", "workload_rankings"],
+    group_name="publishing",
+    kinds={"duckdb", "parquet"},
+    pool=WAREHOUSE_POOL,
+    description="analytics.duckdb, replaced atomically for analysts, and exports/price_snapshots/snapshot_date=*/ Parquet.",
+)
+def analytics_copy(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    day = dt.date.fromisoformat(context.partition_key)
+    home = warehouse.home_path
+    with warehouse.open() as con:
+        written = export_parquet(con, [day], home / "exports")
+        target = publish_analytics_copy(con, warehouse.database_path, home / "analytics.duckdb")
+        latest = con.execute("SELECT count(*) FROM analytics.latest_prices").fetchone()[0]
+    return dg.MaterializeResult(
+        metadata={
+            "analytics_copy": dg.MetadataValue.path(str(target)),
+            "parquet_files": len(written),
+            "latest_prices_rows": latest,
+        }
+    )
+
+
+@dg.asset(
+    key="weekly_reports",
+    partitions_def=weekly_partitions,
+    deps=["analytics_copy"],
+    group_name="publishing",
+    kinds={"html", "markdown"},
+    description="Weekly cost reports per workload under $GPUPRICE_HOME/reports/<YYYY-Www>/.",
+)
+def weekly_reports(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    from reports.render import render_weekly_reports
+
+    start = dt.date.fromisoformat(context.partition_key)
+    year, week, _ = start.isocalendar()
+    paths = render_weekly_reports(
+        week=f"{year}-W{week:02d}",
+        analytics_file=warehouse.home_path / "analytics.duckdb",
+        out_root=warehouse.home_path / "reports",
+    )
+    return dg.MaterializeResult(
+        metadata={"files": len(paths), "index": dg.MetadataValue.path(str(paths[0]) if paths else "")}
+    )
+
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    return dg.Definitions(assets=[analytics_copy, weekly_reports])

@@ -1,0 +1,70 @@
+"""Jobs, schedules and sensors.
+
+The daily run is two jobs: the providers' scrape (06:00 UTC), then the models and publishing
+job, started by a sensor when the scrape run ends, whether it succeeded or some provider
+failed: one provider's failure must not stop rankings and the analysts' copy for the others.
+"""
+
+
+import dagster as dg
+
+from pipelines.partitions import daily_partitions
+
+SCRAPE_SELECTION = dg.AssetSelection.groups("scraping")
+DOWNSTREAM_SELECTION = dg.AssetSelection.assets("offers_with_specs", "workload_rankings", "analytics_copy")
+
+daily_scrape_job = dg.define_asset_job(
+    "daily_scrape", selection=SCRAPE_SELECTION, partitions_def=daily_partitions,
+    description="Fetch, store, parse and check every provider's pricing page; write the day's snapshots.",
+)
+daily_models_job = dg.define_asset_job(
+    "daily_models", selection=DOWNSTREAM_SELECTION, partitions_def=daily_partitions,
+    description="Offers with specs, workload rankings and the published analytics copy for the day.",
+)
+reference_job = dg.define_asset_job(
+    "reference_data", selection=dg.AssetSelection.assets("dim_gpu", "public_price_observations", "memory_fit"),
+    description="GPU catalog, public price history and the memory-fit sweep.",
+)
+weekly_reports_job = dg.define_asset_job(
+    "weekly_reports", selection=dg.AssetSelection.assets("weekly_reports"),
+    description="Weekly cost reports (HTML + Markdown) for the week that just ended.",
+)
+
+daily_scrape_schedule = dg.build_schedule_from_partitioned_job(
+    daily_scrape_job, hour_of_day=6, minute_of_hour=0, name="daily_scrape_0600_utc"
+)
+weekly_reports_schedule = dg.build_schedule_from_partitioned_job(
+    weekly_reports_job, hour_of_day=7, minute_of_hour=0, name="weekly_reports_monday_0700_utc"
+)
+
+
+def _models_request(context: dg.RunStatusSensorContext) -> dg.RunRequest | None:
+    partition = context.dagster_run.tags.get("dagster/partition")
+    if not partition:
+        return None
+    return dg.RunRequest(run_key=f"models-{partition}-{context.dagster_run.run_id}", partition_key=partition)
+
+
+@dg.run_status_sensor(
+    run_status=dg.DagsterRunStatus.SUCCESS, monitored_jobs=[daily_scrape_job], request_job=daily_models_job,
+    name="models_after_scrape_success",
+)
+def models_after_scrape_success(context: dg.RunStatusSensorContext):
+    return _models_request(context)
+
+
+@dg.run_status_sensor(
+    run_status=dg.DagsterRunStatus.FAILURE, monitored_jobs=[daily_scrape_job], request_job=daily_models_job,
+    name="models_after_scrape_failure",
+)
+def models_after_scrape_failure(context: dg.RunStatusSensorContext):
+    return _models_request(context)
+
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    return dg.Definitions(
+        jobs=[daily_scrape_job, daily_models_job, reference_job, weekly_reports_job],
+        schedules=[daily_scrape_schedule, weekly_reports_schedule],
+        sensors=[models_after_scrape_success, models_after_scrape_failure],
+    )

@@ -1,0 +1,231 @@
+"""Per provider: raw page -> parsed offers -> snapshot partition.
+
+Each stage is its own asset so a failure is visible where it happened, the raw page is kept
+before parsing, and blocking checks on the parsed offers stop a bad page from replacing
+yesterday's snapshot. A failure is recorded in ``provider_runs`` (the provider turns stale)
+and never stops the other providers.
+"""
+
+
+import datetime as dt
+from typing import Any
+
+import dagster as dg
+
+from pipelines.partitions import daily_partitions
+from pipelines.resources import WAREHOUSE_POOL, ScrapeSettings, WarehouseResource
+from scrapers.offer import PROVIDERS, Offer, ParseResult, StructureMissing
+from scrapers.registry import provider_module
+from warehouse import writes
+
+FETCH_RETRY = dg.RetryPolicy(max_retries=2, delay=30, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS)
+
+
+def partition_date(context: dg.AssetExecutionContext | dg.AssetCheckExecutionContext) -> dt.date:
+    return dt.date.fromisoformat(context.partition_key)
+
+
+def record_failure(
+    warehouse: WarehouseResource,
+    *,
+    provider: str,
+    snapshot_date: dt.date,
+    source: str,
+    error: str,
+    report=None,
+    started_at: dt.datetime | None = None,
+) -> None:
+    """Mark the provider's run for this date failed; its previous snapshot stays the latest."""
+    with warehouse.open() as con:
+        writes.record_provider_run(
+            con,
+            provider=provider,
+            snapshot_date=snapshot_date,
+            source=source,
+            status="failed",
+            offers=0,
+            report=report,
+            error=error[:2000],
+            started_at=started_at or dt.datetime.now(dt.timezone.utc),
+        )
+
+
+def offers_markdown(offers: list[Offer], limit: int = 10) -> str:
+    """A Markdown preview of the cheapest offers (for the Dagster UI)."""
+    rows = sorted(offers, key=lambda o: o.usd_per_gpu_hour)[:limit]
+    lines = ["| gpu | raw name | count | tier | $/GPU-h |", "|---|---|---|---|---|"]
+    for o in rows:
+        raw = o.gpu_raw.replace("|", "\\|")
+        lines.append(f"| {o.gpu} | {raw} | {o.gpu_count} | {o.tier} | {o.usd_per_gpu_hour:.4f} |")
+    return "\n".join(lines)
+
+
+def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
+    module_name = provider  # asset keys: raw/<p>, parsed/<p>, snapshot/<p>
+
+    @dg.asset(
+        key=dg.AssetKey(["raw", module_name]),
+        partitions_def=daily_partitions,
+        group_name="scraping",
+        kinds={"python", "file"},
+        retry_policy=FETCH_RETRY,
+        description=f"{provider}: the pricing page for the day, stored gzipped and content-addressed before parsing.",
+        pool=WAREHOUSE_POOL,
+    )
+    def raw_page(context: dg.AssetExecutionContext, warehouse: WarehouseResource, scrape: ScrapeSettings) -> dict:
+        from scrapers.collect import collect_page
+
+        day = partition_date(context)
+        started = dt.datetime.now(dt.timezone.utc)
+        try:
+            collected = collect_page(
+                provider,
+                day,
+                source=scrape.source,
+                home=warehouse.home_path,
+                archive_dir=scrape.archive_path,
+            )
+        except Exception as exc:  # any fetch failure: record it, keep yesterday's data, fail this asset
+            record_failure(
+                warehouse, provider=provider, snapshot_date=day, source=scrape.source,
+                error=f"fetch failed: {exc}", started_at=started,
+            )
+            # Archive pages do not come back on retry; live fetches may (the fetcher already retried).
+            raise dg.Failure(
+                description=f"{provider}: fetch failed: {exc}", allow_retries=scrape.source == "live"
+            ) from exc
+        raw = collected.raw.model_dump()
+        raw["parser_version"] = getattr(provider_module(provider), "PARSER_VERSION", None)
+        with warehouse.open() as con:
+            writes.record_raw_page(con, raw)
+        context.add_output_metadata(
+            {
+                "url": raw["url"],
+                "bytes": raw["bytes"],
+                "sha256": raw["sha256"],
+                "stored_path": dg.MetadataValue.path(raw["stored_path"]),
+                "http_status": raw.get("http_status"),
+            }
+        )
+        return {**raw, "source": scrape.source, "started_at": started}
+
+    @dg.asset(
+        key=dg.AssetKey(["parsed", module_name]),
+        ins={"raw_page": dg.AssetIn(key=dg.AssetKey(["raw", module_name]))},
+        partitions_def=daily_partitions,
+        group_name="scraping",
+        kinds={"python"},
+        description=f"{provider}: offers parsed from the stored page, with the parse report (not yet published).",
+        pool=WAREHOUSE_POOL,
+    )
+    def parsed_offers(
+        context: dg.AssetExecutionContext, raw_page: dict, warehouse: WarehouseResource
+    ) -> dict[str, Any]:
+        from scrapers.rawstore import read_raw
+
+        day = partition_date(context)
+        module = provider_module(provider)
+        body = read_raw(raw_page["stored_path"])
+        try:
+            result: ParseResult = module.parse(body, observed_on=day)
+        except StructureMissing as exc:
+            record_failure(
+                warehouse, provider=provider, snapshot_date=day, source=raw_page["source"],
+                error=f"parse failed: {exc}", started_at=raw_page.get("started_at"),
+            )
+            raise dg.Failure(description=f"{provider}: {exc}") from exc
+        except Exception as exc:
+            record_failure(
+                warehouse, provider=provider, snapshot_date=day, source=raw_page["source"],
+                error=f"parser crashed: {type(exc).__name__}: {exc}", started_at=raw_page.get("started_at"),
+            )
+            raise
+        report = result.report
+        context.add_output_metadata(
+            {
+                "offers": len(result.offers),
+                "rejected": len(report.rejected),
+                "unpriced_rows": report.unpriced_rows,
+                "unknown_gpus": ", ".join(report.unknown_gpus) or "none",
+                "missing_columns": ", ".join(report.missing_columns) or "none",
+                "preview": dg.MetadataValue.md(offers_markdown(result.offers)),
+            }
+        )
+        return {"result": result, "raw": raw_page}
+
+    @dg.asset(
+        key=dg.AssetKey(["snapshot", module_name]),
+        ins={"parsed": dg.AssetIn(key=dg.AssetKey(["parsed", module_name]))},
+        partitions_def=daily_partitions,
+        group_name="scraping",
+        kinds={"duckdb"},
+        description=f"{provider}: the day's partition of price_snapshots (replaced in one transaction).",
+        pool=WAREHOUSE_POOL,
+    )
+    def snapshot_partition(
+        context: dg.AssetExecutionContext, parsed: dict[str, Any], warehouse: WarehouseResource
+    ) -> dg.MaterializeResult:
+        day = partition_date(context)
+        result: ParseResult = parsed["result"]
+        raw = parsed["raw"]
+        with warehouse.open() as con:
+            count = writes.replace_snapshot_partition(
+                con,
+                provider=provider,
+                snapshot_date=day,
+                offers=result.offers,
+                source=raw["source"],
+                raw_sha256=raw["sha256"],
+                parser_version=raw.get("parser_version"),
+                report=result.report,
+            )
+            writes.record_provider_run(
+                con,
+                provider=provider,
+                snapshot_date=day,
+                source=raw["source"],
+                status="success",
+                offers=count,
+                report=result.report,
+                error=None,
+                started_at=raw.get("started_at") or dt.datetime.now(dt.timezone.utc),
+            )
+            total = con.execute("SELECT count(*) FROM price_snapshots").fetchone()[0]
+        return dg.MaterializeResult(
+            metadata={
+                "dagster/row_count": count,
+                "warehouse_rows_total": total,
+                "quarantined": len(result.report.rejected),
+                "dagster/column_schema": SNAPSHOT_SCHEMA,
+                "cheapest": dg.MetadataValue.md(offers_markdown(result.offers, 5)),
+            }
+        )
+
+    return [raw_page, parsed_offers, snapshot_partition]
+
+
+SNAPSHOT_SCHEMA = dg.TableSchema(
+    columns=[
+        dg.TableColumn("snapshot_date", "DATE"),
+        dg.TableColumn("provider", "VARCHAR"),
+        dg.TableColumn("sku", "VARCHAR"),
+        dg.TableColumn("gpu", "VARCHAR", description="catalog slug or 'unknown'"),
+        dg.TableColumn("gpu_raw", "VARCHAR"),
+        dg.TableColumn("gpu_count", "INTEGER"),
+        dg.TableColumn("tier", "VARCHAR", description="on_demand | spot | reserved"),
+        dg.TableColumn("community", "BOOLEAN"),
+        dg.TableColumn("commitment_months", "INTEGER"),
+        dg.TableColumn("usd_per_gpu_hour", "DECIMAL(12,4)"),
+        dg.TableColumn("usd_per_instance_hour", "DECIMAL(14,4)"),
+        dg.TableColumn("effective_from", "DATE"),
+        dg.TableColumn("price_basis", "VARCHAR", description="list | lowest_now"),
+        dg.TableColumn("source", "VARCHAR", description="scrape | archive | public_report"),
+    ]
+)
+
+PROVIDER_ASSETS: dict[str, list[dg.AssetsDefinition]] = {p: build_provider_assets(p) for p in PROVIDERS}
+
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    return dg.Definitions(assets=[a for assets in PROVIDER_ASSETS.values() for a in assets])

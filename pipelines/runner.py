@@ -1,0 +1,155 @@
+"""Materialize the asset graph for one date in process (what `gpuprice run` does).
+
+The graph runs in phases, like the scheduled jobs: reference data, the providers' scrape,
+then models and publishing, then the week's reports. Later phases run even when a provider
+failed, so one provider's failure never stops the others from landing and being published.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+
+from pipelines.resources import default_resources
+from scrapers.offer import PROVIDERS
+
+
+@dataclass
+class ProviderOutcome:
+    provider: str
+    status: str  # success | failed
+    offers: int = 0
+    rejected: int = 0
+    unknown_gpus: int = 0
+    error: str | None = None
+
+
+@dataclass
+class RunSummary:
+    snapshot_date: dt.date
+    source: str
+    providers: list[ProviderOutcome]
+    warehouse: Path
+    analytics: Path
+    reports: list[Path] = field(default_factory=list)
+    phase_errors: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[ProviderOutcome]:
+        return [p for p in self.providers if p.status != "success"]
+
+
+def _all_definitions():
+    from pipelines.definitions import defs
+
+    assets = list(defs.assets or [])
+    checks = list(defs.asset_checks or [])
+    return assets, checks
+
+
+def _quiet_run_config() -> dict:
+    return {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+
+
+def _step_errors(result: dg.ExecuteInProcessResult) -> list[str]:
+    errors = []
+    for event in result.all_events:
+        if event.event_type_value == "STEP_FAILURE":
+            data = event.event_specific_data
+            message = getattr(getattr(data, "error", None), "message", "") or ""
+            errors.append(f"{event.step_key}: {message.strip().splitlines()[0] if message.strip() else 'failed'}")
+    return errors
+
+
+def run_day(
+    day: dt.date,
+    *,
+    source: str,
+    providers: Sequence[str] = PROVIDERS,
+    home: Path,
+    archive_dir: Path | None = None,
+    progress: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr),
+    render_reports: bool = True,
+) -> RunSummary:
+    """Run every phase for ``day``; provider failures are recorded, not raised."""
+    from warehouse.queries import provider_run_status
+
+    assets, checks = _all_definitions()
+    resources = default_resources(home=home, source=source, archive_dir=archive_dir)
+    instance = dg.DagsterInstance.ephemeral()
+    partition = day.isoformat()
+    summary = RunSummary(
+        snapshot_date=day, source=source, providers=[], warehouse=home / "warehouse.duckdb",
+        analytics=home / "analytics.duckdb",
+    )
+
+    def materialize(selection: dg.AssetSelection, partition_key: str | None, label: str) -> dg.ExecuteInProcessResult:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            logging.getLogger("dagster").setLevel(logging.ERROR)
+            result = dg.materialize(
+                [*assets, *checks],
+                selection=selection,
+                partition_key=partition_key,
+                resources=resources,
+                instance=instance,
+                raise_on_error=False,
+                run_config=_quiet_run_config(),
+                tags={"gpuprice/phase": label},
+            )
+        summary.phase_errors.extend(f"{label}: {e}" for e in _step_errors(result))
+        return result
+
+    progress("[1/4] reference data: GPU catalog, public price history, memory-fit sweep")
+    materialize(dg.AssetSelection.assets("dim_gpu", "public_price_observations", "memory_fit"), None, "reference")
+
+    progress(f"[2/4] providers ({source}, {partition}): {', '.join(providers)}")
+    scrape = dg.AssetSelection.assets(
+        *[dg.AssetKey([stage, p]) for p in providers for stage in ("raw", "parsed", "snapshot")]
+    )
+    materialize(scrape, partition, "scrape")
+
+    progress("[3/4] offers with specs, workload rankings, analytics copy and Parquet export")
+    materialize(dg.AssetSelection.assets("offers_with_specs", "workload_rankings", "analytics_copy"), partition, "models")
+
+    if render_reports:
+        year, week, weekday = day.isocalendar()
+        monday = day - dt.timedelta(days=weekday - 1)
+        progress(f"[4/4] weekly reports for {year}-W{week:02d}")
+        materialize(dg.AssetSelection.assets("weekly_reports"), monday.isoformat(), "reports")
+        folder = home / "reports" / f"{year}-W{week:02d}"
+        if folder.exists():
+            summary.reports = sorted(folder.glob("*.html"))
+
+    status = None
+    if summary.warehouse.exists():
+        # Every writer step has finished and closed its connection: read the run's outcome.
+        con = duckdb.connect(str(summary.warehouse), read_only=True)
+        try:
+            status = provider_run_status(con, day).set_index("provider")
+        finally:
+            con.close()
+    for provider in providers:
+        if status is not None and provider in status.index:
+            row = status.loc[provider]
+            summary.providers.append(
+                ProviderOutcome(
+                    provider=provider, status=str(row["status"]), offers=int(row["offers"]),
+                    rejected=int(row["rejected"]), unknown_gpus=int(row["unknown_gpus"]),
+                    error=None if row["error"] is None or str(row["error"]) == "nan" else str(row["error"]),
+                )
+            )
+        else:
+            errors = [e for e in summary.phase_errors if f"__{provider}" in e or f"{provider}" in e.split(":")[1]]
+            summary.providers.append(
+                ProviderOutcome(provider=provider, status="failed", error=errors[0] if errors else "did not complete")
+            )
+    return summary

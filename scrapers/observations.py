@@ -1,0 +1,109 @@
+"""Cited public price observations (observed_prices.csv format) -> price_snapshots rows.
+
+Tiers are normalised to the contract's values; a row that cannot be placed (reseller price,
+bad number, unknown provider) goes to quarantine with the reason, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import hashlib
+import io
+from pathlib import Path
+
+import pandas as pd
+
+from scrapers.offer import PROVIDERS, round_price
+
+BUNDLED_OBSERVATIONS = Path(__file__).resolve().parent / "data" / "observed_prices.csv"
+PARSER_VERSION = "observations/1"
+REQUIRED_COLUMNS = ("provider", "gpu", "gpu_count", "tier", "usd_per_gpu_hour", "observed_on")
+
+# raw tier -> (tier, community, price_basis)
+TIER_MAP: dict[str, tuple[str, bool, str]] = {
+    "on_demand": ("on_demand", False, "list"),
+    "on_demand_from": ("on_demand", False, "list"),
+    "on_demand_secure": ("on_demand", False, "list"),
+    "on_demand_community": ("on_demand", True, "list"),
+    "on_demand_secure_api": ("on_demand", False, "lowest_now"),
+    "on_demand_community_api": ("on_demand", True, "lowest_now"),
+    "on_demand_gpu_component": ("on_demand", False, "list"),  # CoreWeave Classic: GPU component only
+    "spot": ("spot", False, "list"),
+    "preemptible": ("spot", False, "list"),
+    "preemptible_from": ("spot", False, "list"),
+}
+NOT_PLACEABLE = {
+    "on_demand_via_primeintellect": "reseller price (via Prime Intellect), not the provider's own list price",
+}
+
+
+class ObservationsFileError(ValueError):
+    """The file is not an observations CSV (missing columns, not CSV)."""
+
+
+def load_observations(path: Path) -> tuple[pd.DataFrame, list[tuple[str, str, str]]]:
+    """Read an observations CSV: (price_snapshots-shaped frame, [(provider, raw row, reason)])."""
+    from models.gpu_names import normalize_gpu
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ObservationsFileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    reader = csv.DictReader(io.StringIO(text))
+    missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
+    if missing:
+        raise ObservationsFileError(
+            f"{path}: missing column(s) {', '.join(missing)}; expected at least {', '.join(REQUIRED_COLUMNS)}"
+        )
+    rows: list[dict] = []
+    quarantined: list[tuple[str, str, str]] = []
+    for line_no, rec in enumerate(reader, start=2):
+        raw = ",".join(str(rec.get(c, "")) for c in reader.fieldnames or [])
+        provider = (rec.get("provider") or "").strip().lower()
+        try:
+            if provider not in PROVIDERS:
+                raise ValueError(f"unknown provider {provider!r}")
+            tier_raw = (rec.get("tier") or "").strip().lower()
+            if tier_raw in NOT_PLACEABLE:
+                raise ValueError(NOT_PLACEABLE[tier_raw])
+            if tier_raw not in TIER_MAP:
+                raise ValueError(f"unknown tier {tier_raw!r}")
+            tier, community, basis = TIER_MAP[tier_raw]
+            price = float(rec["usd_per_gpu_hour"])
+            if not 0 < price < 1000:
+                raise ValueError(f"price {price} outside (0, 1000) USD per GPU-hour")
+            count = int(rec["gpu_count"])
+            if not 1 <= count <= 4096:
+                raise ValueError(f"gpu_count {count} outside 1..4096")
+            observed = dt.date.fromisoformat(rec["observed_on"].strip())
+            gpu_raw = " ".join((rec.get("gpu") or "").split())
+            if not gpu_raw:
+                raise ValueError("empty gpu name")
+        except (ValueError, KeyError, TypeError) as exc:
+            quarantined.append((provider or "?", raw, f"line {line_no}: {exc}"))
+            continue
+        rows.append(
+            {
+                "snapshot_date": observed,
+                "provider": provider,
+                "sku": f"{gpu_raw} x{count} [{tier_raw}]",
+                "gpu": normalize_gpu(gpu_raw, provider=provider),
+                "gpu_raw": gpu_raw,
+                "gpu_count": count,
+                "tier": tier,
+                "community": community,
+                "usd_per_gpu_hour": round_price(price),
+                "usd_per_instance_hour": None,
+                "price_basis": basis,
+                "raw_sha256": hashlib.sha256(raw.encode()).hexdigest(),
+                "parser_version": PARSER_VERSION,
+            }
+        )
+    frame = pd.DataFrame(rows)
+    if not frame.empty:
+        # Two citations of the same offer on the same day: keep the first (the file's order).
+        frame = frame.drop_duplicates(
+            subset=["snapshot_date", "provider", "sku", "tier", "community", "price_basis"], keep="first"
+        )
+    return frame, quarantined

@@ -1,0 +1,78 @@
+"""Read queries shared by assets and commands. User values are always bound parameters."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from gpuprice.errors import BadInput
+from warehouse import settings
+from warehouse.connection import connect_reader
+from warehouse.views import STALE_AFTER_DAYS
+
+
+def open_analytics(path: Path | None = None) -> duckdb.DuckDBPyConnection:
+    """Read-only connection to the published analytics copy (a clear error when there is none)."""
+    path = path or settings.analytics_path()
+    if not path.exists():
+        raise BadInput(f"no published warehouse at {path}; run `gpuprice run` first (GPUPRICE_HOME={settings.home()})")
+    return connect_reader(path)
+
+
+def offers_as_of(con: duckdb.DuckDBPyConnection, day: dt.date) -> pd.DataFrame:
+    """Per provider, the offers of its newest scraped snapshot at or before ``day``.
+
+    Scheduled prices that are not yet in force on ``day`` are left out.
+    """
+    return con.execute(
+        """
+        WITH newest AS (
+            SELECT provider, max(snapshot_date) AS snapshot_date FROM main.price_snapshots
+            WHERE source IN ('scrape', 'archive') AND snapshot_date <= ? GROUP BY provider
+        )
+        SELECT p.* REPLACE (CAST(p.usd_per_gpu_hour AS DOUBLE) AS usd_per_gpu_hour,
+                            CAST(p.usd_per_instance_hour AS DOUBLE) AS usd_per_instance_hour)
+        FROM main.price_snapshots p JOIN newest n USING (provider, snapshot_date)
+        WHERE p.source IN ('scrape', 'archive') AND (p.effective_from IS NULL OR p.effective_from <= ?)
+        ORDER BY p.provider, p.sku, p.gpu_count, p.tier
+        """,
+        [day, day],
+    ).fetchdf()
+
+
+def stale_providers(con: duckdb.DuckDBPyConnection, day: dt.date) -> set[str]:
+    """Providers whose newest successful snapshot at or before ``day`` is older than two days or failed on ``day``."""
+    rows = con.execute(
+        """
+        SELECT provider,
+            max(snapshot_date) FILTER (WHERE status = 'success') AS last_success,
+            arg_max(status, snapshot_date) AS last_status
+        FROM main.provider_runs WHERE snapshot_date <= ? GROUP BY provider
+        """,
+        [day],
+    ).fetchall()
+    stale = set()
+    for provider, last_success, last_status in rows:
+        if last_success is None or last_status != "success" or (day - last_success).days > STALE_AFTER_DAYS:
+            stale.add(provider)
+    return stale
+
+
+def offers_missing_from_catalog(con: duckdb.DuckDBPyConnection, day: dt.date) -> pd.DataFrame:
+    return con.execute(
+        """SELECT p.provider, p.gpu, p.gpu_raw, count(*) AS offers
+           FROM main.price_snapshots p LEFT JOIN main.dim_gpu g ON g.slug = p.gpu
+           WHERE p.snapshot_date = ? AND g.slug IS NULL
+           GROUP BY ALL ORDER BY p.provider, p.gpu_raw""",
+        [day],
+    ).fetchdf()
+
+
+def provider_run_status(con: duckdb.DuckDBPyConnection, day: dt.date) -> pd.DataFrame:
+    return con.execute(
+        "SELECT provider, status, offers, rejected, unknown_gpus, error FROM main.provider_runs WHERE snapshot_date = ?",
+        [day],
+    ).fetchdf()
