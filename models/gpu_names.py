@@ -64,35 +64,58 @@ class _Hints:
 
     @property
     def nvl(self) -> bool:
-        # "NVL" alone is the dual-card PCIe part; NVL72/NVL36 are Grace-Blackwell racks.
+        # "NVL" alone is the bridged PCIe part; NVL72/NVL36/NVL4 are Grace-Blackwell systems.
         return self.has(r"\bnvl\b")
 
     @property
     def rack(self) -> bool:
-        return self.has(r"\b(?:nvl(?:72|36|4|2)|grace)\b")
+        return self.has(r"\b(?:nvl(?:72|36|4)|grace)\b")
 
 
 def _normalise(raw: str) -> str:
     s = raw.lower()
     s = re.sub(r"[^a-z0-9.]+", " ", s)
     s = re.sub(r"(?<![0-9])\.|\.(?![0-9])", " ", s)  # keep decimal points only ("94.5gb")
-    # Split glued counts and suffixes: "8xh100" -> "8x h100", "h100sxm5" -> "h100 sxm5".
+    # Split glued words: "8xh100" -> "8x h100", "h100sxm5" -> "h100 sxm5", "80gb" -> "80 gb",
+    # "rtx6000ada" -> "rtx 6000 ada", "rtxpro6000" -> "rtx pro 6000", "3090ti" -> "3090 ti".
+    # Splits need a word-initial number, so model names like "a10g" or "mi300x" stay whole.
     s = re.sub(r"\b(\d+)x(?=[a-z])", r"\1x ", s)
     s = re.sub(r"(?<=[a-z0-9])(?=(?:sxm|pcie|nvl|hbm)\d*[a-z]?\b)", " ", s)
-    s = re.sub(r"(?<=\d)(?=gi?b\b)", " ", s)
+    s = re.sub(r"\b(\d+(?:\.\d+)?)(?=(?:gb|gib|g)\b)", r"\1 ", s)
+    s = re.sub(r"\brtx(?=[a-z0-9])", "rtx ", s)
+    s = re.sub(r"\bpro(?=\d)", "pro ", s)
+    s = re.sub(r"(?<=\d)(?=(?:ada|blackwell)\b)", " ", s)
+    s = re.sub(r"\b(\d{4})(ti|d)\b", r"\1 \2", s)
     return " ".join(s.split())
 
 
 def _memory_from_text(text: str) -> float | None:
-    found = re.findall(r"\b(\d+(?:\.\d+)?) gi?b\b", text)
+    found = re.findall(r"\b(\d+(?:\.\d+)?) (?:gb|gib|g)\b", text)
     return float(found[0]) if found else None
+
+
+def _is_mig_slice(raw: str) -> bool:
+    # "A100 MIG 1g.10gb" is a slice of a GPU; pricing it as the whole card would mislead.
+    return re.search(r"\bmig\b|\b\d+g\.\d+gb\b", raw.lower()) is not None
+
+
+# Words that carry no model information; a bare number ("4090") counts as a model name only
+# when nothing but these surrounds it, so "Quantum Widget 4090" is not an RTX 4090.
+_FILLER = frozenset(
+    "nvidia amd tesla geforce instinct rtx gpu gpus on demand ondemand x gb gib g card".split()
+)
+
+
+def _alone_with_filler(text: str, number: str) -> bool:
+    rest = [t for t in text.split() if t != number and t not in _FILLER]
+    return all(re.fullmatch(r"\d+x|\d+(?:\.\d+)?", t) for t in rest)
 
 
 def _a100(h: _Hints) -> str:
     if h.memory_gb is not None:
         if h.memory_gb <= 60:
             return "a100-40gb"
-    elif h.provider == "lambda" and not h.has(r"\b80\b"):
+    elif h.provider == "lambda":
         return "a100-40gb"
     if h.sxm and h.pcie:
         return UNKNOWN
@@ -102,8 +125,7 @@ def _a100(h: _Hints) -> str:
 
 
 def _h100(h: _Hints) -> str:
-    explicit = [h.sxm, h.pcie, h.nvl]
-    if sum(explicit) > 1:
+    if sum([h.sxm, h.pcie, h.nvl]) > 1:
         return UNKNOWN
     if h.nvl:
         return "h100-nvl"
@@ -147,8 +169,8 @@ def _rtx_6000(h: _Hints) -> str:
     if h.has(r"\bpro\b") or h.has(r"\bblackwell\b"):
         return "rtx-pro-6000"
     if h.has(r"\bada\b"):
-        return "rtx-6000-ada"
-    if h.has(r"\ba6000\b") or h.has(r"\ba 6000\b"):
+        return "rtx-6000-ada"  # also the common misnomer "RTX A6000 Ada"
+    if h.has(r"\ba6000\b"):
         return "a6000"
     # Bare "RTX 6000": only memory tells the Ada (48 GB) and PRO (96 GB) cards from the
     # Turing Quadro RTX 6000 (24 GB), which the catalog does not hold.
@@ -166,40 +188,58 @@ def _v100(h: _Hints) -> str:
     return "v100"
 
 
+def _mi300(h: _Hints) -> str:
+    # Bare "MI300": the 192 GB part is the MI300X; the MI300A APU (128 GB) is not in the catalog.
+    return "mi300x" if h.memory_gb is not None and 180 <= h.memory_gb <= 200 else UNKNOWN
+
+
 def _fixed(slug: str) -> Callable[[_Hints], str]:
     return lambda _h: slug
 
 
-def _consumer(slug: str) -> Callable[[_Hints], str]:
-    # "Ti"/"D" variants are different cards with different specs.
-    number = slug.rsplit("-", 1)[1]
-    return lambda h: UNKNOWN if h.has(rf"{number} ?(?:ti|d)\b") else slug
+def _consumer(number: str, slug: str) -> tuple[Callable[[str], bool], Callable[[_Hints], str]]:
+    def detect(text: str) -> bool:
+        if not re.search(rf"\b{number}\b", text):
+            return False
+        return bool(re.search(rf"\b(?:rtx|geforce) {number}\b", text)) or _alone_with_filler(text, number)
+
+    def resolve(h: _Hints) -> str:
+        # "Ti" and "D" variants are different cards with different specs.
+        return UNKNOWN if h.has(rf"\b{number} (?:ti|d)\b") else slug
+
+    return detect, resolve
 
 
-# (family, detector pattern over the normalised text, resolver). Look-arounds keep
-# GB200/GH200 from matching B200/H200, L40S/L4 from matching L40, and A10G/A100 from A10.
-_FAMILIES: tuple[tuple[str, str, Callable[[_Hints], str]], ...] = (
-    ("gb200", r"\bgb200|\bgrace blackwell\b", _fixed("gb200")),
-    ("gh200", r"\bgh200|\bgrace hopper\b", _fixed("gh200")),
-    ("b300", r"\bb300(?![0-9])", _b300),
-    ("b200", r"\bb200(?![0-9])", _b200),
-    ("h200", r"\bh200(?![0-9])", _h200),
-    ("h100", r"\bh100(?![0-9])", _h100),
-    ("a100", r"\ba100(?![0-9])", _a100),
-    ("l40s", r"\bl40s\b", _fixed("l40s")),
-    ("l40", r"\bl40\b", _fixed("l40")),
-    ("l4", r"\bl4\b", _fixed("l4")),
-    ("a10", r"\ba10\b", _fixed("a10")),
-    ("a40", r"\ba40\b", _fixed("a40")),
-    ("rtx6000", r"\ba ?6000\b|\brtx ?(?:pro ?)?6000\b|\b6000 ?(?:ada|blackwell)\b|\bpro 6000\b", _rtx_6000),
-    ("rtx4090", r"(?<![0-9])4090(?![0-9])", _consumer("rtx-4090")),
-    ("rtx5090", r"(?<![0-9])5090(?![0-9])", _consumer("rtx-5090")),
-    ("rtx3090", r"(?<![0-9])3090(?![0-9])", _consumer("rtx-3090")),
-    ("v100", r"\bv100\b", _v100),
-    ("t4", r"\bt4\b", _fixed("t4")),
-    ("mi300x", r"\bmi300x\b", _fixed("mi300x")),
-    ("mi325x", r"\bmi325x\b", _fixed("mi325x")),
-    ("mi355x", r"\bmi355x\b", _fixed("mi355x")),
+def _pattern(regex: str) -> Callable[[str], bool]:
+    compiled = re.compile(regex)
+    return lambda text: compiled.search(text) is not None
+
+
+# (detector over the normalised text, resolver). Look-arounds keep GB200/GH200 from matching
+# B200/H200, L40S/L4 from matching L40, and A10G/A100 from matching A10.
+_FAMILIES: tuple[tuple[Callable[[str], bool], Callable[[_Hints], str]], ...] = (
+    (_pattern(r"\bgb200|\bgrace blackwell\b"), _fixed("gb200")),
+    (_pattern(r"\bgh200|\bgrace hopper\b"), _fixed("gh200")),
+    (_pattern(r"\bb300(?![0-9])"), _b300),
+    (_pattern(r"\bb200(?![0-9])"), _b200),
+    (_pattern(r"\bh200(?![0-9])"), _h200),
+    (_pattern(r"\bh100(?![0-9])"), _h100),
+    (_pattern(r"\ba100(?![0-9])"), _a100),
+    (_pattern(r"\bl40s\b"), _fixed("l40s")),
+    (_pattern(r"\bl40\b"), _fixed("l40")),
+    (_pattern(r"\bl4\b"), _fixed("l4")),
+    (_pattern(r"\ba10\b"), _fixed("a10")),
+    (_pattern(r"\ba40\b"), _fixed("a40")),
+    (_pattern(r"\ba6000\b|\brtx (?:pro )?6000\b|\b6000 (?:ada|blackwell)\b|\bpro 6000\b"), _rtx_6000),
+    _consumer("4090", "rtx-4090"),
+    _consumer("5090", "rtx-5090"),
+    _consumer("3090", "rtx-3090"),
+    (_pattern(r"\bv100\b"), _v100),
+    (_pattern(r"\bt4\b"), _fixed("t4")),
+    (_pattern(r"\bmi300x\b"), _fixed("mi300x")),
+    (_pattern(r"\bmi300\b"), _mi300),
+    (_pattern(r"\bmi325x\b"), _fixed("mi325x")),
+    (_pattern(r"\bmi355x\b"), _fixed("mi355x")),
 )
 
 
@@ -209,8 +249,9 @@ def normalize_gpu(raw: str, *, provider: str | None = None, vram_gb: float | Non
     ``provider`` selects that provider's naming convention for bare names; ``vram_gb`` (memory
     per GPU from another column of the page) separates same-named parts when the text does not.
     """
-    text = _normalise(raw or "")
-    if not text:
+    raw = raw or ""
+    text = _normalise(raw)
+    if not text or _is_mig_slice(raw):
         return UNKNOWN
     memory = _memory_from_text(text)
     hints = _Hints(
@@ -218,7 +259,7 @@ def normalize_gpu(raw: str, *, provider: str | None = None, vram_gb: float | Non
         memory_gb=memory if memory is not None else vram_gb,
         provider=provider.strip().lower() if provider else None,
     )
-    matches = [(family, resolve) for family, pattern, resolve in _FAMILIES if re.search(pattern, text)]
-    if len(matches) != 1:
-        return UNKNOWN
-    return matches[0][1](hints)
+    resolvers = [resolve for detect, resolve in _FAMILIES if detect(text)]
+    if len(resolvers) != 1:
+        return UNKNOWN  # nothing recognised, or two different models named at once
+    return resolvers[0](hints)

@@ -1,0 +1,179 @@
+"""The GPU spec catalog (``models/gpu_catalog.csv``): one validated row per GPU slug.
+
+The CSV is versioned data: its first line reads ``# catalog_version: N`` and is bumped whenever
+a value changes, so warehouse rows can say which catalog they were computed with. Peak TFLOPS
+are dense (datasheet headlines quoted with 2:4 sparsity are halved); each row names its source.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import math
+import re
+from pathlib import Path
+from typing import Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, HttpUrl
+
+from gpuprice.errors import unknown_choice
+
+CATALOG_PATH = Path(__file__).with_name("gpu_catalog.csv")
+
+FormFactor = Literal["sxm", "pcie", "nvl", "superchip", "consumer"]
+Vendor = Literal["nvidia", "amd"]
+Confidence = Literal["high", "medium", "low"]
+
+
+class GpuSpec(BaseModel):
+    """One GPU as the catalog describes it (per GPU, even for multi-GPU superchips)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    slug: str = Field(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+    name: str = Field(min_length=1)
+    vendor: Vendor
+    architecture: str = Field(min_length=1)
+    memory_gb: float = Field(gt=0, le=1024)
+    memory_bandwidth_tbps: float = Field(gt=0, le=50)
+    # For parts without BF16 (V100, T4) this holds the FP16 tensor value; see bf16_native.
+    dense_bf16_tflops: float = Field(gt=0, le=20_000)
+    bf16_native: bool
+    dense_fp8_tflops: float | None = Field(default=None, gt=0, le=40_000)
+    form_factor: FormFactor
+    # GPU-to-GPU link per GPU, GB/s bidirectional, in the part's standard configuration
+    # (AMD rows hold Infinity Fabric); None means PCIe only.
+    nvlink_gbps: float | None = Field(default=None, gt=0)
+    ecc: bool
+    tdp_w: float = Field(gt=0, le=5000)
+    release_year: int = Field(ge=2010, le=2035)
+    confidence: Confidence
+    peak_source: str = Field(min_length=1)
+    source_url: HttpUrl
+    notes: str = ""
+
+
+_VERSION_RE = re.compile(r"^#\s*catalog_version:\s*(\S+)\s*$")
+
+# pandas dtypes of the loaded frame: nullable floats where the catalog may be empty.
+_DTYPES: dict[str, str] = {
+    "slug": "string",
+    "name": "string",
+    "vendor": "string",
+    "architecture": "string",
+    "memory_gb": "float64",
+    "memory_bandwidth_tbps": "float64",
+    "dense_bf16_tflops": "float64",
+    "bf16_native": "bool",
+    "dense_fp8_tflops": "Float64",
+    "form_factor": "string",
+    "nvlink_gbps": "Float64",
+    "ecc": "bool",
+    "tdp_w": "float64",
+    "release_year": "int64",
+    "confidence": "string",
+    "peak_source": "string",
+    "source_url": "string",
+    "notes": "string",
+}
+
+
+def _split_header(text: str) -> tuple[str, str]:
+    """The catalog version from the leading comment lines, and the CSV body after them."""
+    lines = text.splitlines(keepends=True)
+    version = None
+    body_start = 0
+    for body_start, line in enumerate(lines):
+        if not line.startswith("#"):
+            break
+        match = _VERSION_RE.match(line.strip())
+        if match:
+            version = match.group(1)
+    if version is None:
+        raise ValueError(f"{CATALOG_PATH.name}: first lines must include '# catalog_version: N'")
+    return version, "".join(lines[body_start:])
+
+
+def _spec_from_row(row: dict[str, str]) -> GpuSpec:
+    # An empty cell is a missing value (e.g. no FP8 on Ampere), except free-text notes.
+    values: dict[str, str | None] = {k: (v or None) for k, v in row.items() if k in _DTYPES}
+    values["notes"] = row.get("notes", "")
+    try:
+        return GpuSpec.model_validate(values)
+    except ValueError as exc:
+        raise ValueError(f"{CATALOG_PATH.name}: bad row {row.get('slug')!r}: {exc}") from exc
+
+
+@functools.cache
+def _read() -> tuple[str, tuple[GpuSpec, ...]]:
+    version, body = _split_header(CATALOG_PATH.read_text(encoding="utf-8"))
+    raw = pd.read_csv(io.StringIO(body), dtype=str, keep_default_na=False)
+    missing = set(_DTYPES) - set(raw.columns)
+    if missing:
+        raise ValueError(f"{CATALOG_PATH.name}: missing columns {sorted(missing)}")
+    specs = tuple(_spec_from_row(row) for row in raw.to_dict(orient="records"))
+    slugs = [s.slug for s in specs]
+    duplicated = sorted({s for s in slugs if slugs.count(s) > 1})
+    if duplicated:
+        raise ValueError(f"{CATALOG_PATH.name}: duplicate slugs {duplicated}")
+    return version, specs
+
+
+CATALOG_VERSION: str = _read()[0]
+
+
+@functools.cache
+def _frame() -> pd.DataFrame:
+    rows = [spec.model_dump(mode="json") for spec in _read()[1]]
+    return pd.DataFrame(rows, columns=list(_DTYPES)).astype(_DTYPES)
+
+
+def load_gpu_catalog() -> pd.DataFrame:
+    """The catalog as a typed DataFrame, one row per slug in file order (a copy: safe to modify)."""
+    return _frame().copy()
+
+
+@functools.cache
+def _by_slug() -> dict[str, GpuSpec]:
+    return {spec.slug: spec for spec in _read()[1]}
+
+
+def gpu_slugs() -> list[str]:
+    """Every catalog slug, in file order."""
+    return list(_by_slug())
+
+
+def get_gpu(slug: str) -> GpuSpec:
+    """The spec of one GPU; BadInput (exit 2) naming close matches for an unknown slug."""
+    spec = _by_slug().get(slug)
+    if spec is None:
+        raise unknown_choice("GPU", slug, gpu_slugs())
+    return spec
+
+
+# Price plausibility. Renting a GPU costs roughly what owning and powering it costs, and both
+# grow with compute (die, tensor throughput) and memory (HBM stacks dominate the bill of
+# materials). The capability index is the geometric mean of dense BF16 TFLOPS and memory GB
+# (H100 SXM: sqrt(989 x 80) = 281). The band per index unit is deliberately generous: it only
+# has to catch parser mistakes (cents read as dollars, an instance price read as a per-GPU
+# price, a stray number), never a real market price. Calibrated on observed_prices.csv
+# (2022-2026, six providers): the cheapest real price is a Nebius preemptible "from" B200 at
+# $0.99 = 0.0016 $/unit-h (4x above the floor); the dearest per unit is a hyperscaler V100 16GB
+# at $3.06 (AWS p3) = 0.068 $/unit-h, under the ceiling.
+PRICE_FLOOR_USD_PER_INDEX_HOUR = 0.0004
+PRICE_CEILING_USD_PER_INDEX_HOUR = 0.08
+
+
+def capability_index(spec: GpuSpec) -> float:
+    """sqrt(dense BF16 TFLOPS x memory GB): the scale the price band is proportional to."""
+    return math.sqrt(spec.dense_bf16_tflops * spec.memory_gb)
+
+
+def plausible_price_band(slug: str) -> tuple[float, float]:
+    """(low, high) USD per GPU-hour that a real offer for this GPU must fall within."""
+    index = capability_index(get_gpu(slug))
+    # Round outwards so rounding never narrows the band.
+    low = math.floor(index * PRICE_FLOOR_USD_PER_INDEX_HOUR * 10_000) / 10_000
+    high = math.ceil(index * PRICE_CEILING_USD_PER_INDEX_HOUR * 100) / 100
+    return low, high
