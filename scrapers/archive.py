@@ -1,0 +1,169 @@
+"""Replay of recorded pages (``--source archive``).
+
+Layout (CONTRACT.md): ``<archive>/<provider>/<YYYY-MM-DD>.<html|json>``, optionally ``.gz``.
+A run for date D replays, per provider, the latest page at or before D.
+
+Anything else in the folder (README, SOURCES.md, CSVs, editor backups, sub-folders) is ignored.
+Names that try path tricks are refused: only the six provider folders are read, file names must
+match the pattern exactly (ASCII digits, a real date), and a symlink that leads outside the
+archive is skipped with a warning. Gzipped pages are inflated with a size cap, so a gzip bomb in
+an archive handed to us fails with a clear error instead of filling memory.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+import zlib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from scrapers.offer import PROVIDERS, Provider
+from scrapers.rawstore import PageKind, check_date, check_provider
+
+log = logging.getLogger("gpuprice.archive")
+
+# Recorded pricing pages are at most a few MB (Nebius' Next.js page is the largest).
+DEFAULT_ARCHIVE_MAX_BYTES = 16 * 1024 * 1024
+_NAME_RE = re.compile(r"(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})\.(?P<kind>html|json)(?P<gz>\.gz)?")
+_GZIP_MAGIC = b"\x1f\x8b"
+# When one date has several recordings: the machine source (JSON API) first, as the live
+# fetch prefers it, and a plain file before its gzipped twin.
+_PREFERENCE = {("json", False): 0, ("json", True): 1, ("html", False): 2, ("html", True): 3}
+
+
+class ArchiveError(ValueError):
+    """An archived page that cannot be read safely (too large, corrupt gzip)."""
+
+
+class ArchivedPage(BaseModel):
+    """One recorded page in the archive."""
+
+    model_config = ConfigDict(frozen=True)
+
+    provider: Provider
+    path: Path
+    page_date: dt.date
+    kind: PageKind
+    compressed: bool
+
+    @property
+    def file_name(self) -> str:
+        return self.path.name
+
+
+def parse_archive_name(name: str) -> tuple[dt.date, PageKind, bool] | None:
+    """(date, kind, gzipped) for a well-formed archive file name, else None."""
+    match = _NAME_RE.fullmatch(name)
+    if match is None:
+        return None
+    try:
+        day = dt.date.fromisoformat(match.group("date"))
+    except ValueError:  # 2026-02-30.html: looks right, is no date
+        return None
+    return day, match.group("kind"), match.group("gz") is not None  # type: ignore[return-value]
+
+
+def _provider_pages(archive_dir: Path, provider: Provider) -> list[ArchivedPage]:
+    root = Path(archive_dir).expanduser().resolve()
+    folder = root / provider
+    if not folder.is_dir():
+        return []
+    if not folder.resolve().is_relative_to(root):
+        log.warning("skipping archive folder %s: it leads outside %s", folder, root)
+        return []
+    pages: list[ArchivedPage] = []
+    for entry in folder.iterdir():
+        parsed = parse_archive_name(entry.name)
+        if parsed is None:
+            continue
+        if not entry.resolve().is_relative_to(root):
+            log.warning("skipping archived page %s: it leads outside %s", entry, root)
+            continue
+        if not entry.is_file():
+            continue
+        day, kind, compressed = parsed
+        pages.append(ArchivedPage(provider=provider, path=entry, page_date=day, kind=kind, compressed=compressed))
+    return pages
+
+
+def _sort_key(page: ArchivedPage) -> tuple[dt.date, int]:
+    # Latest date first; within a date the preferred recording first.
+    return (page.page_date, -_PREFERENCE[(page.kind, page.compressed)])
+
+
+def find_archived_page(archive_dir: Path, provider: str, date: dt.date | str) -> ArchivedPage | None:
+    """The latest recorded page of ``provider`` dated at or before ``date`` (None if none)."""
+    provider = check_provider(provider)
+    day = check_date(date)
+    candidates = [page for page in _provider_pages(archive_dir, provider) if page.page_date <= day]
+    if not candidates:
+        return None
+    chosen = max(candidates, key=_sort_key)
+    twins = [p.file_name for p in candidates if p.page_date == chosen.page_date and p != chosen]
+    if twins:
+        log.info("%s %s: replaying %s (also recorded: %s)", provider, day, chosen.file_name, ", ".join(twins))
+    return chosen
+
+
+def archive_dates(archive_dir: Path) -> dict[str, list[dt.date]]:
+    """Per provider with recordings, the sorted distinct dates recorded."""
+    result: dict[str, list[dt.date]] = {}
+    for provider in PROVIDERS:
+        dates = sorted({page.page_date for page in _provider_pages(archive_dir, provider)})  # type: ignore[arg-type]
+        if dates:
+            result[provider] = dates
+    return result
+
+
+def newest_archive_date(archive_dir: Path) -> dt.date | None:
+    """The most recent date any provider has a recording for."""
+    latest = [dates[-1] for dates in archive_dates(archive_dir).values()]
+    return max(latest) if latest else None
+
+
+def _inflate(data: bytes, max_bytes: int, source: Path) -> bytes:
+    """Gunzip ``data`` (all members) without ever producing more than ``max_bytes``."""
+    out = bytearray()
+    remaining = data
+    while remaining:
+        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        pending = remaining
+        while pending:
+            try:
+                chunk = inflater.decompress(pending, max_bytes - len(out) + 1)
+            except zlib.error as exc:
+                raise ArchiveError(f"archived page {source} is not valid gzip: {exc}") from None
+            out += chunk
+            if len(out) > max_bytes:
+                raise ArchiveError(
+                    f"archived page {source} inflates past the {max_bytes}-byte cap (gzip bomb?)"
+                )
+            pending = inflater.unconsumed_tail
+            if inflater.eof:
+                break
+        if not inflater.eof:
+            raise ArchiveError(f"archived page {source} is a truncated gzip file")
+        # Concatenated gzip members are one stream (gzip spec); trailing zero padding is not.
+        remaining = inflater.unused_data.lstrip(b"\x00")
+    return bytes(out)
+
+
+def read_archived(path: Path | str, max_bytes: int = DEFAULT_ARCHIVE_MAX_BYTES) -> bytes:
+    """The page at ``path``, gunzipped when it is gzip (by name or by magic bytes), size-capped."""
+    path = Path(path)
+    size = path.stat().st_size
+    # Deflate output is never much larger than its input (stored blocks add ~5 bytes per 64 KiB),
+    # so a file over twice the cap inflates past it too; refusing it here bounds the read.
+    if size > 2 * max_bytes + 1024:
+        raise ArchiveError(f"archived page {path} is {size} bytes, over the {max_bytes}-byte cap")
+    data = path.read_bytes()
+    if data.startswith(_GZIP_MAGIC):
+        return _inflate(data, max_bytes, path)
+    if path.name.endswith(".gz"):
+        raise ArchiveError(f"archived page {path} is named .gz but is not gzip")
+    if len(data) > max_bytes:
+        raise ArchiveError(f"archived page {path} is {len(data)} bytes, over the {max_bytes}-byte cap")
+    return data

@@ -1,0 +1,255 @@
+"""Getting one provider's page for one snapshot date, live or from the archive.
+
+This is the single entry point the pipeline calls per provider and date. Whatever the source,
+the body is written to the raw page store before anyone parses it, and the returned
+:class:`CollectedPage` carries the ``raw_pages`` row describing it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from scrapers.archive import DEFAULT_ARCHIVE_MAX_BYTES, archive_dates, find_archived_page, read_archived
+from scrapers.fetch import FetchError, PoliteFetcher
+from scrapers.offer import Provider
+from scrapers.pages import PageRequest
+from scrapers.rawstore import PageKind, RawPage, check_date, check_provider, lookup_validators, remember_validators, store_raw
+
+log = logging.getLogger("gpuprice.collect")
+
+Source = Literal["live", "archive"]
+SOURCES: tuple[str, ...] = ("live", "archive")
+
+
+class NoArchivedPage(FileNotFoundError):
+    """The archive holds no page of this provider at or before the date."""
+
+    def __init__(self, provider: str, snapshot_date: dt.date, archive_dir: Path, recorded: Sequence[dt.date]) -> None:
+        if not Path(archive_dir).is_dir():
+            hint = "the archive folder does not exist"
+        elif not recorded:
+            hint = f"it has no {provider} recordings"
+        else:
+            hint = f"{provider} recordings start {recorded[0].isoformat()}"
+        super().__init__(
+            f"no archived {provider} page at or before {snapshot_date.isoformat()} in {archive_dir} ({hint})"
+        )
+        self.provider = provider
+        self.snapshot_date = snapshot_date
+        self.archive_dir = Path(archive_dir)
+
+
+class CollectedPage(BaseModel):
+    """A body ready for the parser, with the raw_pages row that records it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    provider: Provider
+    snapshot_date: dt.date
+    source: Source
+    kind: PageKind
+    body: bytes
+    raw: RawPage
+    # Live: the request that produced the body. Archive: None.
+    request: PageRequest | None = None
+    not_modified: bool = False
+    # The date of the page itself: the snapshot date when live, the recording's date in replay
+    # (which may be earlier: "the latest page at or before D").
+    page_date: dt.date
+    archived_path: Path | None = None
+    # Requests that failed before this one succeeded ("url: cause"), for the run log.
+    earlier_failures: tuple[str, ...] = ()
+
+
+def _utc_today() -> dt.date:
+    return dt.datetime.now(dt.UTC).date()
+
+
+def _check_live_date(snapshot_date: dt.date, today: dt.date) -> None:
+    if snapshot_date < today:
+        raise ValueError(
+            f"cannot scrape the past: live prices exist only for today ({today.isoformat()} UTC), "
+            f"not {snapshot_date.isoformat()}; replay recorded pages with --source archive"
+        )
+    if snapshot_date > today:
+        raise ValueError(
+            f"cannot scrape the future: live prices exist only for today ({today.isoformat()} UTC), "
+            f"not {snapshot_date.isoformat()}"
+        )
+
+
+def _ordered(requests: Sequence[PageRequest]) -> list[PageRequest]:
+    """Primary requests in their order, then the fallbacks in theirs."""
+    return [r for r in requests if not r.fallback] + [r for r in requests if r.fallback]
+
+
+def _live_requests(provider: str) -> list[PageRequest]:
+    from scrapers.registry import provider_module  # parsers load only when scraping live
+
+    return list(provider_module(provider).live_requests())
+
+
+def iter_live_pages(
+    provider: str,
+    snapshot_date: dt.date | str,
+    *,
+    home: Path,
+    fetcher: PoliteFetcher | None = None,
+    today: dt.date | None = None,
+    requests: Sequence[PageRequest] | None = None,
+    parser_version: str | None = None,
+) -> Iterator[CollectedPage]:
+    """Fetch and store the provider's pages one by one, yielding each body that arrived.
+
+    Primary requests come first, then fallbacks. The generator is lazy, so a fallback is only
+    fetched when every primary failed or the caller asks for more (because parsing the page it
+    got failed). Raises
+    FetchError naming every failure when nothing at all could be fetched.
+    """
+    provider = check_provider(provider)
+    day = check_date(snapshot_date)
+    _check_live_date(day, today or _utc_today())
+    ordered = _ordered(requests if requests is not None else _live_requests(provider))
+    if not ordered:
+        raise FetchError(provider, "-", "the provider defines no live requests")
+    own_fetcher = fetcher is None
+    active = fetcher or PoliteFetcher()
+    failures: list[str] = []
+    yielded = False
+    try:
+        for request in ordered:
+            cached = lookup_validators(home, provider, request.url) if request.method == "GET" else None
+            try:
+                fetched = active.fetch(provider, request, cached=cached)
+            except FetchError as exc:
+                log.warning("%s", exc)
+                failures.append(f"{exc.url}: {exc.cause}")
+                continue
+            # Stored before anything parses it, so a page that later fails to parse is kept.
+            raw = store_raw(
+                home,
+                provider,
+                day,
+                request.url,
+                fetched.body,
+                kind=request.kind,
+                http_status=fetched.status,
+                etag=fetched.etag,
+                last_modified=fetched.last_modified,
+                fetched_at=fetched.fetched_at,
+                parser_version=parser_version,
+            )
+            if request.method == "GET":
+                remember_validators(home, raw, kind=request.kind)
+            yielded = True
+            yield CollectedPage(
+                provider=provider,
+                snapshot_date=day,
+                source="live",
+                kind=request.kind,
+                body=fetched.body,
+                raw=raw,
+                request=request,
+                not_modified=fetched.not_modified,
+                page_date=day,
+                earlier_failures=tuple(failures),
+            )
+    finally:
+        if own_fetcher:
+            active.close()
+    if not yielded:
+        first = ordered[0].url
+        summary = "; ".join(failures)
+        raise FetchError(provider, first, f"all {len(ordered)} requests failed: {summary}")
+
+
+def collect_archived(
+    provider: str,
+    snapshot_date: dt.date | str,
+    *,
+    home: Path,
+    archive_dir: Path | None = None,
+    parser_version: str | None = None,
+    max_bytes: int = DEFAULT_ARCHIVE_MAX_BYTES,
+) -> CollectedPage:
+    """Replay the latest recorded page at or before the date, storing it in the raw store."""
+    provider = check_provider(provider)
+    day = check_date(snapshot_date)
+    if archive_dir is None:
+        from warehouse.settings import archive_dir as configured_archive
+
+        archive_dir = configured_archive()
+    page = find_archived_page(archive_dir, provider, day)
+    if page is None:
+        raise NoArchivedPage(provider, day, archive_dir, archive_dates(archive_dir).get(provider, []))
+    body = read_archived(page.path, max_bytes)
+    raw = store_raw(
+        home,
+        provider,
+        day,
+        f"archive://{provider}/{page.file_name}",
+        body,
+        kind=page.kind,
+        http_status=None,
+        fetched_at=dt.datetime.now(dt.UTC),
+        parser_version=parser_version,
+    )
+    if page.page_date != day:
+        log.info("%s %s: replaying the recording of %s", provider, day, page.page_date)
+    return CollectedPage(
+        provider=provider,
+        snapshot_date=day,
+        source="archive",
+        kind=page.kind,
+        body=body,
+        raw=raw,
+        page_date=page.page_date,
+        archived_path=page.path,
+    )
+
+
+def collect_page(
+    provider: str,
+    snapshot_date: dt.date | str,
+    *,
+    source: Source,
+    home: Path,
+    archive_dir: Path | None = None,
+    fetcher: PoliteFetcher | None = None,
+    today: dt.date | None = None,
+    requests: Sequence[PageRequest] | None = None,
+    parser_version: str | None = None,
+) -> CollectedPage:
+    """One provider's page for one snapshot date, stored in the raw store before it is returned.
+
+    ``source="live"`` fetches today's page (ValueError for any other date) trying the
+    provider's primary requests in order, then its fallbacks; FetchError when none arrived.
+    ``source="archive"`` replays the latest recording at or before the date (``archive_dir``
+    defaults to GPUPRICE_ARCHIVE / the bundled sample); NoArchivedPage when there is none.
+    ``requests`` overrides the provider module's ``live_requests()`` (tests, experiments).
+    """
+    if source == "archive":
+        return collect_archived(
+            provider, snapshot_date, home=home, archive_dir=archive_dir, parser_version=parser_version
+        )
+    if source != "live":
+        raise ValueError(f"unknown source {source!r}; valid: {', '.join(SOURCES)}")
+    pages = iter_live_pages(
+        provider,
+        snapshot_date,
+        home=home,
+        fetcher=fetcher,
+        today=today,
+        requests=requests,
+        parser_version=parser_version,
+    )
+    try:
+        return next(pages)
+    finally:
+        pages.close()  # closes a fetcher made here
