@@ -1,0 +1,198 @@
+"""Warehouse: idempotent partitions, migrations, analyst views."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from conftest import D1, D2, D3, D4, make_offer
+from scrapers.offer import ParseReport, RejectedRow
+from warehouse.connection import connect_writer
+from warehouse.schema import SCHEMA_VERSION, V1_DDL, current_version
+from warehouse.writes import replace_snapshot_partition
+
+
+def write(con, provider, day, offers, report=None):
+    return replace_snapshot_partition(
+        con, provider=provider, snapshot_date=day, offers=offers, source="archive",
+        raw_sha256="ab" * 32, parser_version="test/1", report=report,
+    )
+
+
+def table(con, sql, *params):
+    return con.execute(sql, list(params)).fetchall()
+
+
+@pytest.fixture
+def con(tmp_path: Path):
+    c = connect_writer(tmp_path / "warehouse.duckdb")
+    yield c
+    c.close()
+
+
+def test_rerunning_a_partition_replaces_it_without_duplicates(con):
+    offers = [make_offer(), make_offer(sku="gpu_8x_h100_sxm", gpu_count=8, usd_per_gpu_hour=2.49)]
+    report = ParseReport(provider="lambda", rejected=[RejectedRow(raw="A | B", reason="bad price")])
+    assert write(con, "lambda", D1, offers, report) == 2
+    first = table(con, "SELECT * EXCLUDE (ingested_at) FROM price_snapshots ORDER BY sku")
+    assert write(con, "lambda", D1, offers, report) == 2
+    assert table(con, "SELECT * EXCLUDE (ingested_at) FROM price_snapshots ORDER BY sku") == first
+    assert table(con, "SELECT count(*) FROM quarantine") == [(1,)]
+    # Another provider's and another day's partitions are untouched by a replace.
+    write(con, "nebius", D1, [make_offer(provider="nebius", sku="h100")])
+    write(con, "lambda", D2, offers[:1])
+    write(con, "lambda", D1, offers[:1])
+    assert table(con, "SELECT provider, snapshot_date, count(*) FROM price_snapshots GROUP BY ALL ORDER BY ALL") == [
+        ("lambda", D1, 1), ("lambda", D2, 1), ("nebius", D1, 1)
+    ]
+
+
+def test_a_failed_write_leaves_the_previous_partition_whole(con, monkeypatch):
+    from warehouse import writes
+
+    write(con, "lambda", D1, [make_offer(), make_offer(sku="b", usd_per_gpu_hour=3.0)])
+
+    def insert_then_die(con_, table_, frame, columns):
+        con_.execute("DELETE FROM price_snapshots")  # damage inside the transaction...
+        raise RuntimeError("disk full")  # ...then fail before COMMIT
+
+    monkeypatch.setattr(writes, "_insert_frame", insert_then_die)
+    with pytest.raises(RuntimeError):
+        write(con, "lambda", D1, [make_offer(sku="c")])
+    assert table(con, "SELECT sku FROM price_snapshots ORDER BY sku") == [("b",), ("gpu_1x_h100_sxm",)]
+
+
+def test_prices_are_exact_decimals(con):
+    write(con, "lambda", D1, [make_offer(usd_per_gpu_hour=5.4325)])
+    (price,) = con.execute("SELECT usd_per_gpu_hour FROM price_snapshots").fetchone()
+    assert str(price) == "5.4325"
+
+
+def test_a_first_schema_warehouse_is_migrated_in_place(tmp_path: Path):
+    path = tmp_path / "old.duckdb"
+    old = duckdb.connect(str(path))
+    old.execute(V1_DDL)
+    old.execute(
+        """INSERT INTO price_snapshots (snapshot_date, provider, sku, gpu, gpu_raw, gpu_count, tier, community,
+           usd_per_gpu_hour, source, ingested_at)
+           VALUES ('2025-06-01', 'lambda', 'gpu_1x_a100', 'a100-40gb', 'A100 40GB', 1, 'on_demand', false, 1.29,
+                   'scrape', now())"""
+    )
+    old.close()
+    con = connect_writer(path)
+    try:
+        assert current_version(con) == SCHEMA_VERSION
+        assert table(con, "SELECT sku, price_basis, usd_per_gpu_hour::VARCHAR FROM price_snapshots") == [
+            ("gpu_1x_a100", "list", "1.2900")
+        ]
+        assert table(con, "SELECT count(*) FROM provider_runs") == [(0,)]
+        assert [v for (v,) in table(con, "SELECT version FROM schema_version ORDER BY version")] == [1, 2, 3]
+    finally:
+        con.close()
+    # Opening again is a no-op.
+    con = connect_writer(path)
+    assert table(con, "SELECT count(*) FROM price_snapshots") == [(1,)]
+    con.close()
+
+
+def test_price_history_gives_one_period_per_price(con):
+    for day, price in [(D1, 2.0), (D2, 2.5), (D3, 2.5), (D4, 3.0)]:
+        write(con, "lambda", day, [make_offer(usd_per_gpu_hour=price)])
+    periods = table(
+        con,
+        "SELECT usd_per_gpu_hour::DOUBLE, valid_from, valid_to FROM analytics.price_history ORDER BY valid_from",
+    )
+    assert periods == [(2.0, D1, D2), (2.5, D2, D4), (3.0, D4, None)]
+    changes = table(
+        con,
+        """SELECT snapshot_date, previous_snapshot_date, old_usd_per_gpu_hour::DOUBLE,
+                  new_usd_per_gpu_hour::DOUBLE, pct_change FROM analytics.price_changes ORDER BY snapshot_date""",
+    )
+    assert changes == [(D2, D1, 2.0, 2.5, 25.0), (D4, D3, 2.5, 3.0, 20.0)]
+
+
+def test_an_offer_that_disappears_closes_its_period(con):
+    write(con, "lambda", D1, [make_offer(), make_offer(sku="gone", usd_per_gpu_hour=9.0)])
+    write(con, "lambda", D2, [make_offer()])
+    rows = table(con, "SELECT sku, valid_from, valid_to FROM analytics.price_history ORDER BY sku")
+    assert rows == [("gone", D1, D2), ("gpu_1x_h100_sxm", D1, None)]
+
+
+def test_latest_prices_and_cheapest_by_gpu(con):
+    write(con, "lambda", D1, [make_offer(usd_per_gpu_hour=3.0)])
+    write(con, "lambda", D2, [make_offer(usd_per_gpu_hour=2.8)])
+    write(con, "nebius", D1, [
+        make_offer(provider="nebius", sku="h100", usd_per_gpu_hour=2.95),
+        make_offer(provider="nebius", sku="h100", tier="spot", usd_per_gpu_hour=1.25),
+        make_offer(provider="nebius", sku="h100", usd_per_gpu_hour=2.5, effective_from=dt.date(2026, 12, 1)),
+        make_offer(provider="nebius", sku="mystery", gpu="unknown", gpu_raw="Mystery X", usd_per_gpu_hour=0.1),
+    ])
+    latest = table(con, "SELECT provider, snapshot_date, count(*) FROM analytics.latest_prices GROUP BY ALL ORDER BY 1")
+    assert latest == [("lambda", D2, 1), ("nebius", D1, 4)]
+    cheapest = table(
+        con,
+        "SELECT snapshot_date, gpu, tier, provider, usd_per_gpu_hour::DOUBLE FROM analytics.cheapest_by_gpu ORDER BY ALL",
+    )
+    # The scheduled (future) price and the unknown GPU are not "cheapest".
+    assert cheapest == [
+        (D1, "h100-sxm", "on_demand", "nebius", 2.95),
+        (D1, "h100-sxm", "spot", "nebius", 1.25),
+        (D2, "h100-sxm", "on_demand", "lambda", 2.8),
+    ]
+
+
+def test_provider_freshness_marks_failed_and_old_providers_stale(con):
+    from warehouse.writes import record_provider_run
+
+    now = dt.datetime.now(dt.timezone.utc)
+    runs = [("lambda", D1, "success"), ("lambda", D4, "success"), ("nebius", D1, "success"),
+            ("crusoe", D3, "success"), ("crusoe", D4, "failed")]
+    for provider, day, status in runs:
+        record_provider_run(con, provider=provider, snapshot_date=day, source="archive", status=status,
+                            offers=3, report=None, error=None if status == "success" else "boom", started_at=now)
+    rows = {r[0]: r[1:] for r in table(
+        con, "SELECT provider, last_success_date, stale, last_error FROM analytics.provider_freshness")}
+    assert rows["lambda"] == (D4, False, None)
+    assert rows["nebius"] == (D1, True, None)  # three days behind the newest run
+    assert rows["crusoe"] == (D3, True, "boom")  # failed today: yesterday's data stays, flagged
+
+
+def _load_gpus(con):
+    con.execute(
+        """INSERT INTO dim_gpu (slug, vendor, architecture, memory_gb, memory_bandwidth_tbps, dense_bf16_tflops,
+               dense_fp8_tflops, form_factor, nvlink_gbps, ecc, tdp_w, release_year, source_url) VALUES
+           ('h100-sxm', 'nvidia', 'hopper', 80, 3.35, 989, 1979, 'sxm', 900, true, 700, 2022, 'x'),
+           ('h100-pcie', 'nvidia', 'hopper', 80, 2.0, 756, 1513, 'pcie', NULL, true, 350, 2022, 'x')"""
+    )
+
+
+def test_offers_with_specs_join_and_derived_metrics(con):
+    _load_gpus(con)
+    write(con, "lambda", D1, [
+        make_offer(sku="sxm8", gpu_count=8, usd_per_gpu_hour=2.0, usd_per_instance_hour=16.0),
+        make_offer(sku="pcie1", gpu="h100-pcie", gpu_raw="H100 PCIe", usd_per_gpu_hour=1.512),
+        make_offer(sku="pcie8", gpu="h100-pcie", gpu_raw="H100 PCIe", gpu_count=8, usd_per_gpu_hour=1.512),
+        make_offer(sku="odd", gpu="unknown", gpu_raw="Quantum 9000", usd_per_gpu_hour=1.0),
+    ])
+    rows = {r[0]: r[1:] for r in table(
+        con,
+        """SELECT sku, dense_bf16_tflops, instance_memory_gb, interconnect, nvlink_connected, pcie_only,
+                  usd_per_pflop_hour, usd_per_gb_hour, usd_per_tbps_hour FROM analytics.offers_with_specs""",
+    )}
+    assert rows["sxm8"] == (989.0, 640.0, "nvlink-nvswitch", True, False, round(2.0 / 0.989, 4), 0.025, round(2.0 / 3.35, 4))
+    assert rows["pcie1"] == (756.0, 80.0, "single-gpu", False, False, 2.0, 0.0189, 0.756)
+    assert rows["pcie8"][2:4] == ("pcie", False) and rows["pcie8"][4] is True
+    assert rows["odd"][0] is None
+    unknown = table(con, "SELECT provider, gpu_raw, offers FROM analytics.unknown_gpus")
+    assert unknown == [("lambda", "Quantum 9000", 1)]
+    best = table(
+        con,
+        "SELECT metric, tier, rank, sku FROM analytics.best_value_by_metric WHERE snapshot_date = ? ORDER BY ALL", D1,
+    )
+    assert ("usd_per_pflop_hour", "on_demand", 1, "pcie1") in best or ("usd_per_pflop_hour", "on_demand", 1, "pcie8") in best
+    assert ("usd_per_gb_hour", "on_demand", 1, "pcie1") in best or ("usd_per_gb_hour", "on_demand", 1, "pcie8") in best
+    by_gpu = table(con, "SELECT gpu, tier, sku FROM analytics.best_value_by_gpu ORDER BY gpu")
+    assert by_gpu == [("h100-pcie", "on_demand", "pcie1"), ("h100-sxm", "on_demand", "sxm8")]
