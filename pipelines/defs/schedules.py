@@ -26,7 +26,7 @@ reference_job = dg.define_asset_job(
     description="GPU catalog, public price history and the memory-fit sweep.",
 )
 weekly_reports_job = dg.define_asset_job(
-    "weekly_reports", selection=dg.AssetSelection.assets("weekly_reports"),
+    "weekly_reports_job", selection=dg.AssetSelection.assets("weekly_reports"),
     description="Weekly cost reports (HTML + Markdown) for the week that just ended.",
 )
 

@@ -1,0 +1,125 @@
+"""The Dagster graph: definitions load, and a whole date materializes in process."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from scrapers.offer import PROVIDERS
+from warehouse.settings import SAMPLE_ARCHIVE
+
+CAPTCHA = b"<html><head><title>Just a moment...</title></head><body>Checking your browser</body></html>"
+
+
+def test_definitions_load_with_schedules_pools_and_checks():
+    import dagster as dg
+
+    from pipelines.definitions import defs
+
+    keys = {k.to_user_string() for k in defs.resolve_all_asset_keys()}
+    for p in PROVIDERS:
+        assert {f"raw/{p}", f"parsed/{p}", f"snapshot/{p}"} <= keys
+    assert {"dim_gpu", "public_price_observations", "offers_with_specs", "memory_fit", "workload_rankings",
+            "analytics_copy", "weekly_reports"} <= keys
+    assert defs.get_schedule_def("daily_scrape_0600_utc").cron_schedule == "0 6 * * *"
+    assert defs.get_schedule_def("weekly_reports_monday_0700_utc").cron_schedule == "0 7 * * 1"
+    graph = defs.resolve_asset_graph()
+    for asset in defs.assets:
+        if asset.key.to_user_string() != "weekly_reports":  # reports read the published copy only
+            assert asset.op.pool == "duckdb", asset.key
+    checks = {k.name for k in defs.resolve_asset_graph().asset_check_keys}
+    assert {"has_priced_offers", "prices_plausible", "unique_offer_keys", "few_unknown_gpus", "no_sudden_drop",
+            "every_offer_gpu_in_catalog"} <= checks
+    assert all(graph.get_check_spec(k).blocking for k in graph.asset_check_keys if k.name != "every_offer_gpu_in_catalog")
+    assert isinstance(defs.get_job_def("daily_scrape"), dg.JobDefinition)
+
+
+def newest_sample_date() -> dt.date:
+    from scrapers.archive import newest_archive_date
+
+    return newest_archive_date(SAMPLE_ARCHIVE)
+
+
+def snapshot_rows(home: Path):
+    con = duckdb.connect(str(home / "warehouse.duckdb"), read_only=True)
+    try:
+        return con.execute(
+            "SELECT * EXCLUDE (ingested_at) FROM price_snapshots WHERE source = 'archive' ORDER BY ALL"
+        ).fetchall()
+    finally:
+        con.close()
+
+
+@pytest.mark.slow
+def test_a_date_materializes_every_provider_and_reruns_identically(home: Path):
+    from pipelines.runner import run_day
+
+    day = newest_sample_date()
+    summary = run_day(day, source="archive", providers=PROVIDERS, home=home, archive_dir=SAMPLE_ARCHIVE,
+                      render_reports=False, progress=lambda m: None)
+    assert [p.provider for p in summary.failed] == [], summary.failed
+    assert all(p.offers > 0 for p in summary.providers)
+    first = snapshot_rows(home)
+    assert {r[1] for r in first} == set(PROVIDERS)
+    assert (home / "analytics.duckdb").exists()
+    assert list((home / "exports" / "price_snapshots").glob("snapshot_date=*/data.parquet"))
+    raw = list((home / "raw").rglob("*.gz"))
+    assert len(raw) >= len(PROVIDERS)
+
+    run_day(day, source="archive", providers=PROVIDERS, home=home, archive_dir=SAMPLE_ARCHIVE,
+            render_reports=False, progress=lambda m: None)
+    assert snapshot_rows(home) == first
+
+
+@pytest.mark.slow
+def test_a_broken_page_fails_only_its_provider(home: Path, tmp_path: Path, cli, monkeypatch):
+    archive = tmp_path / "archive"
+    shutil.copytree(SAMPLE_ARCHIVE, archive)
+    monkeypatch.setenv("GPUPRICE_ARCHIVE", str(archive))
+    day = newest_sample_date()
+    earlier = day - dt.timedelta(days=1)
+    assert cli("run", "--date", earlier.isoformat(), "--source", "archive", "--no-reports").code in (0, 1)
+
+    # Replace nebius's page for `day` with a captcha page.
+    for old in (archive / "nebius").glob(f"{day.isoformat()}.*"):
+        old.unlink()
+    (archive / "nebius" / f"{day.isoformat()}.html").write_bytes(CAPTCHA)
+    res = cli("run", "--date", day.isoformat(), "--source", "archive", "--no-reports")
+    assert res.code == 1
+    failed = [line for line in res.out.splitlines() if "FAILED" in line]
+    assert len(failed) == 1 and failed[0].startswith("nebius") and "price structure" in failed[0]
+    ok = [line.split()[0] for line in res.out.splitlines() if " ok " in line]
+    assert sorted(ok) == sorted(p for p in PROVIDERS if p != "nebius")
+
+    con = duckdb.connect(str(home / "analytics.duckdb"), read_only=True)
+    latest = dict(con.execute(
+        "SELECT provider, max(snapshot_date) FROM analytics.analytics.latest_prices GROUP BY provider").fetchall())
+    stale = dict(con.execute("SELECT provider, stale FROM analytics.analytics.provider_freshness").fetchall())
+    con.close()
+    assert latest["nebius"] == earlier  # the previous snapshot stays the latest
+    assert latest["lambda"] == day
+    assert stale["nebius"] is True and stale["lambda"] is False
+    # The raw captcha body was kept.
+    assert any(p.stat().st_size > 0 for p in (home / "raw" / "nebius" / day.isoformat()).glob("*.gz"))
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--date", "2026-13-01"], "2026-13-01"),
+        (["--date", "yesterday"], "YYYY-MM-DD"),
+        (["--providers", "lamdba"], "lambda"),
+        (["--providers", ","], "valid"),
+        (["--source", "web"], "archive, live"),
+        (["--source", "live", "--date", "2025-06-01"], "today"),
+        (["--date", "2999-01-01"], "future"),
+    ],
+)
+def test_run_rejects_bad_input_with_one_line(cli, home, args, needle):
+    res = cli("run", *args)
+    assert res.code == 2, res
+    assert needle in res.err and len(res.err.strip().splitlines()) == 1 and "Traceback" not in res.err
