@@ -19,7 +19,15 @@ from scrapers.archive import DEFAULT_ARCHIVE_MAX_BYTES, archive_dates, find_arch
 from scrapers.fetch import FetchError, PoliteFetcher
 from scrapers.offer import Provider
 from scrapers.pages import PageRequest
-from scrapers.rawstore import PageKind, RawPage, check_date, check_provider, lookup_validators, remember_validators, store_raw
+from scrapers.rawstore import (
+    PageKind,
+    RawPage,
+    check_date,
+    check_provider,
+    lookup_validators,
+    remember_validators,
+    store_raw,
+)
 
 log = logging.getLogger("gpuprice.collect")
 

@@ -605,6 +605,31 @@ class PoliteFetcher:
 
     # -- the public call -------------------------------------------------------------------------
 
+    def _request_headers(
+        self, provider: str, request: PageRequest, cached: ValidatorEntry | None
+    ) -> tuple[dict[str, str], frozenset[str], bool]:
+        """(headers, names of secret headers, whether the request is conditional)."""
+        accept = "application/json" if request.kind == "json" else "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8"
+        headers: dict[str, str] = {"Accept": accept}
+        for name, value in request.headers.items():
+            # We always say who we are, and only accept encodings we can decode with a cap.
+            if name.lower() not in ("user-agent", "accept-encoding"):
+                headers[name] = value
+        if request.method == "POST" and request.json_body is not None:
+            headers["Content-Type"] = "application/json"
+        secret: set[str] = set()
+        key = self._api_key(provider)
+        if key and request.kind == "json":  # API calls only: HTML pricing pages need no key
+            headers["Authorization"] = f"Bearer {key}"
+            secret.add("authorization")
+        conditional = cached is not None and request.method == "GET" and bool(cached.etag or cached.last_modified)
+        if conditional and cached is not None:
+            if cached.etag:
+                headers["If-None-Match"] = cached.etag
+            if cached.last_modified:
+                headers["If-Modified-Since"] = cached.last_modified
+        return headers, frozenset(secret), conditional
+
     def fetch(self, provider: str, request: PageRequest, *, cached: ValidatorEntry | None = None) -> FetchedPage:
         """Fetch one page request; raises FetchError (or RobotsDisallowed) with a one-line cause.
 
@@ -614,40 +639,28 @@ class PoliteFetcher:
         url = request.url
         if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc:
             raise self._error(FetchError, provider, url, "not an http(s) URL")
-        headers: dict[str, str] = {
-            "Accept": "application/json" if request.kind == "json" else "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8",
-        }
-        for name, value in request.headers.items():
-            # We always say who we are, and only accept encodings we can decode with a cap.
-            if name.lower() not in ("user-agent", "accept-encoding"):
-                headers[name] = value
-        content: bytes | None = None
+        headers, secret_headers, conditional = self._request_headers(provider, request, cached)
+        content = None
         if request.method == "POST" and request.json_body is not None:
             content = json.dumps(request.json_body, separators=(",", ":")).encode("utf-8")
-            headers["Content-Type"] = "application/json"
-        secret_headers: set[str] = set()
-        key = self._api_key(provider)
-        if key and request.kind == "json":
-            headers["Authorization"] = f"Bearer {key}"
-            secret_headers.add("authorization")
-        conditional = cached is not None and request.method == "GET" and bool(cached.etag or cached.last_modified)
-        if conditional and cached is not None:
-            if cached.etag:
-                headers["If-None-Match"] = cached.etag
-            if cached.last_modified:
-                headers["If-Modified-Since"] = cached.last_modified
-
-        self._log(logging.INFO, "%s: %s %s%s", provider, request.method, _scrub_url(url), " (conditional)" if conditional else "")
+        note = " (conditional)" if conditional else ""
+        self._log(logging.INFO, "%s: %s %s%s", provider, request.method, _scrub_url(url), note)
         try:
-            exchange = self._follow(
-                provider, request.method, url, headers, content, secret_headers=frozenset(secret_headers)
-            )
+            exchange = self._follow(provider, request.method, url, headers, content, secret_headers=secret_headers)
         except _Fatal as failure:
             raise self._error(FetchError, provider, url, failure.cause, status=failure.status) from None
-        fetched_at = self._now()
-        etag = exchange.headers.get("etag")
-        last_modified = exchange.headers.get("last-modified")
-
+        page = FetchedPage(
+            provider=provider,
+            url=url,
+            final_url=exchange.url,
+            status=exchange.status,
+            body=exchange.body,
+            etag=exchange.headers.get("etag"),
+            last_modified=exchange.headers.get("last-modified"),
+            content_type=exchange.headers.get("content-type"),
+            attempts=exchange.attempts,
+            fetched_at=self._now(),
+        )
         if exchange.status == 304:
             if not conditional or cached is None:
                 raise self._error(FetchError, provider, url, "HTTP 304 to an unconditional request", status=304)
@@ -657,36 +670,19 @@ class PoliteFetcher:
                 self._log(logging.WARNING, "%s: stored copy unusable (%s); fetching %s again", provider, exc, url)
                 return self.fetch(provider, request, cached=None)
             self._log(logging.INFO, "%s: %s not modified; reusing %s", provider, _scrub_url(url), cached.stored_path)
-            return FetchedPage(
-                provider=provider,
-                url=url,
-                final_url=exchange.url,
-                status=304,
-                body=body,
-                etag=etag or cached.etag,
-                last_modified=last_modified or cached.last_modified,
-                content_type=None,
-                not_modified=True,
-                attempts=exchange.attempts,
-                fetched_at=fetched_at,
+            return page.model_copy(
+                update={
+                    "body": body,
+                    "not_modified": True,
+                    "etag": page.etag or cached.etag,
+                    "last_modified": page.last_modified or cached.last_modified,
+                    "content_type": None,
+                }
             )
-        if not exchange.body.strip():
-            raise self._error(
-                FetchError, provider, url, f"empty body (HTTP {exchange.status})", status=exchange.status
-            )
+        if not page.body.strip():
+            raise self._error(FetchError, provider, url, f"empty body (HTTP {page.status})", status=page.status)
         self._log(
-            logging.INFO, "%s: got %d bytes from %s (HTTP %d)", provider, len(exchange.body), _scrub_url(exchange.url), exchange.status
+            logging.INFO, "%s: got %d bytes from %s (HTTP %d)",
+            provider, len(page.body), _scrub_url(page.final_url), page.status,
         )
-        return FetchedPage(
-            provider=provider,
-            url=url,
-            final_url=exchange.url,
-            status=exchange.status,
-            body=exchange.body,
-            etag=etag,
-            last_modified=last_modified,
-            content_type=exchange.headers.get("content-type"),
-            attempts=exchange.attempts,
-            fetched_at=fetched_at,
-        )
-
+        return page
