@@ -11,8 +11,11 @@ Rules, in order of precedence:
 
 1. Exactly one GPU model must be recognised (H100, A100, L40S, ...). None, or two different
    models in one name, gives ``"unknown"``: an unmappable name is reported, never guessed.
-2. An explicit form-factor word decides the part: SXM/SXM4/SXM5/SXM6, HGX, DGX, NVLink -> SXM;
-   PCIe -> PCIe; NVL -> NVL. For H100, "HBM3" means SXM (the PCIe card is HBM2e, the NVL card
+   A bare number ("4090") counts only with RTX/GeForce or nothing but filler words around it;
+   a MIG slice ("A100 MIG 1g.10gb") is not a whole GPU and is unknown.
+2. An explicit form-factor word decides the part: SXM/SXM4/SXM5/SXM6, HGX, DGX -> SXM;
+   PCIe -> PCIe; NVL -> NVL; NVLink -> SXM unless the name also says PCIe or NVL (then it is a
+   bridge between cards). Contradictions (SXM and PCIe) give "unknown". For H100, "HBM3" means SXM (the PCIe card is HBM2e, the NVL card
    has 94 GB) and "HBM2e" means PCIe. H200 has no PCIe part: "H200 PCIe" is the NVL card.
    B200/B300 sold in NVL72/NVL36 racks or with "Grace" are Grace-Blackwell (GB200).
 3. Memory (from the text, else the ``vram_gb`` hint) separates same-named parts:
@@ -25,6 +28,7 @@ Rules, in order of precedence:
    - lambda: A100 without a memory size is the 40 GB card (``gpu_1x_a100``,
      ``gpu_1x_a100_sxm4`` and ``gpu_8x_a100`` are 40 GB; 80 GB plans always say "80GB").
    - lambda, coreweave, nebius, crusoe, runpod: a bare "H100"/"H200" card is the HGX (SXM) part.
+   Provider names are matched loosely ("Lambda Labs" is lambda, "Massed Compute" massedcompute).
 5. Otherwise the provider-independent most common rental part: H100 -> h100-sxm,
    H200 -> h200-sxm, A100 (80 GB or unstated) -> a100-80gb-sxm (the 40 GB card is always
    labelled 40GB by the tracked providers), V100 -> v100 (the 32 GB SXM2 card).
@@ -56,7 +60,11 @@ class _Hints:
 
     @property
     def sxm(self) -> bool:
-        return self.has(r"\b(?:sxm\d*|hgx|dgx|nvlink)\b")
+        # SXM/HGX/DGX name the socketed part outright; "NVLink" does too (CoreWeave's
+        # "A100 80GB NVLINK") unless the name also says PCIe or NVL (cards joined by bridges).
+        if self.has(r"\b(?:sxm\d*|hgx|dgx)\b"):
+            return True
+        return self.has(r"\bnvlink\b") and not (self.pcie or self.nvl)
 
     @property
     def pcie(self) -> bool:
@@ -90,8 +98,10 @@ def _normalise(raw: str) -> str:
 
 
 def _memory_from_text(text: str) -> float | None:
-    found = re.findall(r"\b(\d+(?:\.\d+)?) (?:gb|gib|g)\b", text)
-    return float(found[0]) if found else None
+    """Memory per GPU named in the text: the first "N GB" that is not system RAM or disk."""
+    for match in re.finditer(r"\b(\d+(?:\.\d+)?) (?:gb|gib|g)\b(?! (?:ram|ddr\d*|system|ssd|nvme|disk|storage))", text):
+        return float(match.group(1))
+    return None
 
 
 def _is_mig_slice(raw: str) -> bool:
@@ -215,32 +225,58 @@ def _pattern(regex: str) -> Callable[[str], bool]:
     return lambda text: compiled.search(text) is not None
 
 
-# (detector over the normalised text, resolver). Look-arounds keep GB200/GH200 from matching
-# B200/H200, L40S/L4 from matching L40, and A10G/A100 from matching A10.
-_FAMILIES: tuple[tuple[Callable[[str], bool], Callable[[_Hints], str]], ...] = (
-    (_pattern(r"\bgb200|\bgrace blackwell\b"), _fixed("gb200")),
-    (_pattern(r"\bgh200|\bgrace hopper\b"), _fixed("gh200")),
-    (_pattern(r"\bb300(?![0-9])"), _b300),
-    (_pattern(r"\bb200(?![0-9])"), _b200),
-    (_pattern(r"\bh200(?![0-9])"), _h200),
-    (_pattern(r"\bh100(?![0-9])"), _h100),
-    (_pattern(r"\ba100(?![0-9])"), _a100),
-    (_pattern(r"\bl40s\b"), _fixed("l40s")),
-    (_pattern(r"\bl40\b"), _fixed("l40")),
-    (_pattern(r"\bl4\b"), _fixed("l4")),
-    (_pattern(r"\ba10\b"), _fixed("a10")),
-    (_pattern(r"\ba40\b"), _fixed("a40")),
-    (_pattern(r"\ba6000\b|\brtx (?:pro )?6000\b|\b6000 (?:ada|blackwell)\b|\bpro 6000\b"), _rtx_6000),
-    _consumer("4090", "rtx-4090"),
-    _consumer("5090", "rtx-5090"),
-    _consumer("3090", "rtx-3090"),
-    (_pattern(r"\bv100\b"), _v100),
-    (_pattern(r"\bt4\b"), _fixed("t4")),
-    (_pattern(r"\bmi300x\b"), _fixed("mi300x")),
-    (_pattern(r"\bmi300\b"), _mi300),
-    (_pattern(r"\bmi325x\b"), _fixed("mi325x")),
-    (_pattern(r"\bmi355x\b"), _fixed("mi355x")),
-)
+# family -> (detector over the normalised text, resolver). Look-arounds keep GB200/GH200 from
+# matching B200/H200, L40S/L4 from matching L40, and A10G/A100 from matching A10.
+_FAMILIES: dict[str, tuple[Callable[[str], bool], Callable[[_Hints], str]]] = {
+    "gb200": (_pattern(r"\bgb200|\bgrace blackwell\b"), _fixed("gb200")),
+    "gh200": (_pattern(r"\bgh200|\bgrace hopper\b"), _fixed("gh200")),
+    "b300": (_pattern(r"\bb300(?![0-9])"), _b300),
+    "b200": (_pattern(r"\bb200(?![0-9])"), _b200),
+    "h200": (_pattern(r"\bh200(?![0-9])"), _h200),
+    "h100": (_pattern(r"\bh100(?![0-9])"), _h100),
+    "a100": (_pattern(r"\ba100(?![0-9])"), _a100),
+    "l40s": (_pattern(r"\bl40s\b"), _fixed("l40s")),
+    "l40": (_pattern(r"\bl40\b"), _fixed("l40")),
+    "l4": (_pattern(r"\bl4\b"), _fixed("l4")),
+    "a10": (_pattern(r"\ba10\b"), _fixed("a10")),
+    "a40": (_pattern(r"\ba40\b"), _fixed("a40")),
+    "rtx6000": (_pattern(r"\ba6000\b|\brtx (?:pro )?6000\b|\b6000 (?:ada|blackwell)\b|\bpro 6000\b"), _rtx_6000),
+    "rtx4090": _consumer("4090", "rtx-4090"),
+    "rtx5090": _consumer("5090", "rtx-5090"),
+    "rtx3090": _consumer("3090", "rtx-3090"),
+    "v100": (_pattern(r"\bv100\b"), _v100),
+    "t4": (_pattern(r"\bt4\b"), _fixed("t4")),
+    "mi300x": (_pattern(r"\bmi300x\b"), _fixed("mi300x")),
+    "mi300": (_pattern(r"\bmi300\b"), _mi300),
+    "mi325x": (_pattern(r"\bmi325x\b"), _fixed("mi325x")),
+    "mi355x": (_pattern(r"\bmi355x\b"), _fixed("mi355x")),
+}
+
+# A superchip's name may also name its GPU ("GH200 Grace Hopper (H100)", "GB200 ... B200"):
+# that is one GPU, not two.
+_ABSORBS: dict[str, frozenset[str]] = {
+    "gb200": frozenset({"b200"}),
+    "gh200": frozenset({"h100", "h200"}),
+}
+
+
+def _families_in(text: str) -> set[str]:
+    found = {family for family, (detect, _) in _FAMILIES.items() if detect(text)}
+    for family, absorbed in _ABSORBS.items():
+        if family in found:
+            found -= absorbed
+    return found
+
+
+def _provider_key(provider: str | None) -> str | None:
+    """'Lambda Labs' -> 'lambda', 'Massed Compute' -> 'massedcompute'; others lower-cased."""
+    if not provider:
+        return None
+    key = re.sub(r"[^a-z0-9]", "", provider.lower())
+    for canonical in ("lambda", "massedcompute", "coreweave", "nebius", "crusoe", "runpod"):
+        if key.startswith(canonical):
+            return canonical
+    return key
 
 
 def normalize_gpu(raw: str, *, provider: str | None = None, vram_gb: float | None = None) -> str:
@@ -257,9 +293,10 @@ def normalize_gpu(raw: str, *, provider: str | None = None, vram_gb: float | Non
     hints = _Hints(
         text=text,
         memory_gb=memory if memory is not None else vram_gb,
-        provider=provider.strip().lower() if provider else None,
+        provider=_provider_key(provider),
     )
-    resolvers = [resolve for detect, resolve in _FAMILIES if detect(text)]
-    if len(resolvers) != 1:
+    families = _families_in(text)
+    if len(families) != 1:
         return UNKNOWN  # nothing recognised, or two different models named at once
-    return resolvers[0](hints)
+    _, resolve = _FAMILIES[families.pop()]
+    return resolve(hints)

@@ -209,6 +209,8 @@ def test_every_observed_price_row_maps_to_a_catalog_gpu() -> None:
         ("GB200 NVL72", "b200", "gb200"),
         ("B200 NVL72", "b200", "gb200"),  # NVL72 racks are built from GB200 superchips
         ("GH200", "h200", "gh200"),
+        ("NVIDIA GH200 Grace Hopper Superchip (H100 GPU)", "h100-sxm", "gh200"),
+        ("GB200 Grace Blackwell Superchip (2x B200)", "b200", "gb200"),
         ("NVIDIA GH200 Grace Hopper Superchip", "h200-sxm", "gh200"),
         ("H100 NVL", "h100-sxm", "h100-nvl"),
         ("H100 94GB", "h100-sxm", "h100-nvl"),
@@ -262,6 +264,18 @@ def test_traps(raw: str, wrong: str, right: str) -> None:
         ("Tesla V100", None, 16, "v100-16gb"),
         ("Tesla V100", None, 32, "v100"),
         ("MI300", None, 192, "mi300x"),
+        # NVLink next to PCIe/NVL is a bridge between cards, on its own it is the SXM board.
+        ("A100 80GB NVLINK", None, None, "a100-80gb-sxm"),
+        ("A100 PCIe NVLink bridge", None, 80, "a100-80gb-pcie"),
+        ("H100 PCIe NVLink", None, None, "h100-pcie"),
+        ("H100 NVLink", None, None, "h100-sxm"),
+        ("H200 NVL 2-way NVLink", None, None, "h200-nvl"),
+        # System RAM and disk sizes are not GPU memory.
+        ("1x A100 PCIe, 200 GB RAM, 40 GB VRAM", None, None, "a100-40gb"),
+        ("A100 PCIe 512 GB SSD", "lambda", None, "a100-40gb"),
+        # Loose provider names select the same conventions.
+        ("A100", "Lambda Labs", None, "a100-40gb"),
+        ("H100", "Massed Compute", None, "h100-pcie"),
     ],
 )
 def test_form_factor_and_memory_rules(raw: str, provider: str | None, vram_gb: float | None, expected: str) -> None:
