@@ -1,0 +1,263 @@
+"""Read a Hugging Face ``config.json`` into a :class:`ModelArch`.
+
+Configs name the same quantity differently across model families (``n_embd`` / ``hidden_size`` /
+``d_model``, ``n_layer`` / ``num_hidden_layers``, ``multi_query`` / ``num_kv_heads`` /
+``num_key_value_heads`` ...). Each quantity is looked up through its known spellings; per-family
+defaults fill what a config leaves implicit (e.g. Falcon ties its LM head, GPT-NeoX does not).
+An unknown ``model_type`` with the usual fields is read like a Llama-style decoder.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from gpuprice.errors import BadInput
+from models.architectures import ModelArch
+
+HIDDEN = ("hidden_size", "n_embd", "d_model", "dim", "model_dim")
+LAYERS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
+HEADS = ("num_attention_heads", "n_head", "num_heads", "n_heads")
+VOCAB = ("vocab_size", "padded_vocab_size", "n_vocab")
+INTERMEDIATE = ("intermediate_size", "n_inner", "ffn_hidden_size", "d_ff", "ffn_dim", "ffn_hidden_dim")
+
+GATED_TYPES = frozenset(
+    {"llama", "mistral", "mixtral", "qwen", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
+     "gemma3_text", "phi3", "chatglm", "glm", "glm4", "stablelm", "stablelm_epoch", "deepseek_v2", "deepseek_v3",
+     "olmo", "olmo2", "internlm2", "baichuan", "yi", "cohere", "granite", "starcoder2_gated"}
+)
+UNGATED_TYPES = frozenset(
+    {"falcon", "refinedweb", "refinedwebmodel", "gpt_bigcode", "gpt_neox", "bloom", "phi", "gpt2", "gptj", "opt",
+     "starcoder2", "mpt"}
+)
+LAYERNORM_TYPES = frozenset(
+    {"falcon", "refinedweb", "refinedwebmodel", "gpt_bigcode", "gpt_neox", "bloom", "phi", "stablelm",
+     "stablelm_epoch", "gpt2", "gptj", "opt", "starcoder2", "mpt"}
+)
+# Families whose LM head shares the embedding matrix unless the config says otherwise.
+TIED_BY_DEFAULT = frozenset({"gemma", "gemma2", "gemma3_text", "falcon", "refinedweb", "refinedwebmodel",
+                             "gpt_bigcode", "bloom", "t5", "gpt2", "gptj", "opt", "mpt"})
+BIASED_TYPES = frozenset({"gpt_bigcode", "gpt_neox", "bloom", "phi", "gpt2", "opt", "starcoder2", "mpt"})
+QKV_BIAS_TYPES = frozenset({"qwen", "qwen2", "qwen2_moe"}) | BIASED_TYPES
+# Falcon-7B, GPT-J and Phi-1/2 run attention and MLP in parallel off one norm.
+PARALLEL_BLOCK_TYPES = frozenset({"phi", "gptj"})
+
+
+class _Config:
+    """A config dict plus the file it came from, for error messages."""
+
+    def __init__(self, data: Mapping[str, Any], path: Path) -> None:
+        self.data = data
+        self.path = path
+
+    def has(self, key: str) -> bool:
+        return self.data.get(key) is not None
+
+    def first(self, keys: Sequence[str], what: str, default: Any = None, required: bool = False) -> Any:
+        for key in keys:
+            if self.data.get(key) is not None:
+                return self.data[key]
+        if required:
+            raise BadInput(f"{self.path}: config has no {what} field ({' / '.join(keys)})")
+        return default
+
+    def int_(self, keys: Sequence[str], what: str, default: int | None = None, required: bool = False) -> int | None:
+        value = self.first(keys, what, default, required)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 0:
+            raise BadInput(f"{self.path}: {what} must be a non-negative integer, got {value!r}")
+        return int(value)
+
+    def bool_(self, key: str, default: bool) -> bool:
+        value = self.data.get(key)
+        return default if value is None else bool(value)
+
+
+def load_config_json(path: Path) -> dict[str, Any]:
+    """Parse a config file, turning every failure into a one-line BadInput."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BadInput(f"config file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"cannot read config file {path}: {exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadInput(f"{path}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise BadInput(f"{path}: expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def arch_from_config_file(path: Path) -> ModelArch:
+    return arch_from_config(load_config_json(path), path)
+
+
+def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> ModelArch:
+    """Build the architecture of a Hugging Face config dict (``path`` names it in errors)."""
+    path = Path(path)
+    # Multimodal wrappers (Llava, Gemma 3, Mllama...) keep the language model under text_config.
+    if not any(k in data for k in HIDDEN) and isinstance(data.get("text_config"), dict):
+        data = {"model_type": data.get("model_type"), **data["text_config"]}
+    cfg = _Config(data, path)
+    model_type = str(data.get("model_type") or "unknown").lower()
+    family = "t5" if model_type in ("t5", "mt5", "umt5") else model_type
+
+    hidden = cfg.int_(HIDDEN, "hidden size", required=True)
+    heads = cfg.int_(HEADS, "attention head count", required=True)
+    vocab = cfg.int_(VOCAB, "vocabulary size", required=True)
+    assert hidden is not None and heads is not None and vocab is not None
+    layers = _layers(cfg, family)
+    kv_heads = _kv_heads(cfg, family, heads)
+    head_dim = _head_dim(cfg, hidden, heads)
+    intermediate = _intermediate(cfg, family, hidden)
+    gated = _gated(cfg, family)
+    experts = cfg.int_(("num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts"), "expert count", 1)
+    experts = max(1, experts or 1)
+    name = str(data.get("_name_or_path") or path.parent.name or path.stem)
+
+    fields: dict[str, Any] = dict(
+        name=name,
+        model_type=model_type,
+        hidden_size=hidden,
+        num_layers=layers,
+        num_heads=heads,
+        num_kv_heads=kv_heads,
+        head_dim=head_dim,
+        intermediate_size=intermediate,
+        vocab_size=vocab,
+        tied_embeddings=cfg.bool_("tie_word_embeddings", family in TIED_BY_DEFAULT),
+        gated_mlp=gated,
+        num_experts=experts,
+        experts_per_token=min(experts, cfg.int_(("num_experts_per_tok", "moe_top_k", "top_k"), "experts per token", 1) or 1),
+        norm_type="layernorm" if family in LAYERNORM_TYPES else "rmsnorm",
+        norms_per_layer=_norms_per_layer(cfg, family),
+        qkv_bias=_qkv_bias(cfg, family),
+        dense_bias=_dense_bias(cfg, family),
+        position_embeddings=_position_embeddings(cfg, family),
+        embedding_norm=family == "bloom",
+    )
+    if experts > 1:
+        moe_width = cfg.int_(("moe_intermediate_size", "expert_intermediate_size"), "expert MLP width")
+        fields["moe_intermediate_size"] = moe_width
+        shared = cfg.int_(("n_shared_experts", "num_shared_experts"), "shared expert count", 0) or 0
+        shared_width = cfg.int_(("shared_expert_intermediate_size",), "shared expert width")
+        if shared_width and (moe_width or intermediate):
+            shared = max(shared, round(shared_width / (moe_width or intermediate)))
+        fields["num_shared_experts"] = shared
+        fields["dense_layers"] = min(layers, cfg.int_(("first_k_dense_replace",), "leading dense layers", 0) or 0)
+    if cfg.has("kv_lora_rank"):  # DeepSeek multi-head latent attention
+        rope = cfg.int_(("qk_rope_head_dim",), "RoPE head dim", 0) or 0
+        nope = cfg.int_(("qk_nope_head_dim",), "non-RoPE head dim", head_dim) or head_dim
+        fields.update(
+            kv_lora_rank=cfg.int_(("kv_lora_rank",), "KV latent rank"),
+            q_lora_rank=cfg.int_(("q_lora_rank",), "Q latent rank"),
+            qk_rope_head_dim=rope,
+            v_head_dim=cfg.int_(("v_head_dim",), "value head dim", nope),
+            head_dim=nope + rope,
+        )
+    if family == "t5":
+        fields["cross_attention_layers"] = _t5_decoder_layers(cfg)
+    try:
+        return ModelArch(**fields)
+    except ValueError as exc:
+        first = str(exc).splitlines()
+        detail = first[-1].strip() if first else str(exc)
+        raise BadInput(f"{path}: inconsistent config: {detail}") from None
+
+
+def _t5_decoder_layers(cfg: _Config) -> int:
+    encoder = cfg.int_(("num_layers",), "layer count", required=True)
+    return cfg.int_(("num_decoder_layers",), "decoder layer count", encoder) or 0
+
+
+def _layers(cfg: _Config, family: str) -> int:
+    if family == "t5":  # encoder + decoder blocks
+        encoder = cfg.int_(("num_layers",), "layer count", required=True)
+        assert encoder is not None
+        return encoder + _t5_decoder_layers(cfg)
+    layers = cfg.int_(LAYERS, "layer count", required=True)
+    if not layers:
+        raise BadInput(f"{cfg.path}: layer count must be at least 1")
+    return layers
+
+
+def _kv_heads(cfg: _Config, family: str, heads: int) -> int:
+    if family in ("falcon", "refinedweb", "refinedwebmodel"):
+        if cfg.bool_("new_decoder_architecture", False):
+            return cfg.int_(("num_kv_heads", "n_head_kv"), "KV head count", heads) or heads
+        if cfg.has("n_head_kv"):
+            return cfg.int_(("n_head_kv",), "KV head count") or 1
+        return 1 if cfg.bool_("multi_query", True) else heads
+    if family == "chatglm":
+        if cfg.bool_("multi_query_attention", False):
+            return cfg.int_(("multi_query_group_num",), "KV group count", heads) or heads
+        return heads
+    if cfg.bool_("multi_query", False):  # gpt_bigcode
+        return 1
+    kv = cfg.int_(("num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num"), "KV head count", heads)
+    return kv or heads
+
+
+def _head_dim(cfg: _Config, hidden: int, heads: int) -> int:
+    explicit = cfg.int_(("head_dim", "d_kv", "kv_channels", "attention_head_dim"), "head dim")
+    return explicit or max(1, hidden // heads)
+
+
+def _intermediate(cfg: _Config, family: str, hidden: int) -> int:
+    width = cfg.int_(INTERMEDIATE, "MLP width")
+    if width is None:  # GPT-2, Falcon, BLOOM, StarCoder: 4h when unspecified
+        return 4 * hidden
+    if family == "qwen":  # Qwen-1 stores twice the real width (its MLP halves it)
+        return width // 2
+    return width
+
+
+def _gated(cfg: _Config, family: str) -> bool:
+    if family == "t5":
+        return str(cfg.data.get("feed_forward_proj", "relu")).startswith("gated")
+    if family in GATED_TYPES:
+        return True
+    if family in UNGATED_TYPES:
+        return False
+    act = str(cfg.first(("hidden_act", "activation_function", "hidden_activation"), "activation", "")).lower()
+    return act in ("silu", "swiglu", "swish", "geglu", "gelu_pytorch_tanh")
+
+
+def _norms_per_layer(cfg: _Config, family: str) -> int:
+    if family in PARALLEL_BLOCK_TYPES:
+        return 1
+    if family in ("falcon", "refinedweb", "refinedwebmodel"):
+        return 2 if cfg.bool_("new_decoder_architecture", False) else 1
+    if family in ("gemma2", "gemma3_text", "olmo2"):
+        return 4 if family != "olmo2" else 2
+    return 2
+
+
+def _qkv_bias(cfg: _Config, family: str) -> bool:
+    if family in ("falcon", "refinedweb", "refinedwebmodel"):
+        return cfg.bool_("bias", False)
+    for key in ("attention_bias", "add_qkv_bias", "qkv_bias", "use_qkv_bias"):
+        if cfg.has(key):
+            return bool(cfg.data[key])
+    return family in QKV_BIAS_TYPES
+
+
+def _dense_bias(cfg: _Config, family: str) -> bool:
+    if family in ("falcon", "refinedweb", "refinedwebmodel"):
+        return cfg.bool_("bias", False)
+    if cfg.has("mlp_bias"):
+        return bool(cfg.data["mlp_bias"])
+    return family in BIASED_TYPES
+
+
+def _position_embeddings(cfg: _Config, family: str) -> int:
+    if family in ("gpt_bigcode", "gpt2"):
+        return cfg.int_(("n_positions", "max_position_embeddings"), "position count", 0) or 0
+    if family == "opt":
+        return (cfg.int_(("max_position_embeddings",), "position count", 0) or 0) + 2
+    return 0
