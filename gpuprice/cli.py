@@ -30,7 +30,9 @@ def _register() -> None:
 def main(argv: list[str] | None = None) -> int:
     _register()
     try:
-        app(args=argv, standalone_mode=False)
+        code = app(args=argv, standalone_mode=False)
+        if isinstance(code, int) and code != 0:  # typer.Exit(n) returns n when not standalone
+            raise SystemExit(code)
     except (BadInput, StructureError) as exc:
         print(f"gpuprice: {exc}", file=sys.stderr)
         raise SystemExit(exc.exit_code) from None

@@ -46,6 +46,11 @@ class RunSummary:
     def failed(self) -> list[ProviderOutcome]:
         return [p for p in self.providers if p.status != "success"]
 
+    @property
+    def other_errors(self) -> list[str]:
+        """Step failures outside the providers' own assets (models, publishing, reports)."""
+        return [e for e in self.phase_errors if not e.startswith("scrape:")]
+
 
 def _all_definitions():
     from pipelines.definitions import defs
@@ -56,16 +61,18 @@ def _all_definitions():
 
 
 def _quiet_run_config() -> dict:
-    return {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+    return {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 
 def _step_errors(result: dg.ExecuteInProcessResult) -> list[str]:
     errors = []
     for event in result.all_events:
         if event.event_type_value == "STEP_FAILURE":
-            data = event.event_specific_data
-            message = getattr(getattr(data, "error", None), "message", "") or ""
-            errors.append(f"{event.step_key}: {message.strip().splitlines()[0] if message.strip() else 'failed'}")
+            error = getattr(event.event_specific_data, "error", None)
+            while error is not None and error.cause is not None:  # the user's exception, not Dagster's wrapper
+                error = error.cause
+            message = (error.message if error is not None else "").strip()
+            errors.append(f"{event.step_key}: {message.splitlines()[0] if message else 'failed'}")
     return errors
 
 
@@ -118,7 +125,9 @@ def run_day(
     materialize(scrape, partition, "scrape")
 
     progress("[3/4] offers with specs, workload rankings, analytics copy and Parquet export")
-    materialize(dg.AssetSelection.assets("offers_with_specs", "workload_rankings", "analytics_copy"), partition, "models")
+    materialize(dg.AssetSelection.assets("offers_with_specs", "workload_rankings"), partition, "models")
+    # Published even when a model step failed: analysts still get the day's prices.
+    materialize(dg.AssetSelection.assets("analytics_copy"), partition, "publish")
 
     if render_reports:
         year, week, weekday = day.isocalendar()

@@ -63,8 +63,10 @@ def register(app: typer.Typer) -> None:
         if summary.reports:
             out.print(f"reports:   {summary.reports[0].parent}", markup=False)
         _print_headlines(out, summary)
+        for error in summary.other_errors:
+            err.print(f"error: {error}", markup=False, highlight=False)
         err.print(f"[dim]done in {time.perf_counter() - started:.1f} s[/dim]")
-        if summary.failed:
+        if summary.failed or summary.other_errors:
             raise typer.Exit(1)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import dagster as dg
 
+from pipelines.defs.scraping.checks import check_specs, evaluate_checks, previous_offer_count
 from pipelines.partitions import daily_partitions
 from pipelines.resources import WAREHOUSE_POOL, ScrapeSettings, WarehouseResource
 from scrapers.offer import PROVIDERS, Offer, ParseResult, StructureMissing
@@ -117,10 +118,9 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
         kinds={"python"},
         description=f"{provider}: offers parsed from the stored page, with the parse report (not yet published).",
         pool=WAREHOUSE_POOL,
+        check_specs=check_specs(provider),
     )
-    def parsed_offers(
-        context: dg.AssetExecutionContext, raw_page: dict, warehouse: WarehouseResource
-    ) -> dict[str, Any]:
+    def parsed_offers(context: dg.AssetExecutionContext, raw_page: dict, warehouse: WarehouseResource):
         from scrapers.rawstore import read_raw
 
         day = partition_date(context)
@@ -141,17 +141,24 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
             )
             raise
         report = result.report
-        context.add_output_metadata(
-            {
+        check_results, failures = evaluate_checks(provider, result, previous_offer_count(warehouse, provider, day))
+        if failures:
+            record_failure(
+                warehouse, provider=provider, snapshot_date=day, source=raw_page["source"],
+                error="check failed: " + "; ".join(failures), report=report, started_at=raw_page.get("started_at"),
+            )
+        yield dg.Output(
+            {"result": result, "raw": raw_page},
+            metadata={
                 "offers": len(result.offers),
                 "rejected": len(report.rejected),
                 "unpriced_rows": report.unpriced_rows,
                 "unknown_gpus": ", ".join(report.unknown_gpus) or "none",
                 "missing_columns": ", ".join(report.missing_columns) or "none",
                 "preview": dg.MetadataValue.md(offers_markdown(result.offers)),
-            }
+            },
         )
-        return {"result": result, "raw": raw_page}
+        yield from check_results
 
     @dg.asset(
         key=dg.AssetKey(["snapshot", module_name]),

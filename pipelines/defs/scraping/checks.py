@@ -1,5 +1,8 @@
 """Blocking data checks on each provider's parsed offers (before they replace the snapshot).
 
+The checks are declared on ``parsed/<provider>`` and evaluated inside it, on the offers it
+just parsed, so no second copy of the page is loaded.
+
 gpuhunt-style integrity rules: at least one priced offer, every price > 0 and plausible for its
 GPU, unique offer keys, few unknown GPU names, and no sudden loss of half the offers. A failing
 check blocks the snapshot partition, so yesterday's data stays the latest and the provider is
@@ -9,13 +12,11 @@ marked stale in ``provider_runs``.
 
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
 
 import dagster as dg
 
-from pipelines.defs.scraping.assets import partition_date, record_failure
-from pipelines.resources import WAREHOUSE_POOL, WarehouseResource
-from scrapers.offer import PROVIDERS, ParseResult
+from pipelines.resources import WarehouseResource
+from scrapers.offer import ParseResult
 
 MAX_UNKNOWN_SHARE = 0.25  # more than a quarter unknown names means the page changed its naming
 MIN_KEPT_SHARE = 0.5  # losing more than half the offers overnight means a broken or partial page
@@ -83,42 +84,29 @@ def previous_offer_count(warehouse: WarehouseResource, provider: str, day) -> in
     return int(row[0]) if row else None
 
 
-def build_checks(provider: str) -> list[dg.AssetChecksDefinition]:
+def check_specs(provider: str) -> list[dg.AssetCheckSpec]:
+    """The blocking checks declared on ``parsed/<provider>`` (evaluated inside that asset)."""
     asset_key = dg.AssetKey(["parsed", provider])
-    specs = [
+    return [
         dg.AssetCheckSpec(name=name, asset=asset_key, blocking=True, description=description)
         for name, (_, description) in CHECKS.items()
     ]
 
-    @dg.multi_asset_check(
-        specs=specs,
-        name=f"{provider}_offer_checks",
-        ins={"parsed": dg.AssetIn(key=asset_key)},
-        pool=WAREHOUSE_POOL,
-    )
-    def offer_checks(context: dg.AssetCheckExecutionContext, parsed: dict[str, Any], warehouse: WarehouseResource):
-        result: ParseResult = parsed["result"]
-        day = partition_date(context)
-        previous = previous_offer_count(warehouse, provider, day)
-        failures = []
-        for name, (fn, _) in CHECKS.items():
-            passed, detail = fn(result, previous)
-            if not passed:
-                failures.append(f"{name}: {detail}")
-            yield dg.AssetCheckResult(
+
+def evaluate_checks(
+    provider: str, result: ParseResult, previous_count: int | None
+) -> tuple[list[dg.AssetCheckResult], list[str]]:
+    """Run every check; returns the Dagster results and the failures as text."""
+    asset_key = dg.AssetKey(["parsed", provider])
+    results, failures = [], []
+    for name, (fn, _) in CHECKS.items():
+        passed, detail = fn(result, previous_count)
+        if not passed:
+            failures.append(f"{name}: {detail}")
+        results.append(
+            dg.AssetCheckResult(
                 check_name=name, asset_key=asset_key, passed=passed, description=detail,
                 metadata={"detail": detail}, severity=dg.AssetCheckSeverity.ERROR,
             )
-        if failures:
-            record_failure(
-                warehouse, provider=provider, snapshot_date=day, source=parsed["raw"]["source"],
-                error="check failed: " + "; ".join(failures), report=result.report,
-                started_at=parsed["raw"].get("started_at"),
-            )
-
-    return [offer_checks]
-
-
-@dg.definitions
-def defs() -> dg.Definitions:
-    return dg.Definitions(asset_checks=[c for p in PROVIDERS for c in build_checks(p)])
+        )
+    return results, failures
