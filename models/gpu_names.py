@@ -19,8 +19,10 @@ Rules, in order of precedence:
    has 94 GB) and "HBM2e" means PCIe. H200 has no PCIe part: "H200 PCIe" is the NVL card.
    B200/B300 sold in NVL72/NVL36 racks or with "Grace" are Grace-Blackwell (GB200).
 3. Memory (from the text, else the ``vram_gb`` hint) separates same-named parts:
-   A100 40 GB vs 80 GB, H100 94 GB = NVL, RTX 6000 48 GB = Ada / 96 GB = PRO (Blackwell),
-   V100 16 GB vs 32 GB.
+   A100 40 GB vs 80 GB, H100 94 GB = NVL, V100 16 GB vs 32 GB, and bare workstation names:
+   "RTX 6000" 48 GB = RTX 6000 Ada, 96 GB = RTX PRO 6000, 24 GB = Turing Quadro (unknown).
+   Workstation generations are told apart by their words: "A6000" (Ampere), "6000 Ada",
+   "PRO 6000"/"Blackwell"; the same applies to the 5000/4500/4000/2000 cards.
 4. A bare name with neither hint follows the provider's documented convention
    (reference: provider-pages.md, each provider's SKU naming):
    - massedcompute: ``gpu_1x_h100`` is the H100 80GB PCIe card and the cheap H200 is the NVL
@@ -175,20 +177,57 @@ def _b300(h: _Hints) -> str:
     return UNKNOWN if h.rack else "b300"
 
 
-def _rtx_6000(h: _Hints) -> str:
+@dataclass(frozen=True)
+class _Workstation:
+    """One workstation model number across generations ("A6000", "6000 Ada", "PRO 6000")."""
+
+    ampere: str | None  # "RTX A6000"
+    ada: str | None  # "RTX 6000 Ada"
+    blackwell: str | None  # "RTX PRO 6000 Blackwell"
+    by_memory: dict[float, str]  # bare "RTX 6000": memory tells the generation
+
+
+# Bare "RTX N000" also names the Turing Quadro RTX cards (RTX 6000 24 GB, RTX 5000 16 GB,
+# RTX 4000 8 GB), which the catalog does not hold: without a matching memory size the name
+# stays unknown. Ampere cards are always written with the "A" ("RTX A6000").
+_WORKSTATION: dict[str, _Workstation] = {
+    "6000": _Workstation("a6000", "rtx-6000-ada", "rtx-pro-6000", {48: "rtx-6000-ada", 96: "rtx-pro-6000"}),
+    "5000": _Workstation("a5000", "rtx-5000-ada", None, {32: "rtx-5000-ada"}),
+    "4500": _Workstation("a4500", None, None, {}),
+    "4000": _Workstation("a4000", "rtx-4000-ada", None, {20: "rtx-4000-ada"}),
+    "2000": _Workstation(None, "rtx-2000-ada", None, {16: "rtx-2000-ada"}),
+}
+_WS_NUMBER = "(" + "|".join(_WORKSTATION) + ")"
+_WS_PATTERNS = (
+    rf"\ba{_WS_NUMBER}\b",
+    rf"\b(?:rtx|quadro) (?:pro )?{_WS_NUMBER}\b",
+    rf"\b{_WS_NUMBER} (?:ada|blackwell)\b",
+    rf"\bpro {_WS_NUMBER}\b",
+)
+
+
+def _workstation_numbers(text: str) -> set[str]:
+    return {m.group(1) for pattern in _WS_PATTERNS for m in re.finditer(pattern, text)}
+
+
+def _workstation(h: _Hints) -> str:
+    numbers = _workstation_numbers(h.text)
+    if len(numbers) != 1:
+        return UNKNOWN
+    number = numbers.pop()
+    card = _WORKSTATION[number]
+    if h.has(r"\bsff\b"):
+        return UNKNOWN  # the small-form-factor cards run at lower clocks and power
     if h.has(r"\bpro\b") or h.has(r"\bblackwell\b"):
-        return "rtx-pro-6000"
+        return card.blackwell or UNKNOWN
     if h.has(r"\bada\b"):
-        return "rtx-6000-ada"  # also the common misnomer "RTX A6000 Ada"
-    if h.has(r"\ba6000\b"):
-        return "a6000"
-    # Bare "RTX 6000": only memory tells the Ada (48 GB) and PRO (96 GB) cards from the
-    # Turing Quadro RTX 6000 (24 GB), which the catalog does not hold.
+        return card.ada or UNKNOWN  # also the common misnomer "RTX A6000 Ada"
+    if h.has(rf"\ba{number}\b"):
+        return card.ampere or UNKNOWN
     if h.memory_gb is not None:
-        if 44 <= h.memory_gb <= 50:
-            return "rtx-6000-ada"
-        if 90 <= h.memory_gb <= 100:
-            return "rtx-pro-6000"
+        for memory, slug in card.by_memory.items():
+            if abs(h.memory_gb - memory) <= 2:
+                return slug
     return UNKNOWN
 
 
@@ -240,7 +279,8 @@ _FAMILIES: dict[str, tuple[Callable[[str], bool], Callable[[_Hints], str]]] = {
     "l4": (_pattern(r"\bl4\b"), _fixed("l4")),
     "a10": (_pattern(r"\ba10\b"), _fixed("a10")),
     "a40": (_pattern(r"\ba40\b"), _fixed("a40")),
-    "rtx6000": (_pattern(r"\ba6000\b|\brtx (?:pro )?6000\b|\b6000 (?:ada|blackwell)\b|\bpro 6000\b"), _rtx_6000),
+    "a30": (_pattern(r"\ba30\b"), _fixed("a30")),
+    "workstation": (lambda text: bool(_workstation_numbers(text)), _workstation),
     "rtx4090": _consumer("4090", "rtx-4090"),
     "rtx5090": _consumer("5090", "rtx-5090"),
     "rtx3090": _consumer("3090", "rtx-3090"),

@@ -156,6 +156,15 @@ RUNPOD: list[tuple[str | None, str, str]] = [
     ("runpod", "NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000"),
     ("runpod", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "rtx-pro-6000"),
     ("runpod", "Tesla V100-PCIE-16GB", "v100-16gb"),
+    ("runpod", "NVIDIA RTX A5000", "a5000"),
+    ("runpod", "NVIDIA RTX A4500", "a4500"),
+    ("runpod", "NVIDIA RTX A4000", "a4000"),
+    ("runpod", "NVIDIA RTX 4000 Ada Generation", "rtx-4000-ada"),
+    ("runpod", "NVIDIA RTX 5000 Ada Generation", "rtx-5000-ada"),
+    ("runpod", "NVIDIA RTX 2000 Ada Generation", "rtx-2000-ada"),
+    ("runpod", "NVIDIA A30", "a30"),
+    ("runpod", "RTX A5000", "a5000"),
+    ("runpod", "RTX 4000 Ada", "rtx-4000-ada"),
     ("runpod", "Tesla V100-SXM2-16GB", "v100-16gb"),
     ("lambda", "On-demand 1x NVIDIA GH200", "gh200"),
     ("lambda", "On-demand 8x NVIDIA B200", "b200"),
@@ -220,6 +229,10 @@ def test_every_observed_price_row_maps_to_a_catalog_gpu() -> None:
         ("RTX A6000 Ada", "a6000", "rtx-6000-ada"),  # common misnomer for the Ada card
         ("RTX PRO 6000", "rtx-6000-ada", "rtx-pro-6000"),
         ("RTX A6000", "rtx-6000-ada", "a6000"),
+        ("RTX A5000", "rtx-5000-ada", "a5000"),
+        ("RTX 5000 Ada", "a5000", "rtx-5000-ada"),
+        ("RTX A4000", "rtx-4000-ada", "a4000"),
+        ("A30", "a10", "a30"),
         ("L40", "l40s", "l40"),
         ("L40S", "l40", "l40s"),
         ("L4", "l40", "l4"),
@@ -261,6 +274,10 @@ def test_traps(raw: str, wrong: str, right: str) -> None:
         ("H200 PCIe", None, None, "h200-nvl"),  # H200's PCIe card is the NVL
         ("RTX 6000", None, 48, "rtx-6000-ada"),
         ("RTX 6000", None, 96, "rtx-pro-6000"),
+        ("RTX 6000", None, 24, UNKNOWN),  # Turing Quadro RTX 6000
+        ("RTX 5000", None, 32, "rtx-5000-ada"),
+        ("RTX 5000", None, 16, UNKNOWN),  # Turing Quadro RTX 5000
+        ("RTX 4000", None, 20, "rtx-4000-ada"),
         ("Tesla V100", None, 16, "v100-16gb"),
         ("Tesla V100", None, 32, "v100"),
         ("MI300", None, 192, "mi300x"),
@@ -297,9 +314,13 @@ def test_form_factor_and_memory_rules(raw: str, provider: str | None, vram_gb: f
         "NVIDIA H20",
         "H800 80GB",
         "A800 80GB",
-        "RTX A5000",
-        "RTX 4000 Ada Generation",
+        "RTX A2000",
+        "RTX 4500 Ada",
+        "NVIDIA RTX 4000 SFF Ada Generation",  # 70 W small-form-factor card, not the RTX 4000 Ada
+        "RTX PRO 4000 Blackwell",
         "Quadro RTX 6000",  # Turing, 24 GB
+        "Quadro RTX 5000",
+        "RTX 4000 Ada vs RTX 6000 Ada",
         "RTX 3090 Ti",
         "RTX 4090 D",
         "MI300A",
