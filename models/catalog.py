@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import functools
 import io
+import itertools
 import math
 import re
 from pathlib import Path
 from typing import Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, HttpUrl
+from pydantic import BaseModel, ConfigDict, Field
 
 from gpuprice.errors import unknown_choice
 
@@ -50,7 +51,7 @@ class GpuSpec(BaseModel):
     release_year: int = Field(ge=2010, le=2035)
     confidence: Confidence
     peak_source: str = Field(min_length=1)
-    source_url: HttpUrl
+    source_url: str = Field(pattern=r"^https://[^\s/]+\.[a-z]{2,}/\S*$")
     notes: str = ""
 
 
@@ -82,17 +83,11 @@ _DTYPES: dict[str, str] = {
 def _split_header(text: str) -> tuple[str, str]:
     """The catalog version from the leading comment lines, and the CSV body after them."""
     lines = text.splitlines(keepends=True)
-    version = None
-    body_start = 0
-    for body_start, line in enumerate(lines):
-        if not line.startswith("#"):
-            break
-        match = _VERSION_RE.match(line.strip())
-        if match:
-            version = match.group(1)
-    if version is None:
-        raise ValueError(f"{CATALOG_PATH.name}: first lines must include '# catalog_version: N'")
-    return version, "".join(lines[body_start:])
+    header = list(itertools.takewhile(lambda line: line.startswith("#"), lines))
+    versions = [m.group(1) for m in (_VERSION_RE.match(line.strip()) for line in header) if m]
+    if len(versions) != 1:
+        raise ValueError(f"{CATALOG_PATH.name}: the leading comment lines must hold one '# catalog_version: N'")
+    return versions[0], "".join(lines[len(header):])
 
 
 def _spec_from_row(row: dict[str, str]) -> GpuSpec:

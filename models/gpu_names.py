@@ -42,6 +42,7 @@ other parts the catalog does not hold.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -330,9 +331,11 @@ def normalize_gpu(raw: str, *, provider: str | None = None, vram_gb: float | Non
     if not text or _is_mig_slice(raw):
         return UNKNOWN
     memory = _memory_from_text(text)
+    if memory is None and vram_gb is not None and math.isfinite(vram_gb) and vram_gb > 0:
+        memory = float(vram_gb)  # a NaN or zero cell from a page is no hint at all
     hints = _Hints(
         text=text,
-        memory_gb=memory if memory is not None else vram_gb,
+        memory_gb=memory,
         provider=_provider_key(provider),
     )
     families = _families_in(text)

@@ -378,3 +378,9 @@ def test_provider_hint_is_case_insensitive() -> None:
 
 def test_unknown_provider_uses_the_provider_independent_default() -> None:
     assert normalize_gpu("H100", provider="some-new-cloud") == "h100-sxm"
+
+
+def test_meaningless_memory_hints_are_ignored() -> None:
+    assert normalize_gpu("A100", provider="lambda", vram_gb=float("nan")) == "a100-40gb"
+    assert normalize_gpu("A100", provider="lambda", vram_gb=0) == "a100-40gb"
+    assert normalize_gpu("H100", provider="massedcompute", vram_gb=float("nan")) == "h100-pcie"
