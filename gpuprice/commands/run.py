@@ -42,8 +42,8 @@ def register(app: typer.Typer) -> None:
 
         from pipelines.runner import run_day
 
-        err = Console(stderr=True, highlight=False)
-        out = Console(highlight=False)
+        err = Console(stderr=True, highlight=False, soft_wrap=True)
+        out = Console(highlight=False, soft_wrap=True)
         started = time.perf_counter()
         summary = run_day(day, source=source, providers=chosen, home=home, archive_dir=archive,
                           progress=lambda m: err.print(f"[dim]{m}[/dim]"), render_reports=reports)
