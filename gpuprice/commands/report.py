@@ -1,0 +1,28 @@
+"""gpuprice report: write the weekly cost reports and print their paths."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("report")
+    def report(
+        week: Annotated[
+            str | None,
+            typer.Option("--week", help="ISO week YYYY-Www (default: the week of the newest snapshot)."),
+        ] = None,
+        workload: Annotated[
+            str | None, typer.Option("--workload", help="Only this workload's pages (index and summary always).")
+        ] = None,
+    ) -> None:
+        """Write the weekly reports under $GPUPRICE_HOME/reports/<YYYY-Www>/ and print their paths."""
+        from reports.render import render_weekly_reports
+        from reports.weeks import IsoWeek
+
+        # Check the week's form before opening the warehouse: a typo fails fast with exit 2.
+        parsed = IsoWeek.parse(week) if week is not None else None
+        for path in render_weekly_reports(parsed, workload=workload):
+            typer.echo(str(path))

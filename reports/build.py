@@ -1,0 +1,161 @@
+"""Assemble one week's report data (overview + one report per workload) from the warehouse."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import duckdb
+
+from reports import loading, workload_info
+from reports.data import (
+    GpuCapacity,
+    GpuCheapest,
+    MemoryFitRow,
+    MemoryVerdict,
+    PriceChange,
+    RankedOffer,
+    ReportMeta,
+    WeekOverview,
+    WorkloadReport,
+    WorkloadSummary,
+)
+from reports.weeks import IsoWeek
+
+TOP_CHANGES = 12
+HISTORY_GPUS = 4  # price-history charts per workload report: the GPU types of the best offers
+
+
+def build_meta(con: duckdb.DuckDBPyConnection, week: IsoWeek, generated_at: dt.datetime, warehouse: str | None) -> ReportMeta:
+    return ReportMeta(
+        week=week,
+        as_of=loading.as_of_date(con, week),
+        generated_at=generated_at,
+        sources=loading.sources_used(con, week),
+        warehouse=warehouse,
+    )
+
+
+def workload_order(con: duckdb.DuckDBPyConnection, week: IsoWeek, catalog: Mapping[str, Any]) -> list[str]:
+    """Catalog workloads in catalog order, then workloads only the warehouse knows (e.g. retired)."""
+    known = list(catalog)
+    return known + [name for name in loading.workload_names(con, week) if name not in catalog]
+
+
+def build_workload_report(
+    con: duckdb.DuckDBPyConnection,
+    week: IsoWeek,
+    name: str,
+    workload: Any | None,
+    *,
+    meta: ReportMeta,
+    changes: Sequence[PriceChange],
+    cheapest: Sequence[GpuCheapest],
+    in_catalog: bool = True,
+) -> WorkloadReport:
+    fit_rows, computed_at = loading.memory_fit(con, name)
+    margin = workload_info.planning_margin(fit_rows)
+    bars, note = workload_info.memory_bars(workload, fit_rows)
+    capacity_gpus = {row.gpu for row in fit_rows}
+    memory = MemoryVerdict(
+        rows=fit_rows,
+        bars=bars,
+        capacities=loading.gpu_capacities(con, capacity_gpus) or _capacities_from_rows(fit_rows),
+        breakdown_note=note,
+        planning_margin=margin,
+        computed_at=computed_at,
+    )
+    ranked_on = loading.rankings_date(con, name, week)
+    ranked = loading.rankings(con, name, ranked_on) if ranked_on else []
+    fitting_gpus = {row.gpu for row in memory.fitting} | {offer.gpu for offer in ranked}
+    history_gpus = _history_gpus(ranked, memory, cheapest)
+    relevant_changes = [c for c in changes if c.gpu in fitting_gpus]
+    definition = workload_info.describe(
+        name, workload, rankings=ranked, planning_margin=margin, in_catalog=in_catalog
+    )
+    mfus = [offer.mfu for offer in ranked]
+    return WorkloadReport(
+        meta=meta,
+        definition=definition,
+        memory=memory,
+        rankings=ranked,
+        rankings_total=len(ranked),
+        rankings_snapshot_date=ranked_on,
+        cost_terms=_cost_terms(ranked),
+        mfu_range=(min(mfus), max(mfus)) if mfus else None,
+        price_history=loading.price_history(con, history_gpus, week, changes),
+        changes=relevant_changes,
+    )
+
+
+def _capacities_from_rows(rows: Sequence[MemoryFitRow]) -> list[GpuCapacity]:
+    """GPU memory sizes from the sweep itself, for warehouses without the GPU catalog loaded."""
+    seen: dict[str, float] = {}
+    for row in rows:
+        seen[row.gpu] = row.gpu_memory_gb
+    return [GpuCapacity(gpu=g, memory_gb=m) for g, m in sorted(seen.items(), key=lambda kv: (kv[1], kv[0]))]
+
+
+def _history_gpus(ranked: Sequence[RankedOffer], memory: MemoryVerdict, cheapest: Sequence[GpuCheapest]) -> list[str]:
+    """GPU types worth a price-history chart: those of the best-ranked offers, else the cheapest that fit."""
+    chosen: list[str] = []
+    for offer in sorted(ranked, key=lambda o: o.rank):
+        if offer.gpu not in chosen and offer.gpu != "unknown":
+            chosen.append(offer.gpu)
+    if not chosen:
+        fitting = {row.gpu for row in memory.fitting}
+        priced = [c for c in cheapest if c.gpu in fitting and c.on_demand is not None]
+        chosen = [c.gpu for c in sorted(priced, key=lambda c: c.on_demand.usd_per_gpu_hour)]  # type: ignore[union-attr]
+    return chosen[:HISTORY_GPUS]
+
+
+def _cost_terms(ranked: Sequence[RankedOffer]) -> dict[str, Any]:
+    """The cost terms behind the ranking, as the best-ranked offer states them."""
+    if not ranked:
+        return {}
+    return dict(min(ranked, key=lambda o: o.rank).cost_terms)
+
+
+def summarize(report: WorkloadReport) -> WorkloadSummary:
+    return WorkloadSummary(
+        name=report.definition.name,
+        description=report.definition.description,
+        best=min(report.rankings, key=lambda o: o.rank) if report.rankings else None,
+        offers_ranked=report.rankings_total,
+        fitting_configs=len(report.memory.fitting),
+    )
+
+
+def build_week(
+    con: duckdb.DuckDBPyConnection,
+    week: IsoWeek,
+    *,
+    generated_at: dt.datetime,
+    catalog: Mapping[str, Any] | None = None,
+    warehouse: str | None = None,
+) -> tuple[WeekOverview, list[WorkloadReport]]:
+    """The overview and one report per workload for ``week`` (all workloads: the index lists them all)."""
+    catalog = workload_info.load_catalog() if catalog is None else catalog
+    meta = build_meta(con, week, generated_at, warehouse)
+    changes = loading.week_changes(con, week)
+    offers = loading.current_offers(con, week)
+    cheapest = loading.cheapest_by_gpu(offers)
+    reports = [
+        build_workload_report(
+            con, week, name, catalog.get(name), meta=meta, changes=changes, cheapest=cheapest,
+            # Without a catalog (models.workloads absent) nothing can be "no longer in" it.
+            in_catalog=name in catalog or not catalog,
+        )
+        for name in workload_order(con, week, catalog)
+    ]
+    overview = WeekOverview(
+        meta=meta,
+        freshness=loading.freshness(con, week),
+        changes=changes[:TOP_CHANGES],
+        changes_total=len(changes),
+        cheapest=cheapest,
+        unknown_gpu_offers=sum(1 for o in offers if o["gpu"] == "unknown"),
+        workloads=[summarize(r) for r in reports],
+    )
+    return overview, reports

@@ -1,0 +1,206 @@
+"""The report charts, drawn with matplotlib (Agg) and returned as inline SVG fragments."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.dates as mdates  # noqa: E402
+from markupsafe import Markup  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
+
+from reports import formatting as fmt  # noqa: E402
+from reports.data import MEMORY_PARTS, GpuCapacity, GpuPriceHistory, MemoryBar, RankedOffer  # noqa: E402
+from reports.svg import chart_text, figure_to_svg  # noqa: E402
+from reports.weeks import IsoWeek  # noqa: E402
+from scrapers.offer import PROVIDERS  # noqa: E402
+
+# One colour per provider across every chart, so a reader learns them once (colour-blind-safe
+# Okabe-Ito palette); unknown providers cycle through greys.
+PROVIDER_COLORS: dict[str, str] = dict(
+    zip(PROVIDERS, ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"), strict=True)
+)
+_EXTRA_COLORS = ("#444444", "#777777", "#999999", "#222222")
+PART_COLORS: dict[str, str] = {
+    "weights": "#0072B2",
+    "gradients": "#56B4E9",
+    "optimizer": "#E69F00",
+    "activations": "#009E73",
+    "logits": "#CC79A7",
+    "overhead": "#999999",
+    "total": "#0072B2",
+}
+TIER_MARKERS: dict[str, str] = {"on_demand": "o", "spot": "^", "reserved": "s"}
+
+_STYLE = {
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.labelsize": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.color": "#e5e5e5",
+    "grid.linewidth": 0.6,
+    "legend.frameon": False,
+    "legend.fontsize": 8,
+}
+
+
+def provider_color(provider: str) -> str:
+    if provider in PROVIDER_COLORS:
+        return PROVIDER_COLORS[provider]
+    return _EXTRA_COLORS[sum(map(ord, provider)) % len(_EXTRA_COLORS)]
+
+
+def _figure(width: float, height: float) -> Figure:
+    """A one-axes figure; call inside ``rc_context(_STYLE)`` so artists pick up the style."""
+    fig = Figure(figsize=(width, height), layout="constrained")
+    fig.subplots()
+    return fig
+
+
+def _styled(fig: Figure) -> None:
+    for ax in fig.axes:
+        ax.set_axisbelow(True)
+        ax.tick_params(labelsize=8)
+
+
+def memory_chart(bars: Sequence[MemoryBar], capacities: Sequence[GpuCapacity], *, chart_id: str) -> Markup:
+    """Stacked per-GPU memory of each parallel setup, with GPU memory sizes as reference lines."""
+    with matplotlib.rc_context(_STYLE):
+        fig = _figure(7.2, 3.4)
+        ax = fig.axes[0]
+        parts = [p for p in (*MEMORY_PARTS, "total") if any(p in bar.parts for bar in bars)]
+        xs = range(len(bars))
+        bottoms = [0.0] * len(bars)
+        for part in parts:
+            values = [bar.parts.get(part, 0.0) for bar in bars]
+            ax.bar(xs, values, bottom=bottoms, width=0.62, color=PART_COLORS.get(part, "#666666"),
+                   label=chart_text(fmt.humanize(part)), edgecolor="white", linewidth=0.5)
+            bottoms = [b + v for b, v in zip(bottoms, values)]
+        margins = [max((bar.planning_gb or 0.0) - bar.total, 0.0) for bar in bars]
+        if any(margins):
+            ax.bar(xs, margins, bottom=bottoms, width=0.62, color="none", edgecolor="#666666",
+                   hatch="////", linewidth=0.5, label="Planning margin")
+        tops = [b + m for b, m in zip(bottoms, margins)]
+        for x, bar, top in zip(xs, bars, tops):
+            ax.annotate(fmt.gb(bar.total), (x, top), textcoords="offset points", xytext=(0, 3),
+                        ha="center", fontsize=7.5, color="#333333")
+        peak = max(tops, default=1.0)
+        _capacity_lines(ax, capacities, peak, right=len(bars) - 0.5)
+        ax.set_xticks(list(xs), [chart_text(bar.label) for bar in bars], fontsize=8)
+        ax.set_ylabel("GB per GPU")
+        ax.set_xlim(-0.6, len(bars) - 0.4)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        _styled(fig)
+        ax.grid(False, axis="x")
+        return figure_to_svg(fig, title="Per-GPU memory breakdown by parallel setup", chart_id=chart_id)
+
+
+def _capacity_lines(ax, capacities: Sequence[GpuCapacity], peak: float, *, right: float) -> None:
+    """Dashed lines at the GPU memory sizes near the bars (others would only squash the chart)."""
+    by_size: dict[float, list[str]] = {}
+    for cap in capacities:
+        by_size.setdefault(cap.memory_gb, []).append(cap.gpu)
+    sizes = sorted(by_size)
+    above = [s for s in sizes if s >= peak]
+    shown = [s for s in sizes if s < peak] + above[:1]
+    ceiling = max([peak, *shown]) * 1.12
+    ax.set_ylim(0, ceiling)
+    for size in shown:
+        names = sorted(by_size[size])
+        label = f"{size:,.0f} GB: {names[0]}" + (f" +{len(names) - 1}" if len(names) > 1 else "")
+        ax.axhline(size, color="#B22222", linestyle=(0, (4, 3)), linewidth=0.8, zorder=3)
+        ax.text(right, size, chart_text(label), ha="right", va="bottom", fontsize=7, color="#B22222", zorder=4)
+
+
+def cost_time_chart(
+    offers: Sequence[RankedOffer], *, deadline_hours: float | None, chart_id: str, highlight: int = 3
+) -> Markup:
+    """Run cost against wall time per ranked offer: the cost/deadline trade-off at a glance."""
+    with matplotlib.rc_context(_STYLE):
+        fig = _figure(7.2, 3.8)
+        ax = fig.axes[0]
+        seen: set[tuple[str, str]] = set()
+        for offer in offers:
+            key = (offer.provider, offer.tier)
+            ax.scatter(
+                offer.hours, offer.run_cost_usd, s=26 if offer.rank > highlight else 46,
+                color=provider_color(offer.provider), marker=TIER_MARKERS.get(offer.tier, "D"),
+                alpha=0.85, edgecolor="white", linewidth=0.6, zorder=3,
+                label=chart_text(f"{offer.provider} · {offer.tier.replace('_', '-')}") if key not in seen else None,
+            )
+            seen.add(key)
+        for offer in sorted(offers, key=lambda o: o.rank)[:highlight]:
+            ax.annotate(f"#{offer.rank}", (offer.hours, offer.run_cost_usd), textcoords="offset points",
+                        xytext=(5, 4), fontsize=8, fontweight="bold", color="#222222", zorder=4)
+        hours = [o.hours for o in offers if o.hours > 0]
+        costs = [o.run_cost_usd for o in offers if o.run_cost_usd > 0]
+        if hours and max(hours) / min(hours) > 30:
+            ax.set_xscale("log")
+        if costs and max(costs) / min(costs) > 30:
+            ax.set_yscale("log")
+        if deadline_hours:
+            ax.axvline(deadline_hours, color="#B22222", linestyle=(0, (4, 3)), linewidth=1, zorder=2)
+            ax.annotate(f"deadline {fmt.hours(deadline_hours)}", (deadline_hours, 1), xycoords=("data", "axes fraction"),
+                        xytext=(4, -10), textcoords="offset points", fontsize=8, color="#B22222", va="top")
+            if hours:
+                low, high = ax.get_xlim()
+                ax.set_xlim(min(low, deadline_hours * 0.9), max(high, deadline_hours * 1.1))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _axis_hours(v)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: chart_text(fmt.usd_compact(v))))
+        ax.set_xlabel("Wall time (hours)")
+        ax.set_ylabel("Run cost")
+        if offers:
+            ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), title="provider · tier", title_fontsize=8)
+        _styled(fig)
+        return figure_to_svg(fig, title="Run cost against wall time per offer", chart_id=chart_id)
+
+
+def _axis_hours(value: float) -> str:
+    if value <= 0 or math.isnan(value):
+        return "0"
+    return f"{value:,.0f}" if value >= 10 else f"{value:g}"
+
+
+def price_history_chart(history: GpuPriceHistory, week: IsoWeek, *, chart_id: str, callouts: int = 3) -> Markup:
+    """On-demand $/GPU-hour per provider over recent weeks; the report week shaded, changes marked."""
+    with matplotlib.rc_context(_STYLE):
+        fig = _figure(5.6, 3.3)
+        ax = fig.axes[0]
+        ax.axvspan(week.start, week.end + dt.timedelta(days=1), color="#fff3cd", zorder=0, lw=0)
+        for series in history.series:
+            days = [d for d, _ in series.points]
+            prices = [p for _, p in series.points]
+            ax.step(days, prices, where="post", color=provider_color(series.provider), linewidth=1.6,
+                    linestyle="--" if "community" in series.label or "lowest" in series.label else "-",
+                    label=chart_text(series.label), zorder=2)
+            ax.plot(days[-1:], prices[-1:], "o", color=provider_color(series.provider), markersize=3.5, zorder=3)
+        for change in sorted(history.changes, key=lambda c: -abs(c.change))[:callouts]:
+            if change.tier != "on_demand":
+                continue
+            ax.annotate(
+                chart_text(fmt.pct(change.change)), (change.snapshot_date, change.new_usd_per_gpu_hour),
+                textcoords="offset points", xytext=(0, 10), ha="center", fontsize=7.5, fontweight="bold",
+                color="#B22222" if change.change > 0 else "#1B7F3B", zorder=5,
+                bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
+                arrowprops={"arrowstyle": "-", "color": "#999999", "lw": 0.6},
+            )
+        ax.xaxis.set_major_locator(mdates.AutoDateLocator(minticks=4, maxticks=8))
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(ax.xaxis.get_major_locator()))
+        ax.yaxis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: chart_text(fmt.usd_rate(v))))
+        ax.set_ylabel(chart_text("$ per GPU-hour"))
+        low, high = ax.get_ylim()
+        ax.set_ylim(max(0.0, low - (high - low) * 0.15), high + (high - low) * 0.2)
+        ax.set_title(chart_text(f"{history.gpu} on-demand (shaded: {week})"), loc="left")
+        if history.series:
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, fontsize=7.5)
+        _styled(fig)
+        return figure_to_svg(fig, title=f"Price history of {history.gpu}", chart_id=chart_id)

@@ -1,0 +1,290 @@
+"""The report data layer: everything a report shows, already selected for one ISO week.
+
+Loading (``reports.loading``) fills these from the warehouse; rendering (``reports.render``) only
+reads them. Tests can build them by hand or from a small hand-made warehouse.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from reports.weeks import IsoWeek
+
+MEMORY_PARTS: tuple[str, ...] = ("weights", "gradients", "optimizer", "activations", "logits", "overhead")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+
+class ProviderFreshness(_Frozen):
+    """How current one provider's prices are, as of the report's date."""
+
+    provider: str
+    last_success_date: dt.date | None = None
+    last_attempt_date: dt.date | None = None
+    last_status: str | None = None
+    last_error: str | None = None
+    offers: int | None = Field(default=None, description="offers in the newest snapshot used")
+    stale: bool = True
+    days_since_success: int | None = None
+
+
+class PriceChange(_Frozen):
+    """One offer whose price moved between two consecutive snapshots."""
+
+    snapshot_date: dt.date
+    previous_snapshot_date: dt.date | None = None
+    provider: str
+    sku: str
+    gpu: str
+    gpu_raw: str
+    gpu_count: int
+    tier: str
+    community: bool = False
+    commitment_months: int | None = None
+    region: str | None = None
+    price_basis: str | None = None
+    old_usd_per_gpu_hour: float
+    new_usd_per_gpu_hour: float
+
+    @property
+    def change(self) -> float:
+        """Relative change as a fraction (+0.123 = 12.3 % dearer)."""
+        if self.old_usd_per_gpu_hour == 0:
+            return 0.0
+        return (self.new_usd_per_gpu_hour - self.old_usd_per_gpu_hour) / self.old_usd_per_gpu_hour
+
+
+class PricedOffer(_Frozen):
+    """An offer from the snapshot a report treats as current (e.g. the cheapest per GPU type)."""
+
+    snapshot_date: dt.date
+    provider: str
+    sku: str
+    gpu: str
+    gpu_raw: str
+    gpu_count: int
+    tier: str
+    community: bool = False
+    commitment_months: int | None = None
+    region: str | None = None
+    price_basis: str | None = None
+    usd_per_gpu_hour: float
+    offers_for_gpu: int = Field(default=1, description="offers for this GPU type and tier across providers")
+    providers_for_gpu: int = 1
+
+
+class GpuCheapest(_Frozen):
+    """The cheapest current offer of one GPU type per tier."""
+
+    gpu: str
+    on_demand: PricedOffer | None = None
+    spot: PricedOffer | None = None
+    reserved: PricedOffer | None = None
+    providers: int = 0
+
+
+class SourceSnapshot(_Frozen):
+    """Which snapshot of one provider a report used, and where that snapshot came from."""
+
+    provider: str
+    current_snapshot_date: dt.date | None = None
+    week_snapshot_dates: list[dt.date] = Field(default_factory=list)
+    sources: list[str] = Field(default_factory=list)
+    offers: int = 0
+
+
+class DefinitionItem(_Frozen):
+    label: str
+    value: str
+
+
+class WorkloadDefinition(_Frozen):
+    """A workload as readers need it: what is trained, how, and under which assumptions."""
+
+    name: str
+    description: str | None = None
+    items: list[DefinitionItem] = Field(default_factory=list)
+    deadline_hours: float | None = None
+    in_catalog: bool = True
+
+
+class MemoryFitRow(_Frozen):
+    gpu: str
+    gpu_count: int
+    sharding: str
+    per_gpu_gb: float
+    planning_gb: float
+    gpu_memory_gb: float
+    fits: bool
+    headroom_gb: float
+    least_complex: bool = False
+
+
+class MemoryBar(_Frozen):
+    """Per-GPU memory of one parallel setup, split into the memory model's terms (GB)."""
+
+    label: str
+    gpu_count: int
+    sharding: str
+    parts: dict[str, float]
+    planning_gb: float | None = None
+
+    @property
+    def total(self) -> float:
+        return sum(self.parts.values())
+
+
+class GpuCapacity(_Frozen):
+    """A GPU type's memory, drawn as a reference line over the memory bars."""
+
+    gpu: str
+    memory_gb: float
+
+
+# Simpler parallel setups first: a reader wants the least engineering that fits.
+SHARDING_COMPLEXITY: dict[str, int] = {"none": 0, "zero2": 1, "fsdp": 2, "zero3": 2}
+
+
+def sharding_rank(sharding: str) -> int:
+    return SHARDING_COMPLEXITY.get(sharding, 3)
+
+
+class VerdictRow(_Frozen):
+    """One GPU type across GPU counts: the simplest setup that fits at each count (or the nearest miss)."""
+
+    gpu: str
+    gpu_memory_gb: float
+    cells: list[MemoryFitRow | None]
+
+
+class MemoryVerdict(_Frozen):
+    """Which GPU configurations hold the workload, and what the memory consists of."""
+
+    rows: list[MemoryFitRow] = Field(default_factory=list)
+    bars: list[MemoryBar] = Field(default_factory=list)
+    capacities: list[GpuCapacity] = Field(default_factory=list)
+    breakdown_note: str | None = None
+    planning_margin: float | None = Field(default=None, description="fraction added for planning")
+    computed_at: dt.datetime | None = None
+
+    @property
+    def fitting(self) -> list[MemoryFitRow]:
+        return [row for row in self.rows if row.fits]
+
+    @property
+    def counts(self) -> list[int]:
+        return sorted({row.gpu_count for row in self.rows})
+
+    @property
+    def matrix(self) -> list[VerdictRow]:
+        """GPU types (smallest memory first) by GPU count."""
+        counts = self.counts
+        by_gpu: dict[str, list[MemoryFitRow]] = {}
+        for row in self.rows:
+            by_gpu.setdefault(row.gpu, []).append(row)
+        result = []
+        for gpu, rows in by_gpu.items():
+            cells: list[MemoryFitRow | None] = []
+            for count in counts:
+                options = [r for r in rows if r.gpu_count == count]
+                cells.append(min(options, key=_cell_preference) if options else None)
+            result.append(VerdictRow(gpu=gpu, gpu_memory_gb=max(r.gpu_memory_gb for r in rows), cells=cells))
+        return sorted(result, key=lambda v: (v.gpu_memory_gb, v.gpu))
+
+
+def _cell_preference(row: MemoryFitRow) -> tuple:
+    # Fitting beats not fitting; then the flagged least-complex setup, the simplest sharding, most headroom.
+    return (not row.fits, not row.least_complex, sharding_rank(row.sharding), -row.headroom_gb)
+
+
+class RankedOffer(_Frozen):
+    rank: int
+    provider: str
+    sku: str
+    gpu: str
+    gpu_count: int
+    nodes: int = 1
+    tier: str
+    community: bool = False
+    commitment_months: int | None = None
+    price_basis: str | None = None
+    usd_per_gpu_hour: float
+    sharding: str
+    per_gpu_gb: float
+    tokens_per_sec_per_gpu: float
+    mfu: float
+    hours: float
+    run_cost_usd: float
+    cost_per_checkpoint_usd: float
+    cost_terms: dict[str, Any] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+    price_snapshot_date: dt.date | None = None
+
+    @property
+    def gpu_hours(self) -> float:
+        return self.hours * self.gpu_count
+
+
+class PriceSeries(_Frozen):
+    """Daily cheapest on-demand price of one GPU type at one provider (one line on a chart)."""
+
+    gpu: str
+    provider: str
+    label: str
+    points: list[tuple[dt.date, float]]
+
+
+class GpuPriceHistory(_Frozen):
+    gpu: str
+    series: list[PriceSeries] = Field(default_factory=list)
+    changes: list[PriceChange] = Field(default_factory=list, description="this week's changes")
+
+
+class ReportMeta(_Frozen):
+    """When and from what a report was made."""
+
+    week: IsoWeek
+    as_of: dt.date = Field(description="newest snapshot date at or before the week's end")
+    generated_at: dt.datetime
+    sources: list[SourceSnapshot] = Field(default_factory=list)
+    warehouse: str | None = None
+
+
+class WorkloadSummary(_Frozen):
+    name: str
+    description: str | None = None
+    best: RankedOffer | None = None
+    offers_ranked: int = 0
+    fitting_configs: int = 0
+
+
+class WeekOverview(_Frozen):
+    """Data behind ``index.html`` and ``summary.md``."""
+
+    meta: ReportMeta
+    freshness: list[ProviderFreshness]
+    changes: list[PriceChange]
+    changes_total: int = 0
+    cheapest: list[GpuCheapest]
+    unknown_gpu_offers: int = Field(default=0, description="current offers whose GPU could not be mapped")
+    workloads: list[WorkloadSummary]
+
+
+class WorkloadReport(_Frozen):
+    """Data behind ``<workload>.html`` and ``<workload>.md``."""
+
+    meta: ReportMeta
+    definition: WorkloadDefinition
+    memory: MemoryVerdict
+    rankings: list[RankedOffer]
+    rankings_total: int = 0
+    rankings_snapshot_date: dt.date | None = None
+    cost_terms: dict[str, Any] = Field(default_factory=dict)
+    mfu_range: tuple[float, float] | None = None
+    price_history: list[GpuPriceHistory] = Field(default_factory=list)
+    changes: list[PriceChange] = Field(default_factory=list, description="this week's changes of GPUs that fit")

@@ -1,0 +1,199 @@
+"""Render report data into HTML and Markdown pages (Jinja2).
+
+HTML: autoescape on; only chart SVG (checked inert by ``reports.svg``) and our own CSS are
+marked safe. Markdown: every ``{{ value }}`` is escaped by the environment's ``finalize`` unless
+the template marks it with ``md_safe`` (static markup and links we build ourselves).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from reports import charts
+from reports import formatting as fmt
+from reports.data import MEMORY_PARTS, DefinitionItem, WeekOverview, WorkloadReport
+from reports.links import pricing_url
+from reports.loading import STALE_AFTER_DAYS
+from reports.workload_info import format_value
+
+TOP_OFFERS_HTML = 20
+TOP_OFFERS_MD = 10
+SUMMARY_CHANGES = 8
+
+
+class MdSafe(str):
+    """Markdown the report itself wrote (links, symbols): not escaped again."""
+
+
+def md_safe(value: object) -> MdSafe:
+    return MdSafe(str(value))
+
+
+def _md_finalize(value: Any) -> str:
+    if isinstance(value, MdSafe):
+        return value
+    return fmt.md_escape(value)
+
+
+def tier_label(offer: Any) -> str:
+    """on-demand / spot / reserved 12 mo, with community and lowest-now qualifiers."""
+    tier = getattr(offer, "tier", "") or ""
+    label = tier.replace("_", "-")
+    months = getattr(offer, "commitment_months", None)
+    if months:
+        label += f" {months} mo"
+    if getattr(offer, "community", False):
+        label += ", community"
+    if getattr(offer, "price_basis", None) == "lowest_now":
+        label += ", lowest now"
+    return label
+
+
+_FILTERS = {
+    "usd": fmt.usd,
+    "rate": fmt.usd_rate,
+    "hours": fmt.hours,
+    "duration": fmt.duration,
+    "gb": fmt.gb,
+    "pct": fmt.pct,
+    "ratio": fmt.ratio,
+    "tokens": fmt.tokens,
+    "day": fmt.day,
+    "ts": fmt.timestamp,
+    "humanize": fmt.humanize,
+    "tier_label": tier_label,
+}
+
+
+def _environment(*, html: bool) -> Environment:
+    env = Environment(
+        loader=PackageLoader("reports", "templates"),
+        autoescape=html,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        finalize=None if html else _md_finalize,
+    )
+    env.filters.update(_FILTERS)
+    env.globals.update(pricing_url=pricing_url, stale_after_days=STALE_AFTER_DAYS, md_safe=md_safe)
+    return env
+
+
+@functools.cache
+def html_env() -> Environment:
+    return _environment(html=True)
+
+
+@functools.cache
+def md_env() -> Environment:
+    return _environment(html=False)
+
+
+@functools.cache
+def _css() -> Markup:
+    return Markup(resources.files("reports").joinpath("templates/report.css").read_text(encoding="utf-8"))
+
+
+@dataclass(frozen=True)
+class WorkloadLinks:
+    """Relative file names of one workload's pages inside the week folder."""
+
+    html: str
+    md: str
+
+
+@dataclass(frozen=True)
+class HistoryChart:
+    svg: Markup
+    caption: str
+
+
+def cost_term_items(terms: Mapping[str, Any]) -> list[DefinitionItem]:
+    items = []
+    for key, value in terms.items():
+        if isinstance(value, Mapping):
+            items.extend(
+                DefinitionItem(label=f"{fmt.humanize(str(key))} › {item.label}", value=item.value)
+                for item in cost_term_items(value)
+            )
+        else:
+            items.append(DefinitionItem(label=fmt.humanize(str(key)), value=format_value(str(key), value)))
+    return items
+
+
+def render_index(overview: WeekOverview, links: Mapping[str, WorkloadLinks]) -> str:
+    return html_env().get_template("index.html.j2").render(
+        css=_css(), meta=overview.meta, overview=overview, links=dict(links)
+    )
+
+
+def workload_charts(report: WorkloadReport, chart_prefix: str) -> dict[str, Any]:
+    """The SVG charts of one workload page (ids prefixed so pages can be combined safely)."""
+    memory = report.memory
+    memory_svg = (
+        charts.memory_chart(memory.bars, memory.capacities, chart_id=f"{chart_prefix}-memory") if memory.bars else None
+    )
+    tradeoff_svg = (
+        charts.cost_time_chart(report.rankings, deadline_hours=report.definition.deadline_hours, chart_id=f"{chart_prefix}-cost")
+        if report.rankings
+        else None
+    )
+    history = []
+    for index, item in enumerate(report.price_history):
+        if not item.series:
+            continue
+        moved = [c for c in item.changes if c.tier == "on_demand"]
+        caption = (
+            f"Cheapest on-demand {item.gpu} price per GPU-hour by provider; the report week is shaded"
+            + (f"; {len(moved)} on-demand change{'s' if len(moved) != 1 else ''} this week (largest labelled)." if moved else ".")
+        )
+        history.append(
+            HistoryChart(
+                svg=charts.price_history_chart(item, report.meta.week, chart_id=f"{chart_prefix}-history{index}"),
+                caption=caption,
+            )
+        )
+    return {"memory": memory_svg, "tradeoff": tradeoff_svg, "history": history}
+
+
+def render_workload_html(report: WorkloadReport, chart_prefix: str = "w") -> str:
+    return html_env().get_template("workload.html.j2").render(
+        css=_css(),
+        meta=report.meta,
+        report=report,
+        top=report.rankings[:TOP_OFFERS_HTML],
+        cost_terms=cost_term_items(report.cost_terms),
+        charts=workload_charts(report, chart_prefix),
+    )
+
+
+def _bar_parts(report: WorkloadReport) -> list[str]:
+    """Breakdown columns of the Markdown memory table (the total has its own column)."""
+    present = {part for bar in report.memory.bars for part in bar.parts}
+    return [p for p in MEMORY_PARTS if p in present]
+
+
+def render_workload_md(report: WorkloadReport, html_name: str) -> str:
+    return md_env().get_template("workload.md.j2").render(
+        meta=report.meta,
+        report=report,
+        top=report.rankings[:TOP_OFFERS_MD],
+        cost_terms=cost_term_items(report.cost_terms),
+        bar_parts=_bar_parts(report),
+        html_name=html_name,
+        html_href=html_name,
+    )
+
+
+def render_summary(overview: WeekOverview, index_path: str) -> str:
+    return md_env().get_template("summary.md.j2").render(
+        meta=overview.meta, overview=overview, summary_changes=SUMMARY_CHANGES, index_path=index_path
+    )

@@ -1,0 +1,136 @@
+"""Write a week's reports under ``<reports>/<YYYY-Www>/``: index.html, summary.md, and per
+workload ``<workload>.html`` + ``<workload>.md``.
+
+Entry point for the weekly Dagster asset and ``gpuprice report``: :func:`render_weekly_reports`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+import duckdb
+
+from gpuprice.errors import BadInput, unknown_choice
+from reports import build, loading, pages, workload_info
+from reports.pages import WorkloadLinks
+from reports.weeks import IsoWeek
+from warehouse import settings
+
+
+def resolve_week(con: duckdb.DuckDBPyConnection, week: IsoWeek | str | dt.date | None) -> IsoWeek:
+    """``None``: the ISO week of the newest snapshot; a date: its ISO week; text: ``YYYY-Www``."""
+    if week is None:
+        return loading.default_week(con)
+    if isinstance(week, IsoWeek):
+        return week
+    if isinstance(week, dt.date):
+        return IsoWeek.of(week)
+    return IsoWeek.parse(week)
+
+
+def safe_filename(name: str) -> str:
+    """A workload name as a file name: letters, digits, dot, dash and underscore only."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip(".-")
+    return cleaned or "workload"
+
+
+def _unique_stems(names: Iterable[str]) -> dict[str, str]:
+    stems: dict[str, str] = {}
+    used = {"index", "summary"}
+    for name in names:
+        stem = base = safe_filename(name)
+        counter = 2
+        while stem.lower() in used:
+            stem, counter = f"{base}-{counter}", counter + 1
+        used.add(stem.lower())
+        stems[name] = stem
+    return stems
+
+
+def _write_atomic(path: Path, text: str) -> Path:
+    """Write via a temporary file so a reader (or a browser refresh) never sees half a page."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return path
+
+
+def _open_published(analytics_file: Path | None) -> tuple[duckdb.DuckDBPyConnection, Path]:
+    path = analytics_file or settings.analytics_path()
+    if not path.exists():
+        raise BadInput(f"no published warehouse at {path}; run `gpuprice run` first")
+    from warehouse.connection import connect_reader
+
+    return connect_reader(path), path
+
+
+def render_weekly_reports(
+    week: IsoWeek | str | dt.date | None = None,
+    *,
+    analytics_file: Path | None = None,
+    out_root: Path | None = None,
+    con: duckdb.DuckDBPyConnection | None = None,
+    workload: str | None = None,
+    generated_at: dt.datetime | None = None,
+) -> list[Path]:
+    """Write the week's reports and return their paths, ``index.html`` first.
+
+    Reads ``con`` when given, else the published read-only copy (``analytics_file`` or
+    ``$GPUPRICE_HOME/analytics.duckdb``). With ``workload`` only that workload's pages are
+    (re)written, plus the index and summary, which always cover every workload.
+    """
+    own_connection = con is None
+    source_path: Path | None = None
+    if con is None:
+        con, source_path = _open_published(analytics_file)
+    try:
+        iso_week = resolve_week(con, week)
+        catalog = workload_info.load_catalog()
+        names = build.workload_order(con, iso_week, catalog)
+        if workload is not None and workload not in names:
+            raise unknown_choice("workload", workload, names)
+        overview, reports = build.build_week(
+            con,
+            iso_week,
+            generated_at=generated_at or dt.datetime.now(dt.timezone.utc),
+            catalog=catalog,
+            warehouse=str(source_path) if source_path else None,
+        )
+    finally:
+        if own_connection:
+            con.close()
+
+    out_dir = (out_root or settings.reports_dir()) / str(iso_week)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stems = _unique_stems(names)
+
+    written: list[Path] = []
+    for report in reports:
+        name = report.definition.name
+        if workload is not None and name != workload:
+            continue
+        stem = stems[name]
+        written.append(_write_atomic(out_dir / f"{stem}.html", pages.render_workload_html(report, chart_prefix=stem)))
+        written.append(_write_atomic(out_dir / f"{stem}.md", pages.render_workload_md(report, html_name=f"{stem}.html")))
+
+    # Link every workload page present in the folder (earlier runs may have written the others).
+    links = {
+        name: WorkloadLinks(html=f"{stem}.html", md=f"{stem}.md")
+        for name, stem in stems.items()
+        if (out_dir / f"{stem}.html").exists()
+    }
+    index = _write_atomic(out_dir / "index.html", pages.render_index(overview, links))
+    summary = _write_atomic(
+        out_dir / "summary.md", pages.render_summary(overview, index_path=f"reports/{iso_week}/index.html")
+    )
+    return [index, summary, *written]

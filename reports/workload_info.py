@@ -1,0 +1,247 @@
+"""Workload definitions and memory breakdowns from ``models`` turned into report data.
+
+``models.workloads`` and ``models.memory`` belong to a colleague; this module reads them
+through their public functions only and tolerates field names it does not know (they are
+shown generically), so a new workload field appears in the report without code changes here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from reports import formatting as fmt
+from reports.data import (
+    MEMORY_PARTS,
+    DefinitionItem,
+    MemoryBar,
+    MemoryFitRow,
+    RankedOffer,
+    WorkloadDefinition,
+    sharding_rank,
+)
+
+# Shown first, in this order; any other field follows in the workload's own order.
+_LEADING_FIELDS: tuple[str, ...] = (
+    "model", "params_b", "method", "optimizer", "precision", "seq_len", "micro_batch", "grad_checkpointing",
+    "lora_rank", "lora_targets", "tokens", "epochs", "mfu", "planning_margin", "margin", "deadline_hours",
+    "deadline",
+)
+_HIDDEN_FIELDS = {"name", "description"}
+# Numeric fields between 0 and 1 whose names say "share of something": shown as percentages.
+_FRACTION_WORDS = ("mfu", "margin", "fraction", "risk", "probability", "share", "efficiency", "utilization")
+MAX_BARS = 8
+
+
+def load_catalog() -> dict[str, Any]:
+    """Workload name -> definition object; empty while ``models.workloads`` has not landed."""
+    try:
+        from models.workloads import load_workloads
+    except ModuleNotFoundError as exc:
+        if exc.name in ("models.workloads", "models"):
+            return {}
+        raise
+    return {str(_field(w, "name")): w for w in load_workloads()}
+
+
+def _field(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def _as_dict(obj: Any) -> dict[str, Any]:
+    if obj is None:
+        return {}
+    if isinstance(obj, BaseModel):
+        return obj.model_dump(mode="python")
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return dataclasses.asdict(obj)
+    if isinstance(obj, Mapping):
+        return dict(obj)
+    return {k: v for k, v in vars(obj).items() if not k.startswith("_")}
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, Any]]:
+    for key, value in data.items():
+        path = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, BaseModel) or (dataclasses.is_dataclass(value) and not isinstance(value, type)):
+            value = _as_dict(value)
+        if isinstance(value, Mapping) and value:
+            yield from _flatten(value, path)
+        else:
+            yield path, value
+
+
+def format_value(key: str, value: Any) -> str:
+    """A definition value for people, guided by the field name (tokens, hours, USD, fractions)."""
+    leaf = key.rsplit(".", 1)[-1].lower()
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if "token" in leaf:
+            return fmt.tokens(value)
+        if "usd" in leaf or "cost" in leaf or "price" in leaf:
+            return fmt.usd_rate(value) if "hour" in leaf else fmt.usd(value)
+        if leaf.endswith("hours") or leaf in ("deadline", "hours"):
+            return fmt.duration(value)
+        if leaf.endswith("_gb") or leaf == "gb":
+            return fmt.gb(value)
+        if any(word in leaf for word in _FRACTION_WORDS) and 0 <= value <= 1:
+            return fmt.ratio(value)
+        if value and abs(value) < 0.01:
+            return f"{value:g}"  # learning rates and the like: keep the significant digits
+        return fmt.number(value, 0 if float(value).is_integer() else 2)
+    if isinstance(value, (list, tuple, set)):
+        return ", ".join(format_value(key, v) for v in value) or fmt.MISSING
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    if value is None:
+        return fmt.MISSING
+    return str(getattr(value, "value", value))
+
+
+def _label(path: str) -> str:
+    return " › ".join(fmt.humanize(part) for part in path.split("."))
+
+
+def deadline_hours(workload: Any) -> float | None:
+    """The wall-clock deadline in hours, whatever the catalog calls it."""
+    for name in ("deadline_hours", "max_hours", "deadline"):
+        value = _field(workload, name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            return float(value)
+        if value is not None and not isinstance(value, (str, bool)):
+            nested = _field(value, "hours")
+            if isinstance(nested, (int, float)) and nested > 0:
+                return float(nested)
+    return None
+
+
+def describe(
+    name: str,
+    workload: Any | None,
+    *,
+    rankings: Sequence[RankedOffer] = (),
+    planning_margin: float | None = None,
+    in_catalog: bool = True,
+) -> WorkloadDefinition:
+    """The workload's definition and assumptions as labelled items.
+
+    Assumptions the model output carries (MFU range, planning margin) are added when the
+    catalog does not state them, so a reader sees what the numbers rest on.
+    """
+    data = _as_dict(workload)
+    flat = dict(_flatten({k: v for k, v in data.items() if k not in _HIDDEN_FIELDS}))
+    ordered = [k for k in _LEADING_FIELDS if k in flat] + [k for k in flat if k not in _LEADING_FIELDS]
+    items = [DefinitionItem(label=_label(k), value=format_value(k, flat[k])) for k in ordered if flat[k] not in (None, "", [])]
+    keys = {k.rsplit(".", 1)[-1] for k in flat}
+    mfus = [offer.mfu for offer in rankings]
+    if mfus and "mfu" not in keys:
+        low, high = min(mfus), max(mfus)
+        span = fmt.ratio(low) if abs(high - low) < 5e-4 else f"{fmt.ratio(low)} to {fmt.ratio(high)}"
+        items.append(DefinitionItem(label="MFU assumed (per GPU type)", value=span))
+    if planning_margin is not None and not keys & {"margin", "planning_margin"}:
+        items.append(DefinitionItem(label="Planning margin on memory", value=fmt.ratio(planning_margin)))
+    description = _field(workload, "description")
+    return WorkloadDefinition(
+        name=name,
+        description=str(description) if description else None,
+        items=items,
+        deadline_hours=deadline_hours(workload) if workload is not None else None,
+        in_catalog=in_catalog,
+    )
+
+
+def planning_margin(rows: Sequence[MemoryFitRow]) -> float | None:
+    """The margin the memory-fit sweep applied (planning_gb / per_gpu_gb - 1)."""
+    ratios = [r.planning_gb / r.per_gpu_gb - 1 for r in rows if r.per_gpu_gb > 0]
+    return round(sum(ratios) / len(ratios), 4) if ratios else None
+
+
+# ---------------------------------------------------------------------------- memory bars
+
+
+def bar_setups(rows: Sequence[MemoryFitRow]) -> list[MemoryFitRow]:
+    """One representative row per (GPU count, sharding) worth drawing.
+
+    The simplest fitting setups come first; without any fit, the lowest-memory setup per GPU
+    count shows how far off the workload is.
+    """
+    pool = [r for r in rows if r.fits and r.least_complex] or [r for r in rows if r.fits]
+    if not pool:
+        pool = [min((r for r in rows if r.gpu_count == n), key=lambda r: r.per_gpu_gb) for n in {r.gpu_count for r in rows}]
+    setups: dict[tuple[int, str], MemoryFitRow] = {}
+    for row in pool:
+        key = (row.gpu_count, row.sharding)
+        if key not in setups or row.per_gpu_gb > setups[key].per_gpu_gb:
+            setups[key] = row
+    ordered = sorted(setups.values(), key=lambda r: (r.gpu_count, sharding_rank(r.sharding), r.sharding))
+    return ordered[:MAX_BARS]
+
+
+def setup_label(gpu_count: int, sharding: str) -> str:
+    gpus = f"{gpu_count} GPU" + ("s" if gpu_count != 1 else "")
+    return gpus if sharding == "none" else f"{gpus} · {sharding}"
+
+
+def memory_bars(workload: Any | None, rows: Sequence[MemoryFitRow]) -> tuple[list[MemoryBar], str | None]:
+    """Per-GPU breakdown bars for the drawn setups, and a note when only totals are known."""
+    setups = bar_setups(rows)
+    bars: list[MemoryBar] = []
+    failures: list[str] = []
+    for row in setups:
+        parts = None
+        if workload is not None:
+            try:
+                parts = breakdown(workload, row.gpu_count, row.sharding, row.gpu)
+            except Exception as exc:  # the model may reject a setup the sweep stored; fall back to the total
+                failures.append(f"{setup_label(row.gpu_count, row.sharding)}: {exc}")
+        bars.append(
+            MemoryBar(
+                label=setup_label(row.gpu_count, row.sharding),
+                gpu_count=row.gpu_count,
+                sharding=row.sharding,
+                parts=parts or {"total": row.per_gpu_gb},
+                planning_gb=row.planning_gb,
+            )
+        )
+    note = None
+    if bars and any("total" in bar.parts for bar in bars):
+        note = "Only the total per-GPU memory is available for some setups (no breakdown from the memory model)."
+        if failures:
+            note += " " + "; ".join(failures[:3])
+    return bars, note
+
+
+def breakdown(workload: Any, gpu_count: int, sharding: str, gpu: str | None = None) -> dict[str, float] | None:
+    """The memory model's per-GPU breakdown (GB) for the workload on ``gpu_count`` GPUs."""
+    try:
+        from models import memory
+    except ModuleNotFoundError as exc:
+        if exc.name in ("models.memory", "models"):
+            return None
+        raise
+    setup = _memory_setup(workload, gpu_count, sharding, gpu)
+    if setup is None:
+        return None
+    estimate = memory.estimate_memory(setup)
+    parts = _as_dict(_field(estimate, "breakdown", estimate))
+    values = {part: float(parts[part]) for part in MEMORY_PARTS if isinstance(parts.get(part), (int, float))}
+    return values or None
+
+
+def _memory_setup(workload: Any, gpu_count: int, sharding: str, gpu: str | None) -> Any | None:
+    """Build the memory model's input from a workload (its own helper when it offers one)."""
+    for method in ("memory_setup", "setup", "to_setup", "training_setup"):
+        factory = getattr(workload, method, None)
+        if callable(factory):
+            try:
+                return factory(gpus=gpu_count, sharding=sharding)
+            except TypeError:
+                continue
+    return None
