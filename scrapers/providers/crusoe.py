@@ -1,0 +1,413 @@
+"""Crusoe: crusoe.ai/cloud/pricing, a Webflow grid of GPU cards priced per GPU-hour.
+
+A card has a heading ("NVIDIA H100"), tags (VRAM "80GB", form factor "HGX"/"SXM"/"PCIe") and
+labelled price cells ("On-demand" "$3.90/GPU-hr", "Spot" "$1.60/GPU-hr", "1-year reserved"
+"Contact sales"). Class names on Webflow pages change with every redesign, so nothing here
+depends on them:
+
+- a *card* is the largest element around a heading that holds no other heading;
+- a *price cell* is the smallest element whose text is a dollar price or an unpriced marker;
+- each *label* (text naming on-demand, spot or reserved) claims the price cell nearest to it in
+  the page structure, so labels may sit before, after or around their prices.
+
+``rows_seen`` counts cards with at least one labelled price cell; a card whose labelled cells
+are all "Contact sales" is an unpriced row. A reserved price needs a term in its label
+("1-year reserved" -> 12 months); without one the cell is rejected rather than guessed.
+Webflow's hidden conditional items (``w-condition-invisible``) are not shown to visitors and
+are skipped.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from bs4 import BeautifulSoup, Tag
+from pydantic import ValidationError
+
+from models.gpu_names import normalize_gpu
+from scrapers.offer import Offer, ParseReport, ParseResult, RejectedRow, StructureMissing, Tier
+from scrapers.pages import PageRequest
+from scrapers.parsing import Price, clean_text, parse_number, parse_price
+
+PROVIDER = "crusoe"
+PARSER_VERSION = "crusoe/1"
+PRICING_URL = "https://crusoe.ai/cloud/pricing"
+
+_BROWSER_HEADERS = {
+    "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) gpuprice/0.1 (+price tracker)",
+    "Accept": "text/html,application/xhtml+xml",
+    "Accept-Language": "en-US,en;q=0.8",
+}
+
+_HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_HEADING_CLASS = re.compile(r"heading|title", re.I)
+_SKIPPED_TAGS = ("script", "style", "noscript", "template", "svg", "head")
+_HIDDEN_CLASS = "w-condition-invisible"  # Webflow: conditionally hidden collection items
+_MAX_CELL_CHARS = 80
+
+# Prices in other units on the same page (storage per GiB-month, CPU per vCPU-hour) are not GPU-hours.
+_OTHER_UNIT = re.compile(r"/\s*(gi?b|tb|tib|vcpu|cpu|core|mo|month|year)\b|\bper\s+(gi?b|tb|vcpu|month)\b|-month\b", re.I)
+_DOLLAR_PRICE = re.compile(r"(?:\$|\busd\b)\s*\d", re.I)
+_UNPRICED_MARKER = re.compile(
+    r"contact\s*(?:us|sales)|talk\s+to\s+(?:us|sales)|coming\s+soon|sold\s+out|request\s+(?:access|quote|pricing)",
+    re.I,
+)
+_SPOT_LABEL = re.compile(r"\b(spot|preemptible|interruptible)\b", re.I)
+_RESERVED_LABEL = re.compile(r"\b(reserved|reservation|commit(ted|ment)?)\b", re.I)
+_ON_DEMAND_LABEL = re.compile(r"\bon[\s\-]?demand\b|\bpay[\s\-]as[\s\-]you[\s\-]go\b", re.I)
+_TERM = re.compile(r"(\d+)\s*[\-\s]?\s*(month|mo|year|yr)s?\b", re.I)
+_WORD_TERMS = {"one": 1, "two": 2, "three": 3, "six": 6}
+_WORD_TERM = re.compile(r"\b(one|two|three|six)[\s\-]+(month|year)s?\b", re.I)
+_VRAM_TAG = re.compile(r"^(\d+(?:\.\d+)?)\s*GB(?:\s*(?:HBM\w*|GDDR\w*|VRAM))?$", re.I)
+_FORM_FACTOR_TAG = re.compile(r"^(HGX|DGX|SXM\d?|PCIe(?:\s*Gen\s*\d)?|NVL|NVLink|OAM)$", re.I)
+
+
+def live_requests() -> list[PageRequest]:
+    return [PageRequest(url=PRICING_URL, kind="html", headers=dict(_BROWSER_HEADERS))]
+
+
+@dataclass
+class _Cell:
+    """One labelled price cell of a card."""
+
+    label: str
+    text: str
+
+
+@dataclass
+class _Card:
+    heading: str
+    vram_tag: str | None = None
+    form_factors: list[str] = field(default_factory=list)
+    cells: list[_Cell] = field(default_factory=list)
+    unlabelled_prices: list[str] = field(default_factory=list)
+
+
+def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
+    report = ParseReport(provider=PROVIDER)
+    text = _decode(content, report)
+    if not text.strip():
+        raise StructureMissing(PROVIDER, "empty page")
+    soup = BeautifulSoup(text, "lxml")
+    for hidden in soup.find_all(class_=_HIDDEN_CLASS):
+        hidden.decompose()
+    cards = _cards(soup)
+    if not cards:
+        raise StructureMissing(PROVIDER, "no GPU card with a labelled price (on-demand/spot/reserved)")
+
+    offers: list[Offer] = []
+    seen: set[tuple] = set()
+    for card in cards:
+        report.rows_seen += 1
+        card_offers = list(_card_offers(card, report))
+        if not card_offers and not any(_is_priced(c.text) for c in card.cells):
+            report.unpriced_rows += 1
+        for offer in card_offers:
+            if offer.key in seen:
+                report.rejected.append(
+                    RejectedRow(raw=f"{offer.sku} | {offer.tier} | ${offer.usd_per_gpu_hour}", reason="duplicate offer")
+                )
+                continue
+            seen.add(offer.key)
+            offers.append(offer)
+    report.offers = len(offers)
+    return ParseResult(offers=offers, report=report)
+
+
+def _decode(content: bytes, report: ParseReport) -> str:
+    try:
+        return content.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        report.notes.append("page is not valid UTF-8; undecodable bytes replaced")
+        return content.decode("utf-8", errors="replace")
+
+
+# ---------------------------------------------------------------- page structure -> cards
+
+
+def _is_priced(text: str) -> bool:
+    return bool(_DOLLAR_PRICE.search(text))
+
+
+def _is_value(text: str) -> bool:
+    return len(text) <= _MAX_CELL_CHARS and (_is_priced(text) or bool(_UNPRICED_MARKER.search(text)))
+
+
+def _label_kind(text: str) -> str | None:
+    if len(text) > 40:
+        return None
+    if _SPOT_LABEL.search(text):
+        return "spot"
+    if _RESERVED_LABEL.search(text) or _TERM.search(text) or _WORD_TERM.search(text):
+        return "reserved"
+    if _ON_DEMAND_LABEL.search(text):
+        return "on_demand"
+    return None
+
+
+@dataclass
+class _Text:
+    """An element found through one of its text strings; ``order`` is that string's position."""
+
+    tag: Tag
+    text: str
+    order: int
+
+
+def _cards(soup: BeautifulSoup) -> list[_Card]:
+    values, labels, specs = _scan_strings(soup)
+    headings = _headings(soup)
+    roots = _card_roots(headings)
+    card_of_root = {id(roots[id(h)]): i for i, h in enumerate(headings)}
+    heading_ids = {id(h) for h in headings}
+    per_card: list[tuple[list[_Text], list[_Text], list[_Text]]] = [([], [], []) for _ in headings]
+    for kind, items in enumerate((values, labels, specs)):
+        for item in items:
+            index = _card_index(item.tag, card_of_root, heading_ids)
+            if index is not None:
+                per_card[index][kind].append(item)
+    cards: list[_Card] = []
+    for heading, (card_values, card_labels, card_specs) in zip(headings, per_card):
+        card = _read_card(roots[id(heading)], heading, card_values, card_labels, card_specs)
+        if card.cells:
+            cards.append(card)
+    return cards
+
+
+def _scan_strings(soup: BeautifulSoup) -> tuple[list[_Text], list[_Text], list[_Text]]:
+    """One pass over the page's text: price cells, labels and spec tags ("80GB", "HGX")."""
+    values: dict[int, _Text] = {}
+    labels: list[_Text] = []
+    specs: list[_Text] = []
+    for order, string in enumerate(soup.find_all(string=True)):
+        parent = string.parent
+        if parent is None or parent.name in _SKIPPED_TAGS:
+            continue
+        text = clean_text(string)
+        if not text or len(text) > _MAX_CELL_CHARS:
+            continue
+        if _VRAM_TAG.match(text) or _FORM_FACTOR_TAG.match(text):
+            specs.append(_Text(parent, text, order))
+            continue
+        if "$" in text or _UNPRICED_MARKER.search(text) or re.search(r"\busd\b", text, re.I):
+            cell = _value_element(parent)
+            if cell is not None and id(cell.tag) not in values:
+                values[id(cell.tag)] = _Text(cell.tag, cell.text, order)
+        if _label_kind(text):
+            labels.append(_Text(parent, text, order))
+    return list(values.values()), _merge_label_parts(labels, values), specs
+
+
+def _value_element(tag: Tag) -> _Text | None:
+    """The smallest element around a '$' whose text is a whole price ('$' and '3.90' may be split)."""
+    for node in (tag, *list(tag.parents)[:2]):
+        text = clean_text(node.get_text(" "))
+        if len(text) > _MAX_CELL_CHARS:
+            return None
+        if _OTHER_UNIT.search(text):
+            return None  # storage or CPU prices, not GPU-hours
+        if _is_value(text):
+            return _Text(node, text, 0)
+    return None
+
+
+def _merge_label_parts(labels: list[_Text], values: dict[int, _Text]) -> list[_Text]:
+    """Join label strings that are parts of one label: '<span>1-year</span> reserved'.
+
+    Two consecutive labels merge when no price lies between them, one's element contains the
+    other's or they share a parent, they name the same tier, and they do not both state a term
+    (a header row "1-year reserved | 3-year reserved" stays two labels).
+    """
+    value_orders = sorted(v.order for v in values.values())
+    merged: list[_Text] = []
+    for label in labels:
+        if merged:
+            last = merged[-1]
+            between = any(last.order < o < label.order for o in value_orders)
+            related = (
+                last.tag is label.tag
+                or last.tag.parent is label.tag.parent
+                or any(p is last.tag for p in label.tag.parents)
+                or any(p is label.tag for p in last.tag.parents)
+            )
+            both_terms = bool(_any_term(last.text)) and bool(_any_term(label.text))
+            if not between and related and _label_kind(last.text) == _label_kind(label.text) and not both_terms:
+                outer = label.tag if any(p is label.tag for p in last.tag.parents) else last.tag
+                merged[-1] = _Text(outer, f"{last.text} {label.text}", last.order)
+                continue
+        merged.append(label)
+    return merged
+
+
+def _any_term(text: str) -> bool:
+    return bool(_TERM.search(text) or _WORD_TERM.search(text))
+
+
+def _headings(soup: BeautifulSoup) -> list[Tag]:
+    """Elements that can name a card: h1-h6, or Webflow 'heading'/'title' divs holding no h-tag."""
+
+    def candidate(tag: Tag) -> bool:
+        if tag.name in _HEADING_TAGS:
+            return True
+        return any(_HEADING_CLASS.search(c) for c in tag.get("class", ()))
+
+    found: list[Tag] = []
+    for tag in soup.find_all(candidate):
+        text = clean_text(tag.get_text(" "))
+        if not text or len(text) > _MAX_CELL_CHARS or _is_value(text) or _label_kind(text):
+            continue
+        if _VRAM_TAG.match(text) or _FORM_FACTOR_TAG.match(text):
+            continue
+        found.append(tag)
+    # A heading wrapping another heading counts once (the inner one).
+    outer = {id(p) for h in found for p in h.parents}
+    return [h for h in found if id(h) not in outer]
+
+
+def _card_roots(headings: list[Tag]) -> dict[int, Tag]:
+    """Each heading's card: its highest ancestor that contains no other heading."""
+    headings_below: dict[int, int] = {}
+    for heading in headings:
+        for parent in heading.parents:
+            headings_below[id(parent)] = headings_below.get(id(parent), 0) + 1
+    roots: dict[int, Tag] = {}
+    for heading in headings:
+        root: Tag = heading
+        for parent in heading.parents:
+            if parent.name == "[document]" or headings_below[id(parent)] > 1:
+                break
+            root = parent
+        roots[id(heading)] = root
+    return roots
+
+
+def _card_index(tag: Tag, card_of_root: dict[int, int], heading_ids: set[int]) -> int | None:
+    for node in (tag, *tag.parents):
+        if id(node) in heading_ids:
+            return None  # text inside a heading names the card, it is not a cell
+        if id(node) in card_of_root:
+            return card_of_root[id(node)]
+    return None
+
+
+def _read_card(root: Tag, heading: Tag, values: list[_Text], labels: list[_Text], specs: list[_Text]) -> _Card:
+    card = _Card(heading=clean_text(heading.get_text(" ")))
+    for spec in specs:
+        if _VRAM_TAG.match(spec.text):
+            card.vram_tag = card.vram_tag or spec.text
+        elif spec.text not in card.form_factors:
+            card.form_factors.append(spec.text)
+
+    # Every element between a price cell and the card root, mapped to the cells below it.
+    under: dict[int, list[_Text]] = {}
+    for value in values:
+        for node in (value.tag, *value.tag.parents):
+            under.setdefault(id(node), []).append(value)
+            if node is root:
+                break
+    value_by_tag = {id(v.tag): v for v in values}
+    claimed: set[int] = set()
+    for label in labels:
+        if id(label.tag) in value_by_tag:  # label and price in one text: "Spot: $1.60/GPU-hr"
+            value: _Text | None = value_by_tag[id(label.tag)]
+        elif id(label.tag) in under:  # "Spot: <b>$1.60</b>": the price inside the label's element
+            value = next((v for v in under[id(label.tag)] if id(v.tag) not in claimed), None)
+        else:
+            value = _nearest_value(label, root, under, claimed)
+        if value is not None and id(value.tag) not in claimed:
+            claimed.add(id(value.tag))
+            card.cells.append(_Cell(label=label.text, text=value.text))
+    card.unlabelled_prices = [v.text for v in values if id(v.tag) not in claimed and _is_priced(v.text)]
+    return card
+
+
+def _nearest_value(label: _Text, root: Tag, under: dict[int, list[_Text]], claimed: set[int]) -> _Text | None:
+    """The unclaimed price cell in the smallest ancestor of the label that has one.
+
+    When that ancestor holds several (a <dl> or a two-row table), take the first one after the
+    label in document order, else the last one before it.
+    """
+    for node in label.tag.parents:
+        free = [v for v in under.get(id(node), []) if id(v.tag) not in claimed]
+        if free:
+            after = [v for v in free if v.order > label.order]
+            return after[0] if after else free[-1]
+        if node is root:
+            return None
+    return None
+
+
+# ---------------------------------------------------------------- cards -> offers
+
+
+def _gpu_raw(card: _Card) -> str:
+    """The heading plus the tags that identify the part (VRAM, form factor), as the card shows them."""
+    parts = [card.heading]
+    lowered = card.heading.lower()
+    for tag in [card.vram_tag, *card.form_factors]:
+        if tag and tag.lower() not in lowered:
+            parts.append(tag)
+    return " ".join(parts)
+
+
+def _commitment_months(label: str) -> int | None:
+    m = _TERM.search(label)
+    if m:
+        n = int(m.group(1))
+    else:
+        w = _WORD_TERM.search(label)
+        if not w:
+            return None
+        n, m = _WORD_TERMS[w.group(1).lower()], w
+    return n * 12 if m.group(2).lower().startswith("y") else n
+
+
+def _card_offers(card: _Card, report: ParseReport) -> Iterator[Offer]:
+    gpu_raw = _gpu_raw(card)
+    vram = parse_number(card.vram_tag) if card.vram_tag else None
+    gpu = normalize_gpu(gpu_raw, provider=PROVIDER, vram_gb=vram)
+    for price_text in card.unlabelled_prices:
+        report.rejected.append(
+            RejectedRow(raw=f"{gpu_raw} | {price_text}", reason="price without an on-demand/spot/reserved label")
+        )
+    priced: list[tuple[_Cell, Price]] = []
+    for cell in card.cells:
+        raw = f"{gpu_raw} | {cell.label} | {cell.text}"
+        try:
+            price = parse_price(cell.text)
+        except ValueError:
+            report.rejected.append(RejectedRow(raw=raw, reason=f"not a price: {cell.text!r}"))
+            continue
+        if price is not None:
+            priced.append((cell, price))
+    if priced and gpu == "unknown" and gpu_raw not in report.unknown_gpus:
+        report.unknown_gpus.append(gpu_raw)
+
+    for cell, price in priced:
+        raw = f"{gpu_raw} | {cell.label} | {cell.text}"
+        tier: Tier = _label_kind(cell.label) or "on_demand"  # cells only exist for labelled prices
+        months = _commitment_months(cell.label) if tier == "reserved" else None
+        if tier == "reserved" and months is None:
+            report.rejected.append(RejectedRow(raw=raw, reason="reserved price without a term in its label"))
+            continue
+        if price.is_from:
+            report.notes.append(f"'from' price read as the price: {raw}")
+        try:
+            yield Offer(
+                provider=PROVIDER,
+                gpu=gpu,
+                gpu_raw=gpu_raw,
+                gpu_count=1,  # Crusoe prices per GPU-hour
+                vram_gb=vram,
+                tier=tier,
+                commitment_months=months,
+                usd_per_gpu_hour=float(price.value),
+                usd_per_instance_hour=None,
+                sku=gpu_raw,
+            )
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            report.rejected.append(RejectedRow(raw=raw, reason=f"invalid offer (${price.value}/GPU-hr): {err['msg']}"))

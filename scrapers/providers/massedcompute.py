@@ -1,0 +1,399 @@
+"""Massed Compute: vm.massedcompute.com/pricing, one row per instance size, priced per instance-hour.
+
+Instances come in 1x/2x/4x/8x GPU sizes with vCPU, RAM and storage bundled; SKUs read like
+``gpu_1x_h100``. The page markup is not documented, so two layouts are read, both by label text:
+
+- a ``<table>`` whose header row names the columns (Instance | GPU | GPUs | VRAM | vCPUs | RAM |
+  Storage | Price/hr, in any order, with extra columns tolerated); rows spanning the whole
+  table ("NVIDIA H100 PCIe") name the GPU of the rows below them;
+- rows (cards, list items) of labelled cells: ``data-label`` attributes, ``<dt>/<dd>`` pairs or
+  elements whose class says "label" followed by their value.
+
+``usd_per_gpu_hour`` = instance price / GPU count. The count comes from the SKU and from a count
+column; when both are present they must agree, or the row is rejected. Naming traps follow
+Massed Compute's own SKU docs (see ``models.gpu_names``): ``gpu_1x_h100`` is the H100 80GB
+PCIe card, the cheap H200 is the NVL card, and the SXM5 parts are named "SXM5".
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+
+from bs4 import BeautifulSoup, Tag
+from pydantic import ValidationError
+
+from models.gpu_names import normalize_gpu
+from scrapers.offer import Offer, ParseReport, ParseResult, RejectedRow, StructureMissing
+from scrapers.pages import PageRequest
+from scrapers.parsing import clean_text, map_columns, normalize_header, parse_number, parse_price
+
+PROVIDER = "massedcompute"
+PARSER_VERSION = "massedcompute/1"
+# massedcompute.com/home/pricing redirects here (observed 2026-10-06).
+PRICING_URL = "https://vm.massedcompute.com/pricing"
+
+_BROWSER_HEADERS = {
+    "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) gpuprice/0.1 (+price tracker)",
+    "Accept": "text/html,application/xhtml+xml",
+    "Accept-Language": "en-US,en;q=0.8",
+}
+
+# Logical column -> header patterns (normalized header text). Order matters: the first logical
+# name whose pattern matches a header takes it, so per-GPU prices are claimed before prices,
+# "GPU memory" before "memory" and monthly prices before hourly ones.
+_COLUMNS: dict[str, list[str]] = {
+    "sku": [r"^(instance|instance type|instance name|instance id|sku|plan|flavou?r|machine|machine type|vm type|vm|name|configuration|config)$"],
+    "count": [
+        r"^(number |num |no |nr )?(of )?gpus$",
+        r"^gpus? (count|qty|quantity|number)$",
+        r"^(count|qty|quantity|size|instance size|gpus per (instance|vm|node))$",
+    ],
+    "gpu": [r"^(gpu|gpu model|gpu type|gpu name|model|accelerator|card)$"],
+    "vram": [r"\bvram\b|\bgpu (memory|ram|mem)\b|\bmemory per gpu\b"],
+    "monthly": [r"\b(month|monthly|mo|week|weekly|day|daily|year|yearly)\b"],
+    "gpu_price": [r"\bper gpu\b|\bgpu (hr|hour)\b|\$ gpu\b|\bgpu price\b"],
+    "price": [r"\bprice\b|\bcost\b|\brate\b|\bhourly\b|\bhour\b|\bhr\b|\bon demand\b|\$|\busd\b"],
+    "vcpus": [r"\bv?cpus?\b|\bv?cores?\b"],
+    "ram": [r"\bram\b|\bmemory\b|\bmem\b"],
+    "storage": [r"\bstorage\b|\bdisk\b|\bssd\b|\bnvme\b"],
+    "available": [r"\bavailab|\bstatus\b|\bstock\b"],
+}
+_EXPECTED = ("sku", "gpu", "count", "vram", "vcpus", "ram", "storage")
+_SKU = re.compile(r"\bgpu_(\d+)x_([a-z0-9]+(?:_[a-z0-9]+)*)\b", re.I)
+_COUNT_IN_NAME = re.compile(r"(?<![\w.])(\d{1,2})\s*[x×](?=\s|[a-z])", re.I)
+_SIZE = re.compile(r"(?:(\d+)\s*[x×]\s*)?(\d[\d,]*(?:\.\d+)?)\s*(TB|TiB|GB|GiB|MB)\b", re.I)
+_UNAVAILABLE = re.compile(r"sold out|unavailable|out of stock|no capacity|waitlist|\bno\b|^0+$", re.I)
+_AVAILABLE = re.compile(r"available|in stock|\byes\b|\d+|✓|✔", re.I)
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6", "caption")
+_SKIPPED_TAGS = ("script", "style", "noscript", "template", "svg", "head")
+
+
+def live_requests() -> list[PageRequest]:
+    return [PageRequest(url=PRICING_URL, kind="html", headers=dict(_BROWSER_HEADERS))]
+
+
+@dataclass(frozen=True)
+class _Record:
+    """One instance row: header texts and cell texts of equal length, plus what names its GPU."""
+
+    header: tuple[str, ...]
+    cells: tuple[str, ...]
+    context: str | None  # the section/caption/card heading above the row
+
+    @property
+    def raw(self) -> str:
+        return " | ".join(self.cells)
+
+
+def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
+    report = ParseReport(provider=PROVIDER)
+    text = _decode(content, report)
+    if not text.strip():
+        raise StructureMissing(PROVIDER, "empty page")
+    soup = BeautifulSoup(text, "lxml")
+    for skipped in soup.find_all(_SKIPPED_TAGS):
+        skipped.decompose()
+    tables = soup.find_all("table")
+    records = list(_table_records(tables, report))
+    if not records:
+        records = list(_labelled_records(soup))
+    if not records:
+        what = "no instance price table or labelled instance rows (need a GPU or instance name and a price)"
+        if tables:
+            heads = [" | ".join(_header_cells(t)) for t in tables[:3]]
+            what += "; tables seen: " + "; ".join(h for h in heads if h)
+        raise StructureMissing(PROVIDER, what)
+
+    offers: list[Offer] = []
+    seen: set[tuple] = set()
+    mappings: dict[tuple[str, ...], dict[str, int]] = {}
+    for record in records:
+        if record.header not in mappings:
+            mappings[record.header] = _mapping(record.header, report)
+        report.rows_seen += 1
+        offer = _offer(record, mappings[record.header], report)
+        if offer is None:
+            continue
+        if offer.key in seen:
+            report.rejected.append(RejectedRow(raw=record.raw, reason="duplicate offer"))
+            continue
+        seen.add(offer.key)
+        offers.append(offer)
+    report.offers = len(offers)
+    return ParseResult(offers=offers, report=report)
+
+
+def _decode(content: bytes, report: ParseReport) -> str:
+    try:
+        return content.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        report.notes.append("page is not valid UTF-8; undecodable bytes replaced")
+        return content.decode("utf-8", errors="replace")
+
+
+def _is_price_table(columns: dict[str, int]) -> bool:
+    return ("price" in columns or "gpu_price" in columns) and ("sku" in columns or "gpu" in columns)
+
+
+def _mapping(header: tuple[str, ...], report: ParseReport) -> dict[str, int]:
+    columns, _, unexpected = map_columns(header, _COLUMNS)
+    for name in _EXPECTED:
+        if name not in columns and name not in report.missing_columns:
+            report.missing_columns.append(name)
+    for text in unexpected:
+        if text not in report.unexpected_columns:
+            report.unexpected_columns.append(text)
+    if "monthly" in columns:
+        report.notes.append(f"column {header[columns['monthly']]!r} is not an hourly price; ignored")
+    return columns
+
+
+# ---------------------------------------------------------------- layout 1: tables
+
+
+def _own_rows(table: Tag) -> list[Tag]:
+    """The table's rows, without those of tables nested in its cells."""
+    return [r for r in table.find_all("tr") if r.parent is table or r.parent.parent is table]
+
+
+def _cells(row: Tag) -> tuple[str, ...]:
+    return tuple(clean_text(c.get_text(" ")) for c in row.find_all(["td", "th"], recursive=False))
+
+
+def _header_row(rows: list[Tag]) -> Tag | None:
+    with_th = next((r for r in rows if r.find("th", recursive=False) is not None), None)
+    return with_th or (rows[0] if rows else None)
+
+
+def _header_cells(table: Tag) -> list[str]:
+    row = _header_row(_own_rows(table))
+    return list(_cells(row)) if row is not None else []
+
+
+def _table_records(tables: list[Tag], report: ParseReport) -> Iterator[_Record]:
+    for table in tables:
+        rows = _own_rows(table)
+        header_row = _header_row(rows)
+        if header_row is None:
+            continue
+        header = _cells(header_row)
+        columns, _, _ = map_columns(header, _COLUMNS)
+        if not _is_price_table(columns):
+            continue
+        caption = table.find("caption")
+        heading = caption or table.find_previous(_HEADINGS)
+        context = clean_text(heading.get_text(" ")) if heading is not None else None
+        for row in rows:
+            if row is header_row:
+                continue
+            cells = _cells(row)
+            if not any(cells):
+                continue
+            if len(cells) == 1:  # a group row spanning the table: names the GPU of the rows below
+                context = cells[0]
+                continue
+            if len(cells) != len(header):
+                report.rows_seen += 1
+                report.rejected.append(
+                    RejectedRow(
+                        raw=" | ".join(cells),
+                        reason=f"row has {len(cells)} cells but the header has {len(header)}",
+                    )
+                )
+                continue
+            yield _Record(header=header, cells=cells, context=context)
+
+
+# ---------------------------------------------------------------- layout 2: labelled cells
+
+
+def _label_pairs(soup: BeautifulSoup) -> list[tuple[Tag, str, str]]:
+    """(anchor element, label, value) for data-label cells, <dt>/<dd> pairs and class 'label' elements."""
+    pairs: list[tuple[Tag, str, str]] = []
+    for tag in soup.find_all(True):
+        if tag.has_attr("data-label"):
+            pairs.append((tag, clean_text(tag["data-label"]), clean_text(tag.get_text(" "))))
+        elif tag.name == "dt":
+            dd = tag.find_next_sibling(["dd", "dt"])
+            if dd is not None and dd.name == "dd":
+                pairs.append((tag, clean_text(tag.get_text(" ")), clean_text(dd.get_text(" "))))
+        elif any("label" in c.lower() for c in tag.get("class", [])):
+            value = tag.find_next_sibling(True)
+            if value is not None:
+                pairs.append((tag, clean_text(tag.get_text(" ")), clean_text(value.get_text(" "))))
+    return pairs
+
+
+def _labelled_records(soup: BeautifulSoup) -> Iterator[_Record]:
+    pairs = [p for p in _label_pairs(soup) if p[1]]
+    # A row is the largest element around a labelled cell that holds no other cell with the
+    # same label: the next level up would hold the neighbouring rows.
+    same_label_below: dict[tuple[int, str], int] = {}
+    for anchor, label, _ in pairs:
+        key = normalize_header(label)
+        for parent in anchor.parents:
+            same_label_below[(id(parent), key)] = same_label_below.get((id(parent), key), 0) + 1
+    roots: set[int] = set()
+    for anchor, label, _ in pairs:
+        key = normalize_header(label)
+        root: Tag = anchor
+        for parent in anchor.parents:
+            if parent.name == "[document]" or same_label_below[(id(parent), key)] > 1:
+                break
+            root = parent
+        roots.add(id(root))
+    # Each cell belongs to the smallest row around it (a label that only one row has climbs
+    # past its row on its own, so it joins the row its neighbours settled on).
+    rows: dict[int, tuple[Tag, list[tuple[str, str]]]] = {}
+    for anchor, label, value in pairs:
+        row = next(node for node in (anchor, *anchor.parents) if id(node) in roots)
+        rows.setdefault(id(row), (row, []))[1].append((label, value))
+    for root, cells in rows.values():
+        columns, _, _ = map_columns([label for label, _ in cells], _COLUMNS)
+        if "price" not in columns and "gpu_price" not in columns:
+            continue
+        heading = root.find(_HEADINGS)
+        context = clean_text(heading.get_text(" ")) if heading is not None else None
+        yield _Record(
+            header=tuple(label for label, _ in cells),
+            cells=tuple(value for _, value in cells),
+            context=context,
+        )
+
+
+# ---------------------------------------------------------------- rows -> offers
+
+
+def _cell(record: _Record, columns: dict[str, int], name: str) -> str:
+    return record.cells[columns[name]] if name in columns else ""
+
+
+def _gigabytes(text: str) -> float | None:
+    """'750 GB' -> 750, '1.5 TB' -> 1500, '2 x 3.84 TB' -> 7680; a bare number is GB."""
+    m = _SIZE.search(text)
+    if not m:
+        return parse_number(text)
+    size = float(m.group(2).replace(",", "")) * int(m.group(1) or 1)
+    unit = m.group(3).lower()
+    if unit.startswith("t"):
+        size *= 1000
+    elif unit == "mb":
+        size /= 1000
+    return size
+
+
+def _availability(text: str) -> bool | None:
+    if not text:
+        return None
+    if _UNAVAILABLE.search(text):
+        return False
+    return True if _AVAILABLE.search(text) else None
+
+
+def _gpu_count(record: _Record, columns: dict[str, int], sku: re.Match | None) -> tuple[int | None, str | None]:
+    """(count, None) or (None, reason): the SKU, the count column and an '8x' in the name must agree."""
+    found: dict[str, int] = {}
+    if sku is not None:
+        found["SKU"] = int(sku.group(1))
+    count_text = _cell(record, columns, "count")
+    if count_text:
+        number = parse_number(count_text)
+        if number is None or number != int(number):
+            return None, f"GPU count is not a whole number: {count_text!r}"
+        found["GPU count column"] = int(number)
+    for name in ("sku", "gpu"):
+        text = _cell(record, columns, name)
+        m = _COUNT_IN_NAME.search(text) if sku is None or name == "gpu" else None
+        if m:
+            found[f"{name} name"] = int(m.group(1))
+    if not found:
+        return None, "GPU count missing (no SKU like gpu_1x_..., count column or '1x' in the name)"
+    if len(set(found.values())) > 1:
+        said = ", ".join(f"{where} says {n}" for where, n in found.items())
+        return None, f"GPU counts disagree: {said}"
+    return next(iter(found.values())), None
+
+
+def _resolve_gpu(gpu_text: str, sku_text: str, context: str | None) -> tuple[str, str | None]:
+    """(slug, None) or ('', reason). The GPU column and the SKU are read together so that a bare
+    'H200' next to gpu_8x_h200_sxm5 is the SXM5 part; explicit contradictions are rejected."""
+    names = [t for t in (gpu_text, sku_text) if t] or ([context] if context else [])
+    if not names:
+        return "", "no GPU name (GPU column, SKU or section heading)"
+    combined = normalize_gpu(" ".join(names), provider=PROVIDER)
+    if combined == "unknown" and len(names) == 2:
+        each = [normalize_gpu(n, provider=PROVIDER) for n in names]
+        if "unknown" not in each and each[0] != each[1]:
+            return "", f"GPU column ({gpu_text!r}) and SKU ({sku_text!r}) name different GPUs"
+    return combined, None
+
+
+def _offer(record: _Record, columns: dict[str, int], report: ParseReport) -> Offer | None:
+    def reject(reason: str) -> None:
+        report.rejected.append(RejectedRow(raw=record.raw, reason=reason))
+
+    prices: dict[str, Decimal] = {}
+    for name in ("price", "gpu_price"):
+        try:
+            price = parse_price(_cell(record, columns, name))
+        except ValueError:
+            reject(f"not a price in column {record.header[columns[name]]!r}: {_cell(record, columns, name)!r}")
+            return None
+        if price is not None:
+            prices[name] = price.value
+    if not prices:
+        report.unpriced_rows += 1
+        return None
+
+    sku_cell = _cell(record, columns, "sku")
+    sku_match = _SKU.search(sku_cell) or _SKU.search(" ".join(record.cells)) or (
+        _SKU.search(record.context) if record.context else None
+    )
+    count, problem = _gpu_count(record, columns, sku_match)
+    if count is None:
+        reject(problem or "GPU count missing")
+        return None
+    if count < 1:
+        reject(f"GPU count {count} is not positive")
+        return None
+
+    gpu_text = _cell(record, columns, "gpu")
+    sku_text = sku_match.group(0) if sku_match else sku_cell
+    gpu, problem = _resolve_gpu(gpu_text, sku_text, record.context)
+    if problem:
+        reject(problem)
+        return None
+    gpu_raw = gpu_text or sku_text or record.context or ""
+    if gpu == "unknown" and gpu_raw not in report.unknown_gpus:
+        report.unknown_gpus.append(gpu_raw)
+
+    vram = _gigabytes(_cell(record, columns, "vram")) if "vram" in columns else None
+    if vram and "total" in normalize_header(record.header[columns["vram"]]):
+        vram /= count
+    per_instance = prices.get("price")
+    per_gpu = prices.get("gpu_price", per_instance / count if per_instance is not None else None)
+    try:
+        return Offer(
+            provider=PROVIDER,
+            gpu=gpu,
+            gpu_raw=gpu_raw,
+            gpu_count=count,
+            vram_gb=vram or None,
+            tier="on_demand",  # Massed Compute sells on-demand only
+            usd_per_gpu_hour=float(per_gpu),
+            usd_per_instance_hour=float(per_instance) if per_instance is not None else None,
+            available=_availability(_cell(record, columns, "available")),
+            sku=sku_text or f"{count}x {gpu_raw}",
+            vcpus=parse_number(_cell(record, columns, "vcpus")) or None,
+            ram_gb=_gigabytes(_cell(record, columns, "ram")) or None,
+            storage_gb=_gigabytes(_cell(record, columns, "storage")),
+        )
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err.get("loc", ())) or "offer"
+        reject(f"invalid offer: {where}: {err['msg']}")
+        return None

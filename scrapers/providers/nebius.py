@@ -1,0 +1,389 @@
+"""Nebius: nebius.com/prices, a Next.js page whose GPU price table lives in ``__NEXT_DATA__``.
+
+The table is an array of string arrays (a header row, then data rows), e.g.
+``["NVIDIA HGX H100", "16", "200", "$2.95"]``. Its JSON path moves between deployments, so
+tables are found by walking the JSON for lists of string lists whose header row looks like a
+GPU price table; other tables on the page (CPU, storage) are skipped.
+
+Columns are mapped by header text. Since ~2026-05-31: name | vCPU per GPU | RAM per GPU |
+preemptible | on-demand; on 2026-10-06 a column "GPU-hour (Effective October 1, 2026)" was
+added (a scheduled price: offers with ``effective_from``). Prices are per GPU-hour; "HGX" rows
+are 8-GPU nodes, so vCPU/RAM per GPU are multiplied by 8 for instance totals.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from bs4 import BeautifulSoup, SoupStrainer
+from pydantic import ValidationError
+
+from models.gpu_names import normalize_gpu
+from scrapers.offer import Offer, ParseReport, ParseResult, RejectedRow, StructureMissing, Tier
+from scrapers.pages import PageRequest
+from scrapers.parsing import clean_text, map_columns, normalize_header, parse_number, parse_price
+
+PROVIDER = "nebius"
+PARSER_VERSION = "nebius/1"
+PRICING_URL = "https://nebius.com/prices"
+
+_BROWSER_HEADERS = {
+    "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) gpuprice/0.1 (+price tracker)",
+    "Accept": "text/html,application/xhtml+xml",
+    "Accept-Language": "en-US,en;q=0.8",
+}
+
+# Non-price columns, by header text. The empty header is the usual first (name) column.
+_FIXED_COLUMNS: dict[str, list[str]] = {
+    "name": [
+        r"^(gpu|gpus|gpu model|gpu type|gpu name|model|name|platform|gpu platform|instance|"
+        r"configuration|product|accelerator)$",
+        r"^$",
+    ],
+    "vram": [r"\bvram\b|\bgpu memory\b"],
+    "vcpus": [r"\bv?cpus?\b|\bcores?\b"],
+    "ram": [r"\bram\b|\bmemory\b"],
+}
+_PRICE_HEADER = re.compile(r"on demand|preemptible|spot|interruptible|price|hour|hourly|\bhr\b|\$|cost|usd|rate")
+_SPOT_HEADER = re.compile(r"preemptible|spot|interruptible")
+_RESERVED_HEADER = re.compile(r"reserv|commit")
+_TERM = re.compile(r"(\d+)\s*(month|mo|year|yr)s?\b")
+_EFFECTIVE = re.compile(r"effective\s*(?:from|as of|on)?\s*[:\-]?\s*(?P<date>[^)\]]+)", re.I)
+_DATE_FORMATS = ("%B %d, %Y", "%B %d %Y", "%b %d, %Y", "%b %d %Y", "%d %B %Y", "%d %b %Y", "%Y-%m-%d")
+_DATE_FORMATS_NO_YEAR = ("%B %d", "%b %d", "%d %B", "%d %b")
+# Names that make a table a GPU table when its header does not say "GPU".
+_GPU_WORDS = re.compile(r"\b(nvidia|amd|gpu|hgx|dgx|[abhl]\d{2,3}s?|b[23]00|gb[23]00|gh200|mi\d{3}x?)\b", re.I)
+_COUNT_IN_NAME = re.compile(r"\b(\d{1,2})\s*[x×]\s|\b[x×]\s*(\d{1,2})\b", re.I)
+_HGX_GPUS = 8  # an HGX baseboard carries 8 GPUs; Nebius prices HGX rows per GPU
+
+
+def live_requests() -> list[PageRequest]:
+    return [PageRequest(url=PRICING_URL, kind="html", headers=dict(_BROWSER_HEADERS))]
+
+
+@dataclass(frozen=True)
+class _PriceColumn:
+    index: int
+    header: str
+    tier: Tier
+    commitment_months: int | None
+    effective_from: dt.date | None
+
+
+@dataclass(frozen=True)
+class _Table:
+    header: list[str]
+    rows: list[list[str]]
+
+
+def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
+    report = ParseReport(provider=PROVIDER)
+    data = _next_data(_decode(content, report))
+    tables = _gpu_price_tables(data, report)
+    offers: list[Offer] = []
+    seen: set[tuple] = set()
+    for table in tables:
+        for offer in _parse_table(table, observed_on, report):
+            if offer.key in seen:
+                report.rejected.append(RejectedRow(raw=_describe(offer), reason="duplicate offer"))
+                continue
+            seen.add(offer.key)
+            offers.append(offer)
+    report.offers = len(offers)
+    return ParseResult(offers=offers, report=report)
+
+
+def _decode(content: bytes, report: ParseReport) -> str:
+    try:
+        return content.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        report.notes.append("page is not valid UTF-8; undecodable bytes replaced")
+        return content.decode("utf-8", errors="replace")
+
+
+def _next_data(text: str) -> Any:
+    """The ``__NEXT_DATA__`` JSON (or the body itself when it is Next.js data JSON)."""
+    if not text.strip():
+        raise StructureMissing(PROVIDER, "empty page")
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        raw = stripped
+    else:
+        only_next_data = SoupStrainer("script", attrs={"id": "__NEXT_DATA__"})
+        script = BeautifulSoup(text, "lxml", parse_only=only_next_data).find("script")
+        if script is None:
+            raise StructureMissing(PROVIDER, "no <script id=\"__NEXT_DATA__\"> on the page")
+        raw = script.get_text()
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise StructureMissing(PROVIDER, f"__NEXT_DATA__ is not valid JSON ({exc.msg})") from None
+
+
+def _gpu_price_tables(data: Any, report: ParseReport) -> list[_Table]:
+    tables: list[_Table] = []
+    seen: set[str] = set()
+    gpu_tables_without_prices: list[list[str]] = []
+    for table in _candidate_tables(data):
+        fingerprint = json.dumps([table.header, table.rows])
+        if fingerprint in seen:  # Next.js often repeats props (page data + preview copies)
+            continue
+        seen.add(fingerprint)
+        if not _mentions_gpus(table):
+            continue
+        columns, _, _ = map_columns(table.header, _FIXED_COLUMNS)
+        if "name" in columns and any(
+            _PRICE_HEADER.search(normalize_header(h))
+            for i, h in enumerate(table.header)
+            if i not in columns.values()
+        ):
+            tables.append(table)
+        else:
+            gpu_tables_without_prices.append(table.header)
+    if not tables:
+        if gpu_tables_without_prices:
+            raise StructureMissing(
+                PROVIDER,
+                "GPU table without name and price columns (headers: "
+                + "; ".join(" | ".join(h) for h in gpu_tables_without_prices)
+                + ")",
+            )
+        raise StructureMissing(PROVIDER, "no GPU price table in __NEXT_DATA__")
+    if len(tables) > 1:
+        report.notes.append(f"{len(tables)} GPU price tables found")
+    return tables
+
+
+def _candidate_tables(data: Any) -> Iterator[_Table]:
+    """Every list of string rows in the JSON, and every {header: [...], rows: [[...]]} pair."""
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            table = _as_table(node)
+            if table is not None:
+                yield table
+                continue
+            stack.extend(reversed(node))
+        elif isinstance(node, dict):
+            split = _split_table(node)
+            if split is not None:
+                yield split
+            stack.extend(reversed(list(node.values())))
+
+
+def _is_row(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        v is None or isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value
+    )
+
+
+def _as_row(value: list) -> list[str]:
+    return [clean_text("" if v is None else v) for v in value]
+
+
+def _as_table(node: list) -> _Table | None:
+    if len(node) < 2 or not all(_is_row(r) for r in node):
+        return None
+    header = node[0]
+    if len(header) < 2 or not all(isinstance(h, str) for h in header):
+        return None
+    return _Table(header=_as_row(header), rows=[_as_row(r) for r in node[1:]])
+
+
+def _split_table(node: dict) -> _Table | None:
+    """Tables stored as a header list next to a list of row lists."""
+    header_key = next((k for k in node if re.search(r"head|column", str(k), re.I)), None)
+    rows_key = next((k for k in node if re.search(r"rows|body|data|items", str(k), re.I)), None)
+    if header_key is None or rows_key is None:
+        return None
+    header, rows = node[header_key], node[rows_key]
+    if not (_is_row(header) and len(header) >= 2 and all(isinstance(h, str) for h in header)):
+        return None
+    if not (isinstance(rows, list) and rows and all(_is_row(r) for r in rows)):
+        return None
+    return _Table(header=_as_row(header), rows=[_as_row(r) for r in rows])
+
+
+def _mentions_gpus(table: _Table) -> bool:
+    if any("gpu" in normalize_header(h) for h in table.header):
+        return True
+    return any(row and _GPU_WORDS.search(row[0]) for row in table.rows)
+
+
+def _parse_table(table: _Table, observed_on: dt.date | None, report: ParseReport) -> Iterator[Offer]:
+    columns, _, unmapped = map_columns(table.header, _FIXED_COLUMNS)
+    price_columns = _price_columns(table.header, set(columns.values()), observed_on, report)
+    for name in ("vcpus", "ram"):
+        if name not in columns and name not in report.missing_columns:
+            report.missing_columns.append(name)
+    used_by_prices = {table.header[c.index] for c in price_columns}
+    for header in unmapped:
+        if header not in used_by_prices and header not in report.unexpected_columns:
+            report.unexpected_columns.append(header)
+
+    from_prices: list[str] = []
+    for cells in table.rows:
+        if not any(cells):
+            continue
+        if len(cells) != len(table.header):
+            if sum(1 for c in cells if c) == 1:
+                continue  # a section heading inside the table ("NVIDIA Blackwell")
+            report.rows_seen += 1
+            report.rejected.append(
+                RejectedRow(
+                    raw=" | ".join(cells),
+                    reason=f"row has {len(cells)} cells but the header has {len(table.header)}",
+                )
+            )
+            continue
+        report.rows_seen += 1
+        yield from _parse_row(cells, columns, price_columns, report, from_prices)
+    if from_prices:
+        report.notes.append("'from' prices (lowest host variant): " + "; ".join(from_prices))
+
+
+def _price_columns(
+    header: list[str], taken: set[int], observed_on: dt.date | None, report: ParseReport
+) -> list[_PriceColumn]:
+    columns: list[_PriceColumn] = []
+    for index, text in enumerate(header):
+        norm = normalize_header(text)
+        if index in taken or not _PRICE_HEADER.search(norm):
+            continue
+        tier: Tier = "spot" if _SPOT_HEADER.search(norm) else "on_demand"
+        months: int | None = None
+        if _RESERVED_HEADER.search(norm):
+            months = _commitment_months(norm)
+            if months is None:
+                report.notes.append(f"column {text!r} is a commitment price without a term; ignored")
+                continue
+            tier = "reserved"
+        effective: dt.date | None = None
+        if "effective" in norm:
+            effective = _effective_date(text, observed_on)
+            if effective is None:
+                report.notes.append(f"column {text!r}: cannot read its effective date; ignored")
+                continue
+        columns.append(_PriceColumn(index, text, tier, months, effective))
+    return columns
+
+
+def _commitment_months(norm: str) -> int | None:
+    m = _TERM.search(norm)
+    if not m:
+        return None
+    n = int(m.group(1))
+    return n * 12 if m.group(2).startswith("y") else n
+
+
+def _effective_date(header: str, observed_on: dt.date | None) -> dt.date | None:
+    """'GPU-hour (Effective October 1, 2026)' -> 2026-10-01; no year -> the next such date."""
+    m = _EFFECTIVE.search(clean_text(header))
+    if not m:
+        return None
+    text = re.sub(r"(\d)(st|nd|rd|th)\b", r"\1", m.group("date")).strip(" .,")
+    for fmt in _DATE_FORMATS:
+        try:
+            return dt.datetime.strptime(text, fmt).date()
+        except ValueError:
+            pass
+    if observed_on is None:
+        return None
+    for fmt in _DATE_FORMATS_NO_YEAR:
+        try:
+            parsed = dt.datetime.strptime(f"{text} {observed_on.year}", f"{fmt} %Y").date()
+        except ValueError:
+            continue
+        # A schedule announced late in the year for early next year.
+        if (observed_on - parsed).days > 183:
+            parsed = parsed.replace(year=parsed.year + 1)
+        return parsed
+    return None
+
+
+def _gpu_count(name: str) -> int:
+    m = _COUNT_IN_NAME.search(name)
+    if m:
+        return int(m.group(1) or m.group(2))
+    if re.search(r"\bhgx\b", name, re.I):
+        return _HGX_GPUS
+    return 1
+
+
+def _parse_row(
+    cells: list[str],
+    columns: dict[str, int],
+    price_columns: list[_PriceColumn],
+    report: ParseReport,
+    from_prices: list[str],
+) -> Iterator[Offer]:
+    raw = " | ".join(cells)
+    name = cells[columns["name"]]
+    if not name:
+        report.rejected.append(RejectedRow(raw=raw, reason="row without a GPU name"))
+        return
+    prices: list[tuple[_PriceColumn, Decimal]] = []
+    bad_cells = False
+    for column in price_columns:
+        try:
+            price = parse_price(cells[column.index])
+        except ValueError:
+            bad_cells = True
+            report.rejected.append(
+                RejectedRow(raw=raw, reason=f"not a price in column {column.header!r}: {cells[column.index]!r}")
+            )
+            continue
+        if price is None:
+            continue
+        if price.is_from and name not in from_prices:
+            from_prices.append(name)
+        prices.append((column, price.value))
+    if not prices:
+        if not bad_cells:
+            report.unpriced_rows += 1
+        return
+
+    count = _gpu_count(name)
+    vcpus_per_gpu = parse_number(cells[columns["vcpus"]]) if "vcpus" in columns else None
+    ram_per_gpu = parse_number(cells[columns["ram"]]) if "ram" in columns else None
+    vram = parse_number(cells[columns["vram"]]) if "vram" in columns else None
+    gpu = normalize_gpu(name, provider=PROVIDER, vram_gb=vram)
+    if gpu == "unknown" and name not in report.unknown_gpus:
+        report.unknown_gpus.append(name)
+    for column, value in prices:
+        try:
+            yield Offer(
+                provider=PROVIDER,
+                gpu=gpu,
+                gpu_raw=name,
+                gpu_count=count,
+                vram_gb=vram or None,
+                tier=column.tier,
+                commitment_months=column.commitment_months,
+                usd_per_gpu_hour=float(value),
+                usd_per_instance_hour=None,  # the page prices per GPU only
+                effective_from=column.effective_from,
+                sku=name,
+                vcpus=vcpus_per_gpu * count if vcpus_per_gpu else None,
+                ram_gb=ram_per_gpu * count if ram_per_gpu else None,
+            )
+        except ValidationError as exc:
+            report.rejected.append(RejectedRow(raw=raw, reason=_first_error(exc, column.header)))
+
+
+def _first_error(exc: ValidationError, header: str) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err.get("loc", ())) or "offer"
+    return f"invalid offer from column {header!r}: {where}: {err['msg']}"
+
+
+def _describe(offer: Offer) -> str:
+    when = f" effective {offer.effective_from}" if offer.effective_from else ""
+    return f"{offer.sku} | {offer.tier}{when} | ${offer.usd_per_gpu_hour}"
