@@ -51,6 +51,39 @@ def record_failure(
         )
 
 
+def _collect(provider: str, day: dt.date, scrape: ScrapeSettings, warehouse: WarehouseResource, parser_version):
+    """The pages stored for the day; the last one is the page to parse.
+
+    Live: the primary request first; when its body has no price structure (Runpod's API
+    changed, say), the fallback page is fetched too. Every fetched body is kept.
+    """
+    from scrapers.collect import collect_page, iter_live_pages
+
+    if scrape.source == "archive":
+        return [collect_page(provider, day, source="archive", home=warehouse.home_path,
+                             archive_dir=scrape.archive_path, parser_version=parser_version)]
+    module = provider_module(provider)
+    pages = []
+    found = False
+    live = iter_live_pages(provider, day, home=warehouse.home_path, parser_version=parser_version)
+    try:
+        for page in live:
+            pages.append(page)
+            try:
+                module.parse(page.body, observed_on=day)
+            except StructureMissing:
+                continue  # fetch the fallback page, if the provider has one
+            except Exception:
+                pass  # a crashing parser is reported by the parsed asset, with its cause
+            found = True
+            break
+    finally:
+        live.close()
+    if not found and len(pages) > 1:
+        pages.append(pages.pop(0))  # nothing parses: report on the primary page
+    return pages
+
+
 def offers_markdown(offers: list[Offer], limit: int = 10) -> str:
     """A Markdown preview of the cheapest offers (for the Dagster UI)."""
     rows = sorted(offers, key=lambda o: o.usd_per_gpu_hour)[:limit]
@@ -74,18 +107,11 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
         pool=WAREHOUSE_POOL,
     )
     def raw_page(context: dg.AssetExecutionContext, warehouse: WarehouseResource, scrape: ScrapeSettings) -> dict:
-        from scrapers.collect import collect_page
-
         day = partition_date(context)
         started = dt.datetime.now(dt.timezone.utc)
+        parser_version = getattr(provider_module(provider), "PARSER_VERSION", None)
         try:
-            collected = collect_page(
-                provider,
-                day,
-                source=scrape.source,
-                home=warehouse.home_path,
-                archive_dir=scrape.archive_path,
-            )
+            pages = _collect(provider, day, scrape, warehouse, parser_version)
         except Exception as exc:  # any fetch failure: record it, keep yesterday's data, fail this asset
             record_failure(
                 warehouse, provider=provider, snapshot_date=day, source=scrape.source,
@@ -95,10 +121,11 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
             raise dg.Failure(
                 description=f"{provider}: fetch failed: {exc}", allow_retries=scrape.source == "live"
             ) from exc
-        raw = collected.raw.model_dump()
-        raw["parser_version"] = getattr(provider_module(provider), "PARSER_VERSION", None)
         with warehouse.open() as con:
-            writes.record_raw_page(con, raw)
+            for page in pages:
+                writes.record_raw_page(con, page.raw.model_dump())
+        collected = pages[-1]
+        raw = collected.raw.model_dump()
         context.add_output_metadata(
             {
                 "url": raw["url"],
@@ -106,6 +133,7 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
                 "sha256": raw["sha256"],
                 "stored_path": dg.MetadataValue.path(raw["stored_path"]),
                 "http_status": raw.get("http_status"),
+                "pages_fetched": len(pages),
             }
         )
         return {**raw, "source": scrape.source, "started_at": started}
