@@ -1,0 +1,386 @@
+"""Runpod: GraphQL ``gpuTypes`` JSON (primary) and the runpod.io/pricing HTML page (fallback).
+
+Structure as documented in provider-pages.md (Runpod section). All Runpod prices are per GPU-hour
+for a one-GPU pod, so every offer has ``gpu_count`` 1 and ``usd_per_instance_hour`` None.
+
+From one ``gpuType`` the parser emits, when the price is a positive number:
+
+- ``securePrice`` / ``communityPrice``: on-demand list prices (secure cloud vs community cloud);
+- ``secureSpotPrice`` / ``communitySpotPrice``: spot (interruptible) prices;
+- ``oneWeekPrice`` / ``oneMonthPrice`` / ``threeMonthPrice`` / ``sixMonthPrice``: savings-plan
+  commitments, tier ``reserved`` with ``commitment_months`` 0 / 1 / 3 / 6. One week is less than
+  a month, so it is recorded as 0 months (0 means "one week" for Runpod: no other term is shorter);
+- ``lowestPrice.uninterruptablePrice``: the cheapest machine available right now, kept beside the
+  list price with ``price_basis`` "lowest_now". Our query asks ``lowestPrice`` for secure cloud and
+  ``communityLowestPrice`` (an alias) for community cloud; a bare ``lowestPrice`` from another
+  query is recorded as secure (community False). ``stockStatus`` High/Medium/Low -> available True,
+  null -> False (no stock), field not queried -> None.
+
+A null or 0 price means "not offered": no offer and no error. ``clusterPrice`` (Instant
+Clusters, sold separately) and ``minimumBidPrice`` (a bid floor, not a price) are not offers.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import zlib
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from bs4 import BeautifulSoup, SoupStrainer, Tag
+from pydantic import ValidationError
+
+from models.gpu_names import normalize_gpu
+from scrapers.offer import Offer, ParseReport, ParseResult, RejectedRow, StructureMissing
+from scrapers.pages import PageRequest
+from scrapers.parsing import clean_text, parse_number, parse_price
+
+PROVIDER = "runpod"
+PARSER_VERSION = "runpod/1"
+PRICING_URL = "https://www.runpod.io/pricing"
+_MAX_BODY_BYTES = 32 * 1024 * 1024  # pricing pages are well under 1 MB
+GRAPHQL_URL = "https://api.runpod.io/graphql"
+
+_LOWEST_FIELDS = "uninterruptablePrice minimumBidPrice minVcpu minMemory stockStatus availableGpuCounts"
+GPU_TYPES_QUERY = (
+    "query GpuTypes { gpuTypes { "
+    "id displayName manufacturer memoryInGb maxGpuCount secureCloud communityCloud "
+    "securePrice communityPrice secureSpotPrice communitySpotPrice "
+    "oneWeekPrice oneMonthPrice threeMonthPrice sixMonthPrice clusterPrice "
+    f"lowestPrice(input: {{gpuCount: 1, secureCloud: true}}) {{ {_LOWEST_FIELDS} }} "
+    f"communityLowestPrice: lowestPrice(input: {{gpuCount: 1, secureCloud: false}}) {{ {_LOWEST_FIELDS} }} "
+    "} }"
+)
+
+# (field, tier, community, commitment_months); savings plans are sold on secure cloud.
+_LIST_PRICE_FIELDS: tuple[tuple[str, str, bool, int | None], ...] = (
+    ("securePrice", "on_demand", False, None),
+    ("communityPrice", "on_demand", True, None),
+    ("secureSpotPrice", "spot", False, None),
+    ("communitySpotPrice", "spot", True, None),
+    ("oneWeekPrice", "reserved", False, 0),
+    ("oneMonthPrice", "reserved", False, 1),
+    ("threeMonthPrice", "reserved", False, 3),
+    ("sixMonthPrice", "reserved", False, 6),
+)
+# lowestPrice alias -> community flag
+_LOWEST_PRICE_FIELDS: tuple[tuple[str, bool], ...] = (
+    ("lowestPrice", False),
+    ("secureLowestPrice", False),
+    ("communityLowestPrice", True),
+)
+_IN_STOCK = {"high", "medium", "low"}
+
+# HTML fallback: price data attributes, mapped by name (two generations, see module docstring).
+_ATTR_RX = re.compile(
+    r"^data-(?P<cloud>secure|community)(?:[-_]?cloud)?(?P<spot>[-_]?spot)?(?:[-_]?price)?$", re.I
+)
+_PRICE_LIKE_ATTR_RX = re.compile(r"^data-.*(price|spot|secure|community|cost)", re.I)
+_ROW_CLASS_RX = re.compile(r"(?:^|\s)gpu-pricing-row(?:\s|$)")
+_TAG_CLASS_RX = re.compile(r"(?:^|[-_])(?:tag|pill|chip|spec)$", re.I)
+_VRAM_RX = re.compile(r"(\d+(?:\.\d+)?)\s*GB\s*VRAM", re.I)
+_RAM_RX = re.compile(r"(\d+(?:\.\d+)?)\s*GB\s*(?:system\s*)?RAM", re.I)
+_VCPU_RX = re.compile(r"(\d+(?:\.\d+)?)\s*vCPUs?", re.I)
+
+
+def live_requests() -> list[PageRequest]:
+    """GraphQL POST (no key needed) first; the public HTML pricing page as fallback."""
+    return [
+        PageRequest(
+            url=GRAPHQL_URL,
+            method="POST",
+            json_body={"query": GPU_TYPES_QUERY},
+            headers={"Content-Type": "application/json"},
+            kind="json",
+        ),
+        PageRequest(url=PRICING_URL, kind="html", fallback=True),
+    ]
+
+
+def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
+    """Parse a GraphQL response or the HTML pricing page (sniffed from the content).
+
+    ``observed_on`` is accepted for the common interface; Runpod publishes no scheduled prices.
+    """
+    report = ParseReport(provider=PROVIDER)
+    text = _decode(content, report)
+    sink = _OfferSink(report)
+    if text.lstrip()[:1] in ("{", "["):
+        _parse_graphql(text, sink)
+    else:
+        _parse_html(text, sink)
+    report.offers = len(sink.offers)
+    return ParseResult(offers=sink.offers, report=report)
+
+
+# --- shared per-page helpers -------------------------------------------------------------------
+
+
+def _decode(content: bytes, report: ParseReport) -> str:
+    if content[:2] == b"\x1f\x8b":  # a page saved gzipped (``gpuprice parse page.html.gz``)
+        content = _gunzip(content)
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError:
+        text = content.decode("utf-8", errors="replace")
+        report.notes.append("page is not valid UTF-8: undecodable bytes replaced")
+    text = text.lstrip("\ufeff")
+    if not text.strip():
+        raise StructureMissing(PROVIDER, "empty page")
+    return text
+
+
+def _gunzip(content: bytes) -> bytes:
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        body = inflater.decompress(content, _MAX_BODY_BYTES)
+    except zlib.error as exc:
+        raise StructureMissing(PROVIDER, f"corrupt gzip body ({exc})") from exc
+    if inflater.unconsumed_tail:  # a gzip bomb must not fill memory
+        raise StructureMissing(PROVIDER, f"gzip body inflates past {_MAX_BODY_BYTES:,} bytes")
+    if not inflater.eof:
+        raise StructureMissing(PROVIDER, "corrupt gzip body (truncated stream)")
+    return body
+
+
+class _OfferSink:
+    """Validates offers for one page: bad rows and duplicates go to the report, never abort."""
+
+    def __init__(self, report: ParseReport) -> None:
+        self.report = report
+        self.offers: list[Offer] = []
+        self._keys: set[tuple] = set()
+
+    def gpu_slug(self, raw: str, vram_gb: float | None, *alternatives: str) -> str:
+        """Catalog slug of a GPU name; tries alternative spellings (e.g. the API id) before 'unknown'."""
+        for name in (raw, *alternatives):
+            if name:
+                slug = normalize_gpu(name, provider=PROVIDER, vram_gb=vram_gb)
+                if slug != "unknown":
+                    return slug
+        if raw not in self.report.unknown_gpus:
+            self.report.unknown_gpus.append(raw)
+        return "unknown"
+
+    def reject(self, raw: str, reason: str) -> None:
+        self.report.rejected.append(RejectedRow(raw=raw, reason=reason))
+
+    def add(self, raw: str, **fields: Any) -> None:
+        try:
+            offer = Offer(provider=PROVIDER, **fields)
+        except ValidationError as exc:
+            reasons = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'offer'}: {e['msg']}" for e in exc.errors())
+            self.reject(raw, reasons)
+            return
+        if offer.key in self._keys:
+            self.reject(raw, "duplicate offer")
+            return
+        self._keys.add(offer.key)
+        self.offers.append(offer)
+
+
+def _positive_price(value: Any) -> Decimal | None:
+    """A JSON price: None for null/0/absent ("not offered"); ValueError for anything unreadable."""
+    if isinstance(value, bool):
+        raise ValueError(f"not a price: {value!r}")
+    if value is None:
+        return None
+    price = parse_price(value)
+    if price is None or price.value == 0:
+        return None
+    if price.value < 0:
+        raise ValueError(f"negative price: {value!r}")
+    return price.value
+
+
+# --- GraphQL -----------------------------------------------------------------------------------
+
+
+def _gpu_types(text: str) -> list[Any]:
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise StructureMissing(PROVIDER, f"invalid JSON ({exc.msg} at line {exc.lineno})") from exc
+    if isinstance(payload, dict) and isinstance(payload.get("data"), dict):
+        gpu_types = payload["data"].get("gpuTypes")
+    elif isinstance(payload, dict):
+        gpu_types = payload.get("gpuTypes")
+    else:
+        gpu_types = None
+    if not isinstance(gpu_types, list) or not gpu_types:
+        errors = payload.get("errors") if isinstance(payload, dict) else None
+        detail = ""
+        if isinstance(errors, list) and errors:
+            first = errors[0].get("message") if isinstance(errors[0], dict) else errors[0]
+            detail = f" (GraphQL error: {clean_text(first)[:120]})"
+        raise StructureMissing(PROVIDER, f"no data.gpuTypes list in the JSON response{detail}")
+    return gpu_types
+
+
+def _parse_graphql(text: str, sink: _OfferSink) -> None:
+    report = sink.report
+    for item in _gpu_types(text):
+        report.rows_seen += 1
+        if not isinstance(item, dict) or not clean_text(item.get("id")):
+            sink.reject(clean_text(json.dumps(item))[:200], "gpuType without an id")
+            continue
+        before = len(sink.offers) + len(report.rejected)
+        _emit_gpu_type(item, sink)
+        if len(sink.offers) + len(report.rejected) == before:
+            report.unpriced_rows += 1  # e.g. the placeholder "unknown" type, or a retired GPU
+
+
+def _emit_gpu_type(item: dict[str, Any], sink: _OfferSink) -> None:
+    sku = clean_text(item["id"])
+    gpu_raw = clean_text(item.get("displayName")) or sku
+    vram = parse_number(item.get("memoryInGb")) if item.get("memoryInGb") is not None else None
+    vram = vram or None  # 0 GB is the API's "unknown"
+    offered_in = {False: item.get("secureCloud"), True: item.get("communityCloud")}
+    gpu: str | None = None
+
+    def emit(field: str, value: Any, *, community: bool, **extra: Any) -> None:
+        nonlocal gpu
+        raw = f"{sku} | {field}={value!r}"
+        try:
+            price = _positive_price(value)
+        except ValueError as exc:
+            sink.reject(raw, str(exc))
+            return
+        if price is None:
+            return
+        if offered_in[community] is False:  # the API says this cloud does not carry the GPU
+            sink.report.notes.append(f"{sku}: {field} ignored, {'community' if community else 'secure'}Cloud is false")
+            return
+        if gpu is None:
+            gpu = sink.gpu_slug(gpu_raw, vram, sku)
+        sink.add(
+            raw,
+            gpu=gpu,
+            gpu_raw=gpu_raw,
+            gpu_count=1,
+            vram_gb=vram,
+            community=community,
+            usd_per_gpu_hour=price,
+            **extra,
+        )
+
+    for field, tier, community, months in _LIST_PRICE_FIELDS:
+        if field in item:
+            emit(field, item[field], community=community, tier=tier, commitment_months=months, sku=sku)
+
+    for field, community in _LOWEST_PRICE_FIELDS:
+        lowest = item.get(field)
+        if not isinstance(lowest, dict):
+            continue
+        status = lowest.get("stockStatus", ...)
+        available = None if status is ... else clean_text(status).lower() in _IN_STOCK
+        emit(
+            f"{field}.uninterruptablePrice",
+            lowest.get("uninterruptablePrice"),
+            community=community,
+            tier="on_demand",
+            sku=sku,
+            price_basis="lowest_now",
+            available=available,
+            vcpus=_spec(lowest.get("minVcpu")),
+            ram_gb=_spec(lowest.get("minMemory")),
+        )
+
+
+def _spec(value: Any) -> float | None:
+    number = parse_number(value) if value is not None and not isinstance(value, bool) else None
+    return number or None
+
+
+# --- HTML fallback -----------------------------------------------------------------------------
+
+
+def _parse_html(text: str, sink: _OfferSink) -> None:
+    # Only the price rows matter; the strainer keeps lxml from building the rest of the page.
+    # The strainer sees the raw class attribute ("gpu-pricing-row is-featured"): match the token.
+    strainer = SoupStrainer(class_=_ROW_CLASS_RX)
+    soup = BeautifulSoup(text, "lxml", parse_only=strainer)
+    rows = [row for row in soup.find_all(class_="gpu-pricing-row") if not row.find_parent(class_="gpu-pricing-row")]
+    if not rows:
+        raise StructureMissing(PROVIDER, "no .gpu-pricing-row elements on the pricing page (login/captcha page or layout change)")
+    priced_rows = 0
+    for row in rows:
+        sink.report.rows_seen += 1
+        prices = dict(_price_attributes(row, sink.report))
+        if prices:
+            priced_rows += 1
+        _emit_html_row(row, prices, sink)
+    if not priced_rows:
+        raise StructureMissing(PROVIDER, "no price data attributes (data-secure/data-community) on .gpu-pricing-row")
+
+
+def _price_attributes(row: Tag, report: ParseReport) -> Iterator[tuple[tuple[bool, str], str]]:
+    """((community, tier), 'attribute=value') for each price data attribute on or inside the row."""
+    seen: set[tuple[bool, str]] = set()
+    for element in (row, *row.find_all(True)):
+        for name, value in element.attrs.items():
+            match = _ATTR_RX.match(name)
+            if match:
+                key = (match["cloud"].lower() == "community", "spot" if match["spot"] else "on_demand")
+                if key not in seen:
+                    seen.add(key)
+                    yield key, f"{name}={clean_text(value)}"
+            elif _PRICE_LIKE_ATTR_RX.match(name) and name not in report.unexpected_columns:
+                report.unexpected_columns.append(name)
+
+
+def _emit_html_row(row: Tag, prices: dict[tuple[bool, str], str], sink: _OfferSink) -> None:
+    has_gpu_link = lambda href: bool(href) and "gpu=" in href  # noqa: E731
+    link = row if row.name == "a" and has_gpu_link(row.get("href")) else row.find("a", href=has_gpu_link)
+    gpu_param = _gpu_param(link["href"]) if link else ""
+    name_el = row.find(class_=re.compile("name", re.I)) or row.find(re.compile("^h[1-6]$"))
+    gpu_raw = clean_text(name_el.get_text(" ")) if name_el else ""
+    gpu_raw = gpu_raw or gpu_param or (clean_text(link.get_text(" ")) if link else "")
+    tags = " | ".join(clean_text(tag.get_text(" ")) for tag in row.find_all(class_=_TAG_CLASS_RX))
+    specs = tags or clean_text(row.get_text(" "))
+    raw = " | ".join(part for part in (gpu_raw, tags, *prices.values()) if part)
+    if not gpu_raw:
+        sink.reject(raw or clean_text(row.get_text(" "))[:200], "row without a GPU name")
+        return
+    vram = _first_number(_VRAM_RX, specs)
+    parsed: list[tuple[bool, str, Decimal]] = []
+    for (community, tier), attribute in prices.items():
+        try:
+            price = parse_price(attribute.split("=", 1)[1])
+        except ValueError as exc:
+            sink.reject(raw, str(exc))
+            continue
+        if price is not None and price.value > 0:
+            parsed.append((community, tier, price.value))
+    if not parsed:
+        sink.report.unpriced_rows += 1
+        return
+    gpu = sink.gpu_slug(gpu_raw, vram, gpu_param)
+    for community, tier, value in parsed:
+        sink.add(
+            raw,
+            gpu=gpu,
+            gpu_raw=gpu_raw,
+            gpu_count=1,
+            vram_gb=vram,
+            tier=tier,
+            community=community,
+            usd_per_gpu_hour=value,
+            sku=gpu_param or gpu_raw,
+            vcpus=_first_number(_VCPU_RX, specs),
+            ram_gb=_first_number(_RAM_RX, specs),
+        )
+
+
+def _gpu_param(href: str) -> str:
+    values = parse_qs(urlsplit(href).query).get("gpu")
+    return clean_text(unquote(values[0])) if values else ""
+
+
+def _first_number(rx: re.Pattern[str], text: str) -> float | None:
+    match = rx.search(text)
+    return float(match.group(1)) if match else None

@@ -1,0 +1,275 @@
+"""Runpod parser: GraphQL JSON (primary) and HTML fallback, fixtures and the sample archive."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from scrapers.offer import StructureMissing
+from scrapers.providers import runpod
+from scrapers.registry import provider_module
+
+FIXTURES = Path(__file__).parent / "fixtures" / "pages" / "runpod"
+ARCHIVE = Path(__file__).resolve().parent.parent / "scrapers" / "sample_archive" / "runpod"
+SHARED_PRICES = Path("/work/shared/data/observed_prices.csv")
+
+
+def offer(**fields: object) -> dict:
+    """An expected offer with every field: Runpod defaults, overridden per offer."""
+    base = {
+        "provider": "runpod", "gpu": None, "gpu_raw": None, "gpu_count": 1, "vram_gb": None,
+        "tier": "on_demand", "community": False, "commitment_months": None, "usd_per_gpu_hour": None,
+        "usd_per_instance_hour": None, "region": None, "available": None, "effective_from": None,
+        "sku": None, "vcpus": None, "ram_gb": None, "storage_gb": None, "price_basis": "list",
+    }
+    assert set(fields) <= set(base), set(fields) - set(base)
+    return base | fields
+
+
+def dumped(result) -> list[dict]:
+    return [o.model_dump(mode="json") for o in result.offers]
+
+
+def parse_fixture(name: str):
+    return runpod.parse((FIXTURES / name).read_bytes())
+
+
+# --- GraphQL ---------------------------------------------------------------------------------
+
+
+def test_graphql_emits_every_price_field_with_its_tier_cloud_and_term() -> None:
+    result = parse_fixture("graphql_full.json")
+    h100 = dict(gpu="h100-sxm", gpu_raw="H100 SXM", vram_gb=80.0, sku="NVIDIA H100 80GB HBM3")
+    b200 = dict(gpu="b200", gpu_raw="B200", vram_gb=180.0, sku="NVIDIA B200")
+    h20 = dict(gpu="unknown", gpu_raw="H20", vram_gb=96.0, sku="NVIDIA H20", community=True)
+    a40 = dict(gpu="a40", gpu_raw="A40", vram_gb=48.0, sku="NVIDIA A40")
+    assert dumped(result) == [
+        offer(**h100, usd_per_gpu_hour=2.99),
+        offer(**h100 | {"community": True}, usd_per_gpu_hour=2.69),
+        offer(**h100, tier="spot", usd_per_gpu_hour=1.75),
+        offer(**h100 | {"community": True}, tier="spot", usd_per_gpu_hour=1.25),
+        offer(**h100, tier="reserved", commitment_months=0, usd_per_gpu_hour=2.79),  # one week
+        offer(**h100, tier="reserved", commitment_months=1, usd_per_gpu_hour=2.69),
+        offer(**h100, tier="reserved", commitment_months=3, usd_per_gpu_hour=2.59),
+        offer(**h100, tier="reserved", commitment_months=6, usd_per_gpu_hour=2.49),
+        offer(**h100, usd_per_gpu_hour=2.89, price_basis="lowest_now", available=True, vcpus=20.0, ram_gb=125.0),
+        # stockStatus null: no machine in stock right now
+        offer(**h100 | {"community": True}, usd_per_gpu_hour=2.59, price_basis="lowest_now", available=False,
+              vcpus=16.0, ram_gb=62.0),
+        offer(**b200, usd_per_gpu_hour=5.89),
+        offer(**b200, tier="reserved", commitment_months=1, usd_per_gpu_hour=5.59),
+        offer(**b200, usd_per_gpu_hour=5.89, price_basis="lowest_now", available=True),
+        offer(**h20, usd_per_gpu_hour=0.18),
+        offer(**h20, tier="spot", usd_per_gpu_hour=0.09),
+        offer(**a40 | {"community": True}, usd_per_gpu_hour=0.35),
+        # stockStatus not queried: availability unknown
+        offer(**a40, usd_per_gpu_hour=0.35, price_basis="lowest_now", available=None),
+    ]
+    assert result.report.model_dump() == {
+        "provider": "runpod",
+        "rows_seen": 6,
+        "offers": 17,
+        "unpriced_rows": 1,
+        "rejected": [
+            {"raw": "NVIDIA A40 | securePrice=True", "reason": "not a price: True"},
+            {"raw": '{"displayName": "no id here", "securePrice": 1.0}', "reason": "gpuType without an id"},
+        ],
+        "unknown_gpus": ["H20"],
+        "missing_columns": [],
+        "unexpected_columns": [],
+        "notes": ["NVIDIA B200: communityPrice ignored, communityCloud is false"],
+    }
+
+
+def test_graphql_contract_dict_is_the_parse_contract() -> None:
+    first = parse_fixture("graphql_full.json").offers[0]
+    assert first.contract_dict() == {
+        "provider": "runpod", "gpu": "h100-sxm", "gpu_raw": "H100 SXM", "gpu_count": 1, "vram_gb": 80.0,
+        "tier": "on_demand", "community": False, "commitment_months": None, "usd_per_gpu_hour": 2.99,
+        "usd_per_instance_hour": None, "region": None, "available": None, "effective_from": None,
+    }
+
+
+def test_graphql_errors_invalid_json_and_empty_lists_are_structure_missing() -> None:
+    with pytest.raises(StructureMissing, match=r"no data\.gpuTypes.*Too many requests"):
+        parse_fixture("graphql_errors.json")
+    with pytest.raises(StructureMissing, match="invalid JSON"):
+        parse_fixture("truncated.json")
+    with pytest.raises(StructureMissing, match="gpuTypes"):
+        runpod.parse(b'{"data": {"gpuTypes": []}}')
+    with pytest.raises(StructureMissing, match="empty page"):
+        runpod.parse(b"  \n")
+
+
+# --- HTML fallback ---------------------------------------------------------------------------
+
+
+def test_html_2026_10_attributes_spot_unpriced_bad_and_duplicate_rows() -> None:
+    result = parse_fixture("pricing_2026_10.html")
+    h100 = dict(gpu="h100-sxm", gpu_raw="H100 SXM", vram_gb=80.0, sku="H100 SXM", vcpus=20.0, ram_gb=125.0)
+    b200 = dict(gpu="b200", gpu_raw="B200", vram_gb=180.0, sku="B200", vcpus=28.0, ram_gb=283.0)
+    assert dumped(result) == [
+        offer(**h100, usd_per_gpu_hour=3.49),
+        offer(**h100, community=True, usd_per_gpu_hour=2.69),
+        offer(**b200, usd_per_gpu_hour=6.79),
+        offer(**b200, community=True, usd_per_gpu_hour=5.98),
+        offer(**b200, tier="spot", usd_per_gpu_hour=4.49),
+        # "Contact sales" on secure cloud: only the community price is an offer
+        offer(gpu="rtx-2000-ada", gpu_raw="RTX 2000 Ada", vram_gb=16.0, sku="RTX 2000 Ada", vcpus=6.0,
+              ram_gb=31.0, community=True, usd_per_gpu_hour=0.44),
+        offer(gpu="l40", gpu_raw="L40", vram_gb=48.0, sku="L40", vcpus=8.0, ram_gb=94.0, community=True,
+              usd_per_gpu_hour=0.69),
+    ]
+    h100_raw = "H100 SXM | 80 GB VRAM | 125 GB RAM | 20 vCPUs | data-secure=3.49 | data-community=2.69"
+    assert result.report.model_dump() == {
+        "provider": "runpod",
+        "rows_seen": 6,
+        "offers": 7,
+        "unpriced_rows": 1,  # RTX 5090: empty and 0 prices are "not offered", never $0
+        "rejected": [
+            {"raw": "L40 | 48 GB VRAM | 94 GB RAM | 8 vCPUs | data-secure=call | data-community=0.69",
+             "reason": "not a price: 'call'"},
+            {"raw": h100_raw, "reason": "duplicate offer"},
+            {"raw": h100_raw, "reason": "duplicate offer"},
+        ],
+        "unknown_gpus": [],
+        "missing_columns": [],
+        "unexpected_columns": ["data-cluster-price"],
+        "notes": [],
+    }
+
+
+def test_html_older_cloud_price_attributes_on_inner_elements_and_row_links() -> None:
+    result = parse_fixture("pricing_2026_05.html")
+    a100 = dict(gpu="a100-80gb-pcie", gpu_raw="A100 PCIe", vram_gb=80.0, sku="A100 PCIe", vcpus=8.0, ram_gb=117.0)
+    h200 = dict(gpu="h200-sxm", gpu_raw="H200 SXM", vram_gb=141.0, sku="H200 SXM", vcpus=24.0, ram_gb=276.0)
+    assert dumped(result) == [
+        offer(**a100, usd_per_gpu_hour=1.39),
+        offer(**a100, community=True, usd_per_gpu_hour=1.19),
+        offer(**h200, usd_per_gpu_hour=4.39),
+        offer(**h200, community=True, usd_per_gpu_hour=3.59),
+        offer(gpu="h100-nvl", gpu_raw="H100 NVL", vram_gb=94.0, sku="H100 NVL", vcpus=16.0, ram_gb=94.0,
+              community=True, usd_per_gpu_hour=2.59),
+    ]
+    assert result.report.model_dump() == {
+        "provider": "runpod", "rows_seen": 3, "offers": 5, "unpriced_rows": 0, "rejected": [],
+        "unknown_gpus": [], "missing_columns": [], "unexpected_columns": [], "notes": [],
+    }
+
+
+def test_login_or_captcha_page_is_structure_missing() -> None:
+    with pytest.raises(StructureMissing, match=r"runpod: .*\.gpu-pricing-row") as caught:
+        parse_fixture("login.html")
+    assert caught.value.provider == "runpod"
+
+
+def test_rows_without_any_price_attribute_are_structure_missing() -> None:
+    page = b'<div class="gpu-pricing-row"><a href="/deploy?gpu=B200">B200</a><span>$5.98/hr</span></div>'
+    with pytest.raises(StructureMissing, match="no price data attributes"):
+        runpod.parse(page)
+
+
+def test_undecodable_bytes_are_replaced_and_noted() -> None:
+    body = (FIXTURES / "pricing_2026_05.html").read_bytes().replace(b"<main>", b"<main>\xff\xfe")
+    result = runpod.parse(body)
+    assert len(result.offers) == 5
+    assert result.report.notes == ["page is not valid UTF-8: undecodable bytes replaced"]
+
+
+def test_gzipped_body_is_inflated_and_a_gzip_bomb_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    body = (FIXTURES / "graphql_full.json").read_bytes()
+    assert dumped(runpod.parse(gzip.compress(body))) == dumped(runpod.parse(body))
+    monkeypatch.setattr(runpod, "_MAX_BODY_BYTES", 1000)
+    with pytest.raises(StructureMissing, match="inflates past"):
+        runpod.parse(gzip.compress(b" " * 5000))
+    with pytest.raises(StructureMissing, match="corrupt gzip"):
+        runpod.parse(b"\x1f\x8b\x08\x00garbage")
+
+
+# --- interface -------------------------------------------------------------------------------
+
+
+def test_module_interface_through_the_registry() -> None:
+    module = provider_module("runpod")
+    assert module is runpod
+    assert (module.PROVIDER, module.PARSER_VERSION, module.PRICING_URL) == (
+        "runpod", "runpod/1", "https://www.runpod.io/pricing")
+    primary, fallback = module.live_requests()
+    assert (primary.method, primary.kind, primary.fallback, primary.url) == (
+        "POST", "json", False, "https://api.runpod.io/graphql")
+    query = primary.json_body["query"]
+    for field in ("securePrice", "communityPrice", "secureSpotPrice", "communitySpotPrice", "oneWeekPrice",
+                  "sixMonthPrice", "uninterruptablePrice", "stockStatus", "communityLowestPrice: lowestPrice"):
+        assert field in query
+    assert (fallback.method, fallback.kind, fallback.fallback, fallback.url) == (
+        "GET", "html", True, "https://www.runpod.io/pricing")
+
+
+# --- sample archive --------------------------------------------------------------------------
+
+ARCHIVE_COUNTS = {"2026-05-24.html": 15, "2026-07-16.html": 16, "2026-08-30.json": 30, "2026-10-06.json": 16}
+# observed_prices.csv names -> catalog slugs
+SLUGS = {"H100 SXM": "h100-sxm", "H100 PCIe": "h100-pcie", "H100 NVL": "h100-nvl", "H200 SXM": "h200-sxm",
+         "B200": "b200", "B300": "b300", "A100 SXM 80GB": "a100-80gb-sxm", "A100 PCIe 80GB": "a100-80gb-pcie",
+         "L40S": "l40s", "L40": "l40"}
+# observed tier -> (community, price_basis)
+TIERS = {"on_demand_secure": (False, "list"), "on_demand_community": (True, "list"),
+         "on_demand_secure_api": (False, "lowest_now"), "on_demand_community_api": (True, "lowest_now")}
+
+
+def test_sample_archive_has_json_for_the_newest_dates_and_html_before() -> None:
+    pages = sorted(p.name for p in ARCHIVE.iterdir() if p.suffix in (".html", ".json"))
+    assert pages == list(ARCHIVE_COUNTS)
+    assert pages[-1] == "2026-10-06.json"  # the newest Runpod observation date
+
+
+@pytest.mark.parametrize("name", list(ARCHIVE_COUNTS))
+def test_sample_archive_page_parses_cleanly(name: str) -> None:
+    result = runpod.parse((ARCHIVE / name).read_bytes())
+    assert len(result.offers) == ARCHIVE_COUNTS[name]
+    assert result.report.rejected == [] and result.report.unknown_gpus == []
+    assert all(o.gpu_count == 1 and o.usd_per_instance_hour is None for o in result.offers)
+
+
+@pytest.mark.parametrize("name", list(ARCHIVE_COUNTS))
+def test_sample_archive_carries_every_price_observed_on_its_date(name: str) -> None:
+    date = name.split(".")[0]
+    prices = {
+        (o.gpu, o.community, o.price_basis): o.usd_per_gpu_hour
+        for o in runpod.parse((ARCHIVE / name).read_bytes()).offers if o.tier == "on_demand"
+    }
+    observed = [r for r in csv.DictReader((ARCHIVE / "observed_prices.csv").open()) if r["observed_on"] == date]
+    assert observed
+    for row in observed:
+        community, basis = TIERS[row["tier"]]
+        assert prices[(SLUGS[row["gpu"]], community, basis)] == float(row["usd_per_gpu_hour"]), row
+
+
+def test_known_prices_and_real_changes_across_archive_dates() -> None:
+    def secure_list(name: str, gpu: str) -> float:
+        offers = runpod.parse((ARCHIVE / name).read_bytes()).offers
+        return next(o.usd_per_gpu_hour for o in offers
+                    if o.gpu == gpu and not o.community and o.tier == "on_demand" and o.price_basis == "list")
+
+    assert [secure_list(n, "h100-sxm") for n in ARCHIVE_COUNTS] == [3.29, 2.99, 3.49, 3.49]
+    assert [secure_list(n, "b200") for n in ARCHIVE_COUNTS] == [5.89, 5.89, 6.79, 6.79]
+    lowest = runpod.parse((ARCHIVE / "2026-08-30.json").read_bytes()).offers
+    # provider-pages.md: H200 $4.39 on the page (2026-07) vs $3.79 from the API (2026-08-30)
+    assert [o.usd_per_gpu_hour for o in lowest if o.gpu == "h200-sxm" and o.price_basis == "lowest_now"] == [3.79, 3.59]
+
+
+def test_sample_archive_sources_are_copied_from_the_shared_observations() -> None:
+    local = list(csv.DictReader((ARCHIVE / "observed_prices.csv").open()))
+    shared = list(csv.DictReader(SHARED_PRICES.open())) if SHARED_PRICES.exists() else None
+    assert local and all(r["provider"] == "runpod" for r in local)
+    if shared is not None:
+        assert all(row in shared for row in local)
+    sources = (ARCHIVE / "SOURCES.md").read_text()
+    assert "reconstructions, not captures" in sources
+    for name in ARCHIVE_COUNTS:
+        assert f"## {name}" in sources
+    json.loads((ARCHIVE / "2026-10-06.json").read_text())  # the archive's JSON is valid
