@@ -1,0 +1,393 @@
+"""Lambda: the instance tables of lambda.ai/pricing (and the older lambdalabs.com layout).
+
+Structure as documented in provider-pages.md (Lambda section):
+
+- current page: four ``<table>``s behind tabs 8x / 4x / 2x / 1x with the columns
+  ``Plan | VRAM/GPU | vCPUs | RAM | STORAGE | PRICE/GPU/HR*``; plans read
+  "On-demand 8x NVIDIA H100 SXM" (prefix stripped; GPU count from the tab, checked against the
+  plan's "8x" when both exist);
+- older page (lambdalabs.com/service/gpu-cloud): the same table as escaped HTML inside a script
+  string (Next.js streamed data, ``self.__next_f.push([1,"..."])``), cells labelled with
+  ``data-label="PRICE/GPU/HR*"``.
+
+Columns are mapped by header text (or by each cell's ``data-label``). A price column whose header
+names the GPU ("PRICE/GPU/HR") is per GPU and ``usd_per_instance_hour`` stays None, since the page
+does not state it; a plain "Price" column is per instance unless its cells say "/GPU" (the 2023
+pages priced whole instances). RAM and storage are converted to GB (1e9 bytes) from the unit the
+page shows (GiB, TiB, TB; bare numbers are read as GB). On-demand only: Lambda sells reserved
+capacity and 1-Click Clusters through sales.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from bs4 import BeautifulSoup, Tag
+from pydantic import ValidationError
+
+from models.gpu_names import normalize_gpu
+from scrapers.offer import Offer, ParseReport, ParseResult, RejectedRow, StructureMissing
+from scrapers.pages import PageRequest
+from scrapers.parsing import clean_text, map_columns, parse_number, parse_price
+
+PROVIDER = "lambda"
+PARSER_VERSION = "lambda/1"
+PRICING_URL = "https://lambda.ai/pricing"
+_MAX_BODY_BYTES = 32 * 1024 * 1024  # pricing pages are well under 1 MB
+
+_COLUMNS: dict[str, tuple[str, ...]] = {
+    "region": (r"\bregions?\b", r"\blocation\b", r"data ?cent(er|re)"),
+    "plan": (r"^plan\b", r"instance type", r"^instance\b", r"^(gpu|name|model)\b"),
+    "vram": (r"vram", r"gpu mem"),
+    "vcpus": (r"vcpu", r"\bcpus?\b", r"\bcores?\b"),
+    "ram": (r"^ram\b", r"\bram\b", r"memory"),
+    "storage": (r"storage", r"\bssd\b", r"disk", r"nvme"),
+    "price_gpu": (r"price.*\bgpu\b", r"\bgpu\b.*\b(hr|hour)\b", r"per gpu"),
+    "price_instance": (r"price.*\b(instance|node|server)\b", r"\b(instance|node)\b.*\b(hr|hour)\b"),
+    "price": (r"price", r"\bcost\b", r"\$", r"\b(hr|hour)\b"),
+}
+_PRICE_COLUMNS = ("price_gpu", "price_instance", "price")
+_SPEC_COLUMNS = ("vram", "vcpus", "ram", "storage")
+
+_PLAN_RX = re.compile(
+    r"^(?:(?P<tier>on[\s-]*demand|reserved|spot)\b\s*[:\-\u2013]?\s*)?(?:(?P<count>\d+)\s*[x\u00d7]\s+)?(?P<gpu>.+)$",
+    re.I,
+)
+_COUNT_LABEL_RX = re.compile(r"(?<![\d.])(\d{1,3})\s*[x\u00d7](?![a-z0-9])", re.I)
+_SIZE_RX = re.compile(r"(\d+(?:[.,]\d+)*)\s*(TiB|TB|GiB|GB|MiB|MB)?\b", re.I)
+_GB_PER_UNIT = {"tib": 1024**4 / 1e9, "tb": 1000.0, "gib": 1024**3 / 1e9, "gb": 1.0, "mib": 1024**2 / 1e9, "mb": 0.001}
+_VRAM_IN_NAME_RX = re.compile(r"(\d+(?:\.\d+)?)\s*GB", re.I)
+_TAB_ATTRS = ("data-tab", "data-w-tab", "data-count", "data-gpu-count", "aria-label", "id")
+_EMBEDDED_HINT = re.compile(r"data-label|\\u003ctd|<td", re.I)
+
+
+def live_requests() -> list[PageRequest]:
+    """The public pricing page (lambdalabs.com URLs redirect here); the REST API needs a key."""
+    return [PageRequest(url=PRICING_URL, kind="html")]
+
+
+def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
+    """Parse Lambda's pricing page. ``observed_on`` is unused: Lambda posts no scheduled prices."""
+    report = ParseReport(provider=PROVIDER)
+    text = _decode(content, report)
+    soup = BeautifulSoup(text, "lxml")
+    tables = _price_tables(soup, report)
+    if not tables:
+        fragment = _embedded_table_html(soup)
+        if fragment:
+            report.notes.append("table read from escaped HTML inside a script (older Next.js layout)")
+            tables = _price_tables(BeautifulSoup(fragment, "lxml"), report)
+    if not tables:
+        raise StructureMissing(PROVIDER, "no instance table with Plan and PRICE columns (login/captcha page or layout change)")
+    sink = _OfferSink(report)
+    for table in tables:
+        for row in table.rows:
+            report.rows_seen += 1
+            _emit_row(row, table.tab_count, sink)
+    report.offers = len(sink.offers)
+    return ParseResult(offers=sink.offers, report=report)
+
+
+# --- shared per-page helpers -------------------------------------------------------------------
+
+
+def _decode(content: bytes, report: ParseReport) -> str:
+    if content[:2] == b"\x1f\x8b":  # a page saved gzipped (``gpuprice parse page.html.gz``)
+        content = _gunzip(content)
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError:
+        text = content.decode("utf-8", errors="replace")
+        report.notes.append("page is not valid UTF-8: undecodable bytes replaced")
+    text = text.lstrip("\ufeff")
+    if not text.strip():
+        raise StructureMissing(PROVIDER, "empty page")
+    return text
+
+
+def _gunzip(content: bytes) -> bytes:
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        body = inflater.decompress(content, _MAX_BODY_BYTES)
+    except zlib.error as exc:
+        raise StructureMissing(PROVIDER, f"corrupt gzip body ({exc})") from exc
+    if inflater.unconsumed_tail:  # a gzip bomb must not fill memory
+        raise StructureMissing(PROVIDER, f"gzip body inflates past {_MAX_BODY_BYTES:,} bytes")
+    if not inflater.eof:
+        raise StructureMissing(PROVIDER, "corrupt gzip body (truncated stream)")
+    return body
+
+
+class _OfferSink:
+    """Validates offers for one page: bad rows and duplicates go to the report, never abort."""
+
+    def __init__(self, report: ParseReport) -> None:
+        self.report = report
+        self.offers: list[Offer] = []
+        self._keys: set[tuple] = set()
+
+    def gpu_slug(self, raw: str, vram_gb: float | None) -> str:
+        slug = normalize_gpu(raw, provider=PROVIDER, vram_gb=vram_gb)
+        if slug == "unknown" and raw not in self.report.unknown_gpus:
+            self.report.unknown_gpus.append(raw)
+        return slug
+
+    def reject(self, raw: str, reason: str) -> None:
+        self.report.rejected.append(RejectedRow(raw=raw, reason=reason))
+
+    def add(self, raw: str, **fields: Any) -> None:
+        try:
+            offer = Offer(provider=PROVIDER, **fields)
+        except ValidationError as exc:
+            reasons = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'offer'}: {e['msg']}" for e in exc.errors())
+            self.reject(raw, reasons)
+            return
+        if offer.key in self._keys:
+            self.reject(raw, "duplicate offer")
+            return
+        self._keys.add(offer.key)
+        self.offers.append(offer)
+
+
+# --- finding the tables ------------------------------------------------------------------------
+
+
+@dataclass
+class _Row:
+    cells: dict[str, str]  # logical column -> cell text
+    raw: str
+
+
+@dataclass
+class _Table:
+    rows: list[_Row]
+    tab_count: int | None
+
+
+def _price_tables(soup: BeautifulSoup, report: ParseReport) -> list[_Table]:
+    """Every table that has a plan column and a price column, with its tab's GPU count."""
+    found: list[_Table] = []
+    for table in soup.find_all("table"):
+        rows = list(_table_rows(table, report))
+        if rows:
+            found.append(_Table(rows=rows, tab_count=_tab_count(table, soup)))
+    return found
+
+
+def _table_rows(table: Tag, report: ParseReport) -> Iterator[_Row]:
+    """Body rows as {logical column: text}, headers from each cell's data-label or the header row."""
+    mapping: dict[str, int] | None = None  # from the header row, once seen
+    by_labels: dict[tuple[str, ...], dict[str, int]] = {}  # data-label sets seen so far
+    for tr in table.find_all("tr"):
+        if tr.find_parent("table") is not table:
+            continue  # a nested table is visited on its own
+        cells = tr.find_all(["td", "th"], recursive=False)
+        texts = [clean_text(cell.get_text(" ")) for cell in cells]
+        if not any(texts):
+            continue
+        labels = tuple(clean_text(cell.get("data-label")) for cell in cells)
+        if all(labels):
+            if labels not in by_labels:
+                by_labels[labels] = _mapping(list(labels), report)
+            row_mapping = by_labels[labels]
+        elif mapping is None:
+            if not _is_header_row(tr, cells, texts):
+                return  # data before any header: not a table this parser understands
+            mapping = _mapping(texts, report)
+            continue
+        else:
+            row_mapping = mapping
+        if row_mapping:
+            yield _Row(
+                cells={name: texts[i] for name, i in row_mapping.items() if i < len(texts)},
+                raw=" | ".join(texts),
+            )
+
+
+def _is_header_row(tr: Tag, cells: list[Tag], texts: list[str]) -> bool:
+    if tr.find_parent("thead") or all(cell.name == "th" for cell in cells):
+        return True
+    return not any("$" in text for text in texts)  # a first row of labels written with <td>
+
+
+def _mapping(headers: list[str], report: ParseReport) -> dict[str, int]:
+    """Logical column -> position, or {} when the table lacks a plan or a price column."""
+    mapping, _, unexpected = map_columns(headers, _COLUMNS)
+    if "plan" not in mapping or not any(name in mapping for name in _PRICE_COLUMNS):
+        return {}
+    _extend_unique(report.missing_columns, [name for name in _SPEC_COLUMNS if name not in mapping])
+    _extend_unique(report.unexpected_columns, unexpected)
+    return mapping
+
+
+def _extend_unique(target: list[str], values: list[str]) -> None:
+    target.extend(value for value in values if value not in target)
+
+
+def _tab_count(table: Tag, soup: BeautifulSoup) -> int | None:
+    """The GPU count of the tab holding the table ("8x"), from the panel's label or caption."""
+    caption = table.find("caption")
+    if caption:
+        match = _COUNT_LABEL_RX.search(clean_text(caption.get_text(" ")))
+        if match:
+            return int(match.group(1))
+    for depth, ancestor in enumerate(table.parents):
+        if depth > 6 or ancestor.name in ("body", "html", "[document]"):
+            break
+        labelledby = ancestor.get("aria-labelledby")
+        if labelledby:
+            tab = soup.find(id=labelledby.split()[0])
+            match = _COUNT_LABEL_RX.fullmatch(clean_text(tab.get_text(" "))) if tab else None
+            if match:
+                return int(match.group(1))
+        for attr in _TAB_ATTRS:
+            value = ancestor.get(attr)
+            match = _COUNT_LABEL_RX.search(clean_text(value)) if isinstance(value, str) else None
+            if match:
+                return int(match.group(1))
+    return None
+
+
+def _embedded_table_html(soup: BeautifulSoup) -> str:
+    """Table HTML carried as JSON strings in scripts (Next.js ``self.__next_f.push([1, "..."])``).
+
+    Streamed chunks may split the table anywhere, so all chunks are joined in page order and the
+    span from the first ``<table`` (or ``<tr``) to the last closing tag is kept.
+    """
+    chunks: list[str] = []
+    for script in soup.find_all("script"):
+        code = script.string or ""
+        if "__next_f" in code:
+            chunks.extend(_next_f_strings(code))
+        elif _EMBEDDED_HINT.search(code):
+            chunks.extend(_json_string_literals(code))
+    joined = "".join(chunks)
+    lowered = joined.lower()
+    start = lowered.find("<table")
+    if start == -1:
+        start = lowered.find("<tr")
+    end = max(lowered.rfind("</table>") + len("</table>"), lowered.rfind("</tr>") + len("</tr>"))
+    if start == -1 or end <= start:
+        return ""
+    html = joined[start:end]
+    return html if html.lower().startswith("<table") else f"<table>{html}</table>"
+
+
+def _next_f_strings(code: str) -> list[str]:
+    decoder = json.JSONDecoder()
+    strings: list[str] = []
+    start = code.find("__next_f.push(")
+    while start != -1:
+        bracket = code.find("[", start)
+        if bracket == -1:
+            break
+        try:
+            payload, end = decoder.raw_decode(code, bracket)
+        except (json.JSONDecodeError, ValueError):
+            end = start + 1
+        else:
+            if isinstance(payload, list):
+                strings.extend(item for item in payload if isinstance(item, str))
+        start = code.find("__next_f.push(", end)
+    return strings
+
+
+def _json_string_literals(code: str) -> list[str]:
+    strings: list[str] = []
+    for literal in re.finditer(r'"(?:[^"\\]|\\.)*"', code):
+        if _EMBEDDED_HINT.search(literal.group(0)):
+            try:
+                strings.append(json.loads(literal.group(0)))
+            except json.JSONDecodeError:
+                continue
+    return strings
+
+
+# --- one row -> one offer ----------------------------------------------------------------------
+
+
+def _emit_row(row: _Row, tab_count: int | None, sink: _OfferSink) -> None:
+    plan = row.cells.get("plan", "")
+    match = _PLAN_RX.match(plan)
+    if not plan or not match:
+        sink.reject(row.raw, "row without a plan name")
+        return
+    gpu_raw = clean_text(match["gpu"])
+    price_cells = {name: row.cells[name] for name in _PRICE_COLUMNS if row.cells.get(name)}
+    try:
+        prices = {name: parse_price(text) for name, text in price_cells.items()}
+    except ValueError as exc:
+        sink.reject(row.raw, str(exc))
+        return
+    prices = {name: price for name, price in prices.items() if price is not None and price.value > 0}
+    if not prices:
+        sink.report.unpriced_rows += 1  # "Contact sales", "Sold out", "-" or empty: never 0
+        return
+    if any(price.is_from for price in prices.values()) and "'from' prices are lower bounds" not in sink.report.notes:
+        sink.report.notes.append("'from' prices are lower bounds")
+
+    plan_count = int(match["count"]) if match["count"] else None
+    if plan_count and tab_count and plan_count != tab_count:
+        sink.reject(row.raw, f"GPU count mismatch: tab says {tab_count}x, plan says {plan_count}x")
+        return
+    count = plan_count or tab_count
+    if not count:
+        sink.reject(row.raw, "GPU count missing (no tab label and no 'Nx' in the plan)")
+        return
+    tier = (match["tier"] or "on-demand").lower().replace(" ", "-")
+    if tier.startswith("reserved"):
+        sink.reject(row.raw, "reserved plan without a commitment term")
+        return
+
+    vram = parse_number(row.cells.get("vram"))
+    if vram is None:
+        in_name = _VRAM_IN_NAME_RX.search(gpu_raw)
+        vram = float(in_name.group(1)) if in_name else None
+    per_gpu, per_instance = _unit_prices(prices, price_cells, count)
+    sink.add(
+        row.raw,
+        gpu=sink.gpu_slug(gpu_raw, vram),
+        gpu_raw=gpu_raw,
+        gpu_count=count,
+        vram_gb=vram,
+        tier="spot" if tier == "spot" else "on_demand",
+        usd_per_gpu_hour=per_gpu,
+        usd_per_instance_hour=per_instance,
+        region=row.cells.get("region") or None,
+        sku=f"{count}x {gpu_raw}",
+        vcpus=parse_number(row.cells.get("vcpus")),
+        ram_gb=_size_gb(row.cells.get("ram")),
+        storage_gb=_size_gb(row.cells.get("storage")),
+    )
+
+
+def _unit_prices(prices: dict[str, Any], cells: dict[str, str], count: int) -> tuple[Decimal, Decimal | None]:
+    """(per GPU-hour, per instance-hour or None) from whichever price columns the page has."""
+    per_gpu = prices["price_gpu"].value if "price_gpu" in prices else None
+    per_instance = prices["price_instance"].value if "price_instance" in prices else None
+    if "price" in prices and per_gpu is None and per_instance is None:
+        if re.search(r"/\s*gpu|per\s+gpu", cells["price"], re.I):
+            per_gpu = prices["price"].value
+        else:
+            per_instance = prices["price"].value
+    if per_gpu is None:
+        assert per_instance is not None
+        per_gpu = per_instance / count
+    return per_gpu, per_instance
+
+
+def _size_gb(text: str | None) -> float | None:
+    """'1800 GiB' -> 1932.7, '22 TiB SSD' -> 24189.3, '512 GB' -> 512 (GB = 1e9 bytes)."""
+    match = _SIZE_RX.search(clean_text(text))
+    if not match:
+        return None
+    number = float(match.group(1).replace(",", ""))
+    unit = (match.group(2) or "gb").lower()
+    return round(number * _GB_PER_UNIT[unit], 1) or None

@@ -1,0 +1,225 @@
+"""Lambda parser: tabbed instance tables, the older Next.js escaped-HTML layout, the archive."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+from pathlib import Path
+
+import pytest
+
+from scrapers.offer import StructureMissing
+from scrapers.providers import lambda_cloud
+from scrapers.registry import provider_module
+
+FIXTURES = Path(__file__).parent / "fixtures" / "pages" / "lambda"
+ARCHIVE = Path(__file__).resolve().parent.parent / "scrapers" / "sample_archive" / "lambda"
+SHARED_PRICES = Path("/work/shared/data/observed_prices.csv")
+
+
+def offer(**fields: object) -> dict:
+    """An expected offer with every field: Lambda defaults, overridden per offer."""
+    base = {
+        "provider": "lambda", "gpu": None, "gpu_raw": None, "gpu_count": None, "vram_gb": None,
+        "tier": "on_demand", "community": False, "commitment_months": None, "usd_per_gpu_hour": None,
+        "usd_per_instance_hour": None, "region": None, "available": None, "effective_from": None,
+        "sku": None, "vcpus": None, "ram_gb": None, "storage_gb": None, "price_basis": "list",
+    }
+    assert set(fields) <= set(base), set(fields) - set(base)
+    return base | fields
+
+
+def dumped(result) -> list[dict]:
+    return [o.model_dump(mode="json") for o in result.offers]
+
+
+def parse_fixture(name: str):
+    return lambda_cloud.parse((FIXTURES / name).read_bytes())
+
+
+# GiB/TiB as the page shows them, in GB (1e9 bytes) as the offer stores them
+GIB = 1.073741824
+TIB = 1099.511627776
+
+
+def test_tabs_give_the_count_and_catch_mismatches_unpriced_unknown_and_bad_rows() -> None:
+    result = parse_fixture("tabs.html")
+    assert dumped(result) == [
+        offer(gpu="b200", gpu_raw="NVIDIA B200 SXM6", gpu_count=8, vram_gb=180.0, usd_per_gpu_hour=6.69,
+              sku="8x NVIDIA B200 SXM6", vcpus=208.0, ram_gb=round(2900 * GIB, 1), storage_gb=round(22 * TIB, 1)),
+        offer(gpu="h100-sxm", gpu_raw="NVIDIA H100 SXM", gpu_count=8, vram_gb=80.0, usd_per_gpu_hour=3.99,
+              sku="8x NVIDIA H100 SXM", vcpus=208.0, ram_gb=round(1800 * GIB, 1), storage_gb=round(22 * TIB, 1)),
+        offer(gpu="h100-sxm", gpu_raw="NVIDIA H100 SXM", gpu_count=4, vram_gb=80.0, usd_per_gpu_hour=4.09,
+              sku="4x NVIDIA H100 SXM", vcpus=104.0, ram_gb=round(900 * GIB, 1), storage_gb=round(11 * TIB, 1)),
+        # no "1x" in the plan: the count comes from the 1x tab
+        offer(gpu="gh200", gpu_raw="NVIDIA GH200", gpu_count=1, vram_gb=96.0, usd_per_gpu_hour=2.29,
+              sku="1x NVIDIA GH200", vcpus=64.0, ram_gb=round(432 * GIB, 1), storage_gb=round(4 * TIB, 1)),
+        offer(gpu="a100-40gb", gpu_raw="NVIDIA A100 SXM", gpu_count=1, vram_gb=40.0, usd_per_gpu_hour=1.99,
+              sku="1x NVIDIA A100 SXM", vcpus=30.0, ram_gb=round(220 * GIB, 1), storage_gb=round(512 * GIB, 1)),
+        offer(gpu="unknown", gpu_raw="NVIDIA Quadro RTX 6000", gpu_count=1, vram_gb=24.0, usd_per_gpu_hour=0.5,
+              sku="1x NVIDIA Quadro RTX 6000", vcpus=14.0, ram_gb=round(46 * GIB, 1), storage_gb=round(512 * GIB, 1)),
+        offer(gpu="a10", gpu_raw="NVIDIA A10", gpu_count=1, vram_gb=24.0, usd_per_gpu_hour=1.29,
+              sku="1x NVIDIA A10", vcpus=30.0, ram_gb=round(226 * GIB, 1), storage_gb=round(1.3 * TIB, 1)),
+    ]
+    assert result.report.model_dump() == {
+        "provider": "lambda",
+        "rows_seen": 12,
+        "offers": 7,
+        "unpriced_rows": 2,  # GB300 "Contact sales", 2x H100 "Sold out": not offers, never $0
+        "rejected": [
+            {"raw": "On-demand 8x NVIDIA A100 SXM | 80 GB | 120 | 900 GiB | 10 TiB SSD | $2.89",
+             "reason": "GPU count mismatch: tab says 4x, plan says 8x"},
+            {"raw": "On-demand 1x NVIDIA A10 | 24 GB | 30 | 226 GiB | 1.3 TiB SSD | $1.29", "reason": "duplicate offer"},
+            {"raw": "On-demand 1x NVIDIA H100 PCIe | 80 GB | 26 | 200 GiB | 1 TiB SSD | $x.xx",
+             "reason": "not a price: '$x.xx'"},
+        ],
+        "unknown_gpus": ["NVIDIA Quadro RTX 6000"],
+        "missing_columns": [],
+        "unexpected_columns": [],
+        "notes": [],
+    }
+
+
+def test_reordered_and_extra_columns_nbsp_from_prices_thousands_and_regions() -> None:
+    result = parse_fixture("reordered.html")
+    assert dumped(result) == [
+        offer(gpu="h100-sxm", gpu_raw="NVIDIA H100 SXM", gpu_count=8, vram_gb=80.0, usd_per_gpu_hour=2.99,
+              region="us-east-1", sku="8x NVIDIA H100 SXM", vcpus=208.0, ram_gb=round(1800 * GIB, 1),
+              storage_gb=round(22 * TIB, 1)),
+        # VRAM cell empty: taken from the plan name
+        offer(gpu="b200", gpu_raw="NVIDIA B200 SXM6 (180 GB)", gpu_count=1, vram_gb=180.0, usd_per_gpu_hour=6.99,
+              region="us-south-2", sku="1x NVIDIA B200 SXM6 (180 GB)", vcpus=26.0, ram_gb=round(362 * GIB, 1),
+              storage_gb=round(2.75 * TIB, 1)),
+    ]
+    assert result.report.model_dump() == {
+        "provider": "lambda",
+        "rows_seen": 4,
+        "offers": 2,
+        "unpriced_rows": 1,
+        "rejected": [
+            {"raw": "$1.49 | NVIDIA GH200 | us-east-3 | NVLink-C2C | 96 GB | 4 TiB | 432 GiB | 64",
+             "reason": "GPU count missing (no tab label and no 'Nx' in the plan)"},
+        ],
+        "unknown_gpus": [],
+        "missing_columns": [],
+        "unexpected_columns": ["Interconnect"],
+        "notes": ["'from' prices are lower bounds"],
+    }
+
+
+def test_older_layout_table_as_escaped_html_in_streamed_script_chunks() -> None:
+    result = parse_fixture("nextjs_escaped.html")
+    assert dumped(result) == [
+        offer(gpu="h100-sxm", gpu_raw="NVIDIA H100 SXM", gpu_count=8, vram_gb=80.0, usd_per_gpu_hour=2.99,
+              sku="8x NVIDIA H100 SXM", vcpus=208.0, ram_gb=round(1800 * GIB, 1), storage_gb=round(24.2 * TIB, 1)),
+        offer(gpu="gh200", gpu_raw="NVIDIA GH200", gpu_count=1, vram_gb=96.0, usd_per_gpu_hour=1.49,
+              sku="1x NVIDIA GH200", vcpus=64.0, ram_gb=round(432 * GIB, 1), storage_gb=round(4 * TIB, 1)),
+        offer(gpu="a100-40gb", gpu_raw="NVIDIA A100 (40 GB SXM4)", gpu_count=1, vram_gb=40.0, usd_per_gpu_hour=1.29,
+              sku="1x NVIDIA A100 (40 GB SXM4)", vcpus=30.0, ram_gb=round(200 * GIB, 1),
+              storage_gb=round(512 * GIB, 1)),
+    ]
+    assert result.report.model_dump() == {
+        "provider": "lambda", "rows_seen": 4, "offers": 3, "unpriced_rows": 1, "rejected": [],
+        "unknown_gpus": [], "missing_columns": [], "unexpected_columns": [],
+        "notes": ["table read from escaped HTML inside a script (older Next.js layout)"],
+    }
+
+
+def test_plain_price_column_is_per_instance_unless_the_cell_says_per_gpu() -> None:
+    result = parse_fixture("per_instance_2023.html")
+    assert dumped(result) == [
+        offer(gpu="a100-80gb-sxm", gpu_raw="NVIDIA A100 SXM4 80GB", gpu_count=8, vram_gb=80.0, usd_per_gpu_hour=1.5,
+              usd_per_instance_hour=12.0, sku="8x NVIDIA A100 SXM4 80GB", vcpus=240.0, ram_gb=round(1800 * GIB, 1)),
+        offer(gpu="h100-pcie", gpu_raw="NVIDIA H100 PCIe", gpu_count=1, vram_gb=80.0, usd_per_gpu_hour=1.99,
+              sku="1x NVIDIA H100 PCIe", vcpus=26.0, ram_gb=round(200 * GIB, 1)),
+        offer(gpu="a6000", gpu_raw="NVIDIA A6000", gpu_count=4, vram_gb=48.0, usd_per_gpu_hour=0.8,
+              usd_per_instance_hour=3.2, sku="4x NVIDIA A6000", vcpus=56.0, ram_gb=round(400 * GIB, 1)),
+    ]
+    assert result.report.model_dump() == {
+        "provider": "lambda", "rows_seen": 3, "offers": 3, "unpriced_rows": 0, "rejected": [],
+        "unknown_gpus": [], "missing_columns": ["storage"], "unexpected_columns": [], "notes": [],
+    }
+
+
+def test_blocked_empty_and_tableless_pages_are_structure_missing() -> None:
+    with pytest.raises(StructureMissing, match="lambda: .*Plan and PRICE columns") as caught:
+        parse_fixture("captcha.html")
+    assert caught.value.provider == "lambda"
+    with pytest.raises(StructureMissing, match="empty page"):
+        lambda_cloud.parse(b"")
+    with pytest.raises(StructureMissing):
+        lambda_cloud.parse(b"<html><body><table><tr><th>Plan</th><th>VRAM/GPU</th></tr></table></body></html>")
+
+
+def test_undecodable_bytes_and_gzip() -> None:
+    body = (FIXTURES / "tabs.html").read_bytes().replace(b"<main>", b"<main>\xc3\x28")
+    result = lambda_cloud.parse(gzip.compress(body))
+    assert len(result.offers) == 7
+    assert result.report.notes == ["page is not valid UTF-8: undecodable bytes replaced"]
+
+
+def test_module_interface_through_the_registry() -> None:
+    module = provider_module("lambda")
+    assert module is lambda_cloud
+    assert (module.PROVIDER, module.PARSER_VERSION, module.PRICING_URL) == (
+        "lambda", "lambda/1", "https://lambda.ai/pricing")
+    [request] = module.live_requests()
+    assert (request.url, request.method, request.kind, request.fallback) == (
+        "https://lambda.ai/pricing", "GET", "html", False)
+
+
+# --- sample archive --------------------------------------------------------------------------
+
+ARCHIVE_COUNTS = {"2025-10-21.html": 10, "2026-05-24.html": 14, "2026-08-30.html": 14}
+SLUGS = {"H100 SXM": "h100-sxm", "H100 PCIe": "h100-pcie", "A100 SXM 80GB": "a100-80gb-sxm",
+         "A100 SXM 40GB": "a100-40gb", "A100 40GB": "a100-40gb", "A10": "a10", "A6000": "a6000",
+         "B200": "b200", "GH200": "gh200"}
+
+
+def test_sample_archive_dates_and_layouts() -> None:
+    pages = sorted(p.name for p in ARCHIVE.iterdir() if p.suffix == ".html")
+    assert pages == list(ARCHIVE_COUNTS)
+    assert "self.__next_f.push" in (ARCHIVE / "2025-10-21.html").read_text()  # the older layout
+    assert 'role="tabpanel"' in (ARCHIVE / "2026-08-30.html").read_text()  # newest Lambda observation
+
+
+@pytest.mark.parametrize("name", list(ARCHIVE_COUNTS))
+def test_sample_archive_page_parses_cleanly(name: str) -> None:
+    result = lambda_cloud.parse((ARCHIVE / name).read_bytes())
+    assert len(result.offers) == ARCHIVE_COUNTS[name]
+    assert result.report.rejected == [] and result.report.unknown_gpus == []
+    assert result.report.missing_columns == [] and result.report.unpriced_rows == 0
+    assert {o.gpu_count for o in result.offers} == {1, 2, 4, 8}
+
+
+@pytest.mark.parametrize("name", list(ARCHIVE_COUNTS))
+def test_sample_archive_carries_every_price_observed_on_its_date(name: str) -> None:
+    date = name.split(".")[0]
+    prices = {(o.gpu, o.gpu_count): o.usd_per_gpu_hour for o in lambda_cloud.parse((ARCHIVE / name).read_bytes()).offers}
+    observed = [r for r in csv.DictReader((ARCHIVE / "observed_prices.csv").open()) if r["observed_on"] == date]
+    assert observed
+    for row in observed:
+        assert prices[(SLUGS[row["gpu"]], int(row["gpu_count"]))] == float(row["usd_per_gpu_hour"]), row
+
+
+def test_known_prices_and_changes_across_archive_dates() -> None:
+    def price(name: str, gpu: str, count: int) -> float:
+        offers = lambda_cloud.parse((ARCHIVE / name).read_bytes()).offers
+        return next(o.usd_per_gpu_hour for o in offers if o.gpu == gpu and o.gpu_count == count)
+
+    assert [price(n, "h100-sxm", 8) for n in ARCHIVE_COUNTS] == [2.99, 3.99, 3.99]
+    assert [price(n, "b200", 8) for n in ARCHIVE_COUNTS] == [4.99, 6.69, 6.69]
+    # provider-pages.md: the per-GPU price depends on size (B200 $6.69 at 8x, $6.99 at 1x)
+    assert [price("2026-08-30.html", "b200", c) for c in (1, 2, 4, 8)] == [6.99, 6.89, 6.79, 6.69]
+
+
+def test_sample_archive_sources_are_copied_from_the_shared_observations() -> None:
+    local = list(csv.DictReader((ARCHIVE / "observed_prices.csv").open()))
+    assert local and all(r["provider"] == "lambda" for r in local)
+    if SHARED_PRICES.exists():
+        shared = list(csv.DictReader(SHARED_PRICES.open()))
+        assert all(row in shared for row in local)
+    sources = (ARCHIVE / "SOURCES.md").read_text()
+    assert "reconstructions, not captures" in sources
+    for name in ARCHIVE_COUNTS:
+        assert f"## {name}" in sources
