@@ -1,0 +1,304 @@
+"""CoreWeave: the instance table of coreweave.com/pricing (and the Classic component table).
+
+Structure as documented in provider-pages.md (CoreWeave section). Rows read
+"NVIDIA HGX B200 | 8 | 180 | 128 | 2,048 | 61.44 | $68.80": name, GPU count, VRAM per GPU,
+vCPUs, RAM (GB), local NVMe (TB), on-demand price per *instance*-hour, and from 2026-10 a spot
+price per instance-hour. Per-GPU prices are the instance price divided by the GPU count;
+``usd_per_instance_hour`` keeps the page's number. "Contact sales" (B300 on-demand, reserved
+"up to 60 % off") is unpriced: no offer, never 0.
+
+Columns are mapped by header text; a price column is per instance unless its header names the
+GPU ("per GPU", "GPU component"). A reserved column becomes ``reserved`` offers only when its
+header states the term ("1-year reserved"). Tables may be ``<table>`` or ARIA grids
+(``role="table"``/``row``/``cell``), as site builders render them.
+
+The Classic page (coreweave.com/pricing/classic) prices the GPU as a component, with vCPU and
+RAM billed on top: those rows become one-GPU offers at the GPU component price, with no
+instance price and no vCPU/RAM (the component price is not what a whole machine costs; see
+the report note).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from bs4 import BeautifulSoup, SoupStrainer
+from pydantic import ValidationError
+
+from models.gpu_names import normalize_gpu
+from scrapers.offer import Offer, ParseReport, ParseResult, RejectedRow, StructureMissing
+from scrapers.pages import PageRequest
+from scrapers.parsing import clean_text, map_columns, normalize_header, parse_number, parse_price
+
+PROVIDER = "coreweave"
+PARSER_VERSION = "coreweave/1"
+PRICING_URL = "https://www.coreweave.com/pricing"
+_MAX_BODY_BYTES = 32 * 1024 * 1024  # pricing pages are well under 1 MB
+CLASSIC_PRICING_URL = "https://www.coreweave.com/pricing/classic"
+
+# Order matters: each header is used once, so specific columns claim theirs before generic ones.
+_COLUMNS: dict[str, tuple[str, ...]] = {
+    "count": (r"\bgpu count\b", r"\bgpus?\b.*\b(count|qty|quantity|number)\b", r"^(count|qty|quantity|# ?gpus?|gpus)$"),
+    "vram": (r"vram", r"gpu mem", r"memory per gpu"),
+    "vcpus": (r"vcpu", r"\bcpus?\b", r"\bcores?\b"),
+    "ram": (r"\bram\b", r"system mem", r"memory"),
+    "storage": (r"storage", r"nvme", r"\bssd\b", r"disk"),
+    "spot": (r"\bspot\b", r"preempt", r"interrupt"),
+    "reserved": (r"reserv", r"commit"),
+    "on_demand": (r"on ?demand", r"price", r"cost", r"\$", r"\b(hr|hour|rate)\b"),
+    "name": (r"^(gpu )?(model|name|instance|platform|type|sku)\b", r"^gpus?$", r"^gpu\b", r"\bname\b"),
+}
+_PRICE_COLUMNS = ("on_demand", "spot", "reserved")
+_SPEC_COLUMNS = ("count", "vram", "vcpus", "ram", "storage")
+_TIER_OF_COLUMN = {"on_demand": "on_demand", "spot": "spot", "reserved": "reserved"}
+_PER_GPU_HEADER = re.compile(r"\bper gpu\b|\bgpu (hr|hour)\b|\bcomponent\b|/\s*gpu")
+_TERM_RX = re.compile(r"(\d+)\s*(?:-\s*)?(years?|yrs?|months?|mos?)\b")
+_UNIT_RX = re.compile(r"\b(tib|tb|gib|gb)\b", re.I)
+_SIZE_RX = re.compile(r"(\d+(?:[.,]\d+)*)\s*(TiB|TB|GiB|GB)?\b", re.I)
+_GB_PER_UNIT = {"tib": 1024**4 / 1e9, "tb": 1000.0, "gib": 1024**3 / 1e9, "gb": 1.0}
+_CELL_ROLES = re.compile(r"^(cell|gridcell|columnheader|rowheader)$")
+_COMPONENT_NOTE = "Classic GPU component prices exclude vCPU and RAM, which are billed per unit on top"
+
+
+def live_requests() -> list[PageRequest]:
+    """The instance pricing page; the Classic component page is not fetched (legacy platform)."""
+    return [PageRequest(url=PRICING_URL, kind="html")]
+
+
+def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
+    """Parse CoreWeave's pricing page. ``observed_on`` is unused: no scheduled prices are posted."""
+    report = ParseReport(provider=PROVIDER)
+    text = _decode(content, report)
+    # Fast path: build only the <table>s; the whole page is built only to look for ARIA grids.
+    tables = _price_tables(BeautifulSoup(text, "lxml", parse_only=SoupStrainer("table")), report)
+    if not tables:
+        tables = _price_tables(BeautifulSoup(text, "lxml"), report, aria=True)
+    if not tables:
+        raise StructureMissing(PROVIDER, "no GPU table with name, GPU count and price columns (login/captcha page or layout change)")
+    sink = _OfferSink(report)
+    for table in tables:
+        for row in table.rows:
+            report.rows_seen += 1
+            _emit_row(row, table, sink)
+    report.offers = len(sink.offers)
+    return ParseResult(offers=sink.offers, report=report)
+
+
+# --- shared per-page helpers -------------------------------------------------------------------
+
+
+def _decode(content: bytes, report: ParseReport) -> str:
+    if content[:2] == b"\x1f\x8b":  # a page saved gzipped (``gpuprice parse page.html.gz``)
+        content = _gunzip(content)
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError:
+        text = content.decode("utf-8", errors="replace")
+        report.notes.append("page is not valid UTF-8: undecodable bytes replaced")
+    text = text.lstrip("\ufeff")
+    if not text.strip():
+        raise StructureMissing(PROVIDER, "empty page")
+    return text
+
+
+def _gunzip(content: bytes) -> bytes:
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        body = inflater.decompress(content, _MAX_BODY_BYTES)
+    except zlib.error as exc:
+        raise StructureMissing(PROVIDER, f"corrupt gzip body ({exc})") from exc
+    if inflater.unconsumed_tail:  # a gzip bomb must not fill memory
+        raise StructureMissing(PROVIDER, f"gzip body inflates past {_MAX_BODY_BYTES:,} bytes")
+    if not inflater.eof:
+        raise StructureMissing(PROVIDER, "corrupt gzip body (truncated stream)")
+    return body
+
+
+class _OfferSink:
+    """Validates offers for one page: bad rows and duplicates go to the report, never abort."""
+
+    def __init__(self, report: ParseReport) -> None:
+        self.report = report
+        self.offers: list[Offer] = []
+        self._keys: set[tuple] = set()
+
+    def gpu_slug(self, raw: str, vram_gb: float | None) -> str:
+        slug = normalize_gpu(raw, provider=PROVIDER, vram_gb=vram_gb)
+        if slug == "unknown" and raw not in self.report.unknown_gpus:
+            self.report.unknown_gpus.append(raw)
+        return slug
+
+    def reject(self, raw: str, reason: str) -> None:
+        self.report.rejected.append(RejectedRow(raw=raw, reason=reason))
+
+    def add(self, raw: str, **fields: Any) -> None:
+        try:
+            offer = Offer(provider=PROVIDER, **fields)
+        except ValidationError as exc:
+            reasons = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'offer'}: {e['msg']}" for e in exc.errors())
+            self.reject(raw, reasons)
+            return
+        if offer.key in self._keys:
+            self.reject(raw, "duplicate offer")
+            return
+        self._keys.add(offer.key)
+        self.offers.append(offer)
+
+
+def _note_once(report: ParseReport, note: str) -> None:
+    if note not in report.notes:
+        report.notes.append(note)
+
+
+# --- reading tables ----------------------------------------------------------------------------
+
+
+@dataclass
+class _Table:
+    headers: dict[str, str]  # logical column -> header text
+    rows: list[tuple[dict[str, str], str]]  # ({logical column: cell text}, raw row text)
+
+
+def _price_tables(soup: BeautifulSoup, report: ParseReport, *, aria: bool = False) -> list[_Table]:
+    return [table for table in (_read_table(grid, report) for grid in _grids(soup, aria=aria)) if table]
+
+
+def _grids(soup: BeautifulSoup, *, aria: bool) -> Iterator[list[tuple[list[str], bool]]]:
+    """Each table's rows as (cell texts, is header row): <table>s, or ARIA grids when ``aria``."""
+    if aria:
+        yield from _aria_grids(soup)
+        return
+    for table in soup.find_all("table"):
+        rows = []
+        for tr in table.find_all("tr"):
+            if tr.find_parent("table") is not table:
+                continue  # nested tables are read on their own
+            cells = tr.find_all(["td", "th"], recursive=False)
+            header = bool(tr.find_parent("thead")) or (bool(cells) and all(c.name == "th" for c in cells))
+            rows.append(([clean_text(c.get_text(" ")) for c in cells], header))
+        yield rows
+
+
+def _aria_grids(soup: BeautifulSoup) -> Iterator[list[tuple[list[str], bool]]]:
+    for grid in soup.find_all(attrs={"role": re.compile(r"^(table|grid)$")}):
+        if grid.name == "table":
+            continue
+        rows = []
+        for row in grid.find_all(attrs={"role": "row"}):
+            cells = row.find_all(attrs={"role": _CELL_ROLES})
+            header = bool(cells) and all(c.get("role") == "columnheader" for c in cells)
+            rows.append(([clean_text(c.get_text(" ")) for c in cells], header))
+        yield rows
+
+
+def _read_table(rows: list[tuple[list[str], bool]], report: ParseReport) -> _Table | None:
+    """The table's data rows keyed by logical column, or None when it is not a GPU price table."""
+    rows = [(texts, header) for texts, header in rows if any(texts)]
+    if not rows:
+        return None
+    header_texts, is_header = rows[0]
+    if not is_header and any("$" in text for text in header_texts):
+        return None  # data before any header: not a table this parser understands
+    mapping, _, unexpected = map_columns(header_texts, _COLUMNS)
+    gpu_table = "count" in mapping or "vram" in mapping  # CPU-only and storage tables have neither
+    if "name" not in mapping or not gpu_table or not any(name in mapping for name in _PRICE_COLUMNS):
+        return None
+    for name in _SPEC_COLUMNS:
+        if name not in mapping and name not in report.missing_columns:
+            report.missing_columns.append(name)
+    report.unexpected_columns.extend(u for u in unexpected if u not in report.unexpected_columns)
+    return _Table(
+        headers={name: header_texts[i] for name, i in mapping.items()},
+        rows=[
+            ({name: texts[i] for name, i in mapping.items() if i < len(texts)}, " | ".join(texts))
+            for texts, _ in rows[1:]
+        ],
+    )
+
+
+# --- one row -> offers -------------------------------------------------------------------------
+
+
+def _emit_row(row: tuple[dict[str, str], str], table: _Table, sink: _OfferSink) -> None:
+    cells, raw = row
+    gpu_raw = cells.get("name", "")
+    if not gpu_raw:
+        sink.reject(raw, "row without a GPU name")
+        return
+    priced: list[tuple[str, Decimal]] = []
+    for column in _PRICE_COLUMNS:
+        try:
+            price = parse_price(cells.get(column))
+        except ValueError as exc:
+            sink.reject(raw, f"{column}: {exc}")
+            continue
+        if price is not None and price.value > 0:
+            priced.append((column, price.value))
+            if price.is_from:
+                _note_once(sink.report, "'from' prices are lower bounds")
+    if not priced:
+        sink.report.unpriced_rows += 1  # "Contact sales" or an empty cell: never a 0 price
+        return
+
+    per_gpu_columns = {c for c in _PRICE_COLUMNS if c in table.headers and _PER_GPU_HEADER.search(normalize_header(table.headers[c]))}
+    count_text = cells.get("count")
+    count = parse_number(count_text) if count_text else None
+    if count is None and "count" not in table.headers and all(c in per_gpu_columns for c, _ in priced):
+        count = 1.0  # the Classic table prices one GPU component per row
+    if count is None or count != int(count) or count < 1:
+        sink.reject(raw, f"GPU count missing or invalid: {count_text!r}")
+        return
+    vram = parse_number(cells.get("vram"))
+    gpu = sink.gpu_slug(gpu_raw, vram)
+    component = any("component" in normalize_header(table.headers[c]) for c, _ in priced)
+    if component:
+        _note_once(sink.report, _COMPONENT_NOTE)
+
+    for column, value in priced:
+        months = None
+        if column == "reserved":
+            months = _term_months(table.headers[column])
+            if months is None:
+                sink.reject(raw, f"reserved price without a term in its header {table.headers[column]!r}")
+                continue
+        per_gpu_price = column in per_gpu_columns
+        sink.add(
+            raw,
+            gpu=gpu,
+            gpu_raw=gpu_raw,
+            gpu_count=int(count),
+            vram_gb=vram,
+            tier=_TIER_OF_COLUMN[column],
+            commitment_months=months,
+            usd_per_gpu_hour=value if per_gpu_price else value / int(count),
+            usd_per_instance_hour=None if per_gpu_price else value,
+            sku=f"{gpu_raw} [GPU component]" if component else gpu_raw,
+            vcpus=None if component else parse_number(cells.get("vcpus")),
+            ram_gb=None if component else _size_gb(cells.get("ram"), table.headers.get("ram"), default="gb"),
+            storage_gb=None if component else _size_gb(cells.get("storage"), table.headers.get("storage"), default="tb"),
+        )
+
+
+def _term_months(header: str) -> int | None:
+    match = _TERM_RX.search(normalize_header(header))
+    if not match:
+        return None
+    number = int(match.group(1))
+    return number * 12 if match.group(2).startswith("y") else number
+
+
+def _size_gb(text: str | None, header: str | None, *, default: str) -> float | None:
+    """A RAM or storage cell in GB (1e9 bytes); the unit comes from the cell, else the header
+    ("RAM (GB)", "Local Storage (TB)"), else ``default`` (CoreWeave lists NVMe in TB)."""
+    match = _SIZE_RX.search(clean_text(text))
+    if not match:
+        return None
+    header_unit = _UNIT_RX.search(header or "")
+    unit = (match.group(2) or (header_unit.group(1) if header_unit else default)).lower()
+    return round(float(match.group(1).replace(",", "")) * _GB_PER_UNIT[unit], 1) or None
