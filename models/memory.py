@@ -74,12 +74,19 @@ _STRATEGY_CODE = {"none": 0, "zero2": 1, "zero3": 2, "fsdp": 2, "offload": 3}
 NF4_BYTES = 4.5 / 8  # 4-bit + fp32 absmax per 64 weights
 NF4_DQ_BYTES = 4.127 / 8  # double quantization: FP8 absmax, second-level block 256
 EIGHT_BIT_STATE_BYTES = 2 + 2 * 4 / 2048  # two 8-bit states + fp32 block scales (block 2048)
-LOGIT_BYTES = {"fp32": 12.0, "bf16-mixed": 10.0, "bf16-true": 10.0}
-# Bytes per saved activation element. Under autocast the residual stream and norm outputs stay
-# fp32 while matmul inputs are bf16 casts; 3 B is the midpoint.
-ACT_BYTES = {"fp32": 4.0, "bf16-mixed": 3.0, "bf16-true": 2.0}
-# The layer input kept by gradient checkpointing is the residual stream (fp32 under autocast).
-CKPT_BYTES = {"fp32": 4.0, "bf16-mixed": 4.0, "bf16-true": 2.0}
+# Logits + fp32 upcast + fp32 gradient; an fp32 LM head (fp32 training, or QLoRA under
+# bf16-mixed where prepare_model_for_kbit_training upcasts non-quantized layers) makes fp32 logits.
+LOGIT_BYTES_16 = 10.0
+LOGIT_BYTES_32 = 12.0
+# Bytes per saved activation element: the compute dtype (the calibrated factor absorbs the fp32
+# norm statistics and the odd upcast tensor autocast keeps).
+ACT_BYTES = {"fp32": 4.0, "bf16-mixed": 2.0, "bf16-true": 2.0}
+# Frozen base weights of LoRA: the module dtype (bf16-mixed = 16-bit base + fp32 adapters, as
+# PEFT + AMP, DeepSpeed and torchtune run it).
+FROZEN_BYTES = {"fp32": 4.0, "bf16-mixed": 2.0, "bf16-true": 2.0}
+# Non-quantized QLoRA layers (embeddings, head, norms): upcast to fp32 under AMP by
+# prepare_model_for_kbit_training; 16-bit in pure bf16 runs.
+QLORA_REST_BYTES = {"fp32": 4.0, "bf16-mixed": 4.0, "bf16-true": 2.0}
 
 
 class MemoryConstants(BaseModel):
@@ -89,11 +96,11 @@ class MemoryConstants(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    cuda_context_gb: float = Field(default=0.9, ge=0, le=5, description="CUDA context + kernels, device metric only")
-    fragmentation: float = Field(default=0.10, ge=0, le=1, description="reserved-but-unused share of dynamic allocations")
-    activation_factor: float = Field(default=1.0, gt=0, le=5, description="multiplies the saved-tensor count")
-    qlora_dequant_layers: float = Field(default=1.0, ge=0, le=10, description="blocks dequantized to bf16 at once")
-    comm_buffer_gb: float = Field(default=0.5, ge=0, le=10, description="NCCL / bucket buffers per rank, gpus > 1")
+    cuda_context_gb: float = Field(default=1.9, ge=0, le=5, description="CUDA context + kernels, device metric only")
+    fragmentation: float = Field(default=0.04, ge=0, le=1, description="reserved-but-unused share of the allocated peak")
+    activation_factor: float = Field(default=1.26, gt=0, le=5, description="multiplies the saved-tensor count")
+    qlora_dequant_layers: float = Field(default=2.0, ge=0, le=10, description="blocks dequantized to bf16 at once")
+    comm_buffer_gb: float = Field(default=1.3, ge=0, le=10, description="NCCL / bucket buffers per rank, gpus > 1")
 
 
 DEFAULT_CONSTANTS = MemoryConstants()
@@ -228,20 +235,24 @@ def lora_params(arch: ModelArch, rank: int, targets: str) -> int:
 
 
 def _activation_elements(arch: ModelArch, method: str, targets: str, rank: int) -> float:
-    """Saved elements per token per layer (before the calibrated activation factor)."""
+    """Saved elements per token per layer (before the calibrated activation factor).
+
+    A frozen ``nn.Linear`` keeps no input for a weight gradient, so LoRA on q,v saves fewer MLP
+    tensors; bitsandbytes' 4-bit matmul saves its input whenever any gradient flows, so QLoRA keeps
+    every linear input like full fine-tuning does."""
     h = arch.hidden_size
-    mlp_trainable = method == "full" or targets == "all"
-    # attention: norm input, norm output (feeds adapted/trained q,v), q, K/V at query width, output
+    linear_inputs_saved = method in ("full", "qlora") or targets == "all"
+    # attention: norm input, norm output (feeds q,k,v), q, K/V at query width, output
     attention = 2 * h + 3 * arch.q_width + arch.attn_out_width
     if arch.is_moe:
         width = (arch.experts_per_token + arch.num_shared_experts) * arch.expert_width
         dispatch = arch.experts_per_token * h  # tokens copied into expert batches
     else:
         width, dispatch = arch.intermediate_size, 0
-    if arch.gated_mlp:  # gate, up, act(gate) always; product (down's input) only if down trains
-        mlp = (2 * h + 4 * width) if mlp_trainable else (h + 3 * width)
-    else:  # fc1 output always; activation output (fc2's input) only if fc2 trains
-        mlp = (2 * h + 2 * width) if mlp_trainable else (h + width)
+    if arch.gated_mlp:  # gate, up, act(gate) always; norm output and product only as linear inputs
+        mlp = (2 * h + 4 * width) if linear_inputs_saved else (h + 3 * width)
+    else:  # fc1 output always; norm output and activation output only as linear inputs
+        mlp = (2 * h + 2 * width) if linear_inputs_saved else (h + width)
     adapters = 0
     if method != "full":  # x @ A intermediates of each adapted matrix
         adapters = rank * (2 if targets == "qv" else (4 + (3 if arch.gated_mlp else 2)))
@@ -289,45 +300,37 @@ def _features(setup: TrainingSetup) -> dict[str, float]:
     n_lora = lora_params(arch, setup.lora_rank, setup.lora_targets) if setup.method != "full" else 0
     trainable = arch.n_params if setup.method == "full" else n_lora
     frozen_w = 0.0
-    frozen_byte = 0.0
-    # A frozen bf16-mixed base is an fp32 module whose bf16 autocast copies are saved for backward.
-    base_byte = {"fp32": 4.0, "bf16-true": 2.0, "bf16-mixed": 6.0}[setup.precision]
+    unit_byte = w_b
+    fp32_head = setup.precision == "fp32"
     if setup.method == "lora":
-        frozen_w = arch.n_params * base_byte
-        frozen_byte = base_byte
+        unit_byte = FROZEN_BYTES[setup.precision]
+        frozen_w = arch.n_params * unit_byte
     elif setup.method == "qlora":
-        nf4 = NF4_DQ_BYTES if setup.qlora_double_quant else NF4_BYTES
+        unit_byte = NF4_DQ_BYTES if setup.qlora_double_quant else NF4_BYTES
         quant = arch.quantizable_params
-        rest_byte = 2.0 if setup.precision == "bf16-true" else 4.0
-        frozen_w = quant * nf4 + (arch.n_params - quant) * rest_byte
-        if setup.precision == "bf16-mixed":  # the LM head's bf16 cast is saved for backward
-            frozen_w += arch.vocab_size * arch.hidden_size * 2.0
-        frozen_byte = nf4
+        frozen_w = quant * unit_byte + (arch.n_params - quant) * QLORA_REST_BYTES[setup.precision]
+        fp32_head = QLORA_REST_BYTES[setup.precision] == 4.0
     unit = arch.largest_layer_params
-    if setup.method == "full":
-        unit_w = unit * w_b
-        unit_g = unit * (4.0 if setup.precision == "fp32" else 2.0)
-    else:
-        unit_w = unit * min(frozen_byte, 4.0)
-        unit_g = 0.0
+    unit_g = unit * (4.0 if setup.precision == "fp32" else 2.0) if setup.method == "full" else 0.0
     tokens = setup.seq_len * setup.micro_batch
     elements = _activation_elements(arch, setup.method, setup.lora_targets, setup.lora_rank)
     dequant = 0.0
-    if setup.method == "qlora":
+    if setup.method == "qlora":  # one block's (active) linears expanded to bf16
         active_linear = arch.quantizable_params * (arch.n_active_params / arch.n_params)
         dequant = active_linear / arch.num_layers * 2.0
+    act_bytes = ACT_BYTES[setup.precision]
     return {
         "train_w": trainable * w_b,
         "frozen_w": frozen_w,
         "grads": trainable * g_b,
         "optim": trainable * o_b,
-        "unit_w": unit_w,
+        "unit_w": unit * unit_byte,
         "unit_g": unit_g,
-        "act_layer": tokens * elements * ACT_BYTES[setup.precision],
-        "act_ckpt": tokens * arch.hidden_size * CKPT_BYTES[setup.precision],
+        "act_layer": tokens * elements * act_bytes,
+        "act_ckpt": tokens * arch.hidden_size * act_bytes,
         "layers": float(arch.num_layers),
         "gc": 1.0 if setup.grad_checkpointing else 0.0,
-        "logits": tokens * arch.vocab_size * LOGIT_BYTES[setup.precision],
+        "logits": tokens * arch.vocab_size * (LOGIT_BYTES_32 if fp32_head else LOGIT_BYTES_16),
         "dequant": dequant,
         "metric": float(_METRIC_CODE[setup.memory_metric]),
     }
@@ -335,7 +338,7 @@ def _features(setup: TrainingSetup) -> dict[str, float]:
 
 # ----- the kernel --------------------------------------------------------------------------------
 def _kernel(f: Mapping[str, np.ndarray], gpus: np.ndarray, code: np.ndarray, c: MemoryConstants) -> dict[str, np.ndarray]:
-    """Per-GPU bytes by term. Inputs broadcast against each other; same float64 ops for any shape."""
+    """Per-GPU GB by term. Inputs broadcast against each other; same float64 ops for any shape."""
     n = gpus.astype(np.float64)
     zero3 = code >= 2
     offload = code == 3
@@ -349,12 +352,11 @@ def _kernel(f: Mapping[str, np.ndarray], gpus: np.ndarray, code: np.ndarray, c: 
     act_ckpt = f["layers"] * f["act_ckpt"] + f["act_layer"]
     activations = c.activation_factor * np.where(f["gc"] > 0, act_ckpt, act_full)
     logits = f["logits"]
-    dequant = c.qlora_dequant_layers * f["dequant"]
-    dynamic = activations + logits + dequant + inflight_w + inflight_g
-    fragmentation = np.where(f["metric"] <= 1, c.fragmentation * dynamic, 0.0)
+    buffers = c.qlora_dequant_layers * f["dequant"] + np.where(n > 1, c.comm_buffer_gb * GB, 0.0)
+    allocated = weights + grads + optim + activations + logits + buffers
+    fragmentation = np.where(f["metric"] <= 1, c.fragmentation * allocated, 0.0)
     context = np.where(f["metric"] == 0, c.cuda_context_gb * GB, 0.0)
-    comm = np.where(n > 1, c.comm_buffer_gb * GB, 0.0)
-    overhead = dequant + fragmentation + context + comm
+    overhead = buffers + fragmentation + context
     per_gpu = weights + grads + optim + activations + logits + overhead
     return {
         "weights": weights / GB,
@@ -387,6 +389,17 @@ def estimate_memory(setup: TrainingSetup, constants: MemoryConstants = DEFAULT_C
         sharding=setup.sharding,
         memory_metric=setup.memory_metric,
     )
+
+
+def per_gpu_gb_many(setups: Sequence[TrainingSetup], constants: MemoryConstants = DEFAULT_CONSTANTS) -> np.ndarray:
+    """``estimate_memory(s).per_gpu_gb`` for many setups at once (each with its own gpus/sharding)."""
+    if not setups:
+        return np.zeros(0)
+    rows = [_features(s) for s in setups]
+    feats = {k: np.array([r[k] for r in rows], dtype=np.float64) for k in _FEATURES}
+    gpus = np.array([s.gpus for s in setups], dtype=np.int64)
+    codes = np.array([_STRATEGY_CODE[s.sharding] for s in setups], dtype=np.int64)
+    return _kernel(feats, gpus, codes, constants)["per_gpu"]
 
 
 # ----- vectorised sweep --------------------------------------------------------------------------
@@ -527,17 +540,23 @@ def _parse_method(method: Any, precision_text: str, sharding: str) -> tuple[str,
         raise UnusableRow(f"method {method!r} is not modelled (full, lora, qlora)")
     if "bf16-true" in p or "no amp" in p or "pure" in p:
         precision = "bf16-true"
-    elif "mixed" in p:
-        precision = "bf16-mixed"
+    elif "bf16-mixed" in p:
+        # Lightning's flag: the module stays fp32 under bf16 autocast. Full fine-tuning and QLoRA
+        # (4-bit base, fp32 non-quantized layers) match bf16-mixed here; LoRA keeps an fp32 frozen
+        # base (plus the bf16 copies autocast saves), which the fp32 regime accounts for.
+        precision = "fp32" if kind == "lora" else "bf16-mixed"
     elif p.startswith(("fp32", "float32")):
         precision = "fp32"
+    elif "gptq" in p or "awq" in p:
+        # GPTQ/AWQ bases: PEFT's prepare_model_for_kbit_training does not upcast their
+        # non-quantized layers to fp32, so the 16-bit regime is the closest.
+        precision = "bf16-true"
     elif p.startswith(("bf16", "fp16")):
-        # Plain "bf16": full fine-tuning under DeepSpeed ZeRO keeps an fp32 master and fp32
-        # states (mixed); torchtune/litgpt/HF-loaded-in-bf16 runs are pure bf16 ("full_bf16_*").
-        if kind == "full" and "bf16" not in m and sharding in ("zero2", "zero3"):
-            precision = "bf16-mixed"
-        else:
-            precision = "bf16-true"
+        # Plain "bf16": autocast runs (HF Trainer bf16=True, DeepSpeed bf16, fp16 GPTQ bases) are
+        # mixed - fp32 adapters/master/states on a 16-bit base; otherwise pure bf16 (torchtune,
+        # litgpt bf16-true, Answer.AI) with states in bf16.
+        amp = any(word in p for word in ("trainer", "amp", "deepspeed", "fp16")) or sharding in ("zero2", "zero3")
+        precision = "bf16-mixed" if amp and "bf16_" not in m else "bf16-true"
     else:
         raise UnusableRow(f"precision {precision_text!r} is unknown")
     return kind, optimizer, precision
