@@ -174,8 +174,11 @@ def _candidate_tables(data: Any) -> Iterator[_Table]:
         elif isinstance(node, dict):
             split = _split_table(node)
             if split is not None:
-                yield split
-            stack.extend(reversed(list(node.values())))
+                table, used_keys = split
+                yield table
+            else:
+                used_keys = ()
+            stack.extend(reversed([v for k, v in node.items() if k not in used_keys]))
 
 
 def _is_row(value: Any) -> bool:
@@ -197,7 +200,7 @@ def _as_table(node: list) -> _Table | None:
     return _Table(header=_as_row(header), rows=[_as_row(r) for r in node[1:]])
 
 
-def _split_table(node: dict) -> _Table | None:
+def _split_table(node: dict) -> tuple[_Table, tuple[str, str]] | None:
     """Tables stored as a header list next to a list of row lists."""
     header_key = next((k for k in node if re.search(r"head|column", str(k), re.I)), None)
     rows_key = next((k for k in node if re.search(r"rows|body|data|items", str(k), re.I)), None)
@@ -208,7 +211,7 @@ def _split_table(node: dict) -> _Table | None:
         return None
     if not (isinstance(rows, list) and rows and all(_is_row(r) for r in rows)):
         return None
-    return _Table(header=_as_row(header), rows=[_as_row(r) for r in rows])
+    return _Table(header=_as_row(header), rows=[_as_row(r) for r in rows]), (header_key, rows_key)
 
 
 def _mentions_gpus(table: _Table) -> bool:
