@@ -8,10 +8,11 @@ depends on them:
 - a *card* is the largest element around a heading that holds no other heading;
 - a *price cell* is the smallest element whose text is a dollar price or an unpriced marker;
 - each *label* (text naming on-demand, spot or reserved) claims the price cell nearest to it in
-  the page structure, so labels may sit before, after or around their prices.
+  the page structure, so labels may sit before, after or around their prices; a price never
+  goes to a label across another label (an empty cell stays empty).
 
-``rows_seen`` counts cards with at least one labelled price cell; a card whose labelled cells
-are all "Contact sales" is an unpriced row. A reserved price needs a term in its label
+``rows_seen`` counts cards with a price cell; a card whose labelled cells are all "Contact sales"
+is an unpriced row, and a price without any label is rejected (not guessed to be on-demand). A reserved price needs a term in its label
 ("1-year reserved" -> 12 months); without one the cell is rejected rather than guessed.
 Webflow's hidden conditional items (``w-condition-invisible``) are not shown to visitors and
 are skipped.
@@ -51,8 +52,10 @@ _MAX_CELL_CHARS = 80
 # Prices in other units on the same page (storage per GiB-month, CPU per vCPU-hour) are not GPU-hours.
 _OTHER_UNIT = re.compile(r"/\s*(gi?b|tb|tib|vcpu|cpu|core|mo|month|year)\b|\bper\s+(gi?b|tb|vcpu|month)\b|-month\b", re.I)
 _DOLLAR_PRICE = re.compile(r"(?:\$|\busd\b)\s*\d", re.I)
+# Unpriced cells: "Contact sales" and friends, or a cell that is only a dash / "N/A".
 _UNPRICED_MARKER = re.compile(
-    r"contact\s*(?:us|sales)|talk\s+to\s+(?:us|sales)|coming\s+soon|sold\s+out|request\s+(?:access|quote|pricing)",
+    r"contact\s*(?:us|sales)|talk\s+to\s+(?:us|sales)|coming\s+soon|sold\s+out|request\s+(?:access|quote|pricing)"
+    r"|^[-\u2013\u2014]$|^n/?a$",
     re.I,
 )
 _SPOT_LABEL = re.compile(r"\b(spot|preemptible|interruptible)\b", re.I)
@@ -95,15 +98,17 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
     for hidden in soup.find_all(class_=_HIDDEN_CLASS):
         hidden.decompose()
     cards = _cards(soup)
-    if not cards:
-        raise StructureMissing(PROVIDER, "no GPU card with a labelled price (on-demand/spot/reserved)")
+    if not any(card.cells for card in cards):
+        what = "no GPU card with a labelled price (on-demand/spot/reserved)"
+        unlabelled = sum(len(card.unlabelled_prices) for card in cards)
+        raise StructureMissing(PROVIDER, what + (f"; {unlabelled} unlabelled prices seen" if unlabelled else ""))
 
     offers: list[Offer] = []
     seen: set[tuple] = set()
     for card in cards:
         report.rows_seen += 1
         card_offers = list(_card_offers(card, report))
-        if not card_offers and not any(_is_priced(c.text) for c in card.cells):
+        if card.cells and not card.unlabelled_prices and not any(_is_priced(c.text) for c in card.cells):
             report.unpriced_rows += 1
         for offer in card_offers:
             if offer.key in seen:
@@ -172,7 +177,7 @@ def _cards(soup: BeautifulSoup) -> list[_Card]:
     cards: list[_Card] = []
     for heading, (card_values, card_labels, card_specs) in zip(headings, per_card):
         card = _read_card(roots[id(heading)], heading, card_values, card_labels, card_specs)
-        if card.cells:
+        if card.cells or card.unlabelled_prices:
             cards.append(card)
     return cards
 
@@ -310,13 +315,19 @@ def _read_card(root: Tag, heading: Tag, values: list[_Text], labels: list[_Text]
                 break
     value_by_tag = {id(v.tag): v for v in values}
     claimed: set[int] = set()
-    for label in labels:
+    for i, label in enumerate(labels):
         if id(label.tag) in value_by_tag:  # label and price in one text: "Spot: $1.60/GPU-hr"
             value: _Text | None = value_by_tag[id(label.tag)]
         elif id(label.tag) in under:  # "Spot: <b>$1.60</b>": the price inside the label's element
             value = next((v for v in under[id(label.tag)] if id(v.tag) not in claimed), None)
         else:
-            value = _nearest_value(label, root, under, claimed)
+            # A label's price lies between the previous and the next label: a label whose own
+            # cell is empty must not take its neighbour's price.
+            window = (
+                labels[i - 1].order if i > 0 else -1,
+                labels[i + 1].order if i + 1 < len(labels) else 1 << 62,
+            )
+            value = _nearest_value(label, root, under, claimed, window)
         if value is not None and id(value.tag) not in claimed:
             claimed.add(id(value.tag))
             card.cells.append(_Cell(label=label.text, text=value.text))
@@ -324,14 +335,17 @@ def _read_card(root: Tag, heading: Tag, values: list[_Text], labels: list[_Text]
     return card
 
 
-def _nearest_value(label: _Text, root: Tag, under: dict[int, list[_Text]], claimed: set[int]) -> _Text | None:
+def _nearest_value(
+    label: _Text, root: Tag, under: dict[int, list[_Text]], claimed: set[int], window: tuple[int, int]
+) -> _Text | None:
     """The unclaimed price cell in the smallest ancestor of the label that has one.
 
-    When that ancestor holds several (a <dl> or a two-row table), take the first one after the
-    label in document order, else the last one before it.
+    When that ancestor holds several (a <dl>, a list of rows), take the first one after the label
+    in document order, else the last one before it.
     """
+    low, high = window
     for node in label.tag.parents:
-        free = [v for v in under.get(id(node), []) if id(v.tag) not in claimed]
+        free = [v for v in under.get(id(node), []) if id(v.tag) not in claimed and low < v.order < high]
         if free:
             after = [v for v in free if v.order > label.order]
             return after[0] if after else free[-1]
