@@ -139,6 +139,26 @@ def test_login_page_and_tables_without_gpu_columns_are_structure_missing() -> No
         coreweave.parse(b"\xef\xbb\xbf \n")
 
 
+def test_the_documented_row_with_the_documented_headers() -> None:
+    # provider-pages.md: "NVIDIA HGX B200 | 8 | 180 | 128 | 2,048 | 61.44 | $68.80"
+    page = (b"<table><tr><th>Name</th><th>GPU count</th><th>VRAM per GPU</th><th>vCPUs</th><th>RAM GB</th>"
+            b"<th>Local NVMe TB</th><th>Price per instance-hour</th></tr><tr><td>NVIDIA HGX B200</td><td>8</td>"
+            b"<td>180</td><td>128</td><td>2,048</td><td>61.44</td><td>$68.80</td></tr></table>")
+    assert dumped(coreweave.parse(page)) == [
+        offer(**HGX, gpu="b200", gpu_raw="NVIDIA HGX B200", vram_gb=180.0, sku="NVIDIA HGX B200",
+              usd_per_gpu_hour=8.6, usd_per_instance_hour=68.8),
+    ]
+
+
+def test_count_from_the_name_when_there_is_no_count_column() -> None:
+    page = (b"<table><tr><th></th><th>GPU memory</th><th>Price per instance-hour</th></tr>"
+            b"<tr><td>8x NVIDIA HGX H100</td><td>80 GB</td><td>$49.24</td></tr></table>")
+    assert dumped(coreweave.parse(page)) == [
+        offer(gpu="h100-sxm", gpu_raw="8x NVIDIA HGX H100", gpu_count=8, vram_gb=80.0, sku="8x NVIDIA HGX H100",
+              usd_per_gpu_hour=6.155, usd_per_instance_hour=49.24),
+    ]
+
+
 def test_instance_price_without_a_gpu_count_column_is_rejected_not_guessed() -> None:
     page = (b"<table><tr><th>GPU Model</th><th>VRAM (GB)</th><th>Instance Price / hr</th></tr>"
             b"<tr><td>NVIDIA HGX H100</td><td>80</td><td>$49.24</td></tr></table>")

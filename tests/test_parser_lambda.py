@@ -121,8 +121,43 @@ def test_older_layout_table_as_escaped_html_in_streamed_script_chunks() -> None:
     assert result.report.model_dump() == {
         "provider": "lambda", "rows_seen": 4, "offers": 3, "unpriced_rows": 1, "rejected": [],
         "unknown_gpus": [], "missing_columns": [], "unexpected_columns": [],
-        "notes": ["table read from escaped HTML inside a script (older Next.js layout)"],
+        "notes": ["table read from escaped HTML in script data (older Next.js layout)"],
     }
+
+
+def test_older_layout_as_react_server_component_rows() -> None:
+    result = parse_fixture("nextjs_rsc.html")
+    assert dumped(result) == [
+        offer(gpu="h100-sxm", gpu_raw="NVIDIA H100 SXM", gpu_count=8, vram_gb=80.0, usd_per_gpu_hour=2.99,
+              sku="8x NVIDIA H100 SXM", vcpus=208.0, ram_gb=round(1800 * GIB, 1), storage_gb=round(22 * TIB, 1)),
+        offer(gpu="gh200", gpu_raw="NVIDIA GH200", gpu_count=1, vram_gb=96.0, usd_per_gpu_hour=1.49,
+              sku="1x NVIDIA GH200", vcpus=64.0, ram_gb=round(432 * GIB, 1), storage_gb=round(4 * TIB, 1)),
+    ]
+    assert result.report.model_dump() == {
+        "provider": "lambda", "rows_seen": 3, "offers": 2, "unpriced_rows": 1, "rejected": [],
+        "unknown_gpus": [], "missing_columns": [], "unexpected_columns": [],
+        "notes": ["table rebuilt from React Server Component rows in script data"],
+    }
+
+
+def test_tab_panels_linked_by_webflow_ids_or_aria_controls_and_an_unlabelled_plan_column() -> None:
+    page = b"""
+    <div class="w-tab-menu"><a data-w-tab="Tab 1" class="w-tab-link"><div>8x GPUs</div></a>
+      <a data-w-tab="Tab 2" class="w-tab-link"><div>1x</div></a></div>
+    <div data-w-tab="Tab 1" class="w-tab-pane"><table><tr><th></th><th>PRICE/GPU/HR*</th></tr>
+      <tr><td>NVIDIA H100 SXM</td><td>$3.99</td></tr></table></div>
+    <div data-w-tab="Tab 2" class="w-tab-pane"><table><tr><th></th><th>PRICE/GPU/HR*</th></tr>
+      <tr><td>NVIDIA H100 SXM</td><td>$4.29</td></tr></table></div>
+    <button role="tab" aria-controls="panel-four">4 GPUs</button>
+    <div id="panel-four"><table><tr><th>Plan</th><th>PRICE/GPU/HR*</th></tr>
+      <tr><td>NVIDIA H100 SXM</td><td>$4.09</td></tr></table></div>"""
+    result = lambda_cloud.parse(page)
+    assert [(o.gpu, o.gpu_count, o.usd_per_gpu_hour, o.sku) for o in result.offers] == [
+        ("h100-sxm", 8, 3.99, "8x NVIDIA H100 SXM"),
+        ("h100-sxm", 1, 4.29, "1x NVIDIA H100 SXM"),
+        ("h100-sxm", 4, 4.09, "4x NVIDIA H100 SXM"),
+    ]
+    assert result.report.missing_columns == ["vram", "vcpus", "ram", "storage"]
 
 
 def test_plain_price_column_is_per_instance_unless_the_cell_says_per_gpu() -> None:

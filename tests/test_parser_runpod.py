@@ -161,6 +161,18 @@ def test_html_older_cloud_price_attributes_on_inner_elements_and_row_links() -> 
     }
 
 
+def test_html_label_first_spec_tags_from_prices_and_a_name_only_in_the_link() -> None:
+    page = (b'<div class="gpu-pricing-row" data-community="from $0.34">'
+            b'<span class="spec-tag">VRAM: 24 GB</span><span class="spec-tag">RAM 62 GB</span>'
+            b'<span class="spec-tag">vCPU 8</span><a class="btn" href="/console/deploy?gpu=RTX+4090">Deploy</a></div>')
+    result = runpod.parse(page)
+    assert dumped(result) == [
+        offer(gpu="rtx-4090", gpu_raw="RTX 4090", vram_gb=24.0, community=True, usd_per_gpu_hour=0.34,
+              sku="RTX 4090", vcpus=8.0, ram_gb=62.0),
+    ]
+    assert result.report.notes == ["'from' prices are lower bounds"]
+
+
 def test_login_or_captcha_page_is_structure_missing() -> None:
     with pytest.raises(StructureMissing, match=r"runpod: .*\.gpu-pricing-row") as caught:
         parse_fixture("login.html")

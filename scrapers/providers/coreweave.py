@@ -52,12 +52,13 @@ _COLUMNS: dict[str, tuple[str, ...]] = {
     "spot": (r"\bspot\b", r"preempt", r"interrupt"),
     "reserved": (r"reserv", r"commit"),
     "on_demand": (r"on ?demand", r"price", r"cost", r"\$", r"\b(hr|hour|rate)\b"),
-    "name": (r"^(gpu )?(model|name|instance|platform|type|sku)\b", r"^gpus?$", r"^gpu\b", r"\bname\b"),
+    "name": (r"^(gpu )?(model|name|instance|platform|type|sku)\b", r"^gpus?$", r"^gpu\b", r"\bname\b", r"^$"),
 }
 _PRICE_COLUMNS = ("on_demand", "spot", "reserved")
 _SPEC_COLUMNS = ("count", "vram", "vcpus", "ram", "storage")
 _TIER_OF_COLUMN = {"on_demand": "on_demand", "spot": "spot", "reserved": "reserved"}
 _PER_GPU_HEADER = re.compile(r"\bper gpu\b|\bgpu (hr|hour)\b|\bcomponent\b|/\s*gpu")
+_COUNT_IN_NAME_RX = re.compile(r"^(\d{1,3})\s*[x\u00d7]\s+", re.I)
 _TERM_RX = re.compile(r"(\d+)\s*(?:-\s*)?(years?|yrs?|months?|mos?)\b")
 _UNIT_RX = re.compile(r"\b(tib|tb|gib|gb)\b", re.I)
 _SIZE_RX = re.compile(r"(\d+(?:[.,]\d+)*)\s*(TiB|TB|GiB|GB)?\b", re.I)
@@ -249,6 +250,9 @@ def _emit_row(row: tuple[dict[str, str], str], table: _Table, sink: _OfferSink) 
     per_gpu_columns = {c for c in _PRICE_COLUMNS if c in table.headers and _PER_GPU_HEADER.search(normalize_header(table.headers[c]))}
     count_text = cells.get("count")
     count = parse_number(count_text) if count_text else None
+    if count is None and "count" not in table.headers:
+        in_name = _COUNT_IN_NAME_RX.match(gpu_raw)  # "8x NVIDIA HGX H100" with no count column
+        count = float(in_name.group(1)) if in_name else None
     if count is None and "count" not in table.headers and all(c in per_gpu_columns for c, _ in priced):
         count = 1.0  # the Classic table prices one GPU component per row
     if count is None or count != int(count) or count < 1:

@@ -21,6 +21,7 @@ capacity and 1-Click Clusters through sales.
 from __future__ import annotations
 
 import datetime as dt
+import html
 import json
 import re
 import zlib
@@ -44,7 +45,7 @@ _MAX_BODY_BYTES = 32 * 1024 * 1024  # pricing pages are well under 1 MB
 
 _COLUMNS: dict[str, tuple[str, ...]] = {
     "region": (r"\bregions?\b", r"\blocation\b", r"data ?cent(er|re)"),
-    "plan": (r"^plan\b", r"instance type", r"^instance\b", r"^(gpu|name|model)\b"),
+    "plan": (r"^plan\b", r"instance type", r"^instance\b", r"^(gpu|name|model)\b", r"^$"),
     "vram": (r"vram", r"gpu mem"),
     "vcpus": (r"vcpu", r"\bcpus?\b", r"\bcores?\b"),
     "ram": (r"^ram\b", r"\bram\b", r"memory"),
@@ -64,7 +65,9 @@ _COUNT_LABEL_RX = re.compile(r"(?<![\d.])(\d{1,3})\s*[x\u00d7](?![a-z0-9])", re.
 _SIZE_RX = re.compile(r"(\d+(?:[.,]\d+)*)\s*(TiB|TB|GiB|GB|MiB|MB)?\b", re.I)
 _GB_PER_UNIT = {"tib": 1024**4 / 1e9, "tb": 1000.0, "gib": 1024**3 / 1e9, "gb": 1.0, "mib": 1024**2 / 1e9, "mb": 0.001}
 _VRAM_IN_NAME_RX = re.compile(r"(\d+(?:\.\d+)?)\s*GB", re.I)
-_TAB_ATTRS = ("data-tab", "data-w-tab", "data-count", "data-gpu-count", "aria-label", "id")
+_TAB_TEXT_RX = re.compile(r"^(\d{1,3})\s*(?:[x\u00d7]|gpus?\b)", re.I)  # "8x", "8x GPUs", "8 GPUs"
+_RSC_TAGS = {"table", "thead", "tbody", "tr", "th", "td", "caption", "div", "section", "span", "p", "button", "strong", "b"}
+_RSC_ATTRS = {"id", "role", "aria-label", "aria-labelledby", "aria-controls"}
 _EMBEDDED_HINT = re.compile(r"data-label|\\u003ctd|<td", re.I)
 
 
@@ -80,10 +83,10 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
     soup = BeautifulSoup(text, "lxml")
     tables = _price_tables(soup, report)
     if not tables:
-        fragment = _embedded_table_html(soup)
+        fragment, how = _embedded_table_html(soup)
         if fragment:
-            report.notes.append("table read from escaped HTML inside a script (older Next.js layout)")
             tables = _price_tables(BeautifulSoup(fragment, "lxml"), report)
+            report.notes.append(how)
     if not tables:
         raise StructureMissing(PROVIDER, "no instance table with Plan and PRICE columns (login/captcha page or layout change)")
     sink = _OfferSink(report)
@@ -232,7 +235,11 @@ def _extend_unique(target: list[str], values: list[str]) -> None:
 
 
 def _tab_count(table: Tag, soup: BeautifulSoup) -> int | None:
-    """The GPU count of the tab holding the table ("8x"), from the panel's label or caption."""
+    """The GPU count of the tab holding the table ("8x"), from its caption or the tab panel.
+
+    A panel names its tab through ``aria-labelledby``, the tab's ``aria-controls``, a shared
+    Webflow ``data-w-tab`` value, or a label in its own id / aria-label / data-* attributes.
+    """
     caption = table.find("caption")
     if caption:
         match = _COUNT_LABEL_RX.search(clean_text(caption.get_text(" ")))
@@ -241,25 +248,39 @@ def _tab_count(table: Tag, soup: BeautifulSoup) -> int | None:
     for depth, ancestor in enumerate(table.parents):
         if depth > 6 or ancestor.name in ("body", "html", "[document]"):
             break
-        labelledby = ancestor.get("aria-labelledby")
-        if labelledby:
-            tab = soup.find(id=labelledby.split()[0])
-            match = _COUNT_LABEL_RX.fullmatch(clean_text(tab.get_text(" "))) if tab else None
+        for tab in _tabs_naming(ancestor, soup):
+            match = _TAB_TEXT_RX.match(clean_text(tab.get_text(" ")))
             if match:
                 return int(match.group(1))
-        for attr in _TAB_ATTRS:
-            value = ancestor.get(attr)
-            match = _COUNT_LABEL_RX.search(clean_text(value)) if isinstance(value, str) else None
-            if match:
-                return int(match.group(1))
+        for name, value in ancestor.attrs.items():
+            if isinstance(value, str) and (name in ("id", "aria-label") or name.startswith("data-")):
+                match = _COUNT_LABEL_RX.search(clean_text(value))
+                if match:
+                    return int(match.group(1))
     return None
 
 
-def _embedded_table_html(soup: BeautifulSoup) -> str:
-    """Table HTML carried as JSON strings in scripts (Next.js ``self.__next_f.push([1, "..."])``).
+def _tabs_naming(panel: Tag, soup: BeautifulSoup) -> Iterator[Tag]:
+    """Tab buttons/links that point at ``panel``."""
+    labelledby = panel.get("aria-labelledby")
+    if isinstance(labelledby, str) and labelledby.split():
+        tab = soup.find(id=labelledby.split()[0])
+        if tab is not None:
+            yield tab
+    panel_id = panel.get("id")
+    if isinstance(panel_id, str) and panel_id:
+        yield from soup.find_all(attrs={"aria-controls": panel_id})
+    webflow_tab = panel.get("data-w-tab")
+    if isinstance(webflow_tab, str):
+        yield from (tab for tab in soup.find_all(attrs={"data-w-tab": webflow_tab}) if tab is not panel)
 
-    Streamed chunks may split the table anywhere, so all chunks are joined in page order and the
-    span from the first ``<table`` (or ``<tr``) to the last closing tag is kept.
+
+def _embedded_table_html(soup: BeautifulSoup) -> tuple[str, str]:
+    """(table HTML, how it was found) from scripts (Next.js ``self.__next_f.push([1, "..."])``).
+
+    The chunks hold either escaped HTML or React Server Component rows
+    (``["$","td",null,{"data-label":"PRICE/GPU/HR*","children":"$$2.49"}]``); the latter are
+    rebuilt as HTML. Chunks may split the table anywhere, so they are joined in page order first.
     """
     chunks: list[str] = []
     for script in soup.find_all("script"):
@@ -269,15 +290,62 @@ def _embedded_table_html(soup: BeautifulSoup) -> str:
         elif _EMBEDDED_HINT.search(code):
             chunks.extend(_json_string_literals(code))
     joined = "".join(chunks)
-    lowered = joined.lower()
+    escaped_html = _table_span(joined)
+    if escaped_html:
+        return escaped_html, "table read from escaped HTML in script data (older Next.js layout)"
+    return _table_span(_rsc_html_rows(joined)), "table rebuilt from React Server Component rows in script data"
+
+
+def _table_span(text: str) -> str:
+    """From the first ``<table`` (or ``<tr``) to the last closing tag, wrapped in a table."""
+    lowered = text.lower()
     start = lowered.find("<table")
     if start == -1:
         start = lowered.find("<tr")
     end = max(lowered.rfind("</table>") + len("</table>"), lowered.rfind("</tr>") + len("</tr>"))
     if start == -1 or end <= start:
         return ""
-    html = joined[start:end]
-    return html if html.lower().startswith("<table") else f"<table>{html}</table>"
+    span = text[start:end]
+    return span if span.lower().startswith("<table") else f"<table>{span}</table>"
+
+
+def _rsc_html_rows(payload: str) -> str:
+    """HTML rebuilt from the RSC rows (``<id>:<json>`` lines) that contain table rows."""
+    parts: list[str] = []
+    for line in payload.splitlines():
+        _, colon, body = line.partition(":")
+        if not colon or body[:1] not in ("[", "{") or '"td"' not in body:
+            continue
+        try:
+            tree = json.loads(body)
+        except json.JSONDecodeError:
+            continue
+        parts.append(_rsc_html(tree))
+    return "".join(parts)
+
+
+def _rsc_html(node: Any) -> str:
+    if isinstance(node, str):
+        if node.startswith("$$"):  # RSC escapes a literal leading "$" as "$$"
+            return html.escape(node[1:])
+        return "" if node.startswith("$") else html.escape(node)  # "$L3", "$undefined": references
+    if isinstance(node, (int, float)) and not isinstance(node, bool):
+        return str(node)
+    if not isinstance(node, list):
+        return ""
+    if len(node) >= 4 and node[0] == "$" and isinstance(node[1], str):
+        props = node[3] if isinstance(node[3], dict) else {}
+        inner = _rsc_html(props.get("children"))
+        tag = node[1]
+        if tag not in _RSC_TAGS:  # a component reference: keep what it renders
+            return inner
+        attrs = "".join(
+            f' {name}="{html.escape(str(value))}"'
+            for name, value in props.items()
+            if isinstance(value, (str, int)) and (name in _RSC_ATTRS or name.startswith("data-"))
+        )
+        return f"<{tag}{attrs}>{inner}</{tag}>"
+    return "".join(_rsc_html(child) for child in node)
 
 
 def _next_f_strings(code: str) -> list[str]:

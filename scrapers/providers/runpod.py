@@ -74,6 +74,7 @@ _LOWEST_PRICE_FIELDS: tuple[tuple[str, bool], ...] = (
     ("communityLowestPrice", True),
 )
 _IN_STOCK = {"high", "medium", "low"}
+_FROM_NOTE = "'from' prices are lower bounds"
 
 # HTML fallback: price data attributes, mapped by name (two generations, see module docstring).
 _ATTR_RX = re.compile(
@@ -82,9 +83,10 @@ _ATTR_RX = re.compile(
 _PRICE_LIKE_ATTR_RX = re.compile(r"^data-.*(price|spot|secure|community|cost)", re.I)
 _ROW_CLASS_RX = re.compile(r"(?:^|\s)gpu-pricing-row(?:\s|$)")
 _TAG_CLASS_RX = re.compile(r"(?:^|[-_])(?:tag|pill|chip|spec)$", re.I)
-_VRAM_RX = re.compile(r"(\d+(?:\.\d+)?)\s*GB\s*VRAM", re.I)
-_RAM_RX = re.compile(r"(\d+(?:\.\d+)?)\s*GB\s*(?:system\s*)?RAM", re.I)
-_VCPU_RX = re.compile(r"(\d+(?:\.\d+)?)\s*vCPUs?", re.I)
+# Spec tags read "80 GB VRAM" or "VRAM: 80 GB" (value or label first).
+_VRAM_RX = re.compile(r"(\d+(?:\.\d+)?)\s*GB\s*VRAM|\bVRAM\W{0,3}(\d+(?:\.\d+)?)\s*GB", re.I)
+_RAM_RX = re.compile(r"(\d+(?:\.\d+)?)\s*GB\s*(?:system\s*)?RAM\b|(?<![V\w])RAM\W{0,3}(\d+(?:\.\d+)?)\s*GB", re.I)
+_VCPU_RX = re.compile(r"(\d+(?:\.\d+)?)\s*vCPUs?\b|\bvCPUs?\W{0,3}(\d+(?:\.\d+)?)", re.I)
 
 
 def live_requests() -> list[PageRequest]:
@@ -356,6 +358,8 @@ def _emit_html_row(row: Tag, prices: dict[tuple[bool, str], str], sink: _OfferSi
             continue
         if price is not None and price.value > 0:
             parsed.append((community, tier, price.value))
+            if price.is_from and _FROM_NOTE not in sink.report.notes:
+                sink.report.notes.append(_FROM_NOTE)
     if not parsed:
         sink.report.unpriced_rows += 1
         return
@@ -383,4 +387,4 @@ def _gpu_param(href: str) -> str:
 
 def _first_number(rx: re.Pattern[str], text: str) -> float | None:
     match = rx.search(text)
-    return float(match.group(1)) if match else None
+    return float(next(group for group in match.groups() if group)) if match else None
