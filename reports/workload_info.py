@@ -198,7 +198,7 @@ def memory_bars(workload: Any | None, rows: Sequence[MemoryFitRow]) -> tuple[lis
         parts = None
         if workload is not None:
             try:
-                parts = breakdown(workload, row.gpu_count, row.sharding, row.gpu)
+                parts = breakdown(workload, row.gpu_count, row.sharding)
             except Exception as exc:  # the model may reject a setup the sweep stored; fall back to the total
                 failures.append(f"{setup_label(row.gpu_count, row.sharding)}: {exc}")
         bars.append(
@@ -218,7 +218,7 @@ def memory_bars(workload: Any | None, rows: Sequence[MemoryFitRow]) -> tuple[lis
     return bars, note
 
 
-def breakdown(workload: Any, gpu_count: int, sharding: str, gpu: str | None = None) -> dict[str, float] | None:
+def breakdown(workload: Any, gpu_count: int, sharding: str) -> dict[str, float] | None:
     """The memory model's per-GPU breakdown (GB) for the workload on ``gpu_count`` GPUs."""
     try:
         from models import memory
@@ -226,7 +226,7 @@ def breakdown(workload: Any, gpu_count: int, sharding: str, gpu: str | None = No
         if exc.name in ("models.memory", "models"):
             return None
         raise
-    setup = _memory_setup(workload, gpu_count, sharding, gpu)
+    setup = _memory_setup(workload, gpu_count, sharding)
     if setup is None:
         return None
     estimate = memory.estimate_memory(setup)
@@ -235,13 +235,35 @@ def breakdown(workload: Any, gpu_count: int, sharding: str, gpu: str | None = No
     return values or None
 
 
-def _memory_setup(workload: Any, gpu_count: int, sharding: str, gpu: str | None) -> Any | None:
-    """Build the memory model's input from a workload (its own helper when it offers one)."""
-    for method in ("memory_setup", "setup", "to_setup", "training_setup"):
+def _memory_setup(workload: Any, gpu_count: int, sharding: str) -> Any | None:
+    """The memory model's input for the workload on ``gpu_count`` GPUs with ``sharding``.
+
+    Uses the workload's own helper when it has one; otherwise copies the fields the memory
+    model's TrainingSetup shares with the workload and resolves the model architecture.
+    """
+    for method in ("memory_setup", "training_setup", "to_setup", "setup"):
         factory = getattr(workload, method, None)
         if callable(factory):
             try:
                 return factory(gpus=gpu_count, sharding=sharding)
             except TypeError:
                 continue
-    return None
+    from models.architectures import find_model, shape_for_params
+    from models.memory import TrainingSetup
+
+    arch = _field(workload, "arch")
+    if arch is None:
+        model = _field(workload, "model")
+        model_id = model if isinstance(model, str) else _field(model, "id") or _field(model, "model_id")
+        arch = find_model(model_id) if isinstance(model_id, str) else None
+        params_b = _field(workload, "params_b") or _field(model, "params_b")
+        if arch is None and isinstance(params_b, (int, float)):
+            arch = shape_for_params(float(params_b))
+    if arch is None:
+        return None
+    shared = {
+        name: value
+        for name in TrainingSetup.model_fields
+        if name not in ("arch", "gpus", "sharding") and (value := _field(workload, name)) is not None
+    }
+    return TrainingSetup(arch=arch, gpus=gpu_count, sharding=sharding, **shared)

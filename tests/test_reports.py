@@ -1,0 +1,398 @@
+"""Weekly reports: week semantics, formatting, escaping, self-containment and the CLI,
+all from the small hand-made warehouse in conftest_reports.py."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import duckdb
+import pytest
+from markdown_it import MarkdownIt
+
+from conftest_reports import IMG, NOW, SCRIPT, WEEK, build_warehouse
+from gpuprice.errors import BadInput
+from reports import formatting as fmt
+from reports import loading
+from reports.links import pricing_url
+from reports.render import render_weekly_reports, safe_filename
+from reports.weeks import IsoWeek
+
+WORKLOADS = ("llama70b-qlora", "llama8b-full")
+
+
+# ---------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_warehouse(tmp_path_factory.mktemp("wh") / "warehouse.duckdb")
+
+
+@pytest.fixture(scope="module")
+def written(warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The W44 reports, rendered once for the module (rendering is the slow part)."""
+    out = tmp_path_factory.mktemp("out")
+    paths = render_weekly_reports(None, analytics_file=warehouse, out_root=out, generated_at=NOW)
+    return {p.name: p for p in paths}
+
+
+@pytest.fixture
+def con(warehouse: Path):
+    from warehouse.connection import connect_reader
+
+    connection = connect_reader(warehouse)
+    yield connection
+    connection.close()
+
+
+class _Elements(HTMLParser):
+    """Collects every start tag with its attributes (the parser a browser would start from)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_startendtag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def elements(html: str) -> _Elements:
+    parser = _Elements()
+    parser.feed(html)
+    return parser
+
+
+def markdown_html(text: str) -> str:
+    return MarkdownIt("commonmark").enable("table").render(text)
+
+
+# ---------------------------------------------------------------------------- weeks
+
+
+def test_iso_week_parsing_and_bounds() -> None:
+    week = IsoWeek.parse("2026-W44")
+    assert (week.start, week.end) == (dt.date(2026, 10, 26), dt.date(2026, 11, 1))
+    assert IsoWeek.parse("2026w44") == week and str(week) == "2026-W44"
+    assert IsoWeek.of(dt.date(2027, 1, 1)) == IsoWeek(2026, 53)  # ISO year, not calendar year
+    assert IsoWeek.parse("2020-W53").end == dt.date(2021, 1, 3)
+
+
+@pytest.mark.parametrize("text", ["2026-44", "W44", "2026-W00", "2025-W53", "2026-W44x", "last week"])
+def test_bad_week_names_value_and_form(text: str) -> None:
+    with pytest.raises(BadInput) as info:
+        IsoWeek.parse(text)
+    message = str(info.value)
+    assert repr(text) in message and "2026-W44" in message and "\n" not in message
+
+
+# ---------------------------------------------------------------------------- formatting
+
+
+def test_numbers_are_formatted_for_people() -> None:
+    assert fmt.usd(1234.561) == "$1,234.56"
+    assert fmt.usd(-3) == "-$3.00"
+    assert fmt.usd_rate(2.4) == "$2.40" and fmt.usd_rate(0.045) == "$0.045"
+    assert fmt.hours(3.21) == "3.2 h" and fmt.hours(0.25) == "0.25 h"
+    assert fmt.duration(75) == "75.0 h (3.1 d)"
+    assert fmt.gb(52.5) == "52.5 GB" and fmt.gb(1128) == "1,128 GB"
+    assert fmt.pct(0.123) == "+12.3 %" and fmt.pct(-0.1) == "-10.0 %"
+    assert fmt.ratio(0.38) == "38.0 %"
+    assert fmt.tokens(1.5e9) == "1.5B" and fmt.tokens(2e11) == "200B"
+    assert fmt.usd(None) == fmt.MISSING and fmt.gb(float("nan")) == fmt.MISSING
+    assert fmt.humanize("storage_usd") == "Storage USD"
+
+
+def test_markdown_escape_neutralises_pipes_and_markup() -> None:
+    cell = fmt.md_escape("a | b *bold* [x](javascript:1) <b>`c`</b>\nnext")
+    assert "|" not in cell.replace("\\|", "")
+    rendered = markdown_html(f"| h |\n|---|\n| {cell} |\n")
+    assert "<strong>" not in rendered and "<em>" not in rendered and "<a " not in rendered and "<b>" not in rendered
+    assert rendered.count("<td>") == 1 and "&lt;b&gt;" in rendered
+
+
+# ---------------------------------------------------------------------------- week data
+
+
+def test_default_week_is_the_newest_snapshots_week(con) -> None:
+    assert loading.default_week(con) == IsoWeek.parse(WEEK)
+
+
+def test_week_before_any_data_is_bad_input(con) -> None:
+    with pytest.raises(BadInput, match="2025-W01.*covers"):
+        loading.as_of_date(con, IsoWeek.parse("2025-W01"))
+
+
+def test_week_changes_are_only_inside_the_week_biggest_first(con) -> None:
+    w44 = loading.week_changes(con, IsoWeek.parse(WEEK))
+    assert [(c.provider, round(c.change, 3)) for c in w44] == [
+        (SCRIPT, -0.154), ("lambda", 0.100), ("nebius", -0.100), ("runpod", -0.081)
+    ]
+    w43 = loading.week_changes(con, IsoWeek.parse("2026-W43"))
+    assert [(c.provider, c.sku, c.snapshot_date) for c in w43] == [("runpod", "H100 SXM", dt.date(2026, 10, 20))]
+
+
+def test_freshness_flags_failed_and_missing_providers(con) -> None:
+    fresh = {f.provider: f for f in loading.freshness(con, IsoWeek.parse(WEEK))}
+    assert not fresh["runpod"].stale and fresh["runpod"].last_success_date == dt.date(2026, 10, 30)
+    crusoe = fresh["crusoe"]
+    assert crusoe.stale and crusoe.last_status == "failed" and crusoe.days_since_success == 8
+    assert "no price structure" in crusoe.last_error
+    assert fresh["massedcompute"].stale and fresh["massedcompute"].last_success_date is None
+    # Seen from W43's end (2026-10-25), crusoe had failed for three days already: still stale.
+    earlier = {f.provider: f for f in loading.freshness(con, IsoWeek.parse("2026-W43"))}
+    assert earlier["crusoe"].days_since_success == 3 and earlier["runpod"].last_success_date == dt.date(2026, 10, 25)
+
+
+def test_current_prices_are_the_newest_snapshot_at_or_before_the_week(con) -> None:
+    w43 = {
+        (o["provider"], o["sku"], o["tier"], o["community"]): o for o in loading.current_offers(con, IsoWeek.parse("2026-W43"))
+    }
+    assert w43[("lambda", "gpu_8x_h100_sxm5", "on_demand", False)]["usd_per_gpu_hour"] == 2.99
+    assert w43[("crusoe", "H100 HGX", "on_demand", False)]["snapshot_date"] == dt.date(2026, 10, 22)
+    cheapest = {c.gpu: c for c in loading.cheapest_by_gpu(loading.current_offers(con, IsoWeek.parse(WEEK)))}
+    assert "unknown" not in cheapest
+    assert cheapest["h200-sxm"].on_demand.provider == "nebius" and cheapest["h200-sxm"].on_demand.usd_per_gpu_hour == 3.15
+    assert cheapest["h100-sxm"].spot.usd_per_gpu_hour == 1.75
+    assert cheapest["h100-sxm"].reserved.commitment_months == 12
+
+
+def test_scheduled_prices_count_from_their_effective_date(tmp_path: Path) -> None:
+    path = build_warehouse(tmp_path / "w.duckdb", rankings=False)
+    with duckdb.connect(str(path)) as writer:
+        writer.execute(
+            """
+            INSERT INTO price_snapshots
+            SELECT * REPLACE (CAST(9.99 AS DECIMAL(12, 4)) AS usd_per_gpu_hour, DATE '2026-11-04' AS effective_from)
+            FROM price_snapshots WHERE provider = 'lambda' AND sku = 'gpu_8x_b200' AND snapshot_date = DATE '2026-10-30'
+            """
+        )
+    with duckdb.connect(str(path), read_only=True) as reader:
+        def b200(week: str) -> float:
+            offers = loading.current_offers(reader, IsoWeek.parse(week))
+            return next(o["usd_per_gpu_hour"] for o in offers if o["sku"] == "gpu_8x_b200")
+
+        assert b200(WEEK) == 4.99  # announced, not yet in force at the end of W44
+        assert b200("2026-W45") == 9.99  # in force by the end of W45 (same snapshot)
+
+
+def test_price_history_anchors_the_window_and_marks_week_changes(con) -> None:
+    week = IsoWeek.parse(WEEK)
+    changes = loading.week_changes(con, week)
+    history = loading.price_history(con, ["h100-sxm", "l40s"], week, changes)
+    h100 = next(h for h in history if h.gpu == "h100-sxm")
+    lambda_line = next(s for s in h100.series if s.label == "lambda")
+    # The daily cheapest lambda H100 offer: the public report (Sep 1), then 2.99 until the W44 move.
+    assert lambda_line.points[0] == (dt.date(2026, 9, 1), 3.49)
+    assert dict(lambda_line.points)[dt.date(2026, 10, 30)] == 3.29
+    assert {s.label for s in h100.series} >= {"runpod", "runpod community", "crusoe"}
+    assert {c.provider for c in h100.changes} == {"lambda", SCRIPT}
+    short = loading.price_history(con, ["l40s"], IsoWeek.parse("2027-W10"), [])
+    assert short[0].series[0].points[0][0] == IsoWeek.parse("2027-W10").end - dt.timedelta(weeks=13, days=-1)
+
+
+# ---------------------------------------------------------------------------- written files
+
+
+def test_writes_index_summary_and_one_report_per_workload(written: dict[str, Path]) -> None:
+    expected = {"index.html", "summary.md"} | {f"{w}.{ext}" for w in WORKLOADS for ext in ("html", "md")}
+    assert set(written) == expected
+    assert all(p.parent.name == WEEK for p in written.values())
+
+
+def test_index_shows_freshness_changes_cheapest_and_links(written: dict[str, Path]) -> None:
+    html = written["index.html"].read_text()
+    text = " ".join(" ".join(elements(html).text).split())
+    assert "crusoe" in text and "no price structure found" in text
+    assert re.search(r"2 of 7 providers are stale: crusoe \(last success 2026-10-22\), massedcompute", text)
+    # Biggest move first, numbers formatted for people.
+    assert text.index("-15.4 %") < text.index("+10.0 %") < text.index("-8.1 %")
+    assert "$3.15" in text and "$1.75" in text
+    hrefs = [a.get("href") for tag, a in elements(html).tags if tag == "a"]
+    for workload in WORKLOADS:
+        assert f"{workload}.html" in hrefs and f"{workload}.md" in hrefs
+    assert "summary.md" in hrefs
+
+
+def test_workload_report_has_definition_verdict_ranking_and_charts(written: dict[str, Path]) -> None:
+    html = written["llama70b-qlora.html"].read_text()
+    parsed = elements(html)
+    text = " ".join(" ".join(parsed.text).split())
+    assert "Planning margin on memory 20.0 %" in text and "MFU assumed (per GPU type) 38.0 %" in text
+    assert "Restart risk 5.0 %" in text and "Storage USD $12.50" in text
+    assert "14 of 15 GPU configurations hold this workload" in text
+    assert "needs 63.0 GB" in text  # the L40S misses by itself
+    # Ranked by cost per checkpoint with hours, run cost and warnings.
+    ranking = html[html.index('<table id="ranking"'): html.index("</table>", html.index('<table id="ranking"'))]
+    assert ranking.count("<tr>") == 8  # header + 7 offers
+    assert re.search(r"\$41\.96.*spot: preemptible", ranking, re.S)
+    assert "14.0 h" in ranking and "$24.50" in ranking
+    svgs = [a for tag, a in parsed.tags if tag == "svg"]
+    assert len(svgs) >= 4  # memory, cost/time, price histories (h100, a100, b200)
+    ids = [a["id"] for _, a in parsed.tags if "id" in a]
+    assert len(ids) == len(set(ids)), "inline SVG ids must be unique on the page"
+    assert "Data used" in text and "2026-11-02 06:00 UTC" in text and "archive" in text
+
+
+def test_markdown_report_of_a_multi_gpu_workload(written: dict[str, Path]) -> None:
+    text = written["llama8b-full.md"].read_text()
+    assert "✗ needs 180.0 GB" in text  # 150 GB x 1.2 on one GPU: nothing holds it
+    assert "| 1 | lambda | 8× b200 | on-demand | $4.99 | 12.0 h | $479.04 | $519.04 |" in text
+    assert "| 3 | coreweave | 8× h200-sxm | on-demand | $6.31 | 20.0 h | $1,009.60 | $1,049.60 |" in text
+
+
+def test_markdown_is_well_formed_tables(written: dict[str, Path]) -> None:
+    for name in ("summary.md", "llama70b-qlora.md", "llama8b-full.md"):
+        rendered = markdown_html(written[name].read_text())
+        for table in re.findall(r"<table>.*?</table>", rendered, re.S):
+            header_cells = len(re.findall(r"<th[ >]", table.split("</thead>")[0]))
+            for row in re.findall(r"<tr>(.*?)</tr>", table.split("</thead>")[1], re.S):
+                assert len(re.findall(r"<td", row)) == header_cells, (name, row)
+        assert len(re.findall(r"<table>", rendered)) >= 3, name
+
+
+# ---------------------------------------------------------------------------- escaping
+
+
+HOSTILE = (SCRIPT, IMG)
+
+
+@pytest.mark.parametrize("name", ["index.html", "llama70b-qlora.html", "llama8b-full.html"])
+def test_hostile_strings_are_text_in_html_and_svg(written: dict[str, Path], name: str) -> None:
+    html = written[name].read_text()
+    for hostile in HOSTILE:
+        assert hostile not in html
+    tags = elements(html).tags
+    assert not [t for t, _ in tags if t in ("script", "img", "iframe", "object", "embed")]
+    assert not [(t, k) for t, attrs in tags for k in attrs if k.startswith("on")]
+    if name != "llama8b-full.html":  # that workload's offers do not involve the hostile provider
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    if name == "llama70b-qlora.html":
+        svg_text = " ".join(re.findall(r"<svg.*?</svg>", html, re.S))
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in svg_text  # chart legends escape it too
+
+
+@pytest.mark.parametrize("name", ["summary.md", "llama70b-qlora.md"])
+def test_hostile_strings_are_text_in_markdown(written: dict[str, Path], name: str) -> None:
+    text = written[name].read_text()
+    for hostile in HOSTILE:
+        assert hostile not in text
+    rendered = markdown_html(text)
+    assert "<script" not in rendered and "<img" not in rendered
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in rendered  # an entity: displayed as text, never a tag
+
+
+def test_matplotlib_escapes_chart_text_and_inline_check_rejects_live_markup() -> None:
+    from matplotlib.figure import Figure
+
+    from reports.svg import UnsafeSvg, assert_inert, chart_text, figure_to_svg
+
+    fig = Figure(figsize=(3, 2))
+    ax = fig.subplots()
+    ax.plot([1, 2], [1, 2], label=chart_text(IMG))
+    ax.set_title(chart_text(SCRIPT + " costs $5 and $6"))  # `$...$` must not become mathtext
+    ax.legend()
+    svg = str(figure_to_svg(fig, title=SCRIPT, chart_id="t"))
+    assert svg.startswith("<svg") and "<?xml" not in svg and "DOCTYPE" not in svg
+    assert SCRIPT not in svg and "<img" not in svg
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; costs $5 and $6" in svg
+    assert 'aria-label="&lt;script&gt;' in svg
+    with pytest.raises(UnsafeSvg):
+        assert_inert('<svg><g onload="alert(1)"></g></svg>')
+    with pytest.raises(UnsafeSvg):
+        assert_inert("<svg><script>alert(1)</script></svg>")
+
+
+def test_unsafe_workload_names_become_safe_file_names() -> None:
+    assert safe_filename("../../etc/passwd") == "etc-passwd"
+    assert safe_filename('<script>"x"') == "script-x"
+    assert safe_filename("llama70b-qlora") == "llama70b-qlora"
+
+
+# ---------------------------------------------------------------------------- self-contained
+
+
+@pytest.mark.parametrize("name", ["index.html", "llama70b-qlora.html", "llama8b-full.html"])
+def test_html_is_self_contained(written: dict[str, Path], name: str) -> None:
+    html = written[name].read_text()
+    allowed = {pricing_url(p) for p in ("runpod", "lambda", "coreweave", "nebius", "crusoe", "massedcompute")}
+    assert None not in allowed
+    for tag, attrs in elements(html).tags:
+        assert tag not in ("link", "script"), tag
+        for key in ("src", "href", "xlink:href", "srcset", "action", "data"):
+            value = attrs.get(key) or ""
+            if re.match(r"\s*(https?:)?//", value):
+                assert tag == "a" and key == "href" and value in allowed, (tag, key, value)
+            assert not value.lower().startswith(("javascript:", "data:")), value
+    assert "@import" not in html and not re.search(r"url\(\s*['\"]?(https?:)?//", html)
+    assert "@media print" in html
+
+
+def test_pricing_links_come_from_provider_modules() -> None:
+    from scrapers.registry import provider_module
+
+    url = getattr(provider_module("runpod"), "PRICING_URL", None)
+    assert pricing_url("runpod") == (url or "https://www.runpod.io/pricing")
+    assert pricing_url(SCRIPT) is None
+
+
+# ---------------------------------------------------------------------------- CLI
+
+
+@pytest.fixture
+def published(home: Path, warehouse: Path) -> Path:
+    target = home / "analytics.duckdb"
+    shutil.copyfile(warehouse, target)
+    return target
+
+
+def test_cli_report_writes_the_week_and_prints_paths(cli, published: Path, home: Path) -> None:
+    result = cli("report", "--week", "2026-W43")
+    assert result.code == 0, result.err
+    paths = [Path(line) for line in result.out.splitlines()]
+    assert paths[0] == home / "reports" / "2026-W43" / "index.html"
+    assert all(p.exists() for p in paths) and len(paths) == 6
+    index = paths[0].read_text()
+    assert "2026-10-19 to 2026-10-25" in index and "2026-W43" in index
+    assert "-7.4 %" in index  # runpod H100 2.69 -> 2.49 on 2026-10-20, the only move that week
+
+
+def test_cli_report_single_workload(cli, published: Path, home: Path) -> None:
+    result = cli("report", "--workload", "llama8b-full")
+    assert result.code == 0, result.err
+    names = [Path(line).name for line in result.out.splitlines()]
+    assert names == ["index.html", "summary.md", "llama8b-full.html", "llama8b-full.md"]
+    index = (home / "reports" / WEEK / "index.html").read_text()
+    assert 'href="llama8b-full.html"' in index and 'href="llama70b-qlora.html"' not in index
+    assert "llama70b-qlora" in index  # still summarised, just not linked until its page exists
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--week", "2026-44"), "'2026-44'"),
+        (("--week", "2026-W54"), "'2026-W54'"),
+        (("--week", "2020-W10"), "2020-W10"),
+        (("--workload", "llama70b-qlor"), "llama70b-qlora"),
+    ],
+)
+def test_cli_report_bad_input_exits_2_with_one_line(cli, published: Path, args, needle: str) -> None:
+    result = cli("report", *args)
+    assert result.code == 2
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in result.err
+
+
+def test_cli_report_without_warehouse(cli, home: Path) -> None:
+    result = cli("report")
+    assert result.code == 2 and "gpuprice run" in result.err and len(result.err.strip().splitlines()) == 1

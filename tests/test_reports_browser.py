@@ -1,0 +1,135 @@
+"""Open the written reports in headless Chromium: charts render, the ranking table is there,
+the console stays clean, and a screenshot lands in tests/artifacts/ for a human to look at."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest_reports import NOW, SCRIPT, WEEK, build_warehouse
+
+pytestmark = pytest.mark.browser
+
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+CHROME_FLAGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--window-size=1366,900",
+)
+
+
+def _chromium() -> tuple[str, str] | None:
+    browser = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
+    driver = shutil.which("chromedriver")
+    return (browser, driver) if browser and driver else None
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from reports.render import render_weekly_reports
+
+    root = tmp_path_factory.mktemp("browser")
+    warehouse = build_warehouse(root / "warehouse.duckdb")
+    render_weekly_reports(WEEK, analytics_file=warehouse, out_root=root / "reports", generated_at=NOW)
+    return root / "reports" / WEEK
+
+
+@pytest.fixture(scope="module")
+def driver():
+    found = _chromium()
+    if found is None:
+        pytest.skip("chromium and chromedriver not installed (apt-get install chromium chromium-driver)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    browser, chromedriver = found
+    options = webdriver.ChromeOptions()
+    options.binary_location = browser
+    for flag in CHROME_FLAGS:
+        options.add_argument(flag)
+    profile = tempfile.mkdtemp(prefix="gpuprice-chrome-")
+    options.add_argument(f"--user-data-dir={profile}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    session = webdriver.Chrome(service=Service(chromedriver), options=options)
+    session.set_page_load_timeout(30)
+    try:
+        yield session
+    finally:
+        session.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def _open(driver, page: Path) -> None:
+    driver.get_log("browser")  # drop entries from earlier pages
+    driver.get(page.as_uri())
+
+
+def _visible_charts(driver) -> list:
+    charts = driver.find_elements("css selector", "svg.chart")
+    return [c for c in charts if c.size["width"] > 50 and c.size["height"] > 50]
+
+
+def _severe(driver) -> list[dict]:
+    return [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+def _full_page_screenshot(driver, target: Path) -> None:
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(1366, min(max(900, height + 40), 9000))
+    ARTIFACTS.mkdir(exist_ok=True)
+    driver.save_screenshot(str(target))
+    driver.set_window_size(1366, 900)
+
+
+def test_index_renders_in_chromium(driver, report_dir: Path) -> None:
+    _open(driver, report_dir / "index.html")
+    assert WEEK in driver.title
+    tables = driver.find_elements("css selector", "table")
+    assert len(tables) >= 3  # freshness, changes, cheapest (+ sources)
+    body = driver.find_element("tag name", "body").text
+    assert SCRIPT in body  # the hostile provider shows as text, never as an element
+    assert driver.execute_script("return document.querySelectorAll('script, img, iframe').length") == 0
+    links = driver.find_elements("css selector", "section#workloads a[href$='.html']")
+    assert {l.get_attribute("href").rsplit("/", 1)[-1] for l in links} >= {"llama70b-qlora.html", "llama8b-full.html"}
+    assert _severe(driver) == []
+    _full_page_screenshot(driver, ARTIFACTS / "report_index.png")
+
+
+def test_workload_report_renders_in_chromium(driver, report_dir: Path) -> None:
+    _open(driver, report_dir / "llama70b-qlora.html")
+    charts = _visible_charts(driver)
+    # memory breakdown, cost/time scatter, and at least one price-history chart
+    assert len(charts) >= 3, [c.size for c in driver.find_elements("css selector", "svg.chart")]
+    ranking = driver.find_element("css selector", "table#ranking")
+    rows = ranking.find_elements("css selector", "tbody tr")
+    assert len(rows) == 7
+    assert rows[0].find_elements("css selector", "td")[0].text == "1"
+    # Hostile strings render as visible text, in table cells and inside the SVG charts.
+    assert SCRIPT in ranking.text
+    assert driver.execute_script("return document.querySelectorAll('script, img, iframe').length") == 0
+    svg_text = " ".join(t.get_attribute("textContent") for t in driver.find_elements("css selector", "svg.chart text"))
+    assert SCRIPT in svg_text
+    assert _severe(driver) == []
+    _full_page_screenshot(driver, ARTIFACTS / "report_workload.png")
+
+
+def test_print_layout_keeps_charts(driver, report_dir: Path) -> None:
+    """Printing (emulated print media) hides navigation but keeps every chart readable."""
+    _open(driver, report_dir / "llama70b-qlora.html")
+    on_screen = len(_visible_charts(driver))
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    try:
+        assert driver.find_element("css selector", "nav.toc").is_displayed() is False
+        assert len(_visible_charts(driver)) == on_screen
+    finally:
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
