@@ -61,6 +61,7 @@ _COLUMNS: dict[str, list[str]] = {
     "ram": [r"\bram\b|\bmemory\b|\bmem\b"],
     "storage": [r"\bstorage\b|\bdisk\b|\bssd\b|\bnvme\b"],
     "available": [r"\bavailab|\bstatus\b|\bstock\b"],
+    "region": [r"\bregion\b|\blocation\b|\bdata ?cent(er|re)\b|\bdatacent(er|re)\b"],
 }
 _EXPECTED = ("sku", "gpu", "count", "vram", "vcpus", "ram", "storage")
 _SKU = re.compile(r"\bgpu_(\d+)x_([a-z0-9]+(?:_[a-z0-9]+)*)\b", re.I)
@@ -68,6 +69,7 @@ _COUNT_IN_NAME = re.compile(r"(?<![\w.])(\d{1,2})\s*[x×](?=\s|[a-z])", re.I)
 _SIZE = re.compile(r"(?:(\d+)\s*[x×]\s*)?(\d[\d,]*(?:\.\d+)?)\s*(TB|TiB|GB|GiB|MB)\b", re.I)
 _UNAVAILABLE = re.compile(r"sold out|unavailable|out of stock|no capacity|waitlist|\bno\b|^0+$", re.I)
 _AVAILABLE = re.compile(r"available|in stock|\byes\b|\d+|✓|✔", re.I)
+_PER_GPU_TOLERANCE = Decimal("0.01")  # a per-GPU column rounded to cents
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6", "caption")
 _SKIPPED_TAGS = ("script", "style", "noscript", "template", "svg", "head")
 
@@ -83,10 +85,12 @@ class _Record:
     header: tuple[str, ...]
     cells: tuple[str, ...]
     context: str | None  # the section/caption/card heading above the row
+    text: str  # all the row's text, for a SKU written outside the labelled cells
 
     @property
     def raw(self) -> str:
-        return " | ".join(self.cells)
+        cells = " | ".join(self.cells)
+        return f"{self.context}: {cells}" if self.context else cells
 
 
 def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
@@ -205,7 +209,7 @@ def _table_records(tables: list[Tag], report: ParseReport) -> Iterator[_Record]:
                     )
                 )
                 continue
-            yield _Record(header=header, cells=cells, context=context)
+            yield _Record(header=header, cells=cells, context=context, text=" ".join(cells))
 
 
 # ---------------------------------------------------------------- layout 2: labelled cells
@@ -262,6 +266,7 @@ def _labelled_records(soup: BeautifulSoup) -> Iterator[_Record]:
             header=tuple(label for label, _ in cells),
             cells=tuple(value for _, value in cells),
             context=context,
+            text=clean_text(root.get_text(" ")),
         )
 
 
@@ -350,9 +355,7 @@ def _offer(record: _Record, columns: dict[str, int], report: ParseReport) -> Off
         return None
 
     sku_cell = _cell(record, columns, "sku")
-    sku_match = _SKU.search(sku_cell) or _SKU.search(" ".join(record.cells)) or (
-        _SKU.search(record.context) if record.context else None
-    )
+    sku_match = _SKU.search(sku_cell) or _SKU.search(record.text)
     count, problem = _gpu_count(record, columns, sku_match)
     if count is None:
         reject(problem or "GPU count missing")
@@ -375,7 +378,12 @@ def _offer(record: _Record, columns: dict[str, int], report: ParseReport) -> Off
     if vram and "total" in normalize_header(record.header[columns["vram"]]):
         vram /= count
     per_instance = prices.get("price")
-    per_gpu = prices.get("gpu_price", per_instance / count if per_instance is not None else None)
+    listed_per_gpu = prices.get("gpu_price")
+    # The instance price is what is billed; a per-GPU column (often rounded to cents) only checks it.
+    per_gpu = per_instance / count if per_instance is not None else listed_per_gpu
+    if per_instance is not None and listed_per_gpu is not None and abs(listed_per_gpu - per_gpu) > _PER_GPU_TOLERANCE:
+        reject(f"per-GPU price ${listed_per_gpu} disagrees with instance price ${per_instance} / {count} GPUs")
+        return None
     try:
         return Offer(
             provider=PROVIDER,
@@ -386,6 +394,7 @@ def _offer(record: _Record, columns: dict[str, int], report: ParseReport) -> Off
             tier="on_demand",  # Massed Compute sells on-demand only
             usd_per_gpu_hour=float(per_gpu),
             usd_per_instance_hour=float(per_instance) if per_instance is not None else None,
+            region=_cell(record, columns, "region") or None,
             available=_availability(_cell(record, columns, "available")),
             sku=sku_text or f"{count}x {gpu_raw}",
             vcpus=parse_number(_cell(record, columns, "vcpus")) or None,

@@ -1,0 +1,240 @@
+"""Massed Compute parser: fixture pages (every field of every offer, and the report) and the sample archive."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import time
+from pathlib import Path
+
+import pytest
+
+from scrapers.offer import CONTRACT_FIELDS, Offer, ParseResult, StructureMissing
+from scrapers.pages import PageRequest
+from scrapers.providers import massedcompute
+from scrapers.registry import provider_module
+
+FIXTURES = Path(__file__).parent / "fixtures" / "pages" / "massedcompute"
+ARCHIVE = Path(__file__).parent.parent / "scrapers" / "sample_archive" / "massedcompute"
+
+
+def parse_fixture(name: str) -> ParseResult:
+    return massedcompute.parse((FIXTURES / name).read_bytes(), observed_on=dt.date(2026, 10, 6))
+
+
+def expected_offer(
+    *, gpu: str, gpu_raw: str, sku: str, gpu_count: int, usd_per_gpu_hour: float, usd_per_instance_hour: float,
+    vram_gb: float | None, vcpus: float | None, ram_gb: float | None, storage_gb: float | None,
+    region: str | None = None, available: bool | None = None,
+) -> dict:
+    """A full offer as Massed Compute prices it: on-demand instances priced per instance-hour."""
+    return {
+        "provider": "massedcompute", "gpu": gpu, "gpu_raw": gpu_raw, "gpu_count": gpu_count, "vram_gb": vram_gb,
+        "tier": "on_demand", "community": False, "commitment_months": None, "usd_per_gpu_hour": usd_per_gpu_hour,
+        "usd_per_instance_hour": usd_per_instance_hour, "region": region, "available": available,
+        "effective_from": None, "sku": sku, "vcpus": vcpus, "ram_gb": ram_gb, "storage_gb": storage_gb,
+        "price_basis": "list",
+    }
+
+
+def assert_offers(result: ParseResult, expected: list[dict]) -> None:
+    assert [o.contract_dict() for o in result.offers] == [{k: e[k] for k in CONTRACT_FIELDS} for e in expected]
+    assert [o.model_dump(mode="json") for o in result.offers] == expected
+
+
+def report_of(result: ParseResult) -> dict:
+    data = result.report.model_dump()
+    assert data.pop("provider") == "massedcompute"
+    return data
+
+
+def test_table_with_reordered_columns_cross_checks_and_naming_traps() -> None:
+    result = parse_fixture("table.html")
+    assert_offers(result, [
+        # gpu_1x_h100 is the H100 80GB PCIe card.
+        expected_offer(gpu="h100-pcie", gpu_raw="H100 80GB PCIe", sku="gpu_1x_h100", gpu_count=1,
+                       usd_per_gpu_hour=2.73, usd_per_instance_hour=2.73, vram_gb=80.0, vcpus=20.0,
+                       ram_gb=128.0, storage_gb=750.0, region="US-Central"),
+        expected_offer(gpu="h100-pcie", gpu_raw="H100 80GB PCIe", sku="gpu_2x_h100", gpu_count=2,
+                       usd_per_gpu_hour=2.73, usd_per_instance_hour=5.46, vram_gb=80.0, vcpus=40.0,
+                       ram_gb=256.0, storage_gb=1500.0, region="US-Central"),
+        # A bare "H100" next to an SXM5 SKU is the SXM5 part; "2,048 GB" and "2 x 3.84 TB".
+        expected_offer(gpu="h100-sxm", gpu_raw="H100", sku="gpu_8x_h100_sxm5", gpu_count=8,
+                       usd_per_gpu_hour=3.14, usd_per_instance_hour=25.12, vram_gb=80.0, vcpus=208.0,
+                       ram_gb=2048.0, storage_gb=7680.0, region="US-East"),
+        # The buying guide's figure: 8x B200 $43.46/h = $5.4325/GPU (the $5.43 column only checks it).
+        expected_offer(gpu="b200", gpu_raw="B200 SXM6", sku="gpu_8x_b200", gpu_count=8,
+                       usd_per_gpu_hour=5.4325, usd_per_instance_hour=43.46, vram_gb=180.0, vcpus=224.0,
+                       ram_gb=2000.0, storage_gb=30000.0, region="US-East"),
+        # Thousands separator in the instance price.
+        expected_offer(gpu="b300", gpu_raw="B300 SXM6", sku="gpu_8x_b300", gpu_count=8,
+                       usd_per_gpu_hour=131.6, usd_per_instance_hour=1052.8, vram_gb=288.0, vcpus=224.0,
+                       ram_gb=2000.0, storage_gb=30000.0, region="US-East"),
+        expected_offer(gpu="unknown", gpu_raw="Tenstorrent Blackhole p150a", sku="gpu_1x_bh150", gpu_count=1,
+                       usd_per_gpu_hour=0.65, usd_per_instance_hour=0.65, vram_gb=32.0, vcpus=8.0,
+                       ram_gb=64.0, storage_gb=500.0, region="US-Central"),
+        # "from $1.98" for two GPUs.
+        expected_offer(gpu="l40s", gpu_raw="L40S", sku="gpu_2x_l40s", gpu_count=2,
+                       usd_per_gpu_hour=0.99, usd_per_instance_hour=1.98, vram_gb=48.0, vcpus=32.0,
+                       ram_gb=128.0, storage_gb=1000.0, region="US-Central"),
+    ])
+    assert report_of(result) == {
+        "rows_seen": 12,  # group rows name GPUs, they are not instances
+        "offers": 7,
+        "unpriced_rows": 1,  # gpu_1x_h200_nvl "Sold out"
+        "rejected": [
+            {"raw": "NVIDIA H100: gpu_4x_h100 | $2.73 | 80 | H100 80GB PCIe | $10.92 | 8 | 512 GB | 3 TB | 80 GB | US-Central |  | Deploy",
+             "reason": "GPU counts disagree: SKU says 4, GPU count column says 8"},
+            {"raw": "Other: gpu_1x_l40 | $0.86 | 12 | L40 | $0.90 | 1 | 48 GB | 500 GB | 48 GB | US-Central |  | ",
+             "reason": "per-GPU price $0.86 disagrees with instance price $0.90 / 1 GPUs"},
+            {"raw": "Other: gpu_1x_h100 | $2.73 | 20 | H100 80GB PCIe | $2.73 | 1 | 128 GB | 750 GB | 80 GB | US-Central |  | Deploy",
+             "reason": "duplicate offer"},
+            {"raw": "Other: gpu_1x_h200_nvl | $3.62 | 24 | H200 SXM5 | $3.62 | 1 | 192 GB | 1 TB | 141 GB | US-Central |  | ",
+             "reason": "GPU column ('H200 SXM5') and SKU ('gpu_1x_h200_nvl') name different GPUs"},
+        ],
+        "unknown_gpus": ["Tenstorrent Blackhole p150a"],
+        "missing_columns": [],
+        "unexpected_columns": ["Notes"],
+        "notes": [],
+    }
+
+
+def test_labelled_rows_without_a_table_take_gpu_and_count_from_the_sku() -> None:
+    result = parse_fixture("labelled_rows.html")
+    assert_offers(result, [
+        # The cheap H200 is the NVL card.
+        expected_offer(gpu="h200-nvl", gpu_raw="gpu_1x_h200_nvl", sku="gpu_1x_h200_nvl", gpu_count=1,
+                       usd_per_gpu_hour=3.62, usd_per_instance_hour=3.62, vram_gb=None, vcpus=24.0,
+                       ram_gb=192.0, storage_gb=1000.0, available=True),
+        expected_offer(gpu="h200-sxm", gpu_raw="gpu_8x_h200_sxm5", sku="gpu_8x_h200_sxm5", gpu_count=8,
+                       usd_per_gpu_hour=3.99, usd_per_instance_hour=31.92, vram_gb=None, vcpus=208.0,
+                       ram_gb=2000.0, storage_gb=30000.0, available=False),
+        expected_offer(gpu="a6000", gpu_raw="RTX A6000", sku="gpu_2x_a6000", gpu_count=2,
+                       usd_per_gpu_hour=0.625, usd_per_instance_hour=1.25, vram_gb=None, vcpus=16.0,
+                       ram_gb=96.0, storage_gb=500.0, available=True),
+    ])
+    assert report_of(result) == {
+        "rows_seen": 4,
+        "offers": 3,
+        "unpriced_rows": 0,
+        "rejected": [{"raw": "NVIDIA L4: 8 | 32 GB | 250 GB | Available | $0.50",
+                      "reason": "GPU count missing (no SKU like gpu_1x_..., count column or '1x' in the name)"}],
+        "unknown_gpus": [],
+        "missing_columns": ["sku", "gpu", "count", "vram"],
+        "unexpected_columns": [],
+        "notes": [],
+    }
+
+
+def test_per_gpu_price_only_and_count_from_the_name() -> None:
+    page = (b"<table><tr><th>Configuration</th><th>$/GPU/hr</th><th>Price per month</th></tr>"
+            b"<tr><td>4x NVIDIA L40S</td><td>$0.88</td><td>$2,569.60</td></tr></table>")
+    result = massedcompute.parse(page)
+    assert_offers(result, [
+        expected_offer(gpu="l40s", gpu_raw="4x NVIDIA L40S", sku="4x NVIDIA L40S", gpu_count=4,
+                       usd_per_gpu_hour=0.88, usd_per_instance_hour=None, vram_gb=None, vcpus=None,
+                       ram_gb=None, storage_gb=None)])
+    assert result.report.notes == ["column 'Price per month' is not an hourly price; ignored"]
+
+
+@pytest.mark.parametrize(
+    ("content", "what"),
+    [
+        ((FIXTURES / "login.html").read_bytes(),
+         "no instance price table or labelled instance rows (need a GPU or instance name and a price)"),
+        (b"", "empty page"),
+        (b" \r\n", "empty page"),
+        # The price table moved away: only a spec table is left.
+        (b"<html><body><table><tr><th>GPU</th><th>Memory bandwidth</th></tr>"
+         b"<tr><td>H100 PCIe</td><td>2.0 TB/s</td></tr></table></body></html>",
+         "no instance price table or labelled instance rows (need a GPU or instance name and a price);"
+         " tables seen: GPU | Memory bandwidth"),
+    ],
+)
+def test_pages_without_a_price_structure_raise_structure_missing(content: bytes, what: str) -> None:
+    with pytest.raises(StructureMissing) as info:
+        massedcompute.parse(content)
+    assert info.value.provider == "massedcompute"
+    assert info.value.what == what
+
+
+def test_undecodable_bytes_are_replaced_and_noted() -> None:
+    content = (FIXTURES / "table.html").read_bytes().replace(b"<main>", b"<main>\xc3\x28", 1)
+    result = massedcompute.parse(content)
+    assert result.report.offers == 7
+    assert "page is not valid UTF-8; undecodable bytes replaced" in result.report.notes
+
+
+# ---------------------------------------------------------------- sample archive
+
+ARCHIVE_COUNTS = {  # file -> offers (one row per instance size, all priced)
+    "2025-10-29.html": 12,
+    "2026-07-16.html": 26,
+    "2026-08-30.html": 26,
+    "2026-10-06.html": 27,
+}
+
+
+def archive_offers(name: str) -> list[Offer]:
+    result = massedcompute.parse((ARCHIVE / name).read_bytes(), observed_on=dt.date.fromisoformat(name[:10]))
+    report = result.report
+    assert report.rejected == [] and report.unknown_gpus == [] and report.unpriced_rows == 0
+    assert report.offers == report.rows_seen == ARCHIVE_COUNTS[name]
+    return result.offers
+
+
+def test_archive_holds_the_expected_dates() -> None:
+    assert sorted(p.name for p in ARCHIVE.glob("*.html")) == sorted(ARCHIVE_COUNTS)
+
+
+@pytest.mark.parametrize("name", sorted(ARCHIVE_COUNTS))
+def test_archive_page_parses_and_every_price_was_observed(name: str) -> None:
+    offers = archive_offers(name)
+    with (ARCHIVE / "observed_prices.csv").open() as f:
+        observed = {float(r["usd_per_gpu_hour"]) for r in csv.DictReader(f)}
+    assert {o.usd_per_gpu_hour for o in offers} <= observed
+    for o in offers:
+        assert o.sku == f"gpu_{o.gpu_count}x_{o.sku.split('_', 2)[2]}"
+        assert o.usd_per_instance_hour == pytest.approx(o.usd_per_gpu_hour * o.gpu_count, abs=0.006)
+        assert o.vcpus and o.ram_gb and o.storage_gb and o.vram_gb
+
+
+def by_sku(offers: list[Offer]) -> dict[str, Offer]:
+    return {o.sku: o for o in offers}
+
+
+def test_archive_known_prices_across_dates() -> None:
+    october_2025 = by_sku(archive_offers("2025-10-29.html"))
+    assert october_2025["gpu_1x_h100"].usd_per_gpu_hour == 2.35
+    assert october_2025["gpu_1x_a100_pcie"].gpu == "a100-80gb-pcie"
+    july = by_sku(archive_offers("2026-07-16.html"))
+    assert (july["gpu_1x_h100"].gpu, july["gpu_1x_h100"].usd_per_gpu_hour) == ("h100-pcie", 2.73)
+    assert (july["gpu_2x_h200_nvl"].gpu, july["gpu_2x_h200_nvl"].usd_per_instance_hour) == ("h200-nvl", 7.24)
+    assert july["gpu_1x_l40s"].usd_per_gpu_hour == 0.88
+    october = by_sku(archive_offers("2026-10-06.html"))
+    b200 = october["gpu_8x_b200"]
+    assert (b200.gpu, b200.gpu_count, b200.usd_per_instance_hour, b200.usd_per_gpu_hour) == ("b200", 8, 43.46, 5.4325)
+    h100_sxm = october["gpu_8x_h100_sxm5"]
+    assert (h100_sxm.gpu, h100_sxm.usd_per_instance_hour, h100_sxm.usd_per_gpu_hour) == ("h100-sxm", 25.12, 3.14)
+    assert "gpu_8x_h100_sxm5" not in by_sku(archive_offers("2026-08-30.html"))
+
+
+def test_archive_pages_parse_quickly() -> None:
+    pages = [(ARCHIVE / name).read_bytes() for name in sorted(ARCHIVE_COUNTS)]
+    massedcompute.parse(pages[0])  # warm-up
+    start = time.perf_counter()
+    for page in pages:
+        massedcompute.parse(page)
+    # Generous bound on a shared 2-core machine: catches accidental quadratic scans, not noise.
+    assert time.perf_counter() - start < 1.0
+
+
+def test_registry_exposes_the_module_interface() -> None:
+    module = provider_module("massedcompute")
+    assert module is massedcompute
+    assert (module.PROVIDER, module.PARSER_VERSION, module.PRICING_URL) == (
+        "massedcompute", "massedcompute/1", "https://vm.massedcompute.com/pricing")
+    requests = module.live_requests()
+    assert [type(r) for r in requests] == [PageRequest]
+    assert (requests[0].url, requests[0].method, requests[0].kind, requests[0].fallback) == (
+        "https://vm.massedcompute.com/pricing", "GET", "html", False)
