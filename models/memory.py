@@ -117,6 +117,8 @@ class TrainingSetup(BaseModel):
     precision: Precision = "bf16-mixed"
     seq_len: int = Field(default=2048, ge=1, le=4_194_304)
     micro_batch: int = Field(default=1, ge=1, le=65_536)
+    # Unset (None) means the method's usual recipe: on for QLoRA (PEFT's
+    # prepare_model_for_kbit_training enables it by default, as the QLoRA paper did), off otherwise.
     grad_checkpointing: bool = False
     lora_rank: int = Field(default=16, ge=1, le=65_536)
     lora_targets: LoraTargets = "all"
@@ -125,6 +127,14 @@ class TrainingSetup(BaseModel):
     margin: float = Field(default=0.20, ge=0.15, le=0.30)
     qlora_double_quant: bool = True
     memory_metric: MemoryMetric = "device"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _recipe_defaults(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("grad_checkpointing") is None:
+            method = str(data.get("method", "")).strip().lower()
+            data = {**data, "grad_checkpointing": method == "qlora"}
+        return data
 
     @field_validator("method", "optimizer", "precision", "sharding", "lora_targets", mode="before")
     @classmethod

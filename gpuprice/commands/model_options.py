@@ -1,0 +1,236 @@
+"""Model and training options shared by ``gpuprice fit`` and ``gpuprice estimate``.
+
+Commands declare the options with the ``*Opt`` aliases below (all default to ``None`` so a
+``--batch`` CSV column can fill what the command line leaves out), then call
+:func:`setup_from_options`. ``--batch`` files go through :func:`read_batch_csv` and
+:func:`setup_from_batch_row`; every error is a one-line :class:`BadInput` naming the value, and for
+CSV files the file and line.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from pydantic import BaseModel, ConfigDict
+
+from gpuprice.errors import BadInput, unknown_choice
+from models.architectures import resolve_model
+from models.memory import LORA_TARGETS, METHODS, OPTIMIZERS, PRECISIONS, SHARDINGS, TrainingSetup
+
+# ----- Typer option aliases (declare these in a command signature) ------------------------------
+ModelOpt = Annotated[Optional[str], typer.Option("--model", help="Catalog model (Hugging Face repo id), e.g. meta-llama/Llama-3.1-70B.")]
+ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="A Hugging Face config.json.")]
+ParamsBOpt = Annotated[Optional[float], typer.Option("--params-b", help="Model size in billions (representative dense shape).")]
+MethodOpt = Annotated[Optional[str], typer.Option("--method", help="full, lora or qlora (required).")]
+OptimizerOpt = Annotated[Optional[str], typer.Option("--optimizer", help="adamw, adamw8bit, paged_adamw8bit or sgd [adamw].")]
+PrecisionOpt = Annotated[Optional[str], typer.Option("--precision", help="fp32, bf16-mixed or bf16-true [bf16-mixed].")]
+SeqLenOpt = Annotated[Optional[int], typer.Option("--seq-len", help="Tokens per sequence [2048].")]
+MicroBatchOpt = Annotated[Optional[int], typer.Option("--micro-batch", help="Sequences per GPU per step [1].")]
+GradCkptOpt = Annotated[
+    Optional[bool],
+    typer.Option("--grad-checkpointing/--no-grad-checkpointing", help="Recompute activations in backward [off; on for qlora].", show_default=False),
+]
+LoraRankOpt = Annotated[Optional[int], typer.Option("--lora-rank", help="LoRA rank [16].")]
+LoraTargetsOpt = Annotated[Optional[str], typer.Option("--lora-targets", help="all or qv [all].")]
+GpusOpt = Annotated[Optional[int], typer.Option("--gpus", help="GPUs in the job [1].")]
+ShardingOpt = Annotated[Optional[str], typer.Option("--sharding", help="none, zero2, zero3 or fsdp [none].")]
+MarginOpt = Annotated[Optional[float], typer.Option("--margin", help="Planning margin, 0.15-0.30 [0.20].")]
+GpuOpt = Annotated[Optional[str], typer.Option("--gpu", help="GPU slug, e.g. h100-sxm.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
+BatchOpt = Annotated[Optional[Path], typer.Option("--batch", help="CSV, one run per row; JSON lines out in row order.")]
+
+# Option name (underscore form, as in --batch CSV headers) -> contract default.
+MODEL_OPTION_DEFAULTS: dict[str, Any] = {
+    "model": None,
+    "config": None,
+    "params_b": None,
+    "method": None,
+    "optimizer": "adamw",
+    "precision": "bf16-mixed",
+    "seq_len": 2048,
+    "micro_batch": 1,
+    "grad_checkpointing": None,  # None: on for qlora (PEFT's recipe), off otherwise
+    "lora_rank": 16,
+    "lora_targets": "all",
+    "gpus": 1,
+    "sharding": "none",
+    "margin": 0.20,
+}
+MODEL_OPTION_NAMES: tuple[str, ...] = tuple(MODEL_OPTION_DEFAULTS)
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "method": METHODS,
+    "optimizer": OPTIMIZERS,
+    "precision": PRECISIONS,
+    "lora_targets": LORA_TARGETS,
+    "sharding": SHARDINGS,
+}
+_INTS = ("seq_len", "micro_batch", "lora_rank", "gpus")
+_FLOATS = ("params_b", "margin")
+_TRUE = {"true", "1", "yes", "y", "on"}
+_FALSE = {"false", "0", "no", "n", "off"}
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _choice(name: str, value: str) -> str:
+    text = value.strip().lower()
+    if text not in _CHOICES[name]:
+        raise unknown_choice(_flag(name).lstrip("-"), value, _CHOICES[name])
+    return text
+
+
+def setup_from_options(**options: Any) -> TrainingSetup:
+    """A validated TrainingSetup from option values (``None`` = the contract default).
+
+    Keys are the option names with ``_`` for ``-`` (:data:`MODEL_OPTION_NAMES`); exactly one of
+    model, config, params_b must be given, and method is required."""
+    unknown = set(options) - set(MODEL_OPTION_NAMES)
+    if unknown:
+        raise BadInput(f"unknown option {sorted(unknown)[0]!r}; valid: {', '.join(MODEL_OPTION_NAMES)}")
+    values = {k: (options.get(k) if options.get(k) is not None else d) for k, d in MODEL_OPTION_DEFAULTS.items()}
+    if values["method"] is None:
+        raise BadInput("--method is required: full, lora or qlora")
+    for name in _CHOICES:
+        values[name] = _choice(name, str(values[name]))
+    params_b = values["params_b"]
+    if params_b is not None and (not math.isfinite(float(params_b)) or float(params_b) <= 0):
+        raise BadInput(f"--params-b {params_b} must be a positive number of billions")
+    arch = resolve_model(values["model"], values["config"], params_b)
+    return TrainingSetup.checked(
+        arch=arch,
+        method=values["method"],
+        optimizer=values["optimizer"],
+        precision=values["precision"],
+        seq_len=values["seq_len"],
+        micro_batch=values["micro_batch"],
+        grad_checkpointing=values["grad_checkpointing"],
+        lora_rank=values["lora_rank"],
+        lora_targets=values["lora_targets"],
+        gpus=values["gpus"],
+        sharding=values["sharding"],
+        margin=values["margin"],
+    )
+
+
+# ----- --batch CSV ----------------------------------------------------------------------------------
+class BatchRow(BaseModel):
+    """One data row of a --batch CSV: its line number and non-empty cells by column name."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: Path
+    line: int
+    values: dict[str, str]
+
+    def where(self) -> str:
+        return f"{self.path} line {self.line}"
+
+
+def _normalize_header(name: str) -> str:
+    return name.strip().lstrip("-").strip().lower().replace("-", "_").replace(" ", "_")
+
+
+def read_batch_csv(path: str | Path, allowed_columns: Iterable[str] = (*MODEL_OPTION_NAMES, "gpu")) -> list[BatchRow]:
+    """Rows of a --batch CSV, in file order. ``config`` paths are resolved relative to the CSV.
+
+    Headers are option names (``seq_len`` or ``seq-len``). Unknown columns, ragged rows, broken
+    quoting and files without data rows are BadInput naming the file and line."""
+    path = Path(path)
+    allowed = tuple(allowed_columns)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise BadInput(f"batch file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"cannot read batch file {path}: {exc}") from None
+    if "\x00" in text:
+        raise BadInput(f"{path}: not a text CSV (NUL byte at line {text[: text.index(chr(0))].count(chr(10)) + 1})")
+    reader = csv.reader(text.splitlines(keepends=True), strict=True)
+    rows: list[BatchRow] = []
+    header: list[str] | None = None
+    try:
+        for record in reader:
+            line = reader.line_num
+            if not any(cell.strip() for cell in record):
+                continue  # blank line
+            if header is None:
+                header = [_normalize_header(c) for c in record]
+                _check_header(path, line, header, allowed)
+                continue
+            if len(record) != len(header):
+                raise BadInput(f"{path} line {line}: expected {len(header)} fields like the header, got {len(record)}")
+            values = {k: v.strip() for k, v in zip(header, record) if k and v.strip()}
+            if "config" in values:
+                config = Path(values["config"]).expanduser()
+                values["config"] = str(config if config.is_absolute() else (path.parent / config))
+            rows.append(BatchRow(path=path, line=line, values=values))
+    except csv.Error as exc:
+        raise BadInput(f"{path} line {reader.line_num}: malformed CSV ({exc})") from None
+    if header is None:
+        raise BadInput(f"{path}: empty batch file (expected a header naming options, e.g. model,method)")
+    if not rows:
+        raise BadInput(f"{path}: no data rows after the header")
+    return rows
+
+
+def _check_header(path: Path, line: int, header: list[str], allowed: tuple[str, ...]) -> None:
+    seen: set[str] = set()
+    for name in header:
+        if not name:
+            raise BadInput(f"{path} line {line}: empty column name in the header")
+        if name not in allowed:
+            close = difflib.get_close_matches(name, allowed, n=3, cutoff=0.6)
+            hint = f"did you mean {', '.join(close)}?" if close else f"valid: {', '.join(allowed)}"
+            raise BadInput(f"{path} line {line}: unknown column {name!r}; {hint}")
+        if name in seen:
+            raise BadInput(f"{path} line {line}: column {name!r} appears twice")
+        seen.add(name)
+
+
+def parse_cell(name: str, value: str) -> Any:
+    """A CSV cell as the option's type (int, float, bool or str)."""
+    if name in _INTS:
+        try:
+            number = float(value.replace("_", ""))
+        except ValueError:
+            raise BadInput(f"{name} {value!r} is not an integer") from None
+        if not math.isfinite(number) or number != int(number):
+            raise BadInput(f"{name} {value!r} is not an integer")
+        return int(number)
+    if name in _FLOATS:
+        try:
+            return float(value)
+        except ValueError:
+            raise BadInput(f"{name} {value!r} is not a number") from None
+    if name == "grad_checkpointing":
+        text = value.strip().lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        raise BadInput(f"grad_checkpointing {value!r} is not a boolean (true/false)")
+    return value
+
+
+def setup_from_batch_row(row: BatchRow, defaults: Mapping[str, Any] | None = None) -> TrainingSetup:
+    """The setup of one CSV row; ``defaults`` (e.g. command-line options) fill empty cells.
+
+    A model column in the CSV replaces a model given on the command line (and vice versa)."""
+    try:
+        cells = {k: parse_cell(k, v) for k, v in row.values.items() if k in MODEL_OPTION_NAMES}
+        merged = {k: v for k, v in (defaults or {}).items() if v is not None and k in MODEL_OPTION_NAMES}
+        if cells.keys() & {"model", "config", "params_b"}:
+            for key in ("model", "config", "params_b"):
+                merged.pop(key, None)
+        merged.update(cells)
+        return setup_from_options(**merged)
+    except BadInput as exc:
+        raise BadInput(f"{row.where()}: {exc}") from None

@@ -1,0 +1,62 @@
+"""gpuprice plan --params-b N: the buying guide's memory rules of thumb and its ten configurations."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any, Optional
+
+import typer
+
+from gpuprice.errors import BadInput
+
+
+def _print_table(result: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    m = result["methods"]
+    console.print(
+        f"Model of {result['params_b']:g}B parameters - rule-of-thumb memory (GB): "
+        f"QLoRA {m['qlora']:,g}, LoRA {m['lora']:,g}, full 8-bit Adam {m['full_adam8bit']:,g}, "
+        f"full AdamW {m['full_adamw_16']:,g} (16 B/param) to {m['full_adamw_18']:,g} (18 B/param); "
+        f"4-bit weights alone {result['weights_4bit_gb']:,g}"
+    )
+    table = Table(show_header=True, title="Fits? (multi-GPU configurations pool their VRAM)")
+    table.add_column("Configuration", no_wrap=True)
+    table.add_column("Total VRAM", justify="right", no_wrap=True)
+    table.add_column(f"QLoRA\n{m['qlora']:,g} GB", justify="center")
+    table.add_column(f"LoRA\n{m['lora']:,g} GB", justify="center")
+    table.add_column(f"8-bit Adam\n{m['full_adam8bit']:,g} GB", justify="center")
+    table.add_column(f"AdamW\n{m['full_adamw_18']:,g} GB", justify="center")
+    for row in result["configs"]:
+        cells = ["yes" if row[k] else "no" for k in ("qlora", "lora", "full_adam8bit", "full_adamw")]
+        table.add_row(row["config"], f"{row['total_vram_gb']:,g} GB", *cells)
+    console.print(table)
+    console.print(f"Full AdamW: {result['rules']['full_adamw']}.")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("plan")
+    def plan(
+        params_b: Annotated[Optional[float], typer.Option("--params-b", help="Model size in billions of parameters.")] = None,
+        model: Annotated[Optional[str], typer.Option("--model", help="Or a catalog model: its parameter count.")] = None,
+        json_out: Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")] = False,
+    ) -> None:
+        """The buying guide's rules of thumb: memory per method and which configurations fit."""
+        from models.rules_of_thumb import plan as rules_plan
+
+        if (params_b is None) == (model is None):
+            raise BadInput("give exactly one of --params-b N or --model ID")
+        if model is not None:
+            from models.architectures import resolve_model
+
+            params_b = resolve_model(model_id=model).n_params / 1e9
+        assert params_b is not None
+        result = rules_plan(params_b)
+        if json_out:
+            json.dump(result, sys.stdout, indent=1)
+            sys.stdout.write("\n")
+        else:
+            _print_table(result)
