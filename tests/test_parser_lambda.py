@@ -198,9 +198,11 @@ def test_module_interface_through_the_registry() -> None:
     assert module is lambda_cloud
     assert (module.PROVIDER, module.PARSER_VERSION, module.PRICING_URL) == (
         "lambda", "lambda/1", "https://lambda.ai/pricing")
-    [request] = module.live_requests()
-    assert (request.url, request.method, request.kind, request.fallback) == (
+    primary, fallback = module.live_requests()
+    assert (primary.url, primary.method, primary.kind, primary.fallback) == (
         "https://lambda.ai/pricing", "GET", "html", False)
+    assert (fallback.url, fallback.method, fallback.kind, fallback.fallback) == (
+        "https://lambda.ai/instances", "GET", "html", True)
 
 
 # --- sample archive --------------------------------------------------------------------------

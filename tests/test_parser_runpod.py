@@ -94,6 +94,24 @@ def test_graphql_contract_dict_is_the_parse_contract() -> None:
     }
 
 
+def test_graphql_partial_errors_are_noted_and_a_community_only_lowest_price_is_community() -> None:
+    body = {
+        "data": {"gpuTypes": [{
+            "id": "NVIDIA GeForce RTX 4090", "displayName": "RTX 4090", "memoryInGb": 24,
+            "secureCloud": False, "communityCloud": True, "communityPrice": 0.34,
+            "lowestPrice": {"uninterruptablePrice": 0.29, "stockStatus": "Medium"},
+        }]},
+        "errors": [{"message": "sixMonthPrice: field not available"}],
+    }
+    result = runpod.parse(json.dumps(body).encode())
+    rtx = dict(gpu="rtx-4090", gpu_raw="RTX 4090", vram_gb=24.0, sku="NVIDIA GeForce RTX 4090", community=True)
+    assert dumped(result) == [
+        offer(**rtx, usd_per_gpu_hour=0.34),
+        offer(**rtx, usd_per_gpu_hour=0.29, price_basis="lowest_now", available=True),
+    ]
+    assert result.report.notes == ["GraphQL error alongside data: sixMonthPrice: field not available"]
+
+
 def test_graphql_errors_invalid_json_and_empty_lists_are_structure_missing() -> None:
     with pytest.raises(StructureMissing, match=r"no data\.gpuTypes.*Too many requests"):
         parse_fixture("graphql_errors.json")

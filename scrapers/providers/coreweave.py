@@ -64,6 +64,7 @@ _UNIT_RX = re.compile(r"\b(tib|tb|gib|gb)\b", re.I)
 _SIZE_RX = re.compile(r"(\d+(?:[.,]\d+)*)\s*(TiB|TB|GiB|GB)?\b", re.I)
 _GB_PER_UNIT = {"tib": 1024**4 / 1e9, "tb": 1000.0, "gib": 1024**3 / 1e9, "gb": 1.0}
 _CELL_ROLES = re.compile(r"^(cell|gridcell|columnheader|rowheader)$")
+_FROM_NOTE = "'from' prices are lower bounds"
 _COMPONENT_NOTE = "Classic GPU component prices exclude vCPU and RAM, which are billed per unit on top"
 
 
@@ -242,7 +243,7 @@ def _emit_row(row: tuple[dict[str, str], str], table: _Table, sink: _OfferSink) 
         if price is not None and price.value > 0:
             priced.append((column, price.value))
             if price.is_from:
-                _note_once(sink.report, "'from' prices are lower bounds")
+                _note_once(sink.report, _FROM_NOTE)
     if not priced:
         sink.report.unpriced_rows += 1  # "Contact sales" or an empty cell: never a 0 price
         return
@@ -253,14 +254,14 @@ def _emit_row(row: tuple[dict[str, str], str], table: _Table, sink: _OfferSink) 
     if count is None and "count" not in table.headers:
         in_name = _COUNT_IN_NAME_RX.match(gpu_raw)  # "8x NVIDIA HGX H100" with no count column
         count = float(in_name.group(1)) if in_name else None
-    if count is None and "count" not in table.headers and all(c in per_gpu_columns for c, _ in priced):
-        count = 1.0  # the Classic table prices one GPU component per row
+    component = any("component" in normalize_header(table.headers[c]) for c, _ in priced)
+    if count is None and "count" not in table.headers and component:
+        count = 1.0  # the Classic table prices one GPU (a component) per row
     if count is None or count != int(count) or count < 1:
         sink.reject(raw, f"GPU count missing or invalid: {count_text!r}")
         return
     vram = parse_number(cells.get("vram"))
     gpu = sink.gpu_slug(gpu_raw, vram)
-    component = any("component" in normalize_header(table.headers[c]) for c, _ in priced)
     if component:
         _note_once(sink.report, _COMPONENT_NOTE)
 

@@ -41,6 +41,7 @@ from scrapers.parsing import clean_text, map_columns, parse_number, parse_price
 PROVIDER = "lambda"
 PARSER_VERSION = "lambda/1"
 PRICING_URL = "https://lambda.ai/pricing"
+INSTANCES_URL = "https://lambda.ai/instances"
 _MAX_BODY_BYTES = 32 * 1024 * 1024  # pricing pages are well under 1 MB
 
 _COLUMNS: dict[str, tuple[str, ...]] = {
@@ -68,12 +69,14 @@ _VRAM_IN_NAME_RX = re.compile(r"(\d+(?:\.\d+)?)\s*GB", re.I)
 _TAB_TEXT_RX = re.compile(r"^(\d{1,3})\s*(?:[x\u00d7]|gpus?\b)", re.I)  # "8x", "8x GPUs", "8 GPUs"
 _RSC_TAGS = {"table", "thead", "tbody", "tr", "th", "td", "caption", "div", "section", "span", "p", "button", "strong", "b"}
 _RSC_ATTRS = {"id", "role", "aria-label", "aria-labelledby", "aria-controls"}
+_FROM_NOTE = "'from' prices are lower bounds"
 _EMBEDDED_HINT = re.compile(r"data-label|\\u003ctd|<td", re.I)
 
 
 def live_requests() -> list[PageRequest]:
-    """The public pricing page (lambdalabs.com URLs redirect here); the REST API needs a key."""
-    return [PageRequest(url=PRICING_URL, kind="html")]
+    """The public pricing page, then the instances page with the same tables as a fallback
+    (lambdalabs.com URLs redirect to lambda.ai; the REST API needs a key)."""
+    return [PageRequest(url=PRICING_URL, kind="html"), PageRequest(url=INSTANCES_URL, kind="html", fallback=True)]
 
 
 def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
@@ -398,8 +401,8 @@ def _emit_row(row: _Row, tab_count: int | None, sink: _OfferSink) -> None:
     if not prices:
         sink.report.unpriced_rows += 1  # "Contact sales", "Sold out", "-" or empty: never 0
         return
-    if any(price.is_from for price in prices.values()) and "'from' prices are lower bounds" not in sink.report.notes:
-        sink.report.notes.append("'from' prices are lower bounds")
+    if any(price.is_from for price in prices.values()) and _FROM_NOTE not in sink.report.notes:
+        sink.report.notes.append(_FROM_NOTE)
 
     plan_count = int(match["count"]) if match["count"] else None
     if plan_count and tab_count and plan_count != tab_count:

@@ -12,9 +12,10 @@ From one ``gpuType`` the parser emits, when the price is a positive number:
   a month, so it is recorded as 0 months (0 means "one week" for Runpod: no other term is shorter);
 - ``lowestPrice.uninterruptablePrice``: the cheapest machine available right now, kept beside the
   list price with ``price_basis`` "lowest_now". Our query asks ``lowestPrice`` for secure cloud and
-  ``communityLowestPrice`` (an alias) for community cloud; a bare ``lowestPrice`` from another
-  query is recorded as secure (community False). ``stockStatus`` High/Medium/Low -> available True,
-  null -> False (no stock), field not queried -> None.
+  ``communityLowestPrice`` (an alias) for community cloud; a ``lowestPrice`` from another query
+  is recorded as secure (community False) unless the GPU is community-only (``secureCloud``
+  false). ``stockStatus`` High/Medium/Low -> available True, null -> False (no stock), field not
+  queried -> None. Prices are for one GPU (``gpuCount: 1``).
 
 A null or 0 price means "not offered": no offer and no error. ``clusterPrice`` (Instant
 Clusters, sold separately) and ``minimumBidPrice`` (a bid floor, not a price) are not offers.
@@ -202,7 +203,7 @@ def _positive_price(value: Any) -> Decimal | None:
 # --- GraphQL -----------------------------------------------------------------------------------
 
 
-def _gpu_types(text: str) -> list[Any]:
+def _gpu_types(text: str, report: ParseReport) -> list[Any]:
     try:
         payload = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -213,19 +214,26 @@ def _gpu_types(text: str) -> list[Any]:
         gpu_types = payload.get("gpuTypes")
     else:
         gpu_types = None
+    error = _first_graphql_error(payload)
     if not isinstance(gpu_types, list) or not gpu_types:
-        errors = payload.get("errors") if isinstance(payload, dict) else None
-        detail = ""
-        if isinstance(errors, list) and errors:
-            first = errors[0].get("message") if isinstance(errors[0], dict) else errors[0]
-            detail = f" (GraphQL error: {clean_text(first)[:120]})"
+        detail = f" (GraphQL error: {error})" if error else ""
         raise StructureMissing(PROVIDER, f"no data.gpuTypes list in the JSON response{detail}")
+    if error:  # partial data: a field failed but the list came back
+        report.notes.append(f"GraphQL error alongside data: {error}")
     return gpu_types
+
+
+def _first_graphql_error(payload: Any) -> str:
+    errors = payload.get("errors") if isinstance(payload, dict) else None
+    if not isinstance(errors, list) or not errors:
+        return ""
+    first = errors[0].get("message") if isinstance(errors[0], dict) else errors[0]
+    return clean_text(first)[:120]
 
 
 def _parse_graphql(text: str, sink: _OfferSink) -> None:
     report = sink.report
-    for item in _gpu_types(text):
+    for item in _gpu_types(text, report):
         report.rows_seen += 1
         if not isinstance(item, dict) or not clean_text(item.get("id")):
             sink.reject(clean_text(json.dumps(item))[:200], "gpuType without an id")
@@ -278,6 +286,8 @@ def _emit_gpu_type(item: dict[str, Any], sink: _OfferSink) -> None:
         lowest = item.get(field)
         if not isinstance(lowest, dict):
             continue
+        if field == "lowestPrice" and offered_in[False] is False and offered_in[True] is not False:
+            community = True  # a community-only GPU: the cheapest machine can only be a community one
         status = lowest.get("stockStatus", ...)
         available = None if status is ... else clean_text(status).lower() in _IN_STOCK
         emit(
