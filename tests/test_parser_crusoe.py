@@ -199,3 +199,18 @@ def test_registry_exposes_the_module_interface() -> None:
     assert [type(r) for r in requests] == [PageRequest]
     assert (requests[0].url, requests[0].method, requests[0].kind, requests[0].fallback) == (
         "https://crusoe.ai/cloud/pricing", "GET", "html", False)
+
+
+def test_webflow_tab_panes_label_the_prices_inside_them() -> None:
+    page = b"""<html><body><div class="w-tabs">
+      <div class="w-tab-menu"><a data-w-tab="On-demand" class="w-tab-link">On-demand</a><a data-w-tab="Spot" class="w-tab-link">Spot</a></div>
+      <div class="w-tab-content">
+        <div data-w-tab="On-demand" class="w-tab-pane"><div class="card"><div class="pricing_gpu-name">NVIDIA H100</div><span>80GB</span><span>HGX</span><p>$3.90/GPU-hr</p></div></div>
+        <div data-w-tab="Spot" class="w-tab-pane"><div class="card"><div class="pricing_gpu-name">NVIDIA H100</div><span>80GB</span><span>HGX</span><p>$1.60/GPU-hr</p></div></div>
+      </div></div></body></html>"""
+    result = crusoe.parse(page)
+    assert_offers(result, [
+        expected_offer(**H100, tier="on_demand", usd_per_gpu_hour=3.9),
+        expected_offer(**H100, tier="spot", usd_per_gpu_hour=1.6),
+    ])
+    assert (result.report.rows_seen, result.report.rejected) == (2, [])

@@ -238,3 +238,17 @@ def test_registry_exposes_the_module_interface() -> None:
     assert [type(r) for r in requests] == [PageRequest]
     assert (requests[0].url, requests[0].method, requests[0].kind, requests[0].fallback) == (
         "https://vm.massedcompute.com/pricing", "GET", "html", False)
+
+
+def test_aria_grid_and_captions_under_their_values() -> None:
+    grid = (b'<div role="table"><div role="row"><span role="columnheader">Instance</span>'
+            b'<span role="columnheader">vCPUs</span><span role="columnheader">Hourly</span></div>'
+            b'<div role="row"><span role="cell">gpu_4x_l40s</span><span role="cell">64</span>'
+            b'<span role="cell">$3.52</span></div></div>')
+    assert_offers(massedcompute.parse(grid), [
+        expected_offer(gpu="l40s", gpu_raw="gpu_4x_l40s", sku="gpu_4x_l40s", gpu_count=4, usd_per_gpu_hour=0.88,
+                       usd_per_instance_hour=3.52, vram_gb=None, vcpus=64.0, ram_gb=None, storage_gb=None)])
+    cards = (b'<div class="card"><h3>gpu_1x_l40</h3><div><span>$0.86/hr</span><span class="price-label">Price</span></div></div>'
+             b'<div class="card"><h3>gpu_2x_l40</h3><div><span>$1.72/hr</span><span class="price-label">Price</span></div></div>')
+    assert [(o.sku, o.gpu, o.usd_per_gpu_hour, o.usd_per_instance_hour) for o in massedcompute.parse(cards).offers] == [
+        ("gpu_1x_l40", "l40", 0.86, 0.86), ("gpu_2x_l40", "l40", 0.86, 1.72)]

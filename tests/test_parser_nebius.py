@@ -140,6 +140,14 @@ def test_effective_date_without_a_year_uses_the_observation_date() -> None:
         "column 'On-demand (effective from 1st January)': cannot read its effective date; ignored"]
 
 
+def test_header_variants_name_column_and_instance_totals() -> None:
+    table = [["NVIDIA GPU", "vCPU per GPU", "RAM per instance, GB", "On-demand price"],
+             ["NVIDIA HGX H200", "16", "1,600", "$4.50"]]
+    result = nebius.parse(next_data_page({"props": {"pageProps": {"t": table}}}))
+    assert [o.model_dump(mode="json") for o in result.offers] == [
+        expected_offer(**H200, tier="on_demand", usd_per_gpu_hour=4.5)]  # 16 x 8 vCPUs, RAM already a total
+
+
 def test_missing_vcpu_and_ram_columns_are_reported_not_fatal() -> None:
     page = next_data_page({"props": {"pageProps": {"t": [["GPU", "Price per GPU-hour"], ["NVIDIA L40S", "$1.55"]]}}})
     result = nebius.parse(page)

@@ -15,7 +15,8 @@ depends on them:
 is an unpriced row, and a price without any label is rejected (not guessed to be on-demand). A reserved price needs a term in its label
 ("1-year reserved" -> 12 months); without one the cell is rejected rather than guessed.
 Webflow's hidden conditional items (``w-condition-invisible``) are not shown to visitors and
-are skipped.
+are skipped; when the grid sits in Webflow tabs, a tab pane's name (``data-w-tab="Spot"``)
+labels the prices inside it.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ _BROWSER_HEADERS = {
 }
 
 _HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
-_HEADING_CLASS = re.compile(r"heading|title", re.I)
+_HEADING_CLASS = re.compile(r"heading|title|(gpu|card|product|model)[-_]?name", re.I)
 _SKIPPED_TAGS = ("script", "style", "noscript", "template", "svg", "head")
 _HIDDEN_CLASS = "w-condition-invisible"  # Webflow: conditionally hidden collection items
 _MAX_CELL_CHARS = 80
@@ -331,8 +332,25 @@ def _read_card(root: Tag, heading: Tag, values: list[_Text], labels: list[_Text]
         if value is not None and id(value.tag) not in claimed:
             claimed.add(id(value.tag))
             card.cells.append(_Cell(label=label.text, text=value.text))
+    for value in values:
+        if id(value.tag) in claimed:
+            continue
+        pane = _tab_pane_label(value.tag)
+        if pane is not None:
+            claimed.add(id(value.tag))
+            card.cells.append(_Cell(label=pane, text=value.text))
     card.unlabelled_prices = [v.text for v in values if id(v.tag) not in claimed and _is_priced(v.text)]
     return card
+
+
+def _tab_pane_label(tag: Tag) -> str | None:
+    """Webflow tabs ("On-demand | Spot") name their pane in ``data-w-tab``: the label of the prices inside."""
+    for node in tag.parents:
+        name = node.get("data-w-tab") if isinstance(node, Tag) else None
+        if name:
+            text = clean_text(name)
+            return text if _label_kind(text) else None
+    return None
 
 
 def _nearest_value(

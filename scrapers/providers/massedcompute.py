@@ -3,9 +3,10 @@
 Instances come in 1x/2x/4x/8x GPU sizes with vCPU, RAM and storage bundled; SKUs read like
 ``gpu_1x_h100``. The page markup is not documented, so two layouts are read, both by label text:
 
-- a ``<table>`` whose header row names the columns (Instance | GPU | GPUs | VRAM | vCPUs | RAM |
-  Storage | Price/hr, in any order, with extra columns tolerated); rows spanning the whole
-  table ("NVIDIA H100 PCIe") name the GPU of the rows below them;
+- a table (``<table>`` or an ARIA grid of role=row/cell elements) whose header row names the
+  columns (Instance | GPU | GPUs | VRAM | vCPUs | RAM | Storage | Price/hr, in any order, with
+  extra columns tolerated); rows spanning the whole table ("NVIDIA H100 PCIe") name the GPU of
+  the rows below them;
 - rows (cards, list items) of labelled cells: ``data-label`` attributes, ``<dt>/<dd>`` pairs or
   elements whose class says "label" followed by their value.
 
@@ -101,14 +102,14 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
     soup = BeautifulSoup(text, "lxml")
     for skipped in soup.find_all(_SKIPPED_TAGS):
         skipped.decompose()
-    tables = soup.find_all("table")
-    records = list(_table_records(tables, report))
+    grids = _grids(soup)
+    records = list(_table_records(grids, report))
     if not records:
         records = list(_labelled_records(soup))
     if not records:
         what = "no instance price table or labelled instance rows (need a GPU or instance name and a price)"
-        if tables:
-            heads = [" | ".join(_header_cells(t)) for t in tables[:3]]
+        if grids:
+            heads = [" | ".join(_header_cells(g)) for g in grids[:3]]
             what += "; tables seen: " + "; ".join(h for h in heads if h)
         raise StructureMissing(PROVIDER, what)
 
@@ -159,43 +160,63 @@ def _mapping(header: tuple[str, ...], report: ParseReport) -> dict[str, int]:
 # ---------------------------------------------------------------- layout 1: tables
 
 
-def _own_rows(table: Tag) -> list[Tag]:
-    """The table's rows, without those of tables nested in its cells."""
-    return [r for r in table.find_all("tr") if r.parent is table or r.parent.parent is table]
+@dataclass(frozen=True)
+class _Grid:
+    """A table as text: ``<table>`` markup or an ARIA grid (role=table/row/cell)."""
+
+    element: Tag
+    rows: list[tuple[tuple[str, ...], bool]]  # (cell texts, is a header row)
+
+    def header_index(self) -> int | None:
+        flagged = next((i for i, (_, is_header) in enumerate(self.rows) if is_header), None)
+        return flagged if flagged is not None else (0 if self.rows else None)
 
 
-def _cells(row: Tag) -> tuple[str, ...]:
-    return tuple(clean_text(c.get_text(" ")) for c in row.find_all(["td", "th"], recursive=False))
+_ARIA_TABLES = ["table", "grid", "treegrid"]
+_ARIA_CELLS = ["cell", "gridcell", "columnheader", "rowheader"]
 
 
-def _header_row(rows: list[Tag]) -> Tag | None:
-    with_th = next((r for r in rows if r.find("th", recursive=False) is not None), None)
-    return with_th or (rows[0] if rows else None)
-
-
-def _header_cells(table: Tag) -> list[str]:
-    row = _header_row(_own_rows(table))
-    return list(_cells(row)) if row is not None else []
-
-
-def _table_records(tables: list[Tag], report: ParseReport) -> Iterator[_Record]:
-    for table in tables:
-        rows = _own_rows(table)
-        header_row = _header_row(rows)
-        if header_row is None:
+def _grids(soup: BeautifulSoup) -> list[_Grid]:
+    grids: list[_Grid] = []
+    for table in soup.find_all("table"):
+        # Rows of this table only, not of tables nested in its cells.
+        rows = [r for r in table.find_all("tr") if r.parent is table or r.parent.parent is table]
+        grids.append(_Grid(table, [
+            (tuple(clean_text(c.get_text(" ")) for c in r.find_all(["td", "th"], recursive=False)),
+             r.find("th", recursive=False) is not None)
+            for r in rows
+        ]))
+    for table in soup.find_all(attrs={"role": _ARIA_TABLES}):
+        if table.name == "table":
             continue
-        header = _cells(header_row)
+        parsed = []
+        for row in table.find_all(attrs={"role": "row"}):
+            cells = row.find_all(attrs={"role": _ARIA_CELLS})
+            parsed.append((tuple(clean_text(c.get_text(" ")) for c in cells),
+                           any(c.get("role") == "columnheader" for c in cells)))
+        grids.append(_Grid(table, parsed))
+    return grids
+
+
+def _header_cells(grid: _Grid) -> list[str]:
+    index = grid.header_index()
+    return list(grid.rows[index][0]) if index is not None else []
+
+
+def _table_records(grids: list[_Grid], report: ParseReport) -> Iterator[_Record]:
+    for grid in grids:
+        header_index = grid.header_index()
+        if header_index is None:
+            continue
+        header = grid.rows[header_index][0]
         columns, _, _ = map_columns(header, _COLUMNS)
         if not _is_price_table(columns):
             continue
-        caption = table.find("caption")
-        heading = caption or table.find_previous(_HEADINGS)
+        caption = grid.element.find("caption")
+        heading = caption or grid.element.find_previous(_HEADINGS)
         context = clean_text(heading.get_text(" ")) if heading is not None else None
-        for row in rows:
-            if row is header_row:
-                continue
-            cells = _cells(row)
-            if not any(cells):
+        for index, (cells, _) in enumerate(grid.rows):
+            if index == header_index or not any(cells):
                 continue
             if len(cells) == 1:  # a group row spanning the table: names the GPU of the rows below
                 context = cells[0]
@@ -226,7 +247,8 @@ def _label_pairs(soup: BeautifulSoup) -> list[tuple[Tag, str, str]]:
             if dd is not None and dd.name == "dd":
                 pairs.append((tag, clean_text(tag.get_text(" ")), clean_text(dd.get_text(" "))))
         elif any("label" in c.lower() for c in tag.get("class", [])):
-            value = tag.find_next_sibling(True)
+            # The value usually follows its label; some layouts put the caption under the value.
+            value = tag.find_next_sibling(True) or tag.find_previous_sibling(True)
             if value is not None:
                 pairs.append((tag, clean_text(tag.get_text(" ")), clean_text(value.get_text(" "))))
     return pairs

@@ -42,14 +42,17 @@ _BROWSER_HEADERS = {
 # Non-price columns, by header text. The empty header is the usual first (name) column.
 _FIXED_COLUMNS: dict[str, list[str]] = {
     "name": [
-        r"^(gpu|gpus|gpu model|gpu type|gpu name|model|name|platform|gpu platform|instance|"
-        r"configuration|product|accelerator)$",
+        r"^(nvidia |amd )?(gpus?|gpu (model|type|name|platform|configuration))$",
+        r"^(model|name|platform|instance|instance type|vm type|preset|configuration|product|product name|"
+        r"accelerator|hardware|resource)$",
         r"^$",
     ],
     "vram": [r"\bvram\b|\bgpu memory\b"],
     "vcpus": [r"\bv?cpus?\b|\bcores?\b"],
     "ram": [r"\bram\b|\bmemory\b"],
 }
+# vCPU/RAM columns are per GPU on Nebius ("vCPU per GPU"); a header saying otherwise is a total.
+_TOTAL_HEADER = re.compile(r"\btotal\b|\bper (vm|instance|node|host|server)\b")
 _PRICE_HEADER = re.compile(r"on demand|preemptible|spot|interruptible|price|hour|hourly|\bhr\b|\$|cost|usd|rate")
 _SPOT_HEADER = re.compile(r"preemptible|spot|interruptible")
 _RESERVED_HEADER = re.compile(r"reserv|commit")
@@ -247,7 +250,7 @@ def _parse_table(table: _Table, observed_on: dt.date | None, report: ParseReport
             )
             continue
         report.rows_seen += 1
-        yield from _parse_row(cells, columns, price_columns, report, from_prices)
+        yield from _parse_row(cells, table.header, columns, price_columns, report, from_prices)
     if from_prices:
         report.notes.append("'from' prices (lowest host variant): " + "; ".join(from_prices))
 
@@ -320,8 +323,19 @@ def _gpu_count(name: str) -> int:
     return 1
 
 
+def _instance_total(cells: list[str], headers: list[str], columns: dict[str, int], name: str, count: int) -> float | None:
+    """vCPUs or RAM of the whole instance: per-GPU figures times the GPU count."""
+    if name not in columns:
+        return None
+    value = parse_number(cells[columns[name]])
+    if not value:
+        return None
+    return value if _TOTAL_HEADER.search(normalize_header(headers[columns[name]])) else value * count
+
+
 def _parse_row(
     cells: list[str],
+    headers: list[str],
     columns: dict[str, int],
     price_columns: list[_PriceColumn],
     report: ParseReport,
@@ -354,8 +368,8 @@ def _parse_row(
         return
 
     count = _gpu_count(name)
-    vcpus_per_gpu = parse_number(cells[columns["vcpus"]]) if "vcpus" in columns else None
-    ram_per_gpu = parse_number(cells[columns["ram"]]) if "ram" in columns else None
+    vcpus = _instance_total(cells, headers, columns, "vcpus", count)
+    ram = _instance_total(cells, headers, columns, "ram", count)
     vram = parse_number(cells[columns["vram"]]) if "vram" in columns else None
     gpu = normalize_gpu(name, provider=PROVIDER, vram_gb=vram)
     if gpu == "unknown" and name not in report.unknown_gpus:
@@ -374,8 +388,8 @@ def _parse_row(
                 usd_per_instance_hour=None,  # the page prices per GPU only
                 effective_from=column.effective_from,
                 sku=name,
-                vcpus=vcpus_per_gpu * count if vcpus_per_gpu else None,
-                ram_gb=ram_per_gpu * count if ram_per_gpu else None,
+                vcpus=vcpus,
+                ram_gb=ram,
             )
         except ValidationError as exc:
             report.rejected.append(RejectedRow(raw=raw, reason=_first_error(exc, column.header)))
