@@ -44,7 +44,13 @@ CLASSIC_PRICING_URL = "https://www.coreweave.com/pricing/classic"
 
 # Order matters: each header is used once, so specific columns claim theirs before generic ones.
 _COLUMNS: dict[str, tuple[str, ...]] = {
-    "count": (r"\bgpu count\b", r"\bgpus?\b.*\b(count|qty|quantity|number)\b", r"^(count|qty|quantity|# ?gpus?|gpus)$"),
+    "count": (
+        r"\bgpu count\b",
+        r"\bgpus?\b.*\b(count|qty|quantity|number)\b",
+        r"\b(number|num|no) of gpus?\b",
+        r"^(of )?gpus$",  # "# of GPUs" ('#' is folded away), "GPUs"
+        r"^(count|qty|quantity)$",
+    ),
     "vram": (r"vram", r"gpu mem", r"memory per gpu"),
     "vcpus": (r"vcpu", r"\bcpus?\b", r"\bcores?\b"),
     "ram": (r"\bram\b", r"system mem", r"memory"),
