@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from bs4 import BeautifulSoup, Tag
+from bs4 import BeautifulSoup, NavigableString, Tag
 from pydantic import ValidationError
 
 from models.gpu_names import normalize_gpu
@@ -190,7 +190,8 @@ def _scan_strings(soup: BeautifulSoup) -> tuple[list[_Text], list[_Text], list[_
     specs: list[_Text] = []
     for order, string in enumerate(soup.find_all(string=True)):
         parent = string.parent
-        if parent is None or parent.name in _SKIPPED_TAGS:
+        # Comments, doctype and script/style text are not shown (plain strings only).
+        if type(string) is not NavigableString or parent is None or parent.name in _SKIPPED_TAGS:
             continue
         text = clean_text(string)
         if not text or len(text) > _MAX_CELL_CHARS:
