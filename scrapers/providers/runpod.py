@@ -346,8 +346,7 @@ def _price_attributes(row: Tag, report: ParseReport) -> Iterator[tuple[tuple[boo
 
 
 def _emit_html_row(row: Tag, prices: dict[tuple[bool, str], str], sink: _OfferSink) -> None:
-    has_gpu_link = lambda href: bool(href) and "gpu=" in href  # noqa: E731
-    link = row if row.name == "a" and has_gpu_link(row.get("href")) else row.find("a", href=has_gpu_link)
+    link = row if row.name == "a" and _is_gpu_link(row.get("href")) else row.find("a", href=_is_gpu_link)
     gpu_param = _gpu_param(link["href"]) if link else ""
     name_el = row.find(class_=re.compile("name", re.I)) or row.find(re.compile("^h[1-6]$"))
     gpu_raw = clean_text(name_el.get_text(" ")) if name_el else ""
@@ -388,6 +387,10 @@ def _emit_html_row(row: Tag, prices: dict[tuple[bool, str], str], sink: _OfferSi
             vcpus=_first_number(_VCPU_RX, specs),
             ram_gb=_first_number(_RAM_RX, specs),
         )
+
+
+def _is_gpu_link(href: object) -> bool:
+    return isinstance(href, str) and "gpu=" in href
 
 
 def _gpu_param(href: str) -> str:
