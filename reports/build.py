@@ -28,9 +28,13 @@ HISTORY_GPUS = 4  # price-history charts per workload report: the GPU types of t
 
 
 def build_meta(con: duckdb.DuckDBPyConnection, week: IsoWeek, generated_at: dt.datetime, warehouse: str | None) -> ReportMeta:
+    as_of = loading.as_of_date(con, week)
+    # A week still in progress is only judged up to today: Wednesday's data is current on Wednesday.
+    reference = min(week.end, generated_at.astimezone(dt.timezone.utc).date())
     return ReportMeta(
         week=week,
-        as_of=loading.as_of_date(con, week),
+        as_of=as_of,
+        lag_days=max((reference - as_of).days, 0),
         generated_at=generated_at,
         sources=loading.sources_used(con, week),
         warehouse=warehouse,

@@ -253,6 +253,9 @@ class ReportMeta(_Frozen):
     generated_at: dt.datetime
     sources: list[SourceSnapshot] = Field(default_factory=list)
     warehouse: str | None = None
+    lag_days: int = Field(
+        default=0, description="days between the newest snapshot and the week's end (or today, mid-week)"
+    )
 
 
 class WorkloadSummary(_Frozen):

@@ -32,12 +32,9 @@ from reports.data import (
 from reports.weeks import IsoWeek
 from scrapers.offer import PROVIDERS
 
-# Same rule as analytics.provider_freshness (warehouse/views.py): stale when the newest
-# successful snapshot is this many days behind the newest run.
-try:
-    from warehouse.views import STALE_AFTER_DAYS
-except ImportError:  # pragma: no cover - views module predates this constant
-    STALE_AFTER_DAYS = 2
+# Same rule as analytics.provider_freshness: stale when the newest successful snapshot is more
+# than STALE_AFTER_DAYS behind the newest run.
+from warehouse.views import STALE_AFTER_DAYS  # noqa: E402
 
 SCRAPED_SOURCES: tuple[str, ...] = ("scrape", "archive")
 HISTORY_WEEKS = 13  # a quarter of daily prices: long enough for a trend, short enough to see a week

@@ -56,7 +56,18 @@ def tier_label(offer: Any) -> str:
     return label
 
 
+def qualifiers(offer: Any) -> str:
+    """ (community, lowest now) for offers that are not the plain list price of an operated cloud."""
+    notes = []
+    if getattr(offer, "community", False):
+        notes.append("community")
+    if getattr(offer, "price_basis", None) == "lowest_now":
+        notes.append("lowest now")
+    return f" ({', '.join(notes)})" if notes else ""
+
+
 _FILTERS = {
+    "qualifiers": qualifiers,
     "usd": fmt.usd,
     "rate": fmt.usd_rate,
     "hours": fmt.hours,

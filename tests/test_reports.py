@@ -396,3 +396,18 @@ def test_cli_report_bad_input_exits_2_with_one_line(cli, published: Path, args, 
 def test_cli_report_without_warehouse(cli, home: Path) -> None:
     result = cli("report")
     assert result.code == 2 and "gpuprice run" in result.err and len(result.err.strip().splitlines()) == 1
+
+
+def test_reports_warn_when_the_pipeline_stopped(con) -> None:
+    """A week after the newest snapshot shows the last prices, with an unmissable warning."""
+    from reports import build, pages
+
+    later = dt.datetime(2026, 11, 10, 6, 0, tzinfo=dt.timezone.utc)
+    overview, _ = build.build_week(con, IsoWeek.parse("2026-W45"), generated_at=later, catalog={})
+    assert overview.meta.as_of == dt.date(2026, 10, 30) and overview.meta.lag_days == 9
+    assert "is 9 days older than the end" in pages.render_index(overview, {})
+    assert "**Old data:**" in pages.render_summary(overview, index_path="reports/2026-W45/index.html")
+    # Mid-week, Friday's data is judged against Saturday, not against the coming Sunday.
+    saturday = dt.datetime(2026, 10, 31, 9, 0, tzinfo=dt.timezone.utc)
+    current, _ = build.build_week(con, IsoWeek.parse(WEEK), generated_at=saturday, catalog={})
+    assert current.meta.lag_days == 1 and "Old data" not in pages.render_index(current, {})
