@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from gpuprice.errors import BadInput
 from models.architectures import ModelArch
 
@@ -25,24 +27,33 @@ INTERMEDIATE = ("intermediate_size", "n_inner", "ffn_hidden_size", "d_ff", "ffn_
 
 GATED_TYPES = frozenset(
     {"llama", "mistral", "mixtral", "qwen", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
-     "gemma3_text", "phi3", "chatglm", "glm", "glm4", "stablelm", "stablelm_epoch", "deepseek_v2", "deepseek_v3",
-     "olmo", "olmo2", "internlm2", "baichuan", "yi", "cohere", "granite", "starcoder2_gated"}
+     "gemma3_text", "phi3", "chatglm", "glm", "glm4", "stablelm", "deepseek_v2", "deepseek_v3", "olmo", "olmo2",
+     "internlm2", "baichuan", "yi", "cohere", "granite"}
 )
 UNGATED_TYPES = frozenset(
-    {"falcon", "refinedweb", "refinedwebmodel", "gpt_bigcode", "gpt_neox", "bloom", "phi", "gpt2", "gptj", "opt",
-     "starcoder2", "mpt"}
+    {"falcon", "falcon_new", "gpt_bigcode", "gpt_neox", "bloom", "phi", "gpt2", "gptj", "opt", "starcoder2", "mpt"}
 )
 LAYERNORM_TYPES = frozenset(
-    {"falcon", "refinedweb", "refinedwebmodel", "gpt_bigcode", "gpt_neox", "bloom", "phi", "stablelm",
-     "stablelm_epoch", "gpt2", "gptj", "opt", "starcoder2", "mpt"}
+    {"falcon", "falcon_new", "gpt_bigcode", "gpt_neox", "bloom", "phi", "stablelm", "gpt2", "gptj", "opt",
+     "starcoder2", "mpt"}
 )
 # Families whose LM head shares the embedding matrix unless the config says otherwise.
-TIED_BY_DEFAULT = frozenset({"gemma", "gemma2", "gemma3_text", "falcon", "refinedweb", "refinedwebmodel",
-                             "gpt_bigcode", "bloom", "t5", "gpt2", "gptj", "opt", "mpt"})
+TIED_BY_DEFAULT = frozenset({"gemma", "gemma2", "gemma3_text", "falcon", "falcon_new", "gpt_bigcode", "bloom",
+                             "gpt2", "gptj", "opt", "mpt"})
 BIASED_TYPES = frozenset({"gpt_bigcode", "gpt_neox", "bloom", "phi", "gpt2", "opt", "starcoder2", "mpt"})
 QKV_BIAS_TYPES = frozenset({"qwen", "qwen2", "qwen2_moe"}) | BIASED_TYPES
 # Falcon-7B, GPT-J and Phi-1/2 run attention and MLP in parallel off one norm.
 PARALLEL_BLOCK_TYPES = frozenset({"phi", "gptj"})
+
+
+# Legacy / remote-code model types that share a family's layout.
+FAMILY_ALIASES = {
+    "t5": "t5", "mt5": "t5", "umt5": "t5",
+    "phi-msft": "phi", "mixformer-sequential": "phi",
+    "refinedweb": "falcon_new", "refinedwebmodel": "falcon",  # Falcon-40B / Falcon-7B remote code
+    "stablelm_epoch": "stablelm", "stablelm-epoch": "stablelm",
+}
+FALCON = ("falcon", "falcon_new")
 
 
 class _Config:
@@ -105,7 +116,7 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
         data = {"model_type": data.get("model_type"), **data["text_config"]}
     cfg = _Config(data, path)
     model_type = str(data.get("model_type") or "unknown").lower()
-    family = "t5" if model_type in ("t5", "mt5", "umt5") else model_type
+    family = FAMILY_ALIASES.get(model_type, model_type)
 
     hidden = cfg.int_(HIDDEN, "hidden size", required=True)
     heads = cfg.int_(HEADS, "attention head count", required=True)
@@ -164,10 +175,11 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
         fields["cross_attention_layers"] = _t5_decoder_layers(cfg)
     try:
         return ModelArch(**fields)
-    except ValueError as exc:
-        first = str(exc).splitlines()
-        detail = first[-1].strip() if first else str(exc)
-        raise BadInput(f"{path}: inconsistent config: {detail}") from None
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err.get("loc", ()))
+        detail = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+        raise BadInput(f"{path}: inconsistent config: {where + ': ' if where else ''}{detail}") from None
 
 
 def _t5_decoder_layers(cfg: _Config) -> int:
@@ -187,8 +199,8 @@ def _layers(cfg: _Config, family: str) -> int:
 
 
 def _kv_heads(cfg: _Config, family: str, heads: int) -> int:
-    if family in ("falcon", "refinedweb", "refinedwebmodel"):
-        if cfg.bool_("new_decoder_architecture", False):
+    if family in FALCON:
+        if _falcon_new_decoder(cfg, family):
             return cfg.int_(("num_kv_heads", "n_head_kv"), "KV head count", heads) or heads
         if cfg.has("n_head_kv"):
             return cfg.int_(("n_head_kv",), "KV head count") or 1
@@ -201,6 +213,11 @@ def _kv_heads(cfg: _Config, family: str, heads: int) -> int:
         return 1
     kv = cfg.int_(("num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num"), "KV head count", heads)
     return kv or heads
+
+
+def _falcon_new_decoder(cfg: _Config, family: str) -> bool:
+    """Falcon-40B/180B layout: grouped KV heads and separate attention / MLP norms."""
+    return cfg.bool_("new_decoder_architecture", family == "falcon_new")
 
 
 def _head_dim(cfg: _Config, hidden: int, heads: int) -> int:
@@ -231,15 +248,15 @@ def _gated(cfg: _Config, family: str) -> bool:
 def _norms_per_layer(cfg: _Config, family: str) -> int:
     if family in PARALLEL_BLOCK_TYPES:
         return 1
-    if family in ("falcon", "refinedweb", "refinedwebmodel"):
-        return 2 if cfg.bool_("new_decoder_architecture", False) else 1
+    if family in FALCON:
+        return 2 if _falcon_new_decoder(cfg, family) else 1
     if family in ("gemma2", "gemma3_text", "olmo2"):
         return 4 if family != "olmo2" else 2
     return 2
 
 
 def _qkv_bias(cfg: _Config, family: str) -> bool:
-    if family in ("falcon", "refinedweb", "refinedwebmodel"):
+    if family in FALCON:
         return cfg.bool_("bias", False)
     for key in ("attention_bias", "add_qkv_bias", "qkv_bias", "use_qkv_bias"):
         if cfg.has(key):
@@ -248,7 +265,7 @@ def _qkv_bias(cfg: _Config, family: str) -> bool:
 
 
 def _dense_bias(cfg: _Config, family: str) -> bool:
-    if family in ("falcon", "refinedweb", "refinedwebmodel"):
+    if family in FALCON:
         return cfg.bool_("bias", False)
     if cfg.has("mlp_bias"):
         return bool(cfg.data["mlp_bias"])
