@@ -95,10 +95,7 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
     text = _decode(content, report)
     if not text.strip():
         raise StructureMissing(PROVIDER, "empty page")
-    soup = BeautifulSoup(text, "lxml")
-    for hidden in soup.find_all(class_=_HIDDEN_CLASS):
-        hidden.decompose()
-    cards = _cards(soup)
+    cards = _cards(BeautifulSoup(text, "lxml"))
     if not any(card.cells for card in cards):
         what = "no GPU card with a labelled price (on-demand/spot/reserved)"
         unlabelled = sum(len(card.unlabelled_prices) for card in cards)
@@ -164,8 +161,9 @@ class _Text:
 
 
 def _cards(soup: BeautifulSoup) -> list[_Card]:
-    values, labels, specs = _scan_strings(soup)
-    headings = _headings(soup)
+    strings, heading_candidates = _walk(soup)
+    values, labels, specs = _scan_strings(strings)
+    headings = _headings(heading_candidates)
     roots = _card_roots(headings)
     card_of_root = {id(roots[id(h)]): i for i, h in enumerate(headings)}
     heading_ids = {id(h) for h in headings}
@@ -183,16 +181,38 @@ def _cards(soup: BeautifulSoup) -> list[_Card]:
     return cards
 
 
-def _scan_strings(soup: BeautifulSoup) -> tuple[list[_Text], list[_Text], list[_Text]]:
-    """One pass over the page's text: price cells, labels and spec tags ("80GB", "HGX")."""
+def _walk(soup: BeautifulSoup) -> tuple[list[NavigableString], list[Tag]]:
+    """One pass over the page: the visible text strings and the elements that may be headings.
+
+    Scripts, styles and Webflow's hidden items are skipped with everything inside them;
+    comments and the doctype are not text a visitor sees.
+    """
+    hidden: set[int] = set()
+    strings: list[NavigableString] = []
+    headings: list[Tag] = []
+    for node in soup.descendants:
+        if id(node.parent) in hidden:
+            if isinstance(node, Tag):
+                hidden.add(id(node))
+            continue
+        if isinstance(node, Tag):
+            classes = node.get("class") or ()
+            if node.name in _SKIPPED_TAGS or _HIDDEN_CLASS in classes:
+                hidden.add(id(node))
+            elif node.name in _HEADING_TAGS or any(_HEADING_CLASS.search(c) for c in classes):
+                headings.append(node)
+        elif type(node) is NavigableString:
+            strings.append(node)
+    return strings, headings
+
+
+def _scan_strings(strings: list[NavigableString]) -> tuple[list[_Text], list[_Text], list[_Text]]:
+    """Classify the page's text: price cells, labels and spec tags ("80GB", "HGX")."""
     values: dict[int, _Text] = {}
     labels: list[_Text] = []
     specs: list[_Text] = []
-    for order, string in enumerate(soup.find_all(string=True)):
+    for order, string in enumerate(strings):
         parent = string.parent
-        # Comments, doctype and script/style text are not shown (plain strings only).
-        if type(string) is not NavigableString or parent is None or parent.name in _SKIPPED_TAGS:
-            continue
         text = clean_text(string)
         if not text or len(text) > _MAX_CELL_CHARS:
             continue
@@ -253,16 +273,10 @@ def _any_term(text: str) -> bool:
     return bool(_TERM.search(text) or _WORD_TERM.search(text))
 
 
-def _headings(soup: BeautifulSoup) -> list[Tag]:
-    """Elements that can name a card: h1-h6, or Webflow 'heading'/'title' divs holding no h-tag."""
-
-    def candidate(tag: Tag) -> bool:
-        if tag.name in _HEADING_TAGS:
-            return True
-        return any(_HEADING_CLASS.search(c) for c in tag.get("class", ()))
-
+def _headings(candidates: list[Tag]) -> list[Tag]:
+    """Elements that can name a card: h1-h6, or Webflow 'heading'/'title' divs, with a short name."""
     found: list[Tag] = []
-    for tag in soup.find_all(candidate):
+    for tag in candidates:
         text = clean_text(tag.get_text(" "))
         if not text or len(text) > _MAX_CELL_CHARS or _is_value(text) or _label_kind(text):
             continue

@@ -100,11 +100,11 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
     if not text.strip():
         raise StructureMissing(PROVIDER, "empty page")
     soup = BeautifulSoup(text, "lxml")
-    for skipped in soup.find_all(_SKIPPED_TAGS):
-        skipped.decompose()
     grids = _grids(soup)
     records = list(_table_records(grids, report))
     if not records:
+        for skipped in soup.find_all(_SKIPPED_TAGS):
+            skipped.decompose()
         records = list(_labelled_records(soup))
     if not records:
         what = "no instance price table or labelled instance rows (need a GPU or instance name and a price)"
@@ -178,24 +178,42 @@ _ARIA_CELLS = ["cell", "gridcell", "columnheader", "rowheader"]
 
 def _grids(soup: BeautifulSoup) -> list[_Grid]:
     grids: list[_Grid] = []
-    for table in soup.find_all("table"):
-        # Rows of this table only, not of tables nested in its cells.
-        rows = [r for r in table.find_all("tr") if r.parent is table or r.parent.parent is table]
-        grids.append(_Grid(table, [
-            (tuple(clean_text(c.get_text(" ")) for c in r.find_all(["td", "th"], recursive=False)),
-             r.find("th", recursive=False) is not None)
-            for r in rows
-        ]))
-    for table in soup.find_all(attrs={"role": _ARIA_TABLES}):
+    for table in _table_elements(soup):
         if table.name == "table":
-            continue
-        parsed = []
-        for row in table.find_all(attrs={"role": "row"}):
-            cells = row.find_all(attrs={"role": _ARIA_CELLS})
-            parsed.append((tuple(clean_text(c.get_text(" ")) for c in cells),
-                           any(c.get("role") == "columnheader" for c in cells)))
-        grids.append(_Grid(table, parsed))
+            rows = [
+                (tuple(clean_text(c.get_text(" ")) for c in cells), any(c.name == "th" for c in cells))
+                for cells in (_child_tags(row, ("td", "th")) for row in _html_rows(table))
+            ]
+        else:
+            rows = []
+            for row in table.find_all(attrs={"role": "row"}):
+                cells = row.find_all(attrs={"role": _ARIA_CELLS})
+                rows.append((tuple(clean_text(c.get_text(" ")) for c in cells),
+                             any(c.get("role") == "columnheader" for c in cells)))
+        grids.append(_Grid(table, rows))
     return grids
+
+
+def _table_elements(soup: BeautifulSoup) -> list[Tag]:
+    """<table> elements and ARIA grids, in page order (one pass, none inside scripts or templates)."""
+    found: list[Tag] = []
+    for node in soup.descendants:
+        if isinstance(node, Tag) and (node.name == "table" or node.get("role") in _ARIA_TABLES):
+            if node.find_parent(_SKIPPED_TAGS) is None:
+                found.append(node)
+    return found
+
+
+def _child_tags(tag: Tag, names: tuple[str, ...]) -> list[Tag]:
+    return [c for c in tag.children if isinstance(c, Tag) and c.name in names]
+
+
+def _html_rows(table: Tag) -> list[Tag]:
+    """The table's own rows (directly or in thead/tbody/tfoot), not those of nested tables."""
+    rows: list[Tag] = []
+    for child in _child_tags(table, ("tr", "thead", "tbody", "tfoot")):
+        rows.extend([child] if child.name == "tr" else _child_tags(child, ("tr",)))
+    return rows
 
 
 def _header_cells(grid: _Grid) -> list[str]:
