@@ -39,7 +39,7 @@ def parse_price(text: object) -> Price | None:
     if not s or _UNPRICED_RE.search(s):
         return None
     m = _PRICE_RE.search(s)
-    if not m:
+    if not m or re.match(r"[.,]\d", s[m.end():]):  # "$3.2.9" is garbage, not $3.20
         raise ValueError(f"not a price: {s!r}")
     digits = re.sub(r"[,\u202f\u00a0 ]", "", m.group("num"))
     try:
