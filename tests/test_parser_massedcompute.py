@@ -95,7 +95,8 @@ def test_table_with_reordered_columns_cross_checks_and_naming_traps() -> None:
         "unknown_gpus": ["Tenstorrent Blackhole p150a"],
         "missing_columns": [],
         "unexpected_columns": ["Notes"],
-        "notes": [],
+        "notes": ["'from' price read as the price: Other: gpu_2x_l40s | $0.99 | 32 | L40S | from $1.98 | 2 | 128 GB"
+                  " | 1 TB | 48 GB | US-Central |  | "],
     }
 
 

@@ -390,6 +390,8 @@ def _offer(record: _Record, columns: dict[str, int], report: ParseReport) -> Off
             return None
         if price is not None:
             prices[name] = price.value
+            if price.is_from:  # marketplace floor ("from $1.98"): the cheapest host right now
+                report.notes.append(f"'from' price read as the price: {record.raw}")
     if not prices:
         report.unpriced_rows += 1
         return None
