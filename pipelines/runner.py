@@ -18,6 +18,7 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 
+from pipelines.defs.scraping.assets import STEP_RETRIES_TAG
 from pipelines.resources import default_resources
 from scrapers.offer import PROVIDERS
 
@@ -110,7 +111,8 @@ def run_day(
                 instance=instance,
                 raise_on_error=False,
                 run_config=_quiet_run_config(),
-                tags={"gpuprice/phase": label},
+                # The fetcher already retried; no 30-90 s step retries while someone waits.
+                tags={"gpuprice/phase": label, STEP_RETRIES_TAG: "off"},
             )
         summary.phase_errors.extend(f"{label}: {e}" for e in _step_errors(result))
         return result

@@ -20,6 +20,14 @@ from scrapers.registry import provider_module
 from warehouse import writes
 
 FETCH_RETRY = dg.RetryPolicy(max_retries=2, delay=30, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS)
+# Run tag that switches FETCH_RETRY off. `gpuprice run` sets it: the fetcher has already spent its
+# retry budget (backoff, Retry-After), and re-running the step would triple the requests to a
+# struggling site and keep the person at the terminal waiting 30-90 s per failing provider.
+STEP_RETRIES_TAG = "gpuprice/step_retries"
+
+
+def step_retries_allowed(context: dg.AssetExecutionContext) -> bool:
+    return context.run.tags.get(STEP_RETRIES_TAG, "on") != "off"
 
 
 def partition_date(context: dg.AssetExecutionContext | dg.AssetCheckExecutionContext) -> dt.date:
@@ -119,7 +127,8 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
             )
             # Archive pages do not come back on retry; live fetches may (the fetcher already retried).
             raise dg.Failure(
-                description=f"{provider}: fetch failed: {exc}", allow_retries=scrape.source == "live"
+                description=f"{provider}: fetch failed: {exc}",
+                allow_retries=scrape.source == "live" and step_retries_allowed(context),
             ) from exc
         with warehouse.open() as con:
             for page in pages:
