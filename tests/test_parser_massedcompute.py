@@ -253,3 +253,10 @@ def test_aria_grid_and_captions_under_their_values() -> None:
              b'<div class="card"><h3>gpu_2x_l40</h3><div><span>$1.72/hr</span><span class="price-label">Price</span></div></div>')
     assert [(o.sku, o.gpu, o.usd_per_gpu_hour, o.usd_per_instance_hour) for o in massedcompute.parse(cards).offers] == [
         ("gpu_1x_l40", "l40", 0.86, 0.86), ("gpu_2x_l40", "l40", 0.86, 1.72)]
+
+
+def test_header_row_of_td_cells_and_data_rows_with_th_row_headers() -> None:
+    page = (b"<table><tr><td>Instance</td><td>GPUs</td><td>Price/hr</td></tr>"
+            b"<tr><th>gpu_2x_h100</th><td>2</td><td>$5.46</td></tr></table>")
+    assert [(o.sku, o.gpu, o.gpu_count, o.usd_per_gpu_hour) for o in massedcompute.parse(page).offers] == [
+        ("gpu_2x_h100", "h100-pcie", 2, 2.73)]

@@ -181,7 +181,8 @@ def _grids(soup: BeautifulSoup) -> list[_Grid]:
     for table in _table_elements(soup):
         if table.name == "table":
             rows = [
-                (tuple(clean_text(c.get_text(" ")) for c in cells), any(c.name == "th" for c in cells))
+                # A header row is all <th>; data rows may start with a <th> row header.
+                (tuple(clean_text(c.get_text(" ")) for c in cells), bool(cells) and all(c.name == "th" for c in cells))
                 for cells in (_child_tags(row, ("td", "th")) for row in _html_rows(table))
             ]
         else:
@@ -189,7 +190,7 @@ def _grids(soup: BeautifulSoup) -> list[_Grid]:
             for row in table.find_all(attrs={"role": "row"}):
                 cells = row.find_all(attrs={"role": _ARIA_CELLS})
                 rows.append((tuple(clean_text(c.get_text(" ")) for c in cells),
-                             any(c.get("role") == "columnheader" for c in cells)))
+                             bool(cells) and all(c.get("role") == "columnheader" for c in cells)))
         grids.append(_Grid(table, rows))
     return grids
 
