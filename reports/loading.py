@@ -86,13 +86,13 @@ def as_of_date(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> dt.date:
 
 # Per provider, the snapshot that counts as current at the week's end (scraped beats imported).
 _CURRENT_SNAPSHOTS = f"""
-    SELECT provider, snapshot_date FROM (
-        SELECT provider, snapshot_date,
-            row_number() OVER (
-                PARTITION BY provider
-                ORDER BY (source IN {SCRAPED_SOURCES!r}) DESC, snapshot_date DESC
-            ) AS pick
-        FROM (SELECT DISTINCT provider, snapshot_date, source FROM price_snapshots WHERE snapshot_date <= $end)
+    SELECT provider, snapshot_date, scraped FROM (
+        SELECT provider, snapshot_date, scraped,
+            row_number() OVER (PARTITION BY provider ORDER BY scraped DESC, snapshot_date DESC) AS pick
+        FROM (
+            SELECT DISTINCT provider, snapshot_date, source IN {SCRAPED_SOURCES!r} AS scraped
+            FROM price_snapshots WHERE snapshot_date <= $end
+        )
     ) WHERE pick = 1
 """
 
@@ -104,7 +104,8 @@ _CURRENT_OFFERS = f"""
         p.commitment_months, p.region, p.price_basis, CAST(p.usd_per_gpu_hour AS DOUBLE) AS usd_per_gpu_hour,
         p.source
     FROM price_snapshots p JOIN current c USING (provider, snapshot_date)
-    WHERE coalesce(p.effective_from, p.snapshot_date) <= $end
+    WHERE (p.source IN {SCRAPED_SOURCES!r}) = c.scraped  -- a public report dated that day is history only
+      AND coalesce(p.effective_from, p.snapshot_date) <= $end
     QUALIFY row_number() OVER (
         PARTITION BY p.provider, p.sku, p.gpu_count, p.tier, p.community, p.commitment_months, p.region, p.price_basis
         ORDER BY coalesce(p.effective_from, p.snapshot_date) DESC

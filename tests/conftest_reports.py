@@ -98,9 +98,11 @@ def insert_snapshots(con: duckdb.DuckDBPyConnection) -> None:
         if day <= dt.date(2026, 10, 22):
             rows.append([day, "crusoe", "H100 HGX", "h100-sxm", "NVIDIA H100", 1, 80.0, "on_demand", False, None,
                          None, 3.90, None, None, None, None, None, None, "archive", None, "test", NOW, "list"])
-    # An older public report (history only).
+    # Public reports are history only, even one dated on a scrape day with a lower price.
     rows.append([dt.date(2026, 9, 1), "lambda", "H100 SXM public", "h100-sxm", "H100 SXM", 1, None, "on_demand",
                  False, None, None, 3.49, None, None, None, None, None, None, "public_report", None, None, NOW, "list"])
+    rows.append([LAST_DAY, "runpod", "L40S blog", "l40s", "L40S", 1, None, "on_demand",
+                 False, None, None, 0.10, None, None, None, None, None, None, "public_report", None, None, NOW, "list"])
     columns = [
         "snapshot_date", "provider", "sku", "gpu", "gpu_raw", "gpu_count", "vram_gb", "tier", "community",
         "commitment_months", "region", "usd_per_gpu_hour", "usd_per_instance_hour", "vcpus", "ram_gb", "storage_gb",

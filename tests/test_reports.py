@@ -162,6 +162,7 @@ def test_current_prices_are_the_newest_snapshot_at_or_before_the_week(con) -> No
     assert w43[("crusoe", "H100 HGX", "on_demand", False)]["snapshot_date"] == dt.date(2026, 10, 22)
     cheapest = {c.gpu: c for c in loading.cheapest_by_gpu(loading.current_offers(con, IsoWeek.parse(WEEK)))}
     assert "unknown" not in cheapest
+    assert cheapest["l40s"].on_demand.usd_per_gpu_hour == 0.79  # not the $0.10 public report of the same day
     assert cheapest["h200-sxm"].on_demand.provider == "nebius" and cheapest["h200-sxm"].on_demand.usd_per_gpu_hour == 3.15
     assert cheapest["h100-sxm"].spot.usd_per_gpu_hour == 1.75
     assert cheapest["h100-sxm"].reserved.commitment_months == 12
