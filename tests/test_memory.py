@@ -1,0 +1,375 @@
+"""Memory-fit model: the terms, sharding, validation, the vectorised sweep and row mapping."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from gpuprice.errors import BadInput
+from models.architectures import catalog, shape_for_params
+from models.memory import (
+    GB,
+    NF4_BYTES,
+    NF4_DQ_BYTES,
+    SWEEP_COLUMNS,
+    MemoryConstants,
+    TrainingSetup,
+    UnusableRow,
+    estimate_memory,
+    fit_sweep,
+    lora_params,
+    per_gpu_gb_many,
+    setup_from_measurement_row,
+)
+
+LLAMA2_7B = catalog()["meta-llama/Llama-2-7b-hf"].arch
+LLAMA3_8B = catalog()["meta-llama/Llama-3.1-8B"].arch
+LLAMA3_70B = catalog()["meta-llama/Llama-3.1-70B"].arch
+MIXTRAL = catalog()["mistralai/Mixtral-8x7B-v0.1"].arch
+# No context, fragmentation or buffers: isolates the physical terms.
+BARE = MemoryConstants(cuda_context_gb=0, fragmentation=0, activation_factor=1, qlora_dequant_layers=0, comm_buffer_gb=0)
+
+
+def setup(**kw) -> TrainingSetup:
+    base = dict(arch=LLAMA2_7B, method="full")
+    base.update(kw)
+    return TrainingSetup(**base)
+
+
+def states_bytes_per_param(s: TrainingSetup) -> float:
+    b = estimate_memory(s, BARE).breakdown
+    return (b.weights + b.gradients + b.optimizer) * GB / s.arch.n_params
+
+
+# ----- bytes per parameter ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("precision", "optimizer", "expected"),
+    [
+        ("bf16-mixed", "adamw", 18.0),  # HF anatomy: 6 + 4 + 8 (fp32 master counted with the optimizer)
+        ("fp32", "adamw", 16.0),  # 4 + 4 + 8
+        ("bf16-true", "adamw", 8.0),  # 2 + 2 + 4 (bf16 m, v)
+        ("bf16-true", "adamw8bit", 6.0),  # 2 + 2 + 2 (+ block scales)
+        ("bf16-mixed", "adamw8bit", 12.0),  # 2 + 4 + (2 + 4 master)
+        ("bf16-mixed", "paged_adamw8bit", 12.0),  # paging does not shrink steady state
+        ("fp32", "sgd", 12.0),  # 4 + 4 + 4 momentum
+        ("bf16-true", "sgd", 6.0),
+    ],
+)
+def test_full_finetune_state_bytes(precision: str, optimizer: str, expected: float) -> None:
+    assert states_bytes_per_param(setup(precision=precision, optimizer=optimizer)) == pytest.approx(expected, abs=0.01)
+
+
+def test_lora_params_formula_sheet_example() -> None:
+    # r=8 on q,v of Llama-2-7B: 32 layers x 2 matrices x 8 x (4096 + 4096) = 4,194,304 (litgpt's table)
+    assert lora_params(LLAMA2_7B, 8, "qv") == 4_194_304
+    assert lora_params(LLAMA2_7B, 8, "all") > 4 * lora_params(LLAMA2_7B, 8, "qv")
+    assert lora_params(MIXTRAL, 8, "all") > 8 * lora_params(MIXTRAL, 8, "qv")  # every expert adapted
+
+
+def test_lora_gradients_and_optimizer_cover_adapters_only() -> None:
+    est = estimate_memory(setup(method="lora", precision="bf16-true", lora_rank=16, lora_targets="all"), BARE)
+    n = est.lora_params
+    assert est.trainable_params == n
+    assert est.breakdown.gradients == pytest.approx(n * 2 / GB)
+    assert est.breakdown.optimizer == pytest.approx(n * 4 / GB)
+    assert est.breakdown.weights == pytest.approx((LLAMA2_7B.n_params * 2 + n * 2) / GB)
+
+
+def test_lora_base_dtype_by_precision() -> None:
+    bf16 = estimate_memory(setup(method="lora", precision="bf16-mixed"), BARE).breakdown.weights
+    fp32 = estimate_memory(setup(method="lora", precision="fp32"), BARE).breakdown.weights
+    assert fp32 == pytest.approx(2 * bf16, rel=0.01)
+
+
+@pytest.mark.parametrize(("double_quant", "nf4"), [(False, NF4_BYTES), (True, NF4_DQ_BYTES)])
+def test_qlora_weights_nf4_plus_16bit_rest(double_quant: bool, nf4: float) -> None:
+    s = setup(method="qlora", precision="bf16-true", qlora_double_quant=double_quant)
+    est = estimate_memory(s, BARE)
+    quant = LLAMA2_7B.quantizable_params
+    expected = quant * nf4 + (LLAMA2_7B.n_params - quant) * 2 + est.lora_params * 2
+    assert est.breakdown.weights == pytest.approx(expected / GB)
+    # embeddings + head of Llama-2-7B stay 16-bit: 2 x 32000 x 4096 x 2 B ~ 0.52 GB
+    assert (LLAMA2_7B.n_params - quant) * 2 / GB == pytest.approx(0.52, abs=0.01)
+
+
+def test_double_quant_saves_0373_bits_per_param() -> None:
+    plain = estimate_memory(setup(method="qlora", qlora_double_quant=False), BARE).breakdown.weights
+    dq = estimate_memory(setup(method="qlora", qlora_double_quant=True), BARE).breakdown.weights
+    assert (plain - dq) * GB == pytest.approx(LLAMA2_7B.quantizable_params * 0.373 / 8, rel=1e-6)
+
+
+def test_qlora_under_amp_upcasts_rest_and_logits() -> None:
+    true = estimate_memory(setup(method="qlora", precision="bf16-true"), BARE).breakdown
+    mixed = estimate_memory(setup(method="qlora", precision="bf16-mixed"), BARE).breakdown
+    rest = LLAMA2_7B.n_params - LLAMA2_7B.quantizable_params
+    assert mixed.weights - true.weights == pytest.approx(rest * 2 / GB, rel=0.05)
+    assert mixed.logits / true.logits == pytest.approx(1.2)
+
+
+# ----- activations and logits ---------------------------------------------------------------------
+def test_activations_linear_in_tokens_no_quadratic_term() -> None:
+    a1 = estimate_memory(setup(seq_len=1024), BARE).breakdown.activations
+    a2 = estimate_memory(setup(seq_len=2048), BARE).breakdown.activations
+    a4 = estimate_memory(setup(seq_len=1024, micro_batch=4), BARE).breakdown.activations
+    assert a2 == pytest.approx(2 * a1)
+    assert a4 == pytest.approx(4 * a1)
+
+
+def test_full_finetune_activation_count_near_formula_sheet() -> None:
+    # Formula sheet: ~34 sbh bytes per layer for Llama-2-7B (SwiGLU, FlashAttention, no dropout)
+    s = setup(precision="bf16-true", seq_len=1, micro_batch=1)
+    per_layer = estimate_memory(s, BARE).breakdown.activations * GB / LLAMA2_7B.num_layers
+    assert 30 <= per_layer / LLAMA2_7B.hidden_size <= 40
+
+
+def test_gradient_checkpointing_keeps_layer_inputs_plus_one_layer() -> None:
+    off = estimate_memory(setup(seq_len=4096, precision="bf16-true"), BARE).breakdown.activations
+    on = estimate_memory(setup(seq_len=4096, precision="bf16-true", grad_checkpointing=True), BARE).breakdown.activations
+    layer = off / LLAMA2_7B.num_layers
+    inputs = 4096 * LLAMA2_7B.hidden_size * 2 * LLAMA2_7B.num_layers / GB
+    assert on == pytest.approx(inputs + layer)
+
+
+def test_lora_on_qv_saves_fewer_activations_than_full_or_qlora() -> None:
+    full = estimate_memory(setup(method="full"), BARE).breakdown.activations
+    lora_qv = estimate_memory(setup(method="lora", lora_targets="qv"), BARE).breakdown.activations
+    qlora_qv = estimate_memory(setup(method="qlora", lora_targets="qv", grad_checkpointing=False), BARE).breakdown.activations
+    assert lora_qv < full
+    assert qlora_qv > lora_qv  # bitsandbytes' 4-bit matmul keeps its input
+
+
+def test_logits_ten_bytes_per_logit() -> None:
+    est = estimate_memory(TrainingSetup(arch=LLAMA3_8B, method="lora", precision="bf16-true", seq_len=4096, micro_batch=2), BARE)
+    assert est.breakdown.logits == pytest.approx(2 * 4096 * 128256 * 10 / GB)
+
+
+def test_moe_activations_scale_with_routed_experts() -> None:
+    dense_like = MIXTRAL.model_copy(update={"num_experts": 1, "experts_per_token": 1})
+    moe = estimate_memory(TrainingSetup(arch=MIXTRAL, method="full"), BARE).breakdown.activations
+    dense = estimate_memory(TrainingSetup(arch=dense_like, method="full"), BARE).breakdown.activations
+    assert 1.5 < moe / dense < 2.0  # two experts' MLP tensors per token, attention unchanged
+
+
+# ----- sharding ------------------------------------------------------------------------------------
+def test_zero2_divides_gradients_and_optimizer_only() -> None:
+    one = estimate_memory(setup(), BARE).breakdown
+    eight = estimate_memory(setup(gpus=8, sharding="zero2"), BARE).breakdown
+    assert eight.weights == pytest.approx(one.weights)
+    assert eight.gradients == pytest.approx(one.gradients / 8)
+    assert eight.optimizer == pytest.approx(one.optimizer / 8)
+    assert eight.activations == pytest.approx(one.activations)
+
+
+def test_zero3_divides_weights_and_adds_units_in_flight() -> None:
+    one = estimate_memory(setup(), BARE).breakdown
+    for sharding in ("zero3", "fsdp"):
+        eight = estimate_memory(setup(gpus=8, sharding=sharding), BARE).breakdown
+        unit = LLAMA2_7B.largest_layer_params
+        assert eight.weights == pytest.approx(one.weights / 8 + 2 * unit * 2 / GB)
+        assert eight.gradients == pytest.approx(one.gradients / 8 + unit * 2 / GB)
+
+
+def test_offload_keeps_only_units_in_flight() -> None:
+    est = estimate_memory(TrainingSetup(arch=LLAMA3_70B, method="full", gpus=8, sharding="offload"), BARE).breakdown
+    unit = LLAMA3_70B.largest_layer_params
+    assert est.optimizer == 0
+    assert est.weights == pytest.approx(2 * unit * 2 / GB)
+
+
+def test_data_parallel_lora_does_not_shrink_per_gpu() -> None:
+    one = estimate_memory(setup(method="lora"))
+    dp = estimate_memory(setup(method="lora", gpus=8, sharding="zero2"))
+    assert dp.breakdown.weights == pytest.approx(one.breakdown.weights)
+    assert dp.per_gpu_gb >= one.per_gpu_gb * 0.98
+
+
+def test_full_70b_needs_sharding() -> None:
+    single = estimate_memory(TrainingSetup(arch=LLAMA3_70B, method="full"))
+    sharded = estimate_memory(TrainingSetup(arch=LLAMA3_70B, method="full", gpus=16, sharding="zero3", grad_checkpointing=True))
+    assert single.per_gpu_gb > 1000
+    assert sharded.per_gpu_gb < 141
+
+
+# ----- totals, margin, metric -----------------------------------------------------------------------
+def test_breakdown_sums_to_peak_and_margin_is_separate() -> None:
+    est = estimate_memory(setup(method="qlora", margin=0.25, gpus=2, sharding="fsdp"))
+    assert est.breakdown.total() == pytest.approx(est.per_gpu_gb)
+    assert est.planning_gb == pytest.approx(est.per_gpu_gb * 1.25)
+    out = est.contract_dict()
+    assert set(out["breakdown"]) == {"weights", "gradients", "optimizer", "activations", "logits", "overhead"}
+    assert out["per_gpu_gb"] == pytest.approx(sum(out["breakdown"].values()), abs=1e-9)
+
+
+def test_memory_metric_orders_allocated_reserved_device() -> None:
+    peaks = [estimate_memory(setup(method="lora", memory_metric=m)).per_gpu_gb for m in ("allocated", "reserved", "device")]
+    assert peaks[0] < peaks[1] < peaks[2]
+
+
+def test_qlora_defaults_to_gradient_checkpointing() -> None:
+    assert TrainingSetup(arch=LLAMA2_7B, method="qlora").grad_checkpointing is True
+    assert TrainingSetup(arch=LLAMA2_7B, method="qlora", grad_checkpointing=False).grad_checkpointing is False
+    assert TrainingSetup(arch=LLAMA2_7B, method="lora").grad_checkpointing is False
+
+
+def test_default_qlora_70b_fits_one_80gb_gpu_but_lora_does_not() -> None:
+    qlora = estimate_memory(TrainingSetup(arch=LLAMA3_70B, method="qlora"))
+    lora = estimate_memory(TrainingSetup(arch=LLAMA3_70B, method="lora"))
+    assert qlora.fits(80) and not qlora.fits(48)
+    assert not lora.fits(80) and lora.per_gpu_gb > 140
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("seq_len", 0), ("gpus", 0), ("micro_batch", -1), ("margin", 0.5), ("margin", 0.1), ("lora_rank", 100_000),
+     ("method", "prefix"), ("sharding", "zero9"), ("seq_len", 10_000_000)],
+)
+def test_validation_one_line(field: str, value: object) -> None:
+    fields = {"arch": LLAMA2_7B, "method": "lora", field: value}
+    with pytest.raises(BadInput) as exc:
+        TrainingSetup.checked(**fields)
+    message = str(exc.value)
+    assert "\n" not in message and field.replace("_", "-") in message
+
+
+def test_absurd_token_count_rejected() -> None:
+    with pytest.raises(BadInput, match="absurd"):
+        TrainingSetup.checked(arch=LLAMA2_7B, method="lora", seq_len=1_000_000, micro_batch=1000)
+
+
+# ----- sweep ---------------------------------------------------------------------------------------
+GPU_MEMORY = {"l4": 24.0, "a100-40gb": 40.0, "a100-80gb-sxm": 80.0, "h200-sxm": 141.0}
+
+
+def sweep_setups() -> list[TrainingSetup]:
+    return [
+        TrainingSetup(arch=LLAMA3_70B, method="full", grad_checkpointing=True),
+        TrainingSetup(arch=LLAMA3_8B, method="lora", precision="bf16-true", seq_len=4096, micro_batch=2),
+        TrainingSetup(arch=LLAMA3_70B, method="qlora", margin=0.3),
+        TrainingSetup(arch=MIXTRAL, method="full", optimizer="adamw8bit", precision="bf16-true"),
+    ]
+
+
+def test_sweep_shape_and_columns() -> None:
+    frame = fit_sweep(sweep_setups(), GPU_MEMORY, [1, 2, 8])
+    assert tuple(frame.columns) == SWEEP_COLUMNS
+    assert len(frame) == 4 * 4 * 3 * 4
+    first = frame.iloc[0]
+    assert (first.setup_index, first.gpu, first.gpu_count, first.sharding) == (0, "l4", 1, "none")
+    assert (frame.headroom_gb == frame.gpu_memory_gb - frame.planning_gb).all()
+    assert (frame.fits == (frame.planning_gb <= frame.gpu_memory_gb)).all()
+
+
+def test_sweep_agrees_exactly_with_scalar_path() -> None:
+    setups = sweep_setups()
+    frame = fit_sweep(setups, GPU_MEMORY, [1, 2, 8], ("none", "zero2", "zero3", "fsdp", "offload"))
+    for row in frame.itertuples():
+        one = setups[row.setup_index].model_copy(update={"gpus": row.gpu_count, "sharding": row.sharding})
+        est = estimate_memory(one)
+        assert row.per_gpu_gb == est.per_gpu_gb  # bit for bit: same kernel, same operations
+        assert row.planning_gb == est.planning_gb
+        assert row.fits == est.fits(row.gpu_memory_gb)
+
+
+def test_least_complex_marks_first_fitting_strategy() -> None:
+    frame = fit_sweep(sweep_setups(), GPU_MEMORY, [1, 2, 8, 16], ("offload", "zero3", "none", "zero2"))
+    order = {"none": 0, "zero2": 1, "zero3": 2, "offload": 3}
+    for _, group in frame.groupby(["setup_index", "gpu", "gpu_count"]):
+        fitting = group[group.fits]
+        marked = group[group.least_complex]
+        if fitting.empty:
+            assert marked.empty
+        else:
+            assert len(marked) == 1
+            assert order[marked.sharding.iloc[0]] == min(order[s] for s in fitting.sharding)
+    # 70B full fine-tune (18 B/param = 1.27 TB of state): up to 8x H200 only with CPU offload; 16x ZeRO-3
+    chosen = frame[(frame.setup_index == 0) & (frame.gpu == "h200-sxm") & frame.least_complex]
+    assert dict(zip(chosen.gpu_count, chosen.sharding)) == {1: "offload", 2: "offload", 8: "offload", 16: "zero3"}
+
+
+def test_sweep_accepts_mappings_and_rejects_unknown_strategy() -> None:
+    frame = fit_sweep([{"arch": LLAMA2_7B, "method": "lora"}], {"a10": 24.0}, [1])
+    assert frame.fits.any()
+    with pytest.raises(BadInput, match="zero9"):
+        fit_sweep(sweep_setups(), GPU_MEMORY, [1], ("zero9",))
+    assert fit_sweep([], GPU_MEMORY, [1]).empty
+
+
+def test_sweep_is_fast_for_the_colleague_sized_grid() -> None:
+    sizes = np.linspace(0.5, 400, 50)
+    setups = [TrainingSetup(arch=shape_for_params(float(p)), method=("full", "lora", "qlora")[i % 3]) for i, p in enumerate(sizes)]
+    gpus = {f"gpu{i}": 16.0 + 8 * i for i in range(40)}
+    counts = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+    fit_sweep(setups, gpus, counts)  # warm-up (imports, caches)
+    start = time.perf_counter()
+    frame = fit_sweep(setups, gpus, counts)
+    elapsed = time.perf_counter() - start
+    assert len(frame) == 50 * 40 * 10 * 4
+    assert elapsed < 1.0, f"sweep took {elapsed:.2f} s"
+
+
+def test_per_gpu_gb_many_matches_scalar() -> None:
+    setups = sweep_setups() + [setup(gpus=4, sharding="zero3")]
+    many = per_gpu_gb_many(setups)
+    assert many.tolist() == [estimate_memory(s).per_gpu_gb for s in setups]
+
+
+# ----- measurement rows ----------------------------------------------------------------------------
+def row(**kw) -> dict[str, str]:
+    base = dict(model="Llama-2-7b", params_b="6.74", method="lora", precision="bf16-true", seq_len="1304",
+                micro_batch="1", grad_checkpointing="False", num_gpus="1", sharding="none", notes="LoRA r=8 q,v only",
+                memory_metric="torch.cuda.max_memory_allocated", gpu="A100-40GB")
+    base.update(kw)
+    return base
+
+
+def test_row_mapping_litgpt() -> None:
+    s = setup_from_measurement_row(row())
+    assert (s.arch, s.method, s.precision, s.lora_rank, s.lora_targets, s.memory_metric) == (
+        LLAMA2_7B, "lora", "bf16-true", 8, "qv", "allocated",
+    )
+    assert s.grad_checkpointing is False and s.sharding == "none"
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        (dict(precision="bf16-mixed"), ("lora", "fp32")),  # Lightning: fp32 module under autocast
+        (dict(method="qlora", precision="bf16-mixed+bnb.nf4"), ("qlora", "bf16-mixed")),
+        (dict(method="qlora", precision="fp16 + GPTQ-int4 base"), ("qlora", "bf16-true")),
+        (dict(precision="bf16 (HF Trainer bf16=True)"), ("lora", "bf16-mixed")),
+        (dict(method="full_bf16_adamw", precision="bf16"), ("full", "bf16-true")),
+        (dict(method="full_adamw", precision="bf16", sharding="zero3", num_gpus="2"), ("full", "bf16-mixed")),
+        (dict(method="full_adam8bit", precision="bf16"), ("full", "bf16-true")),
+    ],
+)
+def test_row_mapping_precision_regimes(changes: dict[str, str], expected: tuple[str, str]) -> None:
+    s = setup_from_measurement_row(row(**changes))
+    assert (s.method, s.precision) == expected
+
+
+def test_row_mapping_details() -> None:
+    s = setup_from_measurement_row(row(method="qlora", precision="bf16-true+bnb.nf4-dq", sharding="fsdp+cpu_offload",
+                                       num_gpus="2", grad_checkpointing="unknown", memory_metric="peak reserved",
+                                       notes="LoRA r=64 on c_attn,c_proj,w1,w2"))
+    assert (s.sharding, s.gpus, s.grad_checkpointing, s.qlora_double_quant) == ("offload", 2, True, True)
+    assert (s.lora_rank, s.lora_targets, s.memory_metric) == (64, "all", "reserved")
+    assert setup_from_measurement_row(row(sharding="ddp", num_gpus="2")).sharding == "none"
+    assert setup_from_measurement_row(row(method="full_adam8bit")).optimizer == "adamw8bit"
+
+
+def test_unknown_model_falls_back_to_params_b() -> None:
+    s = setup_from_measurement_row(row(model="SomeLab/Unreleased-13B", params_b="13.0"))
+    assert s.arch.n_params / 1e9 == pytest.approx(13.0, rel=0.02)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [dict(seq_len="short (twitter_complaints)"), dict(micro_batch="unknown"), dict(method="dora"),
+     dict(sharding="fsdp+tp8+pp8"), dict(precision="unknown (likely fp32/mixed)"),
+     dict(model="mystery", params_b="")],
+)
+def test_unusable_rows(changes: dict[str, str]) -> None:
+    with pytest.raises(UnusableRow):
+        setup_from_measurement_row(row(**changes))
