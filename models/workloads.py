@@ -1,0 +1,289 @@
+"""The workload catalog: training jobs that offers are ranked for (``models/workloads.yaml``).
+
+Users extend or override it with their own YAML file named by ``GPUPRICE_WORKLOADS`` (same format;
+a workload with the same name replaces the built-in one). Any problem in a file is one BadInput
+line naming the file, the line and the field (YAML marks + pydantic locations).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from gpuprice.errors import BadInput, unknown_choice
+from models.cost import CostTerms, resumable_checkpoint_gb
+
+BUILTIN_PATH = Path(__file__).with_name("workloads.yaml")
+ENV_VAR = "GPUPRICE_WORKLOADS"
+GPUS_PER_NODE = 8
+
+
+class Workload(BaseModel):
+    """One training job: model, recipe, token budget, checkpoint schedule, deadline, cost terms."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=80)
+    description: str = ""
+    model: str | None = Field(default=None, description="catalog id (Hugging Face repo id)")
+    params_b: float | None = Field(default=None, gt=0, le=5000, description="size, when the model is not in the catalog")
+    method: Literal["full", "lora", "qlora"]
+    optimizer: Literal["adamw", "adamw8bit", "paged_adamw8bit", "sgd"] = "adamw"
+    precision: Literal["fp32", "bf16-mixed", "bf16-true"] = "bf16-mixed"
+    seq_len: int = Field(default=2048, ge=1, le=4_194_304)
+    micro_batch: int = Field(default=1, ge=1, le=65_536)
+    grad_checkpointing: bool | None = Field(default=None, description="default: on for qlora, off otherwise")
+    lora_rank: int = Field(default=16, ge=1, le=65_536)
+    lora_targets: Literal["all", "qv"] = "all"
+    tokens: float | None = Field(default=None, gt=0)
+    steps: int | None = Field(default=None, ge=1)
+    global_batch_tokens: int | None = Field(default=None, ge=1)
+    checkpoint_interval_tokens: float | None = Field(default=None, gt=0)
+    checkpoint_interval_steps: int | None = Field(default=None, ge=1)
+    checkpoint_interval_hours: float | None = Field(default=None, gt=0)
+    checkpoint_size_gb: float | None = Field(default=None, ge=0)
+    deadline_hours: float | None = Field(default=None, gt=0)
+    min_nodes: int = Field(default=1, ge=1, le=1024)
+    max_nodes: int = Field(default=1, ge=1, le=1024)
+    cost_terms: CostTerms = Field(default_factory=CostTerms)
+    source: str = Field(default="", exclude=True, description="file the workload came from")
+
+    @field_validator("method", "optimizer", "precision", "lora_targets", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Workload:
+        if (self.model is None) == (self.params_b is None):
+            raise ValueError("give exactly one of model (catalog id) or params_b")
+        if (self.tokens is None) == (self.steps is None):
+            raise ValueError("give the training length as tokens, or as steps with global_batch_tokens")
+        if self.steps is not None and self.global_batch_tokens is None:
+            raise ValueError("steps needs global_batch_tokens")
+        intervals = [self.checkpoint_interval_tokens, self.checkpoint_interval_steps, self.checkpoint_interval_hours]
+        if sum(v is not None for v in intervals) != 1:
+            raise ValueError(
+                "give exactly one of checkpoint_interval_tokens, checkpoint_interval_steps or checkpoint_interval_hours"
+            )
+        if self.checkpoint_interval_steps is not None and self.global_batch_tokens is None:
+            raise ValueError("checkpoint_interval_steps needs global_batch_tokens")
+        if self.min_nodes > self.max_nodes:
+            raise ValueError(f"min_nodes {self.min_nodes} exceeds max_nodes {self.max_nodes}")
+        return self
+
+    # ----- derived quantities ---------------------------------------------------------------
+    @property
+    def training_tokens(self) -> float:
+        if self.tokens is not None:
+            return float(self.tokens)
+        assert self.steps is not None and self.global_batch_tokens is not None
+        return float(self.steps) * float(self.global_batch_tokens)
+
+    @property
+    def tokens_per_checkpoint(self) -> float | None:
+        """Progress between checkpoints; None when the job checkpoints on the wall clock."""
+        if self.checkpoint_interval_tokens is not None:
+            return float(self.checkpoint_interval_tokens)
+        if self.checkpoint_interval_steps is not None:
+            assert self.global_batch_tokens is not None
+            return float(self.checkpoint_interval_steps) * float(self.global_batch_tokens)
+        return None
+
+    @property
+    def uses_checkpointing(self) -> bool:
+        return self.grad_checkpointing if self.grad_checkpointing is not None else self.method == "qlora"
+
+    @property
+    def gpus_allowed(self) -> tuple[int, int]:
+        """GPU counts a multi-node configuration may use (whole 8-GPU nodes)."""
+        return self.min_nodes * GPUS_PER_NODE, self.max_nodes * GPUS_PER_NODE
+
+    def arch(self) -> Any:
+        """The model's architecture (``models.architectures.ModelArch``)."""
+        return _resolve_arch(self.model, self.params_b)
+
+    def setup(self, gpus: int = 1, sharding: str = "none") -> Any:
+        """The memory model's ``TrainingSetup`` for this workload on ``gpus`` GPUs."""
+        from models.memory import TrainingSetup
+
+        return TrainingSetup.checked(
+            arch=self.arch(),
+            method=self.method,
+            optimizer=self.optimizer,
+            precision=self.precision,
+            seq_len=self.seq_len,
+            micro_batch=self.micro_batch,
+            grad_checkpointing=self.uses_checkpointing,
+            lora_rank=self.lora_rank,
+            lora_targets=self.lora_targets,
+            gpus=gpus,
+            sharding=sharding,
+        )
+
+    def adapter_params(self) -> float:
+        if self.method == "full":
+            return 0.0
+        from models.memory import lora_params
+
+        return float(lora_params(self.arch(), self.lora_rank, self.lora_targets))
+
+    def checkpoint_gb(self) -> float:
+        """Given size, or master weights + optimizer state of what trains (models.cost)."""
+        if self.checkpoint_size_gb is not None:
+            return self.checkpoint_size_gb
+        arch = self.arch()
+        return resumable_checkpoint_gb(arch.n_params, self.method, self.optimizer, self.precision, self.adapter_params())
+
+    def model_download_gb(self) -> float:
+        """The base weights fetched at start-up (BF16)."""
+        return 2.0 * self.arch().n_params / 1e9
+
+    def dataset_gb(self) -> float:
+        terms = self.cost_terms
+        if terms.dataset_gb is not None:
+            return terms.dataset_gb
+        return self.training_tokens * terms.bytes_per_token / 1e9
+
+    def definition(self) -> dict[str, Any]:
+        """JSON-ready definition (what ``gpuprice workloads --json`` prints), derived values included."""
+        data = self.model_dump(mode="json", exclude_none=True)
+        data["cost_terms"] = self.cost_terms.model_dump(mode="json", exclude_none=True)
+        data["grad_checkpointing"] = self.uses_checkpointing
+        data["training_tokens"] = self.training_tokens
+        data["checkpoint_size_gb"] = round(self.checkpoint_gb(), 3)
+        per_ckpt = self.tokens_per_checkpoint
+        if per_ckpt is not None:
+            data["checkpoints"] = max(1, math.ceil(self.training_tokens / per_ckpt - 1e-9))
+        data["source"] = self.source
+        return data
+
+
+@functools.cache
+def _resolve_arch(model: str | None, params_b: float | None) -> Any:
+    from models.architectures import resolve_model
+
+    return resolve_model(model_id=model, params_b=params_b)
+
+
+# ----------------------------------------------------------------------------- YAML loading
+def _yaml_error(path: Path, exc: yaml.YAMLError) -> BadInput:
+    # The context mark is where the broken construct starts (an unclosed bracket), the problem
+    # mark where the parser gave up; name the first and mention the second.
+    context = getattr(exc, "context_mark", None)
+    problem_mark = getattr(exc, "problem_mark", None)
+    mark = context or problem_mark
+    where = f"{path} line {mark.line + 1}" if mark is not None else str(path)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    if context is not None and problem_mark is not None and problem_mark.line != context.line:
+        problem = f"{problem} at line {problem_mark.line + 1}"
+    return BadInput(f"{where}: malformed YAML ({problem})")
+
+
+def _node_at(node: yaml.Node, loc: tuple[Any, ...]) -> yaml.Node:
+    """The YAML node a pydantic error location points at (a scalar field: its key's line)."""
+    for key in loc:
+        if isinstance(node, yaml.MappingNode):
+            pair = next(((k, v) for k, v in node.value if k.value == key), None)
+            if pair is None:
+                break
+            key_node, value_node = pair
+            if not isinstance(value_node, (yaml.MappingNode, yaml.SequenceNode)):
+                return key_node
+            node = value_node
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+        else:
+            break
+    return node
+
+
+def _items(path: Path, text: str) -> list[tuple[dict[str, Any], yaml.Node]]:
+    """The workload mappings of one file with their YAML nodes."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise _yaml_error(path, exc) from None
+    if root is None:
+        raise BadInput(f"{path}: empty workloads file (expected 'workloads:' followed by a list)")
+    if isinstance(data, dict) and isinstance(root, yaml.MappingNode):
+        if set(data) != {"workloads"}:
+            extra = next(k for k in root.value if k[0].value != "workloads")[0]
+            raise BadInput(f"{path} line {extra.start_mark.line + 1}: unknown top-level key {extra.value!r}; expected 'workloads'")
+        data = data["workloads"]
+        root = next(v for k, v in root.value if k.value == "workloads")
+    if not isinstance(data, list) or not isinstance(root, yaml.SequenceNode):
+        raise BadInput(f"{path} line {root.start_mark.line + 1}: 'workloads' must be a list of workloads")
+    items = []
+    for entry, node in zip(data, root.value, strict=True):
+        if not isinstance(entry, dict):
+            raise BadInput(f"{path} line {node.start_mark.line + 1}: each workload must be a mapping of fields")
+        items.append((entry, node))
+    return items
+
+
+def _validation_error(path: Path, node: yaml.Node, entry: dict[str, Any], exc: ValidationError) -> BadInput:
+    err = exc.errors()[0]
+    loc = tuple(err.get("loc", ()))
+    target = _node_at(node, loc)
+    field = ".".join(str(p) for p in loc) or "workload"
+    name = entry.get("name", "?")
+    message = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+    value = err.get("input")
+    shown = "" if isinstance(value, (dict, list)) or value is None or not loc else f" (got {value!r})"
+    return BadInput(f"{path} line {target.start_mark.line + 1}: workload {name!r} field {field}: {message}{shown}")
+
+
+def load_file(path: str | Path) -> list[Workload]:
+    """Workloads of one YAML file, validated (model names resolved), in file order."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BadInput(f"workloads file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"cannot read workloads file {path}: {exc}") from None
+    workloads: list[Workload] = []
+    seen: dict[str, int] = {}
+    for entry, node in _items(path, text):
+        line = node.start_mark.line + 1
+        try:
+            workload = Workload.model_validate({**entry, "source": str(path)})
+        except ValidationError as exc:
+            raise _validation_error(path, node, entry, exc) from None
+        if workload.name in seen:
+            raise BadInput(f"{path} line {line}: workload {workload.name!r} defined twice (first at line {seen[workload.name]})")
+        seen[workload.name] = line
+        try:
+            workload.arch()
+        except BadInput as exc:
+            field_line = _node_at(node, ("model",) if workload.model else ("params_b",)).start_mark.line + 1
+            raise BadInput(f"{path} line {field_line}: workload {workload.name!r} field model: {exc}") from None
+        workloads.append(workload)
+    return workloads
+
+
+def load_workloads(extra: str | Path | None = None) -> list[Workload]:
+    """Built-in workloads, then those of ``extra`` (default: $GPUPRICE_WORKLOADS) replacing by name."""
+    merged = {w.name: w for w in load_file(BUILTIN_PATH)}
+    extra = extra if extra is not None else os.environ.get(ENV_VAR) or None
+    if extra is not None:
+        for workload in load_file(Path(extra).expanduser()):
+            merged[workload.name] = workload
+    return list(merged.values())
+
+
+def get_workload(name: str, workloads: list[Workload] | None = None) -> Workload:
+    """One workload by name; BadInput naming close matches when unknown."""
+    workloads = workloads if workloads is not None else load_workloads()
+    for workload in workloads:
+        if workload.name == name.strip():
+            return workload
+    raise unknown_choice("workload", name, [w.name for w in workloads])

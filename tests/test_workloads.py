@@ -1,0 +1,148 @@
+"""The workload catalog: built-in classes, user overrides, and one-line errors with file and line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpuprice.errors import BadInput
+from models.workloads import BUILTIN_PATH, Workload, get_workload, load_file, load_workloads
+
+GOOD = """\
+workloads:
+  - name: my-run
+    description: a small LoRA run
+    model: meta-llama/Llama-3.1-8B
+    method: lora
+    seq_len: 1024
+    tokens: 20_000_000
+    checkpoint_interval_tokens: 5_000_000
+    cost_terms:
+      storage_usd_per_gb_month: 0.02
+"""
+
+
+@pytest.fixture(autouse=True)
+def _no_user_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GPUPRICE_WORKLOADS", raising=False)
+
+
+def write(tmp_path: Path, text: str, name: str = "w.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_builtin_catalog_covers_the_guide_classes() -> None:
+    workloads = {w.name: w for w in load_workloads()}
+    qlora_70b = workloads["llama-3.1-70b-qlora"]
+    assert (qlora_70b.method, qlora_70b.arch().n_params > 60e9) == ("qlora", True)
+    methods = {(w.method, w.optimizer) for w in workloads.values() if w.arch().n_params > 60e9}
+    assert {("qlora", "paged_adamw8bit"), ("full", "adamw"), ("full", "adamw8bit")} <= methods
+    small_adapters = [w for w in workloads.values() if w.method in ("lora", "qlora") and 6e9 < w.arch().n_params < 14e9]
+    assert {w.method for w in small_adapters} == {"lora", "qlora"}
+    assert any(w.method == "full" and 6e9 < w.arch().n_params < 35e9 for w in workloads.values())
+    pretraining = workloads["llama-3.1-8b-continued-pretraining"]
+    assert pretraining.training_tokens >= 100e9
+    assert (pretraining.min_nodes, pretraining.max_nodes) == (2, 64)
+    assert any(w.training_tokens <= 10e6 for w in workloads.values())  # budget experiment
+
+
+def test_every_builtin_workload_is_usable() -> None:
+    for workload in load_workloads():
+        setup = workload.setup(gpus=8, sharding="zero3")
+        assert setup.method == workload.method
+        assert workload.checkpoint_gb() > 0
+        definition = workload.definition()
+        json.dumps(definition)
+        assert definition["checkpoints"] >= 1
+        assert definition["source"].endswith("workloads.yaml")
+
+
+def test_derived_checkpoint_size_and_counts() -> None:
+    full = get_workload("llama-3.1-70b-full-adamw")
+    assert full.checkpoint_gb() == pytest.approx(12 * full.arch().n_params / 1e9)  # fp32 master + 2 moments
+    adapters = get_workload("llama-3.1-70b-qlora")
+    assert adapters.checkpoint_gb() < 5  # adapters only
+    pretraining = get_workload("llama-3.1-8b-continued-pretraining")
+    assert pretraining.tokens_per_checkpoint == 1000 * 4_194_304
+    assert pretraining.definition()["checkpoints"] == 25
+
+
+def test_user_file_extends_and_overrides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    override = GOOD + """\
+  - name: llama-3.1-8b-lora
+    model: meta-llama/Llama-3.1-8B
+    method: lora
+    tokens: 1_000_000
+    checkpoint_interval_hours: 2
+"""
+    monkeypatch.setenv("GPUPRICE_WORKLOADS", str(write(tmp_path, override)))
+    workloads = {w.name: w for w in load_workloads()}
+    assert workloads["my-run"].cost_terms.storage_usd_per_gb_month == 0.02
+    assert workloads["my-run"].cost_terms.startup_hours == 0.25  # untouched defaults
+    assert workloads["llama-3.1-8b-lora"].training_tokens == 1e6
+    assert workloads["llama-3.1-8b-lora"].tokens_per_checkpoint is None  # wall-clock checkpoints
+    assert "llama-3.1-70b-qlora" in workloads
+    assert len(workloads) == len(load_file(BUILTIN_PATH)) + 1
+
+
+def test_unknown_workload_names_close_matches() -> None:
+    with pytest.raises(BadInput, match="llama-3.1-70b-qlora"):
+        get_workload("llama-3.1-70b-qlra")
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "fragment"),
+    [
+        (GOOD.replace("seq_len: 1024", "seq_len: lots"), 6, "field seq_len"),
+        (GOOD.replace("method: lora", "method: prefix"), 5, "field method"),
+        (GOOD.replace("    seq_len: 1024\n", "    seq_len: 1024\n    sequence: 3\n"), 7, "field sequence"),
+        (GOOD.replace("      storage_usd_per_gb_month: 0.02", "      storage_usd_per_gb_month: -1"), 10, "cost_terms.storage_usd_per_gb_month"),
+        (GOOD.replace("    method: lora\n", ""), 2, "field method"),
+        (GOOD.replace("    tokens: 20_000_000\n", ""), 2, "tokens"),
+        (GOOD.replace("meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-8C"), 4, "Llama-3.1-8B"),
+        (GOOD.replace("seq_len: 1024", "seq_len: [1024"), 6, "malformed YAML"),
+        (GOOD.replace("name: my-run", "name: My Run"), 2, "field name"),
+        (GOOD + GOOD.split("workloads:\n")[1], 11, "defined twice"),
+        ("workloads:\n  - just a string\n", 2, "mapping"),
+        ("workload:\n  - name: x\n", 1, "unknown top-level key"),
+        ("workloads: 3\n", 1, "must be a list"),
+    ],
+)
+def test_malformed_files_name_file_line_and_field(tmp_path: Path, text: str, line: int, fragment: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(BadInput) as info:
+        load_file(path)
+    message = str(info.value)
+    assert message.startswith(f"{path} line {line}:"), message
+    assert fragment in message
+    assert "\n" not in message
+
+
+def test_missing_or_empty_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(BadInput, match="not found"):
+        load_file(tmp_path / "nope.yaml")
+    with pytest.raises(BadInput, match="empty"):
+        load_file(write(tmp_path, ""))
+    monkeypatch.setenv("GPUPRICE_WORKLOADS", str(tmp_path / "missing.yaml"))
+    with pytest.raises(BadInput, match="missing.yaml"):
+        load_workloads()
+
+
+def test_model_validation_rules() -> None:
+    base = dict(name="x", model="meta-llama/Llama-3.1-8B", method="lora", tokens=1e6, checkpoint_interval_tokens=1e5)
+    Workload.model_validate(base)
+    for broken in (
+        {**base, "params_b": 8},  # model and params_b
+        {**base, "steps": 10},  # tokens and steps
+        {**{k: v for k, v in base.items() if k != "tokens"}, "steps": 10},  # steps without batch
+        {**base, "checkpoint_interval_hours": 1},  # two intervals
+        {**base, "min_nodes": 4, "max_nodes": 2},
+    ):
+        with pytest.raises(ValueError):
+            Workload.model_validate(broken)
+    by_size = Workload.model_validate({**{k: v for k, v in base.items() if k != "model"}, "params_b": 13})
+    assert by_size.arch().n_params == pytest.approx(13e9, rel=0.02)
