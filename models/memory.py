@@ -401,15 +401,24 @@ def estimate_memory(setup: TrainingSetup, constants: MemoryConstants = DEFAULT_C
     )
 
 
+class PreparedSetups:
+    """Many setups with their per-setup features computed once; :meth:`per_gpu_gb` then costs one
+    vectorised kernel call per set of constants (calibration re-evaluates thousands of them)."""
+
+    def __init__(self, setups: Sequence[TrainingSetup]) -> None:
+        rows = [_features(s) for s in setups]
+        self.setups = list(setups)
+        self._feats = {k: np.array([r[k] for r in rows], dtype=np.float64) for k in _FEATURES}
+        self._gpus = np.array([s.gpus for s in setups], dtype=np.int64)
+        self._codes = np.array([_STRATEGY_CODE[s.sharding] for s in setups], dtype=np.int64)
+
+    def per_gpu_gb(self, constants: MemoryConstants = DEFAULT_CONSTANTS) -> np.ndarray:
+        return _kernel(self._feats, self._gpus, self._codes, constants)["per_gpu"]
+
+
 def per_gpu_gb_many(setups: Sequence[TrainingSetup], constants: MemoryConstants = DEFAULT_CONSTANTS) -> np.ndarray:
     """``estimate_memory(s).per_gpu_gb`` for many setups at once (each with its own gpus/sharding)."""
-    if not setups:
-        return np.zeros(0)
-    rows = [_features(s) for s in setups]
-    feats = {k: np.array([r[k] for r in rows], dtype=np.float64) for k in _FEATURES}
-    gpus = np.array([s.gpus for s in setups], dtype=np.int64)
-    codes = np.array([_STRATEGY_CODE[s.sharding] for s in setups], dtype=np.int64)
-    return _kernel(feats, gpus, codes, constants)["per_gpu"]
+    return PreparedSetups(setups).per_gpu_gb(constants)
 
 
 # ----- vectorised sweep --------------------------------------------------------------------------
