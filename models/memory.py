@@ -504,77 +504,94 @@ _FALSE = {"false", "no", "off", "0", "none"}
 
 
 def _parse_int(value: Any, name: str) -> int:
-    try:
-        number = float(str(value).strip())
-    except ValueError:
-        raise UnusableRow(f"{name} {value!r} is not a number") from None
+    """A leading integer ("2048", "2,048", "4 (GA 8)", "8k" = 8192); anything else is unusable."""
+    text = str(value if value is not None else "").strip().lower().replace(",", "").replace("_", "")
+    match = re.match(r"^(\d+(?:\.\d+)?)\s*(k\b)?", text)
+    if not match:
+        raise UnusableRow(f"{name} {value!r} is not a number")
+    number = float(match.group(1)) * (1024 if match.group(2) else 1)
     if not math.isfinite(number) or number != int(number):
         raise UnusableRow(f"{name} {value!r} is not an integer")
     return int(number)
 
 
 def _parse_gc(value: Any, sharding: str) -> bool:
-    text = str(value).strip().lower()
-    if text in _TRUE or text.startswith(("true", "on")) or "typically on" in text or "likely on" in text:
+    text = str(value if value is not None else "").strip().lower()
+    if text in _TRUE or text.startswith(("true", "on", "yes", "full")) or "typically on" in text or "likely on" in text:
         return True
-    if text in _FALSE or text.startswith("false"):
-        return False
+    if text in _FALSE or text.startswith(("false", "off", "no", "selective")):
+        return False  # selective recomputation keeps most tensors: closest is off
     # Unstated: frameworks wrap blocks with activation checkpointing when they shard with
     # FSDP/ZeRO-3 (litgpt, torchtune); single-device scripts leave it off.
     return sharding in ("zero3", "fsdp", "offload")
 
 
 def _parse_sharding(value: Any) -> str:
-    text = str(value).strip().lower()
-    if "tp" in re.split(r"[+_\s]", text)[-1] or re.search(r"\b(tp|pp)\d", text) or "+tp" in text or "+pp" in text:
+    text = str(value if value is not None else "").strip().lower()
+    tokens = [t for t in re.split(r"[^a-z0-9]+", text) if t]
+    if any(re.fullmatch(r"(tp|pp|cp)\d*", t) for t in tokens) or any(
+        word in text for word in ("megatron", "tensor parallel", "pipeline")
+    ):
         raise UnusableRow(f"sharding {value!r}: tensor/pipeline parallelism is not modelled")
     if "offload" in text:
         return "offload"
-    if text in ("", "none", "ddp", "dp", "single", "no_shard"):
+    if not tokens or text in ("none", "ddp", "dp", "single", "no_shard", "no shard", "n/a", "-"):
         return "none"
-    for name in ("zero3", "zero2", "fsdp"):
-        if name in text.replace("-", "").replace("_", ""):
-            return name
-    if "zero1" in text.replace("-", "").replace("_", ""):
-        return "zero2"  # optimizer-state sharding only: closest modelled tier
+    squashed = re.sub(r"[^a-z0-9]", "", text)
+    stage = re.search(r"zero(?:stage)?([123])", squashed)
+    if stage:  # ZeRO-1 shards optimizer state only: closest modelled tier is ZeRO-2
+        return {"1": "zero2", "2": "zero2", "3": "zero3"}[stage.group(1)]
+    if "shardgradop" in squashed:
+        return "zero2"
+    if "fsdp" in squashed or "fullshard" in squashed or "hybridshard" in squashed:
+        return "fsdp"
+    if squashed in ("ddp", "dataparallel", "distributeddataparallel"):
+        return "none"
     raise UnusableRow(f"sharding {value!r} is not modelled")
 
 
 def _parse_method(method: Any, precision_text: str, sharding: str) -> tuple[str, str, str]:
     """(method, optimizer, precision) from the row's method and precision strings."""
-    m = str(method).strip().lower()
+    m = str(method if method is not None else "").strip().lower()
     p = precision_text.strip().lower()
-    if m in ("lora", "qlora"):
-        kind = m
-        optimizer = "adamw"
-    elif m.startswith(("full", "pretrain_full", "pretrain")):
+    if re.search(r"dora|adapter|prefix|prompt|ia3|lora_emb|lora\+emb|embedding", m):
+        raise UnusableRow(f"method {method!r} is not modelled (full, lora, qlora)")
+    if "qlora" in m or "q-lora" in m:
+        kind = "qlora"
+    elif "lora" in m:
+        kind = "lora"
+    elif m.startswith(("full", "pretrain", "sft", "ft", "fine")):
         kind = "full"
-        if "8bit" in m or "adam8bit" in m:
-            optimizer = "adamw8bit"
-        elif "sgd" in m:
-            optimizer = "sgd"
-        else:  # adamw, pagedadamw (32-bit paged: same steady-state size as AdamW)
-            optimizer = "adamw"
     else:
         raise UnusableRow(f"method {method!r} is not modelled (full, lora, qlora)")
-    if "bf16-true" in p or "no amp" in p or "pure" in p:
+    if "8bit" in m or "8-bit" in m or "adam8" in m:
+        optimizer = "paged_adamw8bit" if "paged" in m else "adamw8bit"
+    elif "sgd" in m:
+        optimizer = "sgd"
+    else:  # adamw, pagedadamw (32-bit paged: same steady-state size as AdamW)
+        optimizer = "adamw"
+    if not p or p.startswith(("unknown", "?", "n/a", "likely")):
+        raise UnusableRow(f"precision {precision_text!r} is unknown")
+    if re.search(r"(?<![a-z0-9])(bf16|16)-true|no amp|pure", p):
         precision = "bf16-true"
-    elif "bf16-mixed" in p:
-        # Lightning's flag: the module stays fp32 under bf16 autocast. Full fine-tuning and QLoRA
+    elif re.search(r"(?<![a-z0-9])(bf16|fp16|16)-mixed", p):
+        # Lightning's flag: the module stays fp32 under 16-bit autocast. Full fine-tuning and QLoRA
         # (4-bit base, fp32 non-quantized layers) match bf16-mixed here; LoRA keeps an fp32 frozen
         # base (plus the bf16 copies autocast saves), which the fp32 regime accounts for.
         precision = "fp32" if kind == "lora" else "bf16-mixed"
-    elif p.startswith(("fp32", "float32")):
+    elif re.match(r"(fp32|float32|32-true|32\b|tf32)", p):
         precision = "fp32"
     elif "gptq" in p or "awq" in p:
         # GPTQ/AWQ bases: PEFT's prepare_model_for_kbit_training does not upcast their
         # non-quantized layers to fp32, so the 16-bit regime is the closest.
         precision = "bf16-true"
-    elif p.startswith(("bf16", "fp16")):
-        # Plain "bf16": autocast runs (HF Trainer bf16=True, DeepSpeed bf16, fp16 GPTQ bases) are
-        # mixed - fp32 adapters/master/states on a 16-bit base; otherwise pure bf16 (torchtune,
-        # litgpt bf16-true, Answer.AI) with states in bf16.
-        amp = any(word in p for word in ("trainer", "amp", "deepspeed", "fp16")) or sharding in ("zero2", "zero3")
+    elif "mixed" in p or re.search(r"\bamp\b", p):
+        precision = "bf16-mixed"
+    elif p.startswith(("bf16", "fp16", "float16", "bfloat16", "16")):
+        # Plain "bf16": autocast runs (HF Trainer bf16=True, DeepSpeed bf16, fp16 with loss
+        # scaling) are mixed - fp32 adapters/master/states on a 16-bit base; otherwise pure bf16
+        # (torchtune, litgpt bf16-true, Answer.AI) with states in bf16.
+        amp = any(word in p for word in ("trainer", "deepspeed", "fp16")) or sharding in ("zero2", "zero3")
         precision = "bf16-mixed" if amp and "bf16_" not in m else "bf16-true"
     else:
         raise UnusableRow(f"precision {precision_text!r} is unknown")
