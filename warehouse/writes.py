@@ -22,6 +22,8 @@ SNAPSHOT_COLUMNS: tuple[str, ...] = (
     "storage_gb", "available", "effective_from", "source", "raw_sha256", "parser_version", "ingested_at",
     "price_basis",
 )
+# Where a provider's partition comes from; public_report rows are history loaded separately.
+SNAPSHOT_SOURCES: tuple[str, ...] = ("scrape", "archive")
 RAW_PAGE_COLUMNS: tuple[str, ...] = (
     "provider", "url", "snapshot_date", "fetched_at", "http_status", "etag", "last_modified", "sha256",
     "bytes", "stored_path", "parser_version",
@@ -92,7 +94,13 @@ def replace_snapshot_partition(
     parser_version: str | None,
     report: ParseReport | None = None,
 ) -> int:
-    """Replace the (provider, snapshot_date) partition of scraped/replayed offers and its quarantine rows."""
+    """Replace the (provider, snapshot_date) partition of scraped/replayed offers and its quarantine rows.
+
+    ``source`` is the snapshot's origin, ``scrape`` or ``archive`` (a live run is a scrape): the
+    partition, the views and the reports all select on exactly these two values.
+    """
+    if source not in SNAPSHOT_SOURCES:
+        raise ValueError(f"snapshot source {source!r}; valid: {', '.join(SNAPSHOT_SOURCES)}")
     frame = offers_frame(
         offers, snapshot_date=snapshot_date, source=source, raw_sha256=raw_sha256, parser_version=parser_version
     )

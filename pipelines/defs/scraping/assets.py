@@ -12,13 +12,16 @@ from typing import Any
 
 import dagster as dg
 
-from pipelines.defs.scraping.checks import check_specs, evaluate_checks, previous_offer_count
+from pipelines.defs.scraping.checks import baseline_offer_count, check_specs, evaluate_checks
 from pipelines.partitions import daily_partitions
 from pipelines.resources import WAREHOUSE_POOL, ScrapeSettings, WarehouseResource
 from scrapers.offer import PROVIDERS, Offer, ParseResult, StructureMissing
 from scrapers.registry import provider_module
 from warehouse import writes
 
+# Run source (--source) -> price_snapshots.source: what the views, reports and partition
+# replacement select on. A live run is a scrape.
+SNAPSHOT_SOURCE = {"live": "scrape", "archive": "archive"}
 FETCH_RETRY = dg.RetryPolicy(max_retries=2, delay=30, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS)
 # Run tag that switches FETCH_RETRY off. `gpuprice run` sets it: the fetcher has already spent its
 # retry budget (backoff, Retry-After), and re-running the step would triple the requests to a
@@ -178,7 +181,9 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
             )
             raise
         report = result.report
-        check_results, failures = evaluate_checks(provider, result, previous_offer_count(warehouse, provider, day))
+        check_results, failures = evaluate_checks(
+            provider, result, baseline_offer_count(warehouse, provider, day, len(result.offers))
+        )
         if failures:
             record_failure(
                 warehouse, provider=provider, snapshot_date=day, source=raw_page["source"],
@@ -218,7 +223,7 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
                 provider=provider,
                 snapshot_date=day,
                 offers=result.offers,
-                source=raw["source"],
+                source=SNAPSHOT_SOURCE[raw["source"]],
                 raw_sha256=raw["sha256"],
                 parser_version=raw.get("parser_version"),
                 report=result.report,
