@@ -129,7 +129,9 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
     gated = _gated(cfg, family)
     experts = cfg.int_(("num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts"), "expert count", 1)
     experts = max(1, experts or 1)
-    name = str(data.get("_name_or_path") or path.parent.name or path.stem)
+    # HF layout is <model>/config.json; a differently named file names itself.
+    folder = path.parent.name if path.name == "config.json" else ""
+    name = str(data.get("_name_or_path") or folder or path.stem)
 
     fields: dict[str, Any] = dict(
         name=name,

@@ -24,23 +24,25 @@ from models.architectures import resolve_model
 from models.memory import LORA_TARGETS, METHODS, OPTIMIZERS, PRECISIONS, SHARDINGS, TrainingSetup
 
 # ----- Typer option aliases (declare these in a command signature) ------------------------------
+# Numbers arrive as text and are parsed by setup_from_options, so a bad value is a one-line
+# BadInput naming the option rather than a usage error from the argument parser.
 ModelOpt = Annotated[Optional[str], typer.Option("--model", help="Catalog model (Hugging Face repo id), e.g. meta-llama/Llama-3.1-70B.")]
 ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="A Hugging Face config.json.")]
-ParamsBOpt = Annotated[Optional[float], typer.Option("--params-b", help="Model size in billions (representative dense shape).")]
+ParamsBOpt = Annotated[Optional[str], typer.Option("--params-b", help="Model size in billions (representative dense shape).")]
 MethodOpt = Annotated[Optional[str], typer.Option("--method", help="full, lora or qlora (required).")]
 OptimizerOpt = Annotated[Optional[str], typer.Option("--optimizer", help="adamw, adamw8bit, paged_adamw8bit or sgd [adamw].")]
 PrecisionOpt = Annotated[Optional[str], typer.Option("--precision", help="fp32, bf16-mixed or bf16-true [bf16-mixed].")]
-SeqLenOpt = Annotated[Optional[int], typer.Option("--seq-len", help="Tokens per sequence [2048].")]
-MicroBatchOpt = Annotated[Optional[int], typer.Option("--micro-batch", help="Sequences per GPU per step [1].")]
+SeqLenOpt = Annotated[Optional[str], typer.Option("--seq-len", help="Tokens per sequence [2048].")]
+MicroBatchOpt = Annotated[Optional[str], typer.Option("--micro-batch", help="Sequences per GPU per step [1].")]
 GradCkptOpt = Annotated[
     Optional[bool],
     typer.Option("--grad-checkpointing/--no-grad-checkpointing", help="Recompute activations in backward [off; on for qlora].", show_default=False),
 ]
-LoraRankOpt = Annotated[Optional[int], typer.Option("--lora-rank", help="LoRA rank [16].")]
+LoraRankOpt = Annotated[Optional[str], typer.Option("--lora-rank", help="LoRA rank [16].")]
 LoraTargetsOpt = Annotated[Optional[str], typer.Option("--lora-targets", help="all or qv [all].")]
-GpusOpt = Annotated[Optional[int], typer.Option("--gpus", help="GPUs in the job [1].")]
+GpusOpt = Annotated[Optional[str], typer.Option("--gpus", help="GPUs in the job [1].")]
 ShardingOpt = Annotated[Optional[str], typer.Option("--sharding", help="none, zero2, zero3 or fsdp [none].")]
-MarginOpt = Annotated[Optional[float], typer.Option("--margin", help="Planning margin, 0.15-0.30 [0.20].")]
+MarginOpt = Annotated[Optional[str], typer.Option("--margin", help="Planning margin, 0.15-0.30 [0.20].")]
 GpuOpt = Annotated[Optional[str], typer.Option("--gpu", help="GPU slug, e.g. h100-sxm.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 BatchOpt = Annotated[Optional[Path], typer.Option("--batch", help="CSV, one run per row; JSON lines out in row order.")]
@@ -83,7 +85,10 @@ def _flag(name: str) -> str:
 def _choice(name: str, value: str) -> str:
     text = value.strip().lower()
     if text not in _CHOICES[name]:
-        raise unknown_choice(_flag(name).lstrip("-"), value, _CHOICES[name])
+        error = unknown_choice(_flag(name).lstrip("-"), value, _CHOICES[name])
+        if "valid:" not in str(error):  # short lists: always show every choice
+            error = BadInput(f"{error} (valid: {', '.join(_CHOICES[name])})")
+        raise error
     return text
 
 
@@ -96,6 +101,9 @@ def setup_from_options(**options: Any) -> TrainingSetup:
     if unknown:
         raise BadInput(f"unknown option {sorted(unknown)[0]!r}; valid: {', '.join(MODEL_OPTION_NAMES)}")
     values = {k: (options.get(k) if options.get(k) is not None else d) for k, d in MODEL_OPTION_DEFAULTS.items()}
+    for name in (*_INTS, *_FLOATS, "grad_checkpointing"):
+        if isinstance(values[name], str):
+            values[name] = parse_cell(name, values[name], label=_flag(name))
     if values["method"] is None:
         raise BadInput("--method is required: full, lora or qlora")
     for name in _CHOICES:
@@ -195,28 +203,32 @@ def _check_header(path: Path, line: int, header: list[str], allowed: tuple[str, 
         seen.add(name)
 
 
-def parse_cell(name: str, value: str) -> Any:
-    """A CSV cell as the option's type (int, float, bool or str)."""
+def parse_cell(name: str, value: str, label: str | None = None) -> Any:
+    """A CSV cell (or option text) as the option's type (int, float, bool or str)."""
+    label = label or name
     if name in _INTS:
         try:
-            number = float(value.replace("_", ""))
+            number = float(value.strip().replace("_", ""))
         except ValueError:
-            raise BadInput(f"{name} {value!r} is not an integer") from None
+            raise BadInput(f"{label} {value!r} is not an integer") from None
         if not math.isfinite(number) or number != int(number):
-            raise BadInput(f"{name} {value!r} is not an integer")
+            raise BadInput(f"{label} {value!r} is not an integer")
         return int(number)
     if name in _FLOATS:
         try:
-            return float(value)
+            number = float(value.strip())
         except ValueError:
-            raise BadInput(f"{name} {value!r} is not a number") from None
+            raise BadInput(f"{label} {value!r} is not a number") from None
+        if not math.isfinite(number):
+            raise BadInput(f"{label} {value!r} is not a finite number")
+        return number
     if name == "grad_checkpointing":
         text = value.strip().lower()
         if text in _TRUE:
             return True
         if text in _FALSE:
             return False
-        raise BadInput(f"grad_checkpointing {value!r} is not a boolean (true/false)")
+        raise BadInput(f"{label} {value!r} is not a boolean (true/false)")
     return value
 
 

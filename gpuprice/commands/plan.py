@@ -40,7 +40,7 @@ def _print_table(result: dict[str, Any]) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("plan")
     def plan(
-        params_b: Annotated[Optional[float], typer.Option("--params-b", help="Model size in billions of parameters.")] = None,
+        params_b: Annotated[Optional[str], typer.Option("--params-b", help="Model size in billions of parameters.")] = None,
         model: Annotated[Optional[str], typer.Option("--model", help="Or a catalog model: its parameter count.")] = None,
         json_out: Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")] = False,
     ) -> None:
@@ -52,9 +52,14 @@ def register(app: typer.Typer) -> None:
         if model is not None:
             from models.architectures import resolve_model
 
-            params_b = resolve_model(model_id=model).n_params / 1e9
-        assert params_b is not None
-        result = rules_plan(params_b)
+            size = resolve_model(model_id=model).n_params / 1e9
+        else:
+            assert params_b is not None
+            try:
+                size = float(params_b)
+            except ValueError:
+                raise BadInput(f"--params-b {params_b!r} is not a number (billions of parameters)") from None
+        result = rules_plan(size)
         if json_out:
             json.dump(result, sys.stdout, indent=1)
             sys.stdout.write("\n")

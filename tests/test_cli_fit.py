@@ -1,0 +1,183 @@
+"""gpuprice fit end to end: options, --json, --gpu, --batch CSV and one-line errors (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gpuprice.commands.model_options import read_batch_csv, setup_from_batch_row, setup_from_options
+from gpuprice.errors import BadInput
+
+CONFIGS = Path(__file__).parent / "fixtures" / "configs"
+
+
+def one_line_error(result) -> str:
+    assert result.code == 2, (result.code, result.out, result.err)
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.err, result.err
+    return lines[0]
+
+
+def test_verification_command_fits_with_breakdown(cli) -> None:
+    result = cli("fit", "--model", "meta-llama/Llama-3.1-70B", "--method", "qlora", "--gpu", "a100-80gb-sxm", "--json")
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert data["fits"] is True and data["gpu"] == "a100-80gb-sxm" and data["gpu_memory_gb"] == 80
+    parts = data["breakdown"]
+    assert set(parts) == {"weights", "gradients", "optimizer", "activations", "logits", "overhead"}
+    assert data["per_gpu_gb"] == pytest.approx(sum(parts.values()), abs=1e-6)
+    assert data["planning_gb"] == pytest.approx(data["per_gpu_gb"] * 1.2, abs=1e-3)
+    assert data["headroom_gb"] == pytest.approx(80 - data["planning_gb"], abs=1e-3)
+    assert 35 < parts["weights"] < 50  # 4-bit 70B weights + 16-bit/fp32 embeddings and head
+
+
+def test_without_gpu_no_fit_fields(cli) -> None:
+    result = cli("fit", "--params-b", "7", "--method", "full", "--precision", "bf16-true", "--json")
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert "fits" not in data and "gpu" not in data
+    assert data["breakdown"]["optimizer"] == pytest.approx(7 * 4, rel=0.03)  # bf16 m, v
+
+
+def test_all_options(cli) -> None:
+    result = cli(
+        "fit", "--config", str(CONFIGS / "mixtral-8x7b.json"), "--method", "full", "--optimizer", "adamw8bit",
+        "--precision", "bf16-mixed", "--seq-len", "4096", "--micro-batch", "2", "--grad-checkpointing",
+        "--gpus", "8", "--sharding", "zero3", "--gpu", "h100-sxm", "--margin", "0.25", "--json",
+    )
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert (data["gpus"], data["sharding"], data["grad_checkpointing"], data["margin"]) == (8, "zero3", True, 0.25)
+    assert data["planning_gb"] == pytest.approx(data["per_gpu_gb"] * 1.25, abs=1e-3)
+
+
+def test_lora_options_and_qlora_checkpointing_switch(cli) -> None:
+    qv = json.loads(cli("fit", "--params-b", "8", "--method", "lora", "--lora-rank", "8", "--lora-targets", "qv", "--json").out)
+    alls = json.loads(cli("fit", "--params-b", "8", "--method", "lora", "--lora-rank", "64", "--json").out)
+    assert qv["lora_params"] < alls["lora_params"]
+    on = json.loads(cli("fit", "--params-b", "8", "--method", "qlora", "--json").out)
+    off = json.loads(cli("fit", "--params-b", "8", "--method", "qlora", "--no-grad-checkpointing", "--json").out)
+    assert on["grad_checkpointing"] is True and off["grad_checkpointing"] is False
+    assert off["breakdown"]["activations"] > on["breakdown"]["activations"]
+
+
+def test_table_output(cli) -> None:
+    result = cli("fit", "--model", "meta-llama/Llama-3.1-8B", "--method", "lora", "--gpu", "l4")
+    assert result.code == 0, result.err
+    assert "weights" in result.out and "planning" in result.out and "does NOT fit" in result.out
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (("--model", "meta-llama/Llama-3.1-7B", "--method", "lora"), ["Llama-3.1-7B", "meta-llama/Llama-3.1-70B"]),
+        (("--params-b", "7", "--method", "lora", "--gpu", "h100"), ["h100", "h100-sxm"]),
+        (("--params-b", "7", "--method", "lora", "--precision", "fp16"), ["fp16", "bf16-true", "bf16-mixed"]),
+        (("--params-b", "7", "--method", "ful"), ["ful", "full"]),
+        (("--params-b", "7",), ["--method"]),
+        (("--method", "lora",), ["exactly one"]),
+        (("--params-b", "7", "--model", "google/gemma-7b", "--method", "lora"), ["exactly one"]),
+        (("--params-b", "7", "--method", "lora", "--seq-len", "0"), ["seq-len"]),
+        (("--params-b", "7", "--method", "lora", "--gpus", "two"), ["--gpus", "two"]),
+        (("--params-b", "7", "--method", "lora", "--sharding", "zero4"), ["zero4", "zero3"]),
+        (("--params-b", "-3", "--method", "lora"), ["params-b"]),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(cli, args: tuple[str, ...], fragments: list[str]) -> None:
+    line = one_line_error(cli("fit", *args))
+    for fragment in fragments:
+        assert fragment in line, line
+
+
+def test_bad_config_file(cli, tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text('{"hidden_size": 64,\n "num_attention_heads": 4,,\n}')
+    line = one_line_error(cli("fit", "--config", str(path), "--method", "lora"))
+    assert str(path) in line and "line 2" in line
+
+
+# ----- --batch ----------------------------------------------------------------------------------
+def write_batch(tmp_path: Path, text: str) -> Path:
+    sub = tmp_path / "configs"
+    sub.mkdir(exist_ok=True)
+    shutil.copy(CONFIGS / "qwen2.5-7b.json", sub / "config.json")
+    path = tmp_path / "runs.csv"
+    path.write_text(text)
+    return path
+
+
+def test_batch_json_lines_in_row_order(cli, tmp_path: Path) -> None:
+    path = write_batch(
+        tmp_path,
+        "model,config,params_b,method,seq-len,gpus,sharding,gpu,grad_checkpointing\n"
+        "meta-llama/Llama-3.1-8B,,,lora,4096,1,none,l40s,false\n"
+        ",configs/config.json,,qlora,,,,,\n"
+        "\n"
+        ",,70,full,2048,16,zero3,h200-sxm,true\n",
+    )
+    result = cli("fit", "--batch", str(path), "--gpu", "a100-80gb-sxm")
+    assert result.code == 0, result.err
+    lines = [json.loads(x) for x in result.out.strip().splitlines()]
+    assert [x["model"] for x in lines] == ["meta-llama/Llama-3.1-8B", "configs", "dense-70b"]  # config: its folder
+    assert [x["gpu"] for x in lines] == ["l40s", "a100-80gb-sxm", "h200-sxm"]  # CLI --gpu fills the empty cell
+    assert lines[1]["method"] == "qlora" and lines[2]["gpus"] == 16 and lines[2]["grad_checkpointing"] is True
+    for x in lines:
+        assert x["per_gpu_gb"] == pytest.approx(sum(x["breakdown"].values()), abs=1e-6)
+
+
+def test_batch_command_line_fills_missing_columns(cli, tmp_path: Path) -> None:
+    path = write_batch(tmp_path, "method,seq_len\nlora,1024\nfull,512\n")
+    result = cli("fit", "--batch", str(path), "--model", "google/gemma-2b", "--precision", "bf16-true")
+    assert result.code == 0, result.err
+    lines = [json.loads(x) for x in result.out.strip().splitlines()]
+    assert [(x["model"], x["method"], x["seq_len"], x["precision"]) for x in lines] == [
+        ("google/gemma-2b", "lora", 1024, "bf16-true"), ("google/gemma-2b", "full", 512, "bf16-true"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "fragments"),
+    [
+        ("model,method\nmeta-llama/Llama-3.1-8B,lora,extra\n", ["line 2", "expected 2 fields"]),
+        ("model,methd\nmeta-llama/Llama-3.1-8B,lora\n", ["line 1", "methd", "method"]),
+        ("model,method\nmeta-llama/Llama-3.1-8B,lora\nnot-a-model,lora\n", ["line 3", "not-a-model"]),
+        ("params_b,method,seq_len\n7,lora,long\n", ["line 2", "seq_len", "long"]),
+        ("params_b,method,gpu\n7,lora,a100\n", ["line 2", "a100"]),
+        ('model,method\n"meta-llama/Llama-3.1-8B,lora\n', ["malformed CSV"]),
+        ("", ["empty"]),
+        ("model,method\n", ["no data rows"]),
+        ("model,model\nx,y\n", ["twice"]),
+    ],
+)
+def test_batch_errors_name_file_and_line(cli, tmp_path: Path, text: str, fragments: list[str]) -> None:
+    path = write_batch(tmp_path, text)
+    line = one_line_error(cli("fit", "--batch", str(path)))
+    assert str(path) in line
+    for fragment in fragments:
+        assert fragment in line, line
+
+
+def test_batch_missing_file(cli, tmp_path: Path) -> None:
+    assert "not found" in one_line_error(cli("fit", "--batch", str(tmp_path / "none.csv")))
+
+
+def test_batch_bad_row_prints_nothing(cli, tmp_path: Path) -> None:
+    path = write_batch(tmp_path, "params_b,method\n7,lora\n7,bogus\n")
+    result = cli("fit", "--batch", str(path))
+    assert result.code == 2 and result.out == ""
+
+
+# ----- the shared helpers the estimate command reuses ------------------------------------------
+def test_helpers_for_other_commands(tmp_path: Path) -> None:
+    path = write_batch(tmp_path, "config,method,tokens\nconfigs/config.json,lora,1000000\n")
+    rows = read_batch_csv(path, allowed_columns=("config", "method", "tokens"))
+    assert rows[0].values["config"] == str(tmp_path / "configs" / "config.json")
+    assert rows[0].values["tokens"] == "1000000"  # extra columns stay available to the caller
+    setup = setup_from_batch_row(rows[0], {"seq_len": 4096})
+    assert (setup.arch.hidden_size, setup.arch.num_kv_heads, setup.seq_len) == (3584, 4, 4096)
+    assert setup_from_options(params_b=13, method="full", gpus="4", sharding="fsdp").gpus == 4
+    with pytest.raises(BadInput, match="unknown option"):
+        setup_from_options(params_b=13, method="full", tokens=5)
