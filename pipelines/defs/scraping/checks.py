@@ -73,15 +73,32 @@ CHECKS: dict[str, tuple[Callable[[ParseResult, int | None], tuple[bool, str]], s
 }
 
 
-def previous_offer_count(warehouse: WarehouseResource, provider: str, day) -> int | None:
+BASELINE_DAYS = 7  # an older snapshot says little about what today's page should hold
+CONFIRM_TOLERANCE = 0.10
+
+
+def baseline_offer_count(warehouse: WarehouseResource, provider: str, day, current: int) -> int | None:
+    """The offer count today's page is compared with, or None when there is nothing to compare.
+
+    The baseline is the newest successful snapshot of the last week. A drop seen on two runs in a
+    row (the previous attempt failed with about as many offers as today) is a real change on the
+    provider's side, not a broken page, so it is accepted rather than blocking the provider forever.
+    """
     with warehouse.open() as con:
-        row = con.execute(
-            """SELECT offers FROM provider_runs
-               WHERE provider = ? AND snapshot_date < ? AND status = 'success'
-               ORDER BY snapshot_date DESC LIMIT 1""",
-            [provider, day],
-        ).fetchone()
-    return int(row[0]) if row else None
+        rows = con.execute(
+            """SELECT status, offers, CAST(json_extract(parse_report, '$.offers') AS INTEGER), snapshot_date
+               FROM provider_runs
+               WHERE provider = ? AND snapshot_date < ? AND snapshot_date >= ? - INTERVAL (?) DAY
+               ORDER BY snapshot_date DESC""",
+            [provider, day, day, BASELINE_DAYS],
+        ).fetchall()
+    if not rows:
+        return None
+    status, _, parsed, _ = rows[0]
+    if status != "success" and parsed is not None and abs(parsed - current) <= CONFIRM_TOLERANCE * max(current, 1):
+        return None
+    successes = [offers for status, offers, _, _ in rows if status == "success"]
+    return int(successes[0]) if successes else None
 
 
 def check_specs(provider: str) -> list[dg.AssetCheckSpec]:
