@@ -12,6 +12,8 @@ import duckdb
 
 # The columns that identify one offer across snapshots (a price series).
 OFFER_KEY = "provider, sku, gpu_count, tier, community, commitment_months, region, price_basis, effective_from"
+# A price series: an offer as mapped to one GPU (a re-mapped name starts a new series).
+SERIES_KEY = f"gpu, {OFFER_KEY}"
 
 # Days after which a provider's newest successful snapshot counts as stale.
 STALE_AFTER_DAYS = 2
@@ -29,43 +31,54 @@ _BASE_VIEWS: dict[str, str] = {
     """,
     # One row per offer per price period. A period ends where the next one starts, or on the
     # provider's first snapshot without the offer; valid_to NULL means the price still holds.
+    # Series are keyed by GPU as well, so `WHERE gpu = ...` is pushed below the window functions
+    # into the table scan (a filter only passes a window on a PARTITION BY column): one GPU's
+    # history reads that GPU's rows, not every snapshot (bench/README.md, warehouse figure).
+    # One sorted pass flags each snapshot that starts or ends a period; a second pass over those
+    # boundary rows alone pairs each start with its end (the next boundary) and the next start.
     "v_price_history": f"""
         WITH s AS (
-            SELECT *,
-                lag(usd_per_gpu_hour) OVER (PARTITION BY {OFFER_KEY} ORDER BY snapshot_date) AS prev_price
+            SELECT {SERIES_KEY}, snapshot_date, usd_per_gpu_hour, gpu_raw, source,
+                lag(usd_per_gpu_hour) OVER w IS DISTINCT FROM usd_per_gpu_hour AS starts_period,
+                lead(usd_per_gpu_hour) OVER w IS DISTINCT FROM usd_per_gpu_hour AS ends_period,
+                row_number() OVER w AS n
             FROM main.price_snapshots
+            WINDOW w AS (PARTITION BY {SERIES_KEY} ORDER BY snapshot_date)
         ),
-        numbered AS (
+        bounds AS (
             SELECT *,
-                sum(CASE WHEN prev_price IS NULL OR prev_price <> usd_per_gpu_hour THEN 1 ELSE 0 END)
-                    OVER (PARTITION BY {OFFER_KEY} ORDER BY snapshot_date ROWS UNBOUNDED PRECEDING) AS period
+                lead(snapshot_date) OVER w AS next_date,
+                lead(snapshot_date, 2) OVER w AS second_next_date,
+                lead(n) OVER w AS next_n,
+                lead(gpu_raw) OVER w AS next_gpu_raw,
+                lead(source) OVER w AS next_source
             FROM s
+            WHERE starts_period OR ends_period
+            WINDOW w AS (PARTITION BY {SERIES_KEY} ORDER BY snapshot_date)
         ),
         periods AS (
-            SELECT provider, sku, gpu_count, tier, community, commitment_months, region, price_basis,
-                effective_from, period,
-                arg_max(gpu, snapshot_date) AS gpu, arg_max(gpu_raw, snapshot_date) AS gpu_raw,
-                any_value(usd_per_gpu_hour) AS usd_per_gpu_hour,
-                arg_max(source, snapshot_date) AS source,
-                min(snapshot_date) AS valid_from, max(snapshot_date) AS last_seen,
-                count(*) AS snapshots
-            FROM numbered
-            GROUP BY ALL
+            -- a start that is not also an end is followed by its end, and that by the next start
+            SELECT {SERIES_KEY}, usd_per_gpu_hour,
+                snapshot_date AS valid_from,
+                CASE WHEN ends_period THEN snapshot_date ELSE next_date END AS last_seen,
+                CASE WHEN ends_period THEN 1 ELSE next_n - n + 1 END AS snapshots,
+                CASE WHEN ends_period THEN gpu_raw ELSE next_gpu_raw END AS gpu_raw,
+                CASE WHEN ends_period THEN source ELSE next_source END AS source,
+                CASE WHEN ends_period THEN next_date ELSE second_next_date END AS next_valid_from
+            FROM bounds
+            WHERE starts_period
         ),
         provider_dates AS (
-            SELECT DISTINCT provider, snapshot_date FROM main.price_snapshots
+            SELECT provider, snapshot_date,
+                lead(snapshot_date) OVER (PARTITION BY provider ORDER BY snapshot_date) AS next_snapshot_date
+            FROM (SELECT DISTINCT provider, snapshot_date FROM main.price_snapshots)
         )
         SELECT p.provider, p.sku, p.gpu, p.gpu_raw, p.gpu_count, p.tier, p.community,
             p.commitment_months, p.region, p.price_basis, p.effective_from, p.usd_per_gpu_hour,
-            p.valid_from,
-            coalesce(
-                lead(p.valid_from) OVER (PARTITION BY {', '.join('p.' + c.strip() for c in OFFER_KEY.split(','))}
-                                         ORDER BY p.valid_from),
-                (SELECT min(d.snapshot_date) FROM provider_dates d
-                 WHERE d.provider = p.provider AND d.snapshot_date > p.last_seen)
-            ) AS valid_to,
+            p.valid_from, coalesce(p.next_valid_from, d.next_snapshot_date) AS valid_to,
             p.last_seen, p.snapshots, p.source
         FROM periods p
+        LEFT JOIN provider_dates d ON d.provider = p.provider AND d.snapshot_date = p.last_seen
     """,
     # Offers whose price differs from the same offer's previous snapshot.
     "v_price_changes": f"""
