@@ -23,7 +23,8 @@ HIDDEN = ("hidden_size", "n_embd", "d_model", "dim", "model_dim")
 LAYERS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
 HEADS = ("num_attention_heads", "n_head", "num_heads", "n_heads")
 VOCAB = ("vocab_size", "padded_vocab_size", "n_vocab")
-INTERMEDIATE = ("intermediate_size", "n_inner", "ffn_hidden_size", "d_ff", "ffn_dim", "ffn_hidden_dim")
+INTERMEDIATE = ("intermediate_size", "n_inner", "ffn_hidden_size", "d_ff", "ffn_dim", "ffn_hidden_dim",
+                "ff_intermediate_size")
 
 GATED_TYPES = frozenset(
     {"llama", "mistral", "mixtral", "qwen", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
@@ -122,6 +123,9 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
     heads = cfg.int_(HEADS, "attention head count", required=True)
     vocab = cfg.int_(VOCAB, "vocabulary size", required=True)
     assert hidden is not None and heads is not None and vocab is not None
+    for value, what in ((hidden, "hidden size"), (heads, "attention head count"), (vocab, "vocabulary size")):
+        if value < 1:
+            raise BadInput(f"{path}: {what} must be at least 1, got {value}")
     layers = _layers(cfg, family)
     kv_heads = _kv_heads(cfg, family, heads)
     head_dim = _head_dim(cfg, hidden, heads)
@@ -229,6 +233,9 @@ def _head_dim(cfg: _Config, hidden: int, heads: int) -> int:
 
 def _intermediate(cfg: _Config, family: str, hidden: int) -> int:
     width = cfg.int_(INTERMEDIATE, "MLP width")
+    ratio = cfg.first(("expansion_ratio",), "MLP expansion ratio")  # MPT
+    if width is None and isinstance(ratio, (int, float)) and not isinstance(ratio, bool) and ratio > 0:
+        return int(round(ratio * hidden))
     if width is None:  # GPT-2, Falcon, BLOOM, StarCoder: 4h when unspecified
         return 4 * hidden
     if family == "qwen":  # Qwen-1 stores twice the real width (its MLP halves it)

@@ -612,7 +612,7 @@ def _parse_lora(notes: str) -> tuple[int, str]:
 
 def _parse_metric(metric: Any) -> str:
     text = str(metric).strip().lower()
-    if "allocated" in text or "memory active" in text or "litgpt" in text:
+    if "allocated" in text or "memory active" in text:
         return "allocated"
     if "reserved" in text:
         return "reserved"
@@ -625,22 +625,30 @@ def setup_from_measurement_row(row: Mapping[str, Any]) -> TrainingSetup:
 
     Unknown model names fall back to a representative dense shape of ``params_b``. Raises
     :class:`UnusableRow` when an input is missing or the method/parallelism is not modelled."""
-    name = str(row.get("model", "")).strip()
+    name = str(row.get("model", "") or "").strip()
+    try:
+        params_b: float | None = float(row.get("params_b", ""))
+    except (TypeError, ValueError):
+        params_b = None
+    if params_b is not None and not (math.isfinite(params_b) and params_b > 0):
+        params_b = None
     arch = find_model(name) if name else None
+    # A catalog hit must be the same model the row's size describes (names collide across sizes).
+    if arch is not None and params_b is not None and abs(arch.n_params / 1e9 / params_b - 1) > 0.15:
+        arch = None
     if arch is None:
+        if params_b is None:
+            raise UnusableRow(f"unknown model {name!r} and no params_b")
         try:
-            params_b = float(row.get("params_b", ""))
-        except (TypeError, ValueError):
-            raise UnusableRow(f"unknown model {name!r} and no params_b") from None
-        arch = shape_for_params(params_b)
+            arch = shape_for_params(params_b)
+        except BadInput as exc:
+            raise UnusableRow(str(exc)) from None
     sharding = _parse_sharding(row.get("sharding", "none"))
     precision_text = str(row.get("precision", ""))
     method, optimizer, precision = _parse_method(row.get("method", ""), precision_text, sharding)
     notes = str(row.get("notes", "") or "")
     rank, targets = _parse_lora(notes)
     gpus = _parse_int(row.get("num_gpus", 1), "num_gpus")
-    if gpus == 1 and sharding in ("zero2", "zero3", "fsdp"):
-        sharding = sharding  # single-GPU ZeRO is legal; nothing to divide
     dq = "-dq" in precision_text.lower() or "double" in precision_text.lower() or "gptq" in precision_text.lower()
     try:
         return TrainingSetup(

@@ -373,3 +373,10 @@ def test_unknown_model_falls_back_to_params_b() -> None:
 def test_unusable_rows(changes: dict[str, str]) -> None:
     with pytest.raises(UnusableRow):
         setup_from_measurement_row(row(**changes))
+
+
+def test_catalog_name_with_a_different_size_falls_back_to_params_b() -> None:
+    # "Llama-2-7b" with 13B parameters is not the catalog's 7B model: trust the size.
+    s = setup_from_measurement_row(row(params_b="13.0"))
+    assert s.arch.n_params / 1e9 == pytest.approx(13.0, rel=0.02)
+    assert setup_from_measurement_row(row(params_b="")).arch == LLAMA2_7B
