@@ -27,6 +27,20 @@ def _register() -> None:
     register_all(app)
 
 
+def _click_exceptions() -> tuple[type[Exception], ...]:
+    """Click's exception classes: Typer may bundle its own copy of click."""
+    import click
+
+    classes: list[type[Exception]] = [click.exceptions.ClickException]
+    try:
+        from typer._click import exceptions as bundled  # typer >= 0.2x vendors click
+
+        classes.append(bundled.ClickException)
+    except ImportError:
+        pass
+    return tuple(classes)
+
+
 def main(argv: list[str] | None = None) -> int:
     _register()
     try:
@@ -41,11 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     except (typer.Abort, KeyboardInterrupt):
         print("gpuprice: interrupted", file=sys.stderr)
         raise SystemExit(130) from None
-    except Exception as exc:  # click usage errors and friends
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            print(f"gpuprice: {exc.format_message()}", file=sys.stderr)
+    except Exception as exc:  # usage errors (unknown option, bad type, missing argument)
+        if isinstance(exc, _click_exceptions()):
+            print(f"gpuprice: {' '.join(exc.format_message().split())}", file=sys.stderr)
             raise SystemExit(2) from None
         raise
     return 0
