@@ -1,0 +1,29 @@
+"""The memory-fit table the warehouse stores: every workload x GPU x count x strategy."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from models.catalog import load_gpu_catalog
+from models.memory import fit_sweep
+from models.workloads import Workload
+
+# Counts providers sell: single nodes of 1-8 GPUs, and whole 8-GPU nodes for multi-node runs.
+GPU_COUNTS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+STRATEGIES: tuple[str, ...] = ("none", "zero2", "zero3", "offload")
+
+
+def memory_fit_table(
+    workloads: Sequence[Workload],
+    gpu_counts: Sequence[int] = GPU_COUNTS,
+    strategies: Sequence[str] = STRATEGIES,
+) -> pd.DataFrame:
+    """One vectorised sweep; columns as the warehouse table ``memory_fit`` (without computed_at)."""
+    catalog = load_gpu_catalog()
+    memory = {row.slug: float(row.memory_gb) for row in catalog.itertuples()}
+    sweep = fit_sweep([w.setup() for w in workloads], memory, gpu_counts, strategies)
+    names = pd.Series([w.name for w in workloads])
+    sweep.insert(0, "workload", names.iloc[sweep["setup_index"].to_numpy()].to_numpy())
+    return sweep.drop(columns=["setup_index"])
