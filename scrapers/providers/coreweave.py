@@ -22,24 +22,22 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
 
 from bs4 import BeautifulSoup, SoupStrainer
-from pydantic import ValidationError
 
-from models.gpu_names import normalize_gpu
-from scrapers.offer import Offer, ParseReport, ParseResult, RejectedRow, StructureMissing
+from scrapers.offer import ParseResult, StructureMissing
+from scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
+from scrapers.page_input import page_text
 from scrapers.pages import PageRequest
 from scrapers.parsing import clean_text, map_columns, normalize_header, parse_number, parse_price
+from scrapers.quantities import size_gb, term_months
 
 PROVIDER = "coreweave"
 PARSER_VERSION = "coreweave/1"
 PRICING_URL = "https://www.coreweave.com/pricing"
-_MAX_BODY_BYTES = 32 * 1024 * 1024  # pricing pages are well under 1 MB
 CLASSIC_PRICING_URL = "https://www.coreweave.com/pricing/classic"
 
 # Order matters: each header is used once, so specific columns claim theirs before generic ones.
@@ -65,12 +63,8 @@ _SPEC_COLUMNS = ("count", "vram", "vcpus", "ram", "storage")
 _TIER_OF_COLUMN = {"on_demand": "on_demand", "spot": "spot", "reserved": "reserved"}
 _PER_GPU_HEADER = re.compile(r"\bper gpu\b|\bgpu (hr|hour)\b|\bcomponent\b|/\s*gpu")
 _COUNT_IN_NAME_RX = re.compile(r"^(\d{1,3})\s*[x\u00d7]\s+", re.I)
-_TERM_RX = re.compile(r"(\d+)\s*(?:-\s*)?(years?|yrs?|months?|mos?)\b")
 _UNIT_RX = re.compile(r"\b(tib|tb|gib|gb)\b", re.I)
-_SIZE_RX = re.compile(r"(\d+(?:[.,]\d+)*)\s*(TiB|TB|GiB|GB)?\b", re.I)
-_GB_PER_UNIT = {"tib": 1024**4 / 1e9, "tb": 1000.0, "gib": 1024**3 / 1e9, "gb": 1.0}
 _CELL_ROLES = re.compile(r"^(cell|gridcell|columnheader|rowheader)$")
-_FROM_NOTE = "'from' prices are lower bounds"
 _COMPONENT_NOTE = "Classic GPU component prices exclude vCPU and RAM, which are billed per unit on top"
 
 
@@ -81,87 +75,19 @@ def live_requests() -> list[PageRequest]:
 
 def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
     """Parse CoreWeave's pricing page. ``observed_on`` is unused: no scheduled prices are posted."""
-    report = ParseReport(provider=PROVIDER)
-    text = _decode(content, report)
+    sink = OfferSink(PROVIDER)
+    text = page_text(content, sink.report)
     # Fast path: build only the <table>s; the whole page is built only to look for ARIA grids.
-    tables = _price_tables(BeautifulSoup(text, "lxml", parse_only=SoupStrainer("table")), report)
+    tables = _price_tables(BeautifulSoup(text, "lxml", parse_only=SoupStrainer("table")), sink)
     if not tables:
-        tables = _price_tables(BeautifulSoup(text, "lxml"), report, aria=True)
+        tables = _price_tables(BeautifulSoup(text, "lxml"), sink, aria=True)
     if not tables:
         raise StructureMissing(PROVIDER, "no GPU table with name, GPU count and price columns (login/captcha page or layout change)")
-    sink = _OfferSink(report)
     for table in tables:
         for row in table.rows:
-            report.rows_seen += 1
+            sink.report.rows_seen += 1
             _emit_row(row, table, sink)
-    report.offers = len(sink.offers)
-    return ParseResult(offers=sink.offers, report=report)
-
-
-# --- shared per-page helpers -------------------------------------------------------------------
-
-
-def _decode(content: bytes, report: ParseReport) -> str:
-    if content[:2] == b"\x1f\x8b":  # a page saved gzipped (``gpuprice parse page.html.gz``)
-        content = _gunzip(content)
-    try:
-        text = content.decode("utf-8")
-    except UnicodeDecodeError:
-        text = content.decode("utf-8", errors="replace")
-        report.notes.append("page is not valid UTF-8: undecodable bytes replaced")
-    text = text.lstrip("\ufeff")
-    if not text.strip():
-        raise StructureMissing(PROVIDER, "empty page")
-    return text
-
-
-def _gunzip(content: bytes) -> bytes:
-    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    try:
-        body = inflater.decompress(content, _MAX_BODY_BYTES)
-    except zlib.error as exc:
-        raise StructureMissing(PROVIDER, f"corrupt gzip body ({exc})") from exc
-    if inflater.unconsumed_tail:  # a gzip bomb must not fill memory
-        raise StructureMissing(PROVIDER, f"gzip body inflates past {_MAX_BODY_BYTES:,} bytes")
-    if not inflater.eof:
-        raise StructureMissing(PROVIDER, "corrupt gzip body (truncated stream)")
-    return body
-
-
-class _OfferSink:
-    """Validates offers for one page: bad rows and duplicates go to the report, never abort."""
-
-    def __init__(self, report: ParseReport) -> None:
-        self.report = report
-        self.offers: list[Offer] = []
-        self._keys: set[tuple] = set()
-
-    def gpu_slug(self, raw: str, vram_gb: float | None) -> str:
-        slug = normalize_gpu(raw, provider=PROVIDER, vram_gb=vram_gb)
-        if slug == "unknown" and raw not in self.report.unknown_gpus:
-            self.report.unknown_gpus.append(raw)
-        return slug
-
-    def reject(self, raw: str, reason: str) -> None:
-        self.report.rejected.append(RejectedRow(raw=raw, reason=reason))
-
-    def add(self, raw: str, **fields: Any) -> None:
-        try:
-            offer = Offer(provider=PROVIDER, **fields)
-        except ValidationError as exc:
-            reasons = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'offer'}: {e['msg']}" for e in exc.errors())
-            self.reject(raw, reasons)
-            return
-        if offer.key in self._keys:
-            self.reject(raw, "duplicate offer")
-            return
-        self._keys.add(offer.key)
-        self.offers.append(offer)
-
-
-def _note_once(report: ParseReport, note: str) -> None:
-    if note not in report.notes:
-        report.notes.append(note)
+    return sink.result()
 
 
 # --- reading tables ----------------------------------------------------------------------------
@@ -173,8 +99,8 @@ class _Table:
     rows: list[tuple[dict[str, str], str]]  # ({logical column: cell text}, raw row text)
 
 
-def _price_tables(soup: BeautifulSoup, report: ParseReport, *, aria: bool = False) -> list[_Table]:
-    return [table for table in (_read_table(grid, report) for grid in _grids(soup, aria=aria)) if table]
+def _price_tables(soup: BeautifulSoup, sink: OfferSink, *, aria: bool = False) -> list[_Table]:
+    return [table for table in (_read_table(grid, sink) for grid in _grids(soup, aria=aria)) if table]
 
 
 def _grids(soup: BeautifulSoup, *, aria: bool) -> Iterator[list[tuple[list[str], bool]]]:
@@ -205,7 +131,7 @@ def _aria_grids(soup: BeautifulSoup) -> Iterator[list[tuple[list[str], bool]]]:
         yield rows
 
 
-def _read_table(rows: list[tuple[list[str], bool]], report: ParseReport) -> _Table | None:
+def _read_table(rows: list[tuple[list[str], bool]], sink: OfferSink) -> _Table | None:
     """The table's data rows keyed by logical column, or None when it is not a GPU price table."""
     rows = [(texts, header) for texts, header in rows if any(texts)]
     if not rows:
@@ -217,10 +143,7 @@ def _read_table(rows: list[tuple[list[str], bool]], report: ParseReport) -> _Tab
     gpu_table = "count" in mapping or "vram" in mapping  # CPU-only and storage tables have neither
     if "name" not in mapping or not gpu_table or not any(name in mapping for name in _PRICE_COLUMNS):
         return None
-    for name in _SPEC_COLUMNS:
-        if name not in mapping and name not in report.missing_columns:
-            report.missing_columns.append(name)
-    report.unexpected_columns.extend(u for u in unexpected if u not in report.unexpected_columns)
+    sink.note_columns(missing=[name for name in _SPEC_COLUMNS if name not in mapping], unexpected=unexpected)
     return _Table(
         headers={name: header_texts[i] for name, i in mapping.items()},
         rows=[
@@ -233,7 +156,7 @@ def _read_table(rows: list[tuple[list[str], bool]], report: ParseReport) -> _Tab
 # --- one row -> offers -------------------------------------------------------------------------
 
 
-def _emit_row(row: tuple[dict[str, str], str], table: _Table, sink: _OfferSink) -> None:
+def _emit_row(row: tuple[dict[str, str], str], table: _Table, sink: OfferSink) -> None:
     cells, raw = row
     gpu_raw = cells.get("name", "")
     if not gpu_raw:
@@ -249,7 +172,7 @@ def _emit_row(row: tuple[dict[str, str], str], table: _Table, sink: _OfferSink) 
         if price is not None and price.value > 0:
             priced.append((column, price.value))
             if price.is_from:
-                _note_once(sink.report, _FROM_NOTE)
+                sink.note(FROM_PRICE_NOTE)
     if not priced:
         sink.report.unpriced_rows += 1  # "Contact sales" or an empty cell: never a 0 price
         return
@@ -269,12 +192,12 @@ def _emit_row(row: tuple[dict[str, str], str], table: _Table, sink: _OfferSink) 
     vram = parse_number(cells.get("vram"))
     gpu = sink.gpu_slug(gpu_raw, vram)
     if component:
-        _note_once(sink.report, _COMPONENT_NOTE)
+        sink.note(_COMPONENT_NOTE)
 
     for column, value in priced:
         months = None
         if column == "reserved":
-            months = _term_months(table.headers[column])
+            months = term_months(normalize_header(table.headers[column]))
             if months is None:
                 sink.reject(raw, f"reserved price without a term in its header {table.headers[column]!r}")
                 continue
@@ -291,25 +214,14 @@ def _emit_row(row: tuple[dict[str, str], str], table: _Table, sink: _OfferSink) 
             usd_per_instance_hour=None if per_gpu_price else value,
             sku=f"{gpu_raw} [GPU component]" if component else gpu_raw,
             vcpus=None if component else parse_number(cells.get("vcpus")),
-            ram_gb=None if component else _size_gb(cells.get("ram"), table.headers.get("ram"), default="gb"),
-            storage_gb=None if component else _size_gb(cells.get("storage"), table.headers.get("storage"), default="tb"),
+            ram_gb=None if component else _size_gb(cells.get("ram"), table.headers.get("ram"), default="GB"),
+            storage_gb=None if component else _size_gb(cells.get("storage"), table.headers.get("storage"), default="TB"),
         )
 
 
-def _term_months(header: str) -> int | None:
-    match = _TERM_RX.search(normalize_header(header))
-    if not match:
-        return None
-    number = int(match.group(1))
-    return number * 12 if match.group(2).startswith("y") else number
-
 
 def _size_gb(text: str | None, header: str | None, *, default: str) -> float | None:
-    """A RAM or storage cell in GB (1e9 bytes); the unit comes from the cell, else the header
-    ("RAM (GB)", "Local Storage (TB)"), else ``default`` (CoreWeave lists NVMe in TB)."""
-    match = _SIZE_RX.search(clean_text(text))
-    if not match:
-        return None
+    """A RAM or storage cell in GB; a bare number is in the header's unit ("RAM (GB)",
+    "Local Storage (TB)"), else in ``default`` (CoreWeave lists NVMe in TB)."""
     header_unit = _UNIT_RX.search(header or "")
-    unit = (match.group(2) or (header_unit.group(1) if header_unit else default)).lower()
-    return round(float(match.group(1).replace(",", "")) * _GB_PER_UNIT[unit], 1) or None
+    return size_gb(text, default_unit=header_unit.group(1) if header_unit else default) or None

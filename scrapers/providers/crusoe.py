@@ -23,26 +23,20 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from bs4 import BeautifulSoup, NavigableString, Tag
-from pydantic import ValidationError
 
-from models.gpu_names import normalize_gpu
-from scrapers.offer import Offer, ParseReport, ParseResult, RejectedRow, StructureMissing, Tier
+from scrapers.offer import Offer, ParseResult, StructureMissing, Tier
+from scrapers.offer_sink import OfferSink
+from scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
 from scrapers.pages import PageRequest
 from scrapers.parsing import Price, clean_text, parse_number, parse_price
+from scrapers.quantities import term_months
 
 PROVIDER = "crusoe"
 PARSER_VERSION = "crusoe/1"
 PRICING_URL = "https://crusoe.ai/cloud/pricing"
-
-_BROWSER_HEADERS = {
-    "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) gpuprice/0.1 (+price tracker)",
-    "Accept": "text/html,application/xhtml+xml",
-    "Accept-Language": "en-US,en;q=0.8",
-}
 
 _HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _HEADING_CLASS = re.compile(r"heading|title|(gpu|card|product|model)[-_]?name", re.I)
@@ -62,15 +56,12 @@ _UNPRICED_MARKER = re.compile(
 _SPOT_LABEL = re.compile(r"\b(spot|preemptible|interruptible)\b", re.I)
 _RESERVED_LABEL = re.compile(r"\b(reserved|reservation|commit(ted|ment)?)\b", re.I)
 _ON_DEMAND_LABEL = re.compile(r"\bon[\s\-]?demand\b|\bpay[\s\-]as[\s\-]you[\s\-]go\b", re.I)
-_TERM = re.compile(r"(\d+)\s*[\-\s]?\s*(month|mo|year|yr)s?\b", re.I)
-_WORD_TERMS = {"one": 1, "two": 2, "three": 3, "six": 6}
-_WORD_TERM = re.compile(r"\b(one|two|three|six)[\s\-]+(month|year)s?\b", re.I)
 _VRAM_TAG = re.compile(r"^(\d+(?:\.\d+)?)\s*GB(?:\s*(?:HBM\w*|GDDR\w*|VRAM))?$", re.I)
 _FORM_FACTOR_TAG = re.compile(r"^(HGX|DGX|SXM\d?|PCIe(?:\s*Gen\s*\d)?|NVL|NVLink|OAM)$", re.I)
 
 
 def live_requests() -> list[PageRequest]:
-    return [PageRequest(url=PRICING_URL, kind="html", headers=dict(_BROWSER_HEADERS))]
+    return [PageRequest(url=PRICING_URL, kind="html", headers=dict(BROWSER_HEADERS))]
 
 
 @dataclass
@@ -91,41 +82,24 @@ class _Card:
 
 
 def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
-    report = ParseReport(provider=PROVIDER)
-    text = _decode(content, report)
-    if not text.strip():
-        raise StructureMissing(PROVIDER, "empty page")
+    sink = OfferSink(PROVIDER)
+    text = page_text(content, sink.report, undecodable_note=UNDECODABLE_NOTE_SEMICOLON)
     cards = _cards(BeautifulSoup(text, "lxml"))
     if not any(card.cells for card in cards):
         what = "no GPU card with a labelled price (on-demand/spot/reserved)"
         unlabelled = sum(len(card.unlabelled_prices) for card in cards)
         raise StructureMissing(PROVIDER, what + (f"; {unlabelled} unlabelled prices seen" if unlabelled else ""))
 
-    offers: list[Offer] = []
-    seen: set[tuple] = set()
     for card in cards:
-        report.rows_seen += 1
-        card_offers = list(_card_offers(card, report))
+        sink.report.rows_seen += 1
+        # All of a card's offers are validated before any is kept: the report lists a card's
+        # invalid prices before its duplicates.
+        card_offers = _card_offers(card, sink)
         if card.cells and not card.unlabelled_prices and not any(_is_priced(c.text) for c in card.cells):
-            report.unpriced_rows += 1
+            sink.report.unpriced_rows += 1
         for offer in card_offers:
-            if offer.key in seen:
-                report.rejected.append(
-                    RejectedRow(raw=f"{offer.sku} | {offer.tier} | ${offer.usd_per_gpu_hour}", reason="duplicate offer")
-                )
-                continue
-            seen.add(offer.key)
-            offers.append(offer)
-    report.offers = len(offers)
-    return ParseResult(offers=offers, report=report)
-
-
-def _decode(content: bytes, report: ParseReport) -> str:
-    try:
-        return content.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        report.notes.append("page is not valid UTF-8; undecodable bytes replaced")
-        return content.decode("utf-8", errors="replace")
+            sink.keep(offer, f"{offer.sku} | {offer.tier} | ${offer.usd_per_gpu_hour}")
+    return sink.result()
 
 
 # ---------------------------------------------------------------- page structure -> cards
@@ -144,7 +118,7 @@ def _label_kind(text: str) -> str | None:
         return None
     if _SPOT_LABEL.search(text):
         return "spot"
-    if _RESERVED_LABEL.search(text) or _TERM.search(text) or _WORD_TERM.search(text):
+    if _RESERVED_LABEL.search(text) or term_months(text) is not None:
         return "reserved"
     if _ON_DEMAND_LABEL.search(text):
         return "on_demand"
@@ -260,17 +234,13 @@ def _merge_label_parts(labels: list[_Text], values: dict[int, _Text]) -> list[_T
                 or any(p is last.tag for p in label.tag.parents)
                 or any(p is label.tag for p in last.tag.parents)
             )
-            both_terms = bool(_any_term(last.text)) and bool(_any_term(label.text))
+            both_terms = term_months(last.text) is not None and term_months(label.text) is not None
             if not between and related and _label_kind(last.text) == _label_kind(label.text) and not both_terms:
                 outer = label.tag if any(p is label.tag for p in last.tag.parents) else last.tag
                 merged[-1] = _Text(outer, f"{last.text} {label.text}", last.order)
                 continue
         merged.append(label)
     return merged
-
-
-def _any_term(text: str) -> bool:
-    return bool(_TERM.search(text) or _WORD_TERM.search(text))
 
 
 def _headings(candidates: list[Tag]) -> list[Tag]:
@@ -400,61 +370,49 @@ def _gpu_raw(card: _Card) -> str:
     return " ".join(parts)
 
 
-def _commitment_months(label: str) -> int | None:
-    m = _TERM.search(label)
-    if m:
-        n = int(m.group(1))
-    else:
-        w = _WORD_TERM.search(label)
-        if not w:
-            return None
-        n, m = _WORD_TERMS[w.group(1).lower()], w
-    return n * 12 if m.group(2).lower().startswith("y") else n
-
-
-def _card_offers(card: _Card, report: ParseReport) -> Iterator[Offer]:
+def _card_offers(card: _Card, sink: OfferSink) -> list[Offer]:
+    """The card's valid offers (not yet kept); bad prices and unlabelled ones are rejected."""
     gpu_raw = _gpu_raw(card)
     vram = parse_number(card.vram_tag) if card.vram_tag else None
-    gpu = normalize_gpu(gpu_raw, provider=PROVIDER, vram_gb=vram)
     for price_text in card.unlabelled_prices:
-        report.rejected.append(
-            RejectedRow(raw=f"{gpu_raw} | {price_text}", reason="price without an on-demand/spot/reserved label")
-        )
+        sink.reject(f"{gpu_raw} | {price_text}", "price without an on-demand/spot/reserved label")
     priced: list[tuple[_Cell, Price]] = []
     for cell in card.cells:
-        raw = f"{gpu_raw} | {cell.label} | {cell.text}"
         try:
             price = parse_price(cell.text)
         except ValueError:
-            report.rejected.append(RejectedRow(raw=raw, reason=f"not a price: {cell.text!r}"))
+            sink.reject(f"{gpu_raw} | {cell.label} | {cell.text}", f"not a price: {cell.text!r}")
             continue
         if price is not None:
             priced.append((cell, price))
-    if priced and gpu == "unknown" and gpu_raw not in report.unknown_gpus:
-        report.unknown_gpus.append(gpu_raw)
+    if not priced:
+        return []
+    gpu = sink.gpu_slug(gpu_raw, vram)
 
+    offers: list[Offer] = []
     for cell, price in priced:
         raw = f"{gpu_raw} | {cell.label} | {cell.text}"
         tier: Tier = _label_kind(cell.label) or "on_demand"  # cells only exist for labelled prices
-        months = _commitment_months(cell.label) if tier == "reserved" else None
+        months = term_months(cell.label) if tier == "reserved" else None
         if tier == "reserved" and months is None:
-            report.rejected.append(RejectedRow(raw=raw, reason="reserved price without a term in its label"))
+            sink.reject(raw, "reserved price without a term in its label")
             continue
         if price.is_from:
-            report.notes.append(f"'from' price read as the price: {raw}")
-        try:
-            yield Offer(
-                provider=PROVIDER,
-                gpu=gpu,
-                gpu_raw=gpu_raw,
-                gpu_count=1,  # Crusoe prices per GPU-hour
-                vram_gb=vram,
-                tier=tier,
-                commitment_months=months,
-                usd_per_gpu_hour=float(price.value),
-                usd_per_instance_hour=None,
-                sku=gpu_raw,
-            )
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            report.rejected.append(RejectedRow(raw=raw, reason=f"invalid offer (${price.value}/GPU-hr): {err['msg']}"))
+            sink.report.notes.append(f"'from' price read as the price: {raw}")
+        offer = sink.validate(
+            raw,
+            reason_prefix=f"invalid offer (${price.value}/GPU-hr): ",
+            name_fields=False,  # the reason names the price already
+            gpu=gpu,
+            gpu_raw=gpu_raw,
+            gpu_count=1,  # Crusoe prices per GPU-hour
+            vram_gb=vram,
+            tier=tier,
+            commitment_months=months,
+            usd_per_gpu_hour=float(price.value),
+            usd_per_instance_hour=None,
+            sku=gpu_raw,
+        )
+        if offer is not None:
+            offers.append(offer)
+    return offers

@@ -24,25 +24,24 @@ import datetime as dt
 import html
 import json
 import re
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from bs4 import BeautifulSoup, Tag
-from pydantic import ValidationError
 
-from models.gpu_names import normalize_gpu
-from scrapers.offer import Offer, ParseReport, ParseResult, RejectedRow, StructureMissing
+from scrapers.offer import ParseResult, StructureMissing
+from scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
+from scrapers.page_input import page_text
 from scrapers.pages import PageRequest
 from scrapers.parsing import clean_text, map_columns, parse_number, parse_price
+from scrapers.quantities import size_gb
 
 PROVIDER = "lambda"
 PARSER_VERSION = "lambda/1"
 PRICING_URL = "https://lambda.ai/pricing"
 INSTANCES_URL = "https://lambda.ai/instances"
-_MAX_BODY_BYTES = 32 * 1024 * 1024  # pricing pages are well under 1 MB
 
 _COLUMNS: dict[str, tuple[str, ...]] = {
     "region": (r"\bregions?\b", r"\blocation\b", r"data ?cent(er|re)"),
@@ -63,13 +62,10 @@ _PLAN_RX = re.compile(
     re.I,
 )
 _COUNT_LABEL_RX = re.compile(r"(?<![\d.])(\d{1,3})\s*[x\u00d7](?![a-z0-9])", re.I)
-_SIZE_RX = re.compile(r"(\d+(?:[.,]\d+)*)\s*(TiB|TB|GiB|GB|MiB|MB)?\b", re.I)
-_GB_PER_UNIT = {"tib": 1024**4 / 1e9, "tb": 1000.0, "gib": 1024**3 / 1e9, "gb": 1.0, "mib": 1024**2 / 1e9, "mb": 0.001}
 _VRAM_IN_NAME_RX = re.compile(r"(\d+(?:\.\d+)?)\s*GB", re.I)
 _TAB_TEXT_RX = re.compile(r"^(\d{1,3})\s*(?:[x\u00d7]|gpus?\b)", re.I)  # "8x", "8x GPUs", "8 GPUs"
 _RSC_TAGS = {"table", "thead", "tbody", "tr", "th", "td", "caption", "div", "section", "span", "p", "button", "strong", "b"}
 _RSC_ATTRS = {"id", "role", "aria-label", "aria-labelledby", "aria-controls"}
-_FROM_NOTE = "'from' prices are lower bounds"
 _EMBEDDED_HINT = re.compile(r"data-label|\\u003ctd|<td", re.I)
 
 
@@ -81,85 +77,21 @@ def live_requests() -> list[PageRequest]:
 
 def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
     """Parse Lambda's pricing page. ``observed_on`` is unused: Lambda posts no scheduled prices."""
-    report = ParseReport(provider=PROVIDER)
-    text = _decode(content, report)
-    soup = BeautifulSoup(text, "lxml")
-    tables = _price_tables(soup, report)
+    sink = OfferSink(PROVIDER)
+    soup = BeautifulSoup(page_text(content, sink.report), "lxml")
+    tables = _price_tables(soup, sink)
     if not tables:
         fragment, how = _embedded_table_html(soup)
         if fragment:
-            tables = _price_tables(BeautifulSoup(fragment, "lxml"), report)
-            report.notes.append(how)
+            tables = _price_tables(BeautifulSoup(fragment, "lxml"), sink)
+            sink.report.notes.append(how)
     if not tables:
         raise StructureMissing(PROVIDER, "no instance table with Plan and PRICE columns (login/captcha page or layout change)")
-    sink = _OfferSink(report)
     for table in tables:
         for row in table.rows:
-            report.rows_seen += 1
+            sink.report.rows_seen += 1
             _emit_row(row, table.tab_count, sink)
-    report.offers = len(sink.offers)
-    return ParseResult(offers=sink.offers, report=report)
-
-
-# --- shared per-page helpers -------------------------------------------------------------------
-
-
-def _decode(content: bytes, report: ParseReport) -> str:
-    if content[:2] == b"\x1f\x8b":  # a page saved gzipped (``gpuprice parse page.html.gz``)
-        content = _gunzip(content)
-    try:
-        text = content.decode("utf-8")
-    except UnicodeDecodeError:
-        text = content.decode("utf-8", errors="replace")
-        report.notes.append("page is not valid UTF-8: undecodable bytes replaced")
-    text = text.lstrip("\ufeff")
-    if not text.strip():
-        raise StructureMissing(PROVIDER, "empty page")
-    return text
-
-
-def _gunzip(content: bytes) -> bytes:
-    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    try:
-        body = inflater.decompress(content, _MAX_BODY_BYTES)
-    except zlib.error as exc:
-        raise StructureMissing(PROVIDER, f"corrupt gzip body ({exc})") from exc
-    if inflater.unconsumed_tail:  # a gzip bomb must not fill memory
-        raise StructureMissing(PROVIDER, f"gzip body inflates past {_MAX_BODY_BYTES:,} bytes")
-    if not inflater.eof:
-        raise StructureMissing(PROVIDER, "corrupt gzip body (truncated stream)")
-    return body
-
-
-class _OfferSink:
-    """Validates offers for one page: bad rows and duplicates go to the report, never abort."""
-
-    def __init__(self, report: ParseReport) -> None:
-        self.report = report
-        self.offers: list[Offer] = []
-        self._keys: set[tuple] = set()
-
-    def gpu_slug(self, raw: str, vram_gb: float | None) -> str:
-        slug = normalize_gpu(raw, provider=PROVIDER, vram_gb=vram_gb)
-        if slug == "unknown" and raw not in self.report.unknown_gpus:
-            self.report.unknown_gpus.append(raw)
-        return slug
-
-    def reject(self, raw: str, reason: str) -> None:
-        self.report.rejected.append(RejectedRow(raw=raw, reason=reason))
-
-    def add(self, raw: str, **fields: Any) -> None:
-        try:
-            offer = Offer(provider=PROVIDER, **fields)
-        except ValidationError as exc:
-            reasons = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'offer'}: {e['msg']}" for e in exc.errors())
-            self.reject(raw, reasons)
-            return
-        if offer.key in self._keys:
-            self.reject(raw, "duplicate offer")
-            return
-        self._keys.add(offer.key)
-        self.offers.append(offer)
+    return sink.result()
 
 
 # --- finding the tables ------------------------------------------------------------------------
@@ -177,17 +109,17 @@ class _Table:
     tab_count: int | None
 
 
-def _price_tables(soup: BeautifulSoup, report: ParseReport) -> list[_Table]:
+def _price_tables(soup: BeautifulSoup, sink: OfferSink) -> list[_Table]:
     """Every table that has a plan column and a price column, with its tab's GPU count."""
     found: list[_Table] = []
     for table in soup.find_all("table"):
-        rows = list(_table_rows(table, report))
+        rows = list(_table_rows(table, sink))
         if rows:
             found.append(_Table(rows=rows, tab_count=_tab_count(table, soup)))
     return found
 
 
-def _table_rows(table: Tag, report: ParseReport) -> Iterator[_Row]:
+def _table_rows(table: Tag, sink: OfferSink) -> Iterator[_Row]:
     """Body rows as {logical column: text}, headers from each cell's data-label or the header row."""
     mapping: dict[str, int] | None = None  # from the header row, once seen
     by_labels: dict[tuple[str, ...], dict[str, int]] = {}  # data-label sets seen so far
@@ -201,12 +133,12 @@ def _table_rows(table: Tag, report: ParseReport) -> Iterator[_Row]:
         labels = tuple(clean_text(cell.get("data-label")) for cell in cells)
         if all(labels):
             if labels not in by_labels:
-                by_labels[labels] = _mapping(list(labels), report)
+                by_labels[labels] = _mapping(list(labels), sink)
             row_mapping = by_labels[labels]
         elif mapping is None:
             if not _is_header_row(tr, cells, texts):
                 return  # data before any header: not a table this parser understands
-            mapping = _mapping(texts, report)
+            mapping = _mapping(texts, sink)
             continue
         else:
             row_mapping = mapping
@@ -223,18 +155,13 @@ def _is_header_row(tr: Tag, cells: list[Tag], texts: list[str]) -> bool:
     return not any("$" in text for text in texts)  # a first row of labels written with <td>
 
 
-def _mapping(headers: list[str], report: ParseReport) -> dict[str, int]:
+def _mapping(headers: list[str], sink: OfferSink) -> dict[str, int]:
     """Logical column -> position, or {} when the table lacks a plan or a price column."""
     mapping, _, unexpected = map_columns(headers, _COLUMNS)
     if "plan" not in mapping or not any(name in mapping for name in _PRICE_COLUMNS):
         return {}
-    _extend_unique(report.missing_columns, [name for name in _SPEC_COLUMNS if name not in mapping])
-    _extend_unique(report.unexpected_columns, unexpected)
+    sink.note_columns(missing=[name for name in _SPEC_COLUMNS if name not in mapping], unexpected=unexpected)
     return mapping
-
-
-def _extend_unique(target: list[str], values: list[str]) -> None:
-    target.extend(value for value in values if value not in target)
 
 
 def _tab_count(table: Tag, soup: BeautifulSoup) -> int | None:
@@ -384,7 +311,7 @@ def _json_string_literals(code: str) -> list[str]:
 # --- one row -> one offer ----------------------------------------------------------------------
 
 
-def _emit_row(row: _Row, tab_count: int | None, sink: _OfferSink) -> None:
+def _emit_row(row: _Row, tab_count: int | None, sink: OfferSink) -> None:
     plan = row.cells.get("plan", "")
     match = _PLAN_RX.match(plan)
     if not plan or not match:
@@ -401,8 +328,8 @@ def _emit_row(row: _Row, tab_count: int | None, sink: _OfferSink) -> None:
     if not prices:
         sink.report.unpriced_rows += 1  # "Contact sales", "Sold out", "-" or empty: never 0
         return
-    if any(price.is_from for price in prices.values()) and _FROM_NOTE not in sink.report.notes:
-        sink.report.notes.append(_FROM_NOTE)
+    if any(price.is_from for price in prices.values()):
+        sink.note(FROM_PRICE_NOTE)
 
     plan_count = int(match["count"]) if match["count"] else None
     if plan_count and tab_count and plan_count != tab_count:
@@ -434,8 +361,8 @@ def _emit_row(row: _Row, tab_count: int | None, sink: _OfferSink) -> None:
         region=row.cells.get("region") or None,
         sku=f"{count}x {gpu_raw}",
         vcpus=parse_number(row.cells.get("vcpus")),
-        ram_gb=_size_gb(row.cells.get("ram")),
-        storage_gb=_size_gb(row.cells.get("storage")),
+        ram_gb=size_gb(row.cells.get("ram")) or None,
+        storage_gb=size_gb(row.cells.get("storage")) or None,
     )
 
 
@@ -453,12 +380,3 @@ def _unit_prices(prices: dict[str, Any], cells: dict[str, str], count: int) -> t
         per_gpu = per_instance / count
     return per_gpu, per_instance
 
-
-def _size_gb(text: str | None) -> float | None:
-    """'1800 GiB' -> 1932.7, '22 TiB SSD' -> 24189.3, '512 GB' -> 512 (GB = 1e9 bytes)."""
-    match = _SIZE_RX.search(clean_text(text))
-    if not match:
-        return None
-    number = float(match.group(1).replace(",", ""))
-    unit = (match.group(2) or "gb").lower()
-    return round(number * _GB_PER_UNIT[unit], 1) or None

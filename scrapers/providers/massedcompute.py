@@ -25,23 +25,19 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from bs4 import BeautifulSoup, Tag
-from pydantic import ValidationError
 
 from models.gpu_names import normalize_gpu
-from scrapers.offer import Offer, ParseReport, ParseResult, RejectedRow, StructureMissing
+from scrapers.offer import ParseResult, StructureMissing
+from scrapers.offer_sink import OfferSink
+from scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
 from scrapers.pages import PageRequest
 from scrapers.parsing import clean_text, map_columns, normalize_header, parse_number, parse_price
+from scrapers.quantities import size_gb
 
 PROVIDER = "massedcompute"
 PARSER_VERSION = "massedcompute/1"
 # massedcompute.com/home/pricing redirects here (observed 2026-10-06).
 PRICING_URL = "https://vm.massedcompute.com/pricing"
-
-_BROWSER_HEADERS = {
-    "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) gpuprice/0.1 (+price tracker)",
-    "Accept": "text/html,application/xhtml+xml",
-    "Accept-Language": "en-US,en;q=0.8",
-}
 
 # Logical column -> header patterns (normalized header text). Order matters: the first logical
 # name whose pattern matches a header takes it, so per-GPU prices are claimed before prices,
@@ -67,7 +63,6 @@ _COLUMNS: dict[str, list[str]] = {
 _EXPECTED = ("sku", "gpu", "count", "vram", "vcpus", "ram", "storage")
 _SKU = re.compile(r"\bgpu_(\d+)x_([a-z0-9]+(?:_[a-z0-9]+)*)\b", re.I)
 _COUNT_IN_NAME = re.compile(r"(?<![\w.])(\d{1,2})\s*[x×](?=\s|[a-z])", re.I)
-_SIZE = re.compile(r"(?:(\d+)\s*[x×]\s*)?(\d[\d,]*(?:\.\d+)?)\s*(TB|TiB|GB|GiB|MB)\b", re.I)
 _UNAVAILABLE = re.compile(r"sold out|unavailable|out of stock|no capacity|waitlist|\bno\b|^0+$", re.I)
 _AVAILABLE = re.compile(r"available|in stock|\byes\b|\d+|✓|✔", re.I)
 _PER_GPU_TOLERANCE = Decimal("0.01")  # a per-GPU column rounded to cents
@@ -76,7 +71,7 @@ _SKIPPED_TAGS = ("script", "style", "noscript", "template", "svg", "head")
 
 
 def live_requests() -> list[PageRequest]:
-    return [PageRequest(url=PRICING_URL, kind="html", headers=dict(_BROWSER_HEADERS))]
+    return [PageRequest(url=PRICING_URL, kind="html", headers=dict(BROWSER_HEADERS))]
 
 
 @dataclass(frozen=True)
@@ -95,13 +90,10 @@ class _Record:
 
 
 def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
-    report = ParseReport(provider=PROVIDER)
-    text = _decode(content, report)
-    if not text.strip():
-        raise StructureMissing(PROVIDER, "empty page")
-    soup = BeautifulSoup(text, "lxml")
+    sink = OfferSink(PROVIDER)
+    soup = BeautifulSoup(page_text(content, sink.report, undecodable_note=UNDECODABLE_NOTE_SEMICOLON), "lxml")
     grids = _grids(soup)
-    records = list(_table_records(grids, report))
+    records = list(_table_records(grids, sink))
     if not records:
         for skipped in soup.find_all(_SKIPPED_TAGS):
             skipped.decompose()
@@ -113,47 +105,24 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
             what += "; tables seen: " + "; ".join(h for h in heads if h)
         raise StructureMissing(PROVIDER, what)
 
-    offers: list[Offer] = []
-    seen: set[tuple] = set()
     mappings: dict[tuple[str, ...], dict[str, int]] = {}
     for record in records:
         if record.header not in mappings:
-            mappings[record.header] = _mapping(record.header, report)
-        report.rows_seen += 1
-        offer = _offer(record, mappings[record.header], report)
-        if offer is None:
-            continue
-        if offer.key in seen:
-            report.rejected.append(RejectedRow(raw=record.raw, reason="duplicate offer"))
-            continue
-        seen.add(offer.key)
-        offers.append(offer)
-    report.offers = len(offers)
-    return ParseResult(offers=offers, report=report)
-
-
-def _decode(content: bytes, report: ParseReport) -> str:
-    try:
-        return content.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        report.notes.append("page is not valid UTF-8; undecodable bytes replaced")
-        return content.decode("utf-8", errors="replace")
+            mappings[record.header] = _mapping(record.header, sink)
+        sink.report.rows_seen += 1
+        _add_offer(record, mappings[record.header], sink)
+    return sink.result()
 
 
 def _is_price_table(columns: dict[str, int]) -> bool:
     return ("price" in columns or "gpu_price" in columns) and ("sku" in columns or "gpu" in columns)
 
 
-def _mapping(header: tuple[str, ...], report: ParseReport) -> dict[str, int]:
+def _mapping(header: tuple[str, ...], sink: OfferSink) -> dict[str, int]:
     columns, _, unexpected = map_columns(header, _COLUMNS)
-    for name in _EXPECTED:
-        if name not in columns and name not in report.missing_columns:
-            report.missing_columns.append(name)
-    for text in unexpected:
-        if text not in report.unexpected_columns:
-            report.unexpected_columns.append(text)
+    sink.note_columns(missing=[name for name in _EXPECTED if name not in columns], unexpected=unexpected)
     if "monthly" in columns:
-        report.notes.append(f"column {header[columns['monthly']]!r} is not an hourly price; ignored")
+        sink.report.notes.append(f"column {header[columns['monthly']]!r} is not an hourly price; ignored")
     return columns
 
 
@@ -222,7 +191,7 @@ def _header_cells(grid: _Grid) -> list[str]:
     return list(grid.rows[index][0]) if index is not None else []
 
 
-def _table_records(grids: list[_Grid], report: ParseReport) -> Iterator[_Record]:
+def _table_records(grids: list[_Grid], sink: OfferSink) -> Iterator[_Record]:
     for grid in grids:
         header_index = grid.header_index()
         if header_index is None:
@@ -241,13 +210,8 @@ def _table_records(grids: list[_Grid], report: ParseReport) -> Iterator[_Record]
                 context = cells[0]
                 continue
             if len(cells) != len(header):
-                report.rows_seen += 1
-                report.rejected.append(
-                    RejectedRow(
-                        raw=" | ".join(cells),
-                        reason=f"row has {len(cells)} cells but the header has {len(header)}",
-                    )
-                )
+                sink.report.rows_seen += 1
+                sink.reject(" | ".join(cells), f"row has {len(cells)} cells but the header has {len(header)}")
                 continue
             yield _Record(header=header, cells=cells, context=context, text=" ".join(cells))
 
@@ -318,20 +282,6 @@ def _cell(record: _Record, columns: dict[str, int], name: str) -> str:
     return record.cells[columns[name]] if name in columns else ""
 
 
-def _gigabytes(text: str) -> float | None:
-    """'750 GB' -> 750, '1.5 TB' -> 1500, '2 x 3.84 TB' -> 7680; a bare number is GB."""
-    m = _SIZE.search(text)
-    if not m:
-        return parse_number(text)
-    size = float(m.group(2).replace(",", "")) * int(m.group(1) or 1)
-    unit = m.group(3).lower()
-    if unit.startswith("t"):
-        size *= 1000
-    elif unit == "mb":
-        size /= 1000
-    return size
-
-
 def _availability(text: str) -> bool | None:
     if not text:
         return None
@@ -378,46 +328,45 @@ def _resolve_gpu(gpu_text: str, sku_text: str, context: str | None) -> tuple[str
     return combined, None
 
 
-def _offer(record: _Record, columns: dict[str, int], report: ParseReport) -> Offer | None:
-    def reject(reason: str) -> None:
-        report.rejected.append(RejectedRow(raw=record.raw, reason=reason))
-
+def _add_offer(record: _Record, columns: dict[str, int], sink: OfferSink) -> None:
+    """The record's offer into the sink, or the record counted as unpriced or rejected."""
+    report = sink.report
     prices: dict[str, Decimal] = {}
     for name in ("price", "gpu_price"):
         try:
             price = parse_price(_cell(record, columns, name))
         except ValueError:
-            reject(f"not a price in column {record.header[columns[name]]!r}: {_cell(record, columns, name)!r}")
-            return None
+            sink.reject(record.raw, f"not a price in column {record.header[columns[name]]!r}: {_cell(record, columns, name)!r}")
+            return
         if price is not None:
             prices[name] = price.value
             if price.is_from:  # marketplace floor ("from $1.98"): the cheapest host right now
                 report.notes.append(f"'from' price read as the price: {record.raw}")
     if not prices:
         report.unpriced_rows += 1
-        return None
+        return
 
     sku_cell = _cell(record, columns, "sku")
     sku_match = _SKU.search(sku_cell) or _SKU.search(record.text)
     count, problem = _gpu_count(record, columns, sku_match)
     if count is None:
-        reject(problem or "GPU count missing")
-        return None
+        sink.reject(record.raw, problem or "GPU count missing")
+        return
     if count < 1:
-        reject(f"GPU count {count} is not positive")
-        return None
+        sink.reject(record.raw, f"GPU count {count} is not positive")
+        return
 
     gpu_text = _cell(record, columns, "gpu")
     sku_text = sku_match.group(0) if sku_match else sku_cell
     gpu, problem = _resolve_gpu(gpu_text, sku_text, record.context)
     if problem:
-        reject(problem)
-        return None
+        sink.reject(record.raw, problem)
+        return
     gpu_raw = gpu_text or sku_text or record.context or ""
-    if gpu == "unknown" and gpu_raw not in report.unknown_gpus:
-        report.unknown_gpus.append(gpu_raw)
+    if gpu == "unknown":
+        sink.note_unknown_gpu(gpu_raw)
 
-    vram = _gigabytes(_cell(record, columns, "vram")) if "vram" in columns else None
+    vram = size_gb(_cell(record, columns, "vram")) if "vram" in columns else None
     if vram and "total" in normalize_header(record.header[columns["vram"]]):
         vram /= count
     per_instance = prices.get("price")
@@ -425,27 +374,22 @@ def _offer(record: _Record, columns: dict[str, int], report: ParseReport) -> Off
     # The instance price is what is billed; a per-GPU column (often rounded to cents) only checks it.
     per_gpu = per_instance / count if per_instance is not None else listed_per_gpu
     if per_instance is not None and listed_per_gpu is not None and abs(listed_per_gpu - per_gpu) > _PER_GPU_TOLERANCE:
-        reject(f"per-GPU price ${listed_per_gpu} disagrees with instance price ${per_instance} / {count} GPUs")
-        return None
-    try:
-        return Offer(
-            provider=PROVIDER,
-            gpu=gpu,
-            gpu_raw=gpu_raw,
-            gpu_count=count,
-            vram_gb=vram or None,
-            tier="on_demand",  # Massed Compute sells on-demand only
-            usd_per_gpu_hour=float(per_gpu),
-            usd_per_instance_hour=float(per_instance) if per_instance is not None else None,
-            region=_cell(record, columns, "region") or None,
-            available=_availability(_cell(record, columns, "available")),
-            sku=sku_text or f"{count}x {gpu_raw}",
-            vcpus=parse_number(_cell(record, columns, "vcpus")) or None,
-            ram_gb=_gigabytes(_cell(record, columns, "ram")) or None,
-            storage_gb=_gigabytes(_cell(record, columns, "storage")),
-        )
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err.get("loc", ())) or "offer"
-        reject(f"invalid offer: {where}: {err['msg']}")
-        return None
+        sink.reject(record.raw, f"per-GPU price ${listed_per_gpu} disagrees with instance price ${per_instance} / {count} GPUs")
+        return
+    sink.add(
+        record.raw,
+        reason_prefix="invalid offer: ",
+        gpu=gpu,
+        gpu_raw=gpu_raw,
+        gpu_count=count,
+        vram_gb=vram or None,
+        tier="on_demand",  # Massed Compute sells on-demand only
+        usd_per_gpu_hour=float(per_gpu),
+        usd_per_instance_hour=float(per_instance) if per_instance is not None else None,
+        region=_cell(record, columns, "region") or None,
+        available=_availability(_cell(record, columns, "available")),
+        sku=sku_text or f"{count}x {gpu_raw}",
+        vcpus=parse_number(_cell(record, columns, "vcpus")) or None,
+        ram_gb=size_gb(_cell(record, columns, "ram")) or None,
+        storage_gb=size_gb(_cell(record, columns, "storage")),
+    )

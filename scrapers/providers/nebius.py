@@ -22,22 +22,17 @@ from decimal import Decimal
 from typing import Any
 
 from bs4 import BeautifulSoup, SoupStrainer
-from pydantic import ValidationError
 
-from models.gpu_names import normalize_gpu
-from scrapers.offer import Offer, ParseReport, ParseResult, RejectedRow, StructureMissing, Tier
+from scrapers.offer import Offer, ParseReport, ParseResult, StructureMissing, Tier
+from scrapers.offer_sink import OfferSink
+from scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
 from scrapers.pages import PageRequest
 from scrapers.parsing import clean_text, map_columns, normalize_header, parse_number, parse_price
+from scrapers.quantities import term_months
 
 PROVIDER = "nebius"
 PARSER_VERSION = "nebius/1"
 PRICING_URL = "https://nebius.com/prices"
-
-_BROWSER_HEADERS = {
-    "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) gpuprice/0.1 (+price tracker)",
-    "Accept": "text/html,application/xhtml+xml",
-    "Accept-Language": "en-US,en;q=0.8",
-}
 
 # Non-price columns, by header text. The empty header is the usual first (name) column.
 _FIXED_COLUMNS: dict[str, list[str]] = {
@@ -56,7 +51,6 @@ _TOTAL_HEADER = re.compile(r"\btotal\b|\bper (vm|instance|node|host|server)\b")
 _PRICE_HEADER = re.compile(r"on demand|preemptible|spot|interruptible|price|hour|hourly|\bhr\b|\$|cost|usd|rate")
 _SPOT_HEADER = re.compile(r"preemptible|spot|interruptible")
 _RESERVED_HEADER = re.compile(r"reserv|commit")
-_TERM = re.compile(r"(\d+)\s*(month|mo|year|yr)s?\b")
 _EFFECTIVE = re.compile(r"effective\s*(?:from|as of|on)?\s*[:\-]?\s*(?P<date>[^)\]]+)", re.I)
 _DATE_FORMATS = ("%B %d, %Y", "%B %d %Y", "%b %d, %Y", "%b %d %Y", "%d %B %Y", "%d %b %Y", "%Y-%m-%d")
 _DATE_FORMATS_NO_YEAR = ("%B %d", "%b %d", "%d %B", "%d %b")
@@ -67,7 +61,7 @@ _HGX_GPUS = 8  # an HGX baseboard carries 8 GPUs; Nebius prices HGX rows per GPU
 
 
 def live_requests() -> list[PageRequest]:
-    return [PageRequest(url=PRICING_URL, kind="html", headers=dict(_BROWSER_HEADERS))]
+    return [PageRequest(url=PRICING_URL, kind="html", headers=dict(BROWSER_HEADERS))]
 
 
 @dataclass(frozen=True)
@@ -86,34 +80,15 @@ class _Table:
 
 
 def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
-    report = ParseReport(provider=PROVIDER)
-    data = _next_data(_decode(content, report))
-    tables = _gpu_price_tables(data, report)
-    offers: list[Offer] = []
-    seen: set[tuple] = set()
-    for table in tables:
-        for offer in _parse_table(table, observed_on, report):
-            if offer.key in seen:
-                report.rejected.append(RejectedRow(raw=_describe(offer), reason="duplicate offer"))
-                continue
-            seen.add(offer.key)
-            offers.append(offer)
-    report.offers = len(offers)
-    return ParseResult(offers=offers, report=report)
-
-
-def _decode(content: bytes, report: ParseReport) -> str:
-    try:
-        return content.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        report.notes.append("page is not valid UTF-8; undecodable bytes replaced")
-        return content.decode("utf-8", errors="replace")
+    sink = OfferSink(PROVIDER)
+    data = _next_data(page_text(content, sink.report, undecodable_note=UNDECODABLE_NOTE_SEMICOLON))
+    for table in _gpu_price_tables(data, sink.report):
+        _parse_table(table, observed_on, sink)
+    return sink.result()
 
 
 def _next_data(text: str) -> Any:
     """The ``__NEXT_DATA__`` JSON (or the body itself when it is Next.js data JSON)."""
-    if not text.strip():
-        raise StructureMissing(PROVIDER, "empty page")
     stripped = text.lstrip()
     if stripped.startswith("{"):
         raw = stripped
@@ -223,16 +198,15 @@ def _mentions_gpus(table: _Table) -> bool:
     return any(row and _GPU_WORDS.search(row[0]) for row in table.rows)
 
 
-def _parse_table(table: _Table, observed_on: dt.date | None, report: ParseReport) -> Iterator[Offer]:
+def _parse_table(table: _Table, observed_on: dt.date | None, sink: OfferSink) -> None:
+    report = sink.report
     columns, _, unmapped = map_columns(table.header, _FIXED_COLUMNS)
     price_columns = _price_columns(table.header, set(columns.values()), observed_on, report)
-    for name in ("vcpus", "ram"):
-        if name not in columns and name not in report.missing_columns:
-            report.missing_columns.append(name)
     used_by_prices = {table.header[c.index] for c in price_columns}
-    for header in unmapped:
-        if header not in used_by_prices and header not in report.unexpected_columns:
-            report.unexpected_columns.append(header)
+    sink.note_columns(
+        missing=[name for name in ("vcpus", "ram") if name not in columns],
+        unexpected=[header for header in unmapped if header not in used_by_prices],
+    )
 
     from_prices: list[str] = []
     for cells in table.rows:
@@ -242,15 +216,10 @@ def _parse_table(table: _Table, observed_on: dt.date | None, report: ParseReport
             if sum(1 for c in cells if c) == 1:
                 continue  # a section heading inside the table ("NVIDIA Blackwell")
             report.rows_seen += 1
-            report.rejected.append(
-                RejectedRow(
-                    raw=" | ".join(cells),
-                    reason=f"row has {len(cells)} cells but the header has {len(table.header)}",
-                )
-            )
+            sink.reject(" | ".join(cells), f"row has {len(cells)} cells but the header has {len(table.header)}")
             continue
         report.rows_seen += 1
-        yield from _parse_row(cells, table.header, columns, price_columns, report, from_prices)
+        _parse_row(cells, table.header, columns, price_columns, sink, from_prices)
     if from_prices:
         report.notes.append("'from' prices (lowest host variant): " + "; ".join(from_prices))
 
@@ -266,7 +235,7 @@ def _price_columns(
         tier: Tier = "spot" if _SPOT_HEADER.search(norm) else "on_demand"
         months: int | None = None
         if _RESERVED_HEADER.search(norm):
-            months = _commitment_months(norm)
+            months = term_months(norm)
             if months is None:
                 report.notes.append(f"column {text!r} is a commitment price without a term; ignored")
                 continue
@@ -279,14 +248,6 @@ def _price_columns(
                 continue
         columns.append(_PriceColumn(index, text, tier, months, effective))
     return columns
-
-
-def _commitment_months(norm: str) -> int | None:
-    m = _TERM.search(norm)
-    if not m:
-        return None
-    n = int(m.group(1))
-    return n * 12 if m.group(2).startswith("y") else n
 
 
 def _effective_date(header: str, observed_on: dt.date | None) -> dt.date | None:
@@ -338,13 +299,13 @@ def _parse_row(
     headers: list[str],
     columns: dict[str, int],
     price_columns: list[_PriceColumn],
-    report: ParseReport,
+    sink: OfferSink,
     from_prices: list[str],
-) -> Iterator[Offer]:
+) -> None:
     raw = " | ".join(cells)
     name = cells[columns["name"]]
     if not name:
-        report.rejected.append(RejectedRow(raw=raw, reason="row without a GPU name"))
+        sink.reject(raw, "row without a GPU name")
         return
     prices: list[tuple[_PriceColumn, Decimal]] = []
     bad_cells = False
@@ -353,9 +314,7 @@ def _parse_row(
             price = parse_price(cells[column.index])
         except ValueError:
             bad_cells = True
-            report.rejected.append(
-                RejectedRow(raw=raw, reason=f"not a price in column {column.header!r}: {cells[column.index]!r}")
-            )
+            sink.reject(raw, f"not a price in column {column.header!r}: {cells[column.index]!r}")
             continue
         if price is None:
             continue
@@ -364,41 +323,33 @@ def _parse_row(
         prices.append((column, price.value))
     if not prices:
         if not bad_cells:
-            report.unpriced_rows += 1
+            sink.report.unpriced_rows += 1
         return
 
     count = _gpu_count(name)
     vcpus = _instance_total(cells, headers, columns, "vcpus", count)
     ram = _instance_total(cells, headers, columns, "ram", count)
     vram = parse_number(cells[columns["vram"]]) if "vram" in columns else None
-    gpu = normalize_gpu(name, provider=PROVIDER, vram_gb=vram)
-    if gpu == "unknown" and name not in report.unknown_gpus:
-        report.unknown_gpus.append(name)
+    gpu = sink.gpu_slug(name, vram)
     for column, value in prices:
-        try:
-            yield Offer(
-                provider=PROVIDER,
-                gpu=gpu,
-                gpu_raw=name,
-                gpu_count=count,
-                vram_gb=vram or None,
-                tier=column.tier,
-                commitment_months=column.commitment_months,
-                usd_per_gpu_hour=float(value),
-                usd_per_instance_hour=None,  # the page prices per GPU only
-                effective_from=column.effective_from,
-                sku=name,
-                vcpus=vcpus,
-                ram_gb=ram,
-            )
-        except ValidationError as exc:
-            report.rejected.append(RejectedRow(raw=raw, reason=_first_error(exc, column.header)))
-
-
-def _first_error(exc: ValidationError, header: str) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err.get("loc", ())) or "offer"
-    return f"invalid offer from column {header!r}: {where}: {err['msg']}"
+        offer = sink.validate(
+            raw,
+            reason_prefix=f"invalid offer from column {column.header!r}: ",
+            gpu=gpu,
+            gpu_raw=name,
+            gpu_count=count,
+            vram_gb=vram or None,
+            tier=column.tier,
+            commitment_months=column.commitment_months,
+            usd_per_gpu_hour=float(value),
+            usd_per_instance_hour=None,  # the page prices per GPU only
+            effective_from=column.effective_from,
+            sku=name,
+            vcpus=vcpus,
+            ram_gb=ram,
+        )
+        if offer is not None:
+            sink.keep(offer, _describe(offer))
 
 
 def _describe(offer: Offer) -> str:

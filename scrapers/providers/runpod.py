@@ -26,24 +26,23 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-import zlib
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from bs4 import BeautifulSoup, SoupStrainer, Tag
-from pydantic import ValidationError
 
-from models.gpu_names import normalize_gpu
-from scrapers.offer import Offer, ParseReport, ParseResult, RejectedRow, StructureMissing
+from scrapers.offer import ParseReport, ParseResult, StructureMissing
+from scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
+from scrapers.page_input import MAX_PAGE_BYTES, page_text
 from scrapers.pages import PageRequest
 from scrapers.parsing import clean_text, parse_number, parse_price
 
 PROVIDER = "runpod"
 PARSER_VERSION = "runpod/1"
 PRICING_URL = "https://www.runpod.io/pricing"
-_MAX_BODY_BYTES = 32 * 1024 * 1024  # pricing pages are well under 1 MB
+_MAX_BODY_BYTES = MAX_PAGE_BYTES  # a module attribute so a test can lower the gzip cap
 GRAPHQL_URL = "https://api.runpod.io/graphql"
 
 _LOWEST_FIELDS = "uninterruptablePrice minimumBidPrice minVcpu minMemory stockStatus availableGpuCounts"
@@ -75,7 +74,6 @@ _LOWEST_PRICE_FIELDS: tuple[tuple[str, bool], ...] = (
     ("communityLowestPrice", True),
 )
 _IN_STOCK = {"high", "medium", "low"}
-_FROM_NOTE = "'from' prices are lower bounds"
 
 # HTML fallback: price data attributes, mapped by name (two generations, see module docstring).
 _ATTR_RX = re.compile(
@@ -109,81 +107,16 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
 
     ``observed_on`` is accepted for the common interface; Runpod publishes no scheduled prices.
     """
-    report = ParseReport(provider=PROVIDER)
-    text = _decode(content, report)
-    sink = _OfferSink(report)
+    sink = OfferSink(PROVIDER)
+    text = page_text(content, sink.report, max_bytes=_MAX_BODY_BYTES)
     if text.lstrip()[:1] in ("{", "["):
         _parse_graphql(text, sink)
     else:
         _parse_html(text, sink)
-    report.offers = len(sink.offers)
-    return ParseResult(offers=sink.offers, report=report)
+    return sink.result()
 
 
-# --- shared per-page helpers -------------------------------------------------------------------
-
-
-def _decode(content: bytes, report: ParseReport) -> str:
-    if content[:2] == b"\x1f\x8b":  # a page saved gzipped (``gpuprice parse page.html.gz``)
-        content = _gunzip(content)
-    try:
-        text = content.decode("utf-8")
-    except UnicodeDecodeError:
-        text = content.decode("utf-8", errors="replace")
-        report.notes.append("page is not valid UTF-8: undecodable bytes replaced")
-    text = text.lstrip("\ufeff")
-    if not text.strip():
-        raise StructureMissing(PROVIDER, "empty page")
-    return text
-
-
-def _gunzip(content: bytes) -> bytes:
-    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    try:
-        body = inflater.decompress(content, _MAX_BODY_BYTES)
-    except zlib.error as exc:
-        raise StructureMissing(PROVIDER, f"corrupt gzip body ({exc})") from exc
-    if inflater.unconsumed_tail:  # a gzip bomb must not fill memory
-        raise StructureMissing(PROVIDER, f"gzip body inflates past {_MAX_BODY_BYTES:,} bytes")
-    if not inflater.eof:
-        raise StructureMissing(PROVIDER, "corrupt gzip body (truncated stream)")
-    return body
-
-
-class _OfferSink:
-    """Validates offers for one page: bad rows and duplicates go to the report, never abort."""
-
-    def __init__(self, report: ParseReport) -> None:
-        self.report = report
-        self.offers: list[Offer] = []
-        self._keys: set[tuple] = set()
-
-    def gpu_slug(self, raw: str, vram_gb: float | None, *alternatives: str) -> str:
-        """Catalog slug of a GPU name; tries alternative spellings (e.g. the API id) before 'unknown'."""
-        for name in (raw, *alternatives):
-            if name:
-                slug = normalize_gpu(name, provider=PROVIDER, vram_gb=vram_gb)
-                if slug != "unknown":
-                    return slug
-        if raw not in self.report.unknown_gpus:
-            self.report.unknown_gpus.append(raw)
-        return "unknown"
-
-    def reject(self, raw: str, reason: str) -> None:
-        self.report.rejected.append(RejectedRow(raw=raw, reason=reason))
-
-    def add(self, raw: str, **fields: Any) -> None:
-        try:
-            offer = Offer(provider=PROVIDER, **fields)
-        except ValidationError as exc:
-            reasons = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'offer'}: {e['msg']}" for e in exc.errors())
-            self.reject(raw, reasons)
-            return
-        if offer.key in self._keys:
-            self.reject(raw, "duplicate offer")
-            return
-        self._keys.add(offer.key)
-        self.offers.append(offer)
+# --- prices ------------------------------------------------------------------------------------
 
 
 def _positive_price(value: Any) -> Decimal | None:
@@ -198,6 +131,13 @@ def _positive_price(value: Any) -> Decimal | None:
     if price.value < 0:
         raise ValueError(f"negative price: {value!r}")
     return price.value
+
+
+def _add_pod_price(
+    sink: OfferSink, raw: str, gpu: str, gpu_raw: str, vram: float | None, price: Decimal, **fields: Any
+) -> None:
+    """One Runpod price: per GPU-hour of a one-GPU pod, so ``gpu_count`` 1 and no instance price."""
+    sink.add(raw, gpu=gpu, gpu_raw=gpu_raw, gpu_count=1, vram_gb=vram, usd_per_gpu_hour=price, **fields)
 
 
 # --- GraphQL -----------------------------------------------------------------------------------
@@ -231,7 +171,7 @@ def _first_graphql_error(payload: Any) -> str:
     return clean_text(first)[:120]
 
 
-def _parse_graphql(text: str, sink: _OfferSink) -> None:
+def _parse_graphql(text: str, sink: OfferSink) -> None:
     report = sink.report
     for item in _gpu_types(text, report):
         report.rows_seen += 1
@@ -244,7 +184,7 @@ def _parse_graphql(text: str, sink: _OfferSink) -> None:
             report.unpriced_rows += 1  # e.g. the placeholder "unknown" type, or a retired GPU
 
 
-def _emit_gpu_type(item: dict[str, Any], sink: _OfferSink) -> None:
+def _emit_gpu_type(item: dict[str, Any], sink: OfferSink) -> None:
     sku = clean_text(item["id"])
     gpu_raw = clean_text(item.get("displayName")) or sku
     vram = parse_number(item.get("memoryInGb")) if item.get("memoryInGb") is not None else None
@@ -267,16 +207,7 @@ def _emit_gpu_type(item: dict[str, Any], sink: _OfferSink) -> None:
             return
         if gpu is None:
             gpu = sink.gpu_slug(gpu_raw, vram, sku)
-        sink.add(
-            raw,
-            gpu=gpu,
-            gpu_raw=gpu_raw,
-            gpu_count=1,
-            vram_gb=vram,
-            community=community,
-            usd_per_gpu_hour=price,
-            **extra,
-        )
+        _add_pod_price(sink, raw, gpu, gpu_raw, vram, price, community=community, **extra)
 
     for field, tier, community, months in _LIST_PRICE_FIELDS:
         if field in item:
@@ -311,7 +242,7 @@ def _spec(value: Any) -> float | None:
 # --- HTML fallback -----------------------------------------------------------------------------
 
 
-def _parse_html(text: str, sink: _OfferSink) -> None:
+def _parse_html(text: str, sink: OfferSink) -> None:
     # Only the price rows matter; the strainer keeps lxml from building the rest of the page.
     # The strainer sees the raw class attribute ("gpu-pricing-row is-featured"): match the token.
     strainer = SoupStrainer(class_=_ROW_CLASS_RX)
@@ -345,7 +276,7 @@ def _price_attributes(row: Tag, report: ParseReport) -> Iterator[tuple[tuple[boo
                 report.unexpected_columns.append(name)
 
 
-def _emit_html_row(row: Tag, prices: dict[tuple[bool, str], str], sink: _OfferSink) -> None:
+def _emit_html_row(row: Tag, prices: dict[tuple[bool, str], str], sink: OfferSink) -> None:
     link = row if row.name == "a" and _is_gpu_link(row.get("href")) else row.find("a", href=_is_gpu_link)
     gpu_param = _gpu_param(link["href"]) if link else ""
     name_el = row.find(class_=re.compile("name", re.I)) or row.find(re.compile("^h[1-6]$"))
@@ -367,22 +298,17 @@ def _emit_html_row(row: Tag, prices: dict[tuple[bool, str], str], sink: _OfferSi
             continue
         if price is not None and price.value > 0:
             parsed.append((community, tier, price.value))
-            if price.is_from and _FROM_NOTE not in sink.report.notes:
-                sink.report.notes.append(_FROM_NOTE)
+            if price.is_from:
+                sink.note(FROM_PRICE_NOTE)
     if not parsed:
         sink.report.unpriced_rows += 1
         return
     gpu = sink.gpu_slug(gpu_raw, vram, gpu_param)
     for community, tier, value in parsed:
-        sink.add(
-            raw,
-            gpu=gpu,
-            gpu_raw=gpu_raw,
-            gpu_count=1,
-            vram_gb=vram,
+        _add_pod_price(
+            sink, raw, gpu, gpu_raw, vram, value,
             tier=tier,
             community=community,
-            usd_per_gpu_hour=value,
             sku=gpu_param or gpu_raw,
             vcpus=_first_number(_VCPU_RX, specs),
             ram_gb=_first_number(_RAM_RX, specs),
