@@ -5,11 +5,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from gpuprice.errors import BadInput
+
 SAMPLE_ARCHIVE = Path(__file__).resolve().parent.parent / "scrapers" / "sample_archive"
 
 
 def home() -> Path:
-    return Path(os.environ.get("GPUPRICE_HOME", "data")).expanduser().resolve()
+    """GPUPRICE_HOME (created on first write). BadInput when it names something that is not a folder."""
+    path = Path(os.environ.get("GPUPRICE_HOME", "data")).expanduser().resolve()
+    if path.exists() and not path.is_dir():
+        raise BadInput(f"GPUPRICE_HOME {path} is not a folder; point it at a folder (created when missing)")
+    return path
 
 
 def warehouse_path() -> Path:

@@ -28,12 +28,17 @@ def register(app: typer.Typer) -> None:
         if source not in ("archive", "live"):
             raise BadInput(f"unknown source {source!r}; valid: archive, live")
         today = dt.datetime.now(dt.timezone.utc).date()
-        day = parse_date(date, "--date") if date else today
+        day = parse_date(date, "--date") if date is not None else today
         if source == "live" and day != today:
             raise BadInput(f"--date {day} with --source live: pages can only be fetched today ({today}); "
                            "use --source archive to replay recorded pages")
         if day > today:
             raise BadInput(f"--date {day} is in the future (today is {today} UTC)")
+        from pipelines.partitions import FIRST_DAY
+
+        first = dt.date.fromisoformat(FIRST_DAY)
+        if day < first:  # Dagster knows no partition before it: refuse here, not with a traceback
+            raise BadInput(f"--date {day} is before the first snapshot date {first}")
         chosen = parse_providers(providers)
         home = settings.home()
         archive = settings.archive_dir()
