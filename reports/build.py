@@ -8,7 +8,7 @@ from typing import Any
 
 import duckdb
 
-from reports import loading, workload_info
+from reports import costs, loading, workload_info
 from reports.data import (
     GpuCapacity,
     GpuCheapest,
@@ -79,6 +79,7 @@ def build_workload_report(
         name, workload, rankings=ranked, planning_margin=margin, in_catalog=in_catalog
     )
     mfus = [offer.mfu for offer in ranked]
+    best = min(ranked, key=lambda o: o.rank) if ranked else None
     return WorkloadReport(
         meta=meta,
         definition=definition,
@@ -86,7 +87,8 @@ def build_workload_report(
         rankings=ranked,
         rankings_total=len(ranked),
         rankings_snapshot_date=ranked_on,
-        cost_terms=_cost_terms(ranked),
+        cost_assumptions=costs.assumptions(workload, best),
+        best_costs=costs.best_offer_costs(best),
         mfu_range=(min(mfus), max(mfus)) if mfus else None,
         price_history=loading.price_history(con, history_gpus, week, changes),
         changes=relevant_changes,
@@ -114,13 +116,6 @@ def _history_gpus(ranked: Sequence[RankedOffer], memory: MemoryVerdict, cheapest
     return chosen[:HISTORY_GPUS]
 
 
-def _cost_terms(ranked: Sequence[RankedOffer]) -> dict[str, Any]:
-    """The cost terms behind the ranking, as the best-ranked offer states them."""
-    if not ranked:
-        return {}
-    return dict(min(ranked, key=lambda o: o.rank).cost_terms)
-
-
 def summarize(report: WorkloadReport) -> WorkloadSummary:
     return WorkloadSummary(
         name=report.definition.name,
@@ -128,6 +123,7 @@ def summarize(report: WorkloadReport) -> WorkloadSummary:
         best=min(report.rankings, key=lambda o: o.rank) if report.rankings else None,
         offers_ranked=report.rankings_total,
         fitting_configs=len(report.memory.fitting),
+        swept=bool(report.memory.rows),
     )
 
 

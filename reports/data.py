@@ -103,6 +103,15 @@ class DefinitionItem(_Frozen):
     value: str
 
 
+class CostAssumption(_Frozen):
+    """One term of the cost model as a workload sets it (``overridden``: differs from the default)."""
+
+    label: str
+    value: str
+    note: str | None = None
+    overridden: bool = False
+
+
 class WorkloadDefinition(_Frozen):
     """A workload as readers need it: what is trained, how, and under which assumptions."""
 
@@ -229,6 +238,18 @@ class RankedOffer(_Frozen):
     def gpu_hours(self) -> float:
         return self.hours * self.gpu_count
 
+    @property
+    def total_cost_usd(self) -> float:
+        """All-in cost of the run (rework, storage, data... included) when the ranking says; else GPU time."""
+        value = self.cost_terms.get("total_usd")
+        return float(value) if isinstance(value, (int, float)) and value > 0 else self.run_cost_usd
+
+    @property
+    def wall_hours(self) -> float:
+        """Expected time to the last checkpoint (start-up and rework included) when the ranking says."""
+        value = self.cost_terms.get("wall_hours")
+        return float(value) if isinstance(value, (int, float)) and value > 0 else self.hours
+
 
 class PriceSeries(_Frozen):
     """Daily cheapest on-demand price of one GPU type at one provider (one line on a chart)."""
@@ -264,6 +285,7 @@ class WorkloadSummary(_Frozen):
     best: RankedOffer | None = None
     offers_ranked: int = 0
     fitting_configs: int = 0
+    swept: bool = Field(default=True, description="a memory-fit sweep exists for this workload")
 
 
 class WeekOverview(_Frozen):
@@ -287,7 +309,8 @@ class WorkloadReport(_Frozen):
     rankings: list[RankedOffer]
     rankings_total: int = 0
     rankings_snapshot_date: dt.date | None = None
-    cost_terms: dict[str, Any] = Field(default_factory=dict)
+    cost_assumptions: list[CostAssumption] = Field(default_factory=list)
+    best_costs: list[DefinitionItem] = Field(default_factory=list, description="best offer, term by term")
     mfu_range: tuple[float, float] | None = None
     price_history: list[GpuPriceHistory] = Field(default_factory=list)
     changes: list[PriceChange] = Field(default_factory=list, description="this week's changes of GPUs that fit")

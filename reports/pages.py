@@ -18,10 +18,9 @@ from markupsafe import Markup
 
 from reports import charts
 from reports import formatting as fmt
-from reports.data import MEMORY_PARTS, DefinitionItem, WeekOverview, WorkloadReport
+from reports.data import MEMORY_PARTS, WeekOverview, WorkloadReport
 from reports.links import pricing_url
 from reports.loading import STALE_AFTER_DAYS
-from reports.workload_info import format_value
 
 TOP_OFFERS_HTML = 20
 TOP_OFFERS_MD = 10
@@ -127,19 +126,6 @@ class HistoryChart:
     caption: str
 
 
-def cost_term_items(terms: Mapping[str, Any]) -> list[DefinitionItem]:
-    items = []
-    for key, value in terms.items():
-        if isinstance(value, Mapping):
-            items.extend(
-                DefinitionItem(label=f"{fmt.humanize(str(key))} › {item.label}", value=item.value)
-                for item in cost_term_items(value)
-            )
-        else:
-            items.append(DefinitionItem(label=fmt.humanize(str(key)), value=format_value(str(key), value)))
-    return items
-
-
 def render_index(overview: WeekOverview, links: Mapping[str, WorkloadLinks]) -> str:
     return html_env().get_template("index.html.j2").render(
         css=_css(), meta=overview.meta, overview=overview, links=dict(links)
@@ -181,7 +167,6 @@ def render_workload_html(report: WorkloadReport, chart_prefix: str = "w") -> str
         meta=report.meta,
         report=report,
         top=report.rankings[:TOP_OFFERS_HTML],
-        cost_terms=cost_term_items(report.cost_terms),
         charts=workload_charts(report, chart_prefix),
     )
 
@@ -197,7 +182,6 @@ def render_workload_md(report: WorkloadReport, html_name: str) -> str:
         meta=report.meta,
         report=report,
         top=report.rankings[:TOP_OFFERS_MD],
-        cost_terms=cost_term_items(report.cost_terms),
         bar_parts=_bar_parts(report),
         html_name=html_name,
         html_href=html_name,

@@ -10,8 +10,9 @@ import datetime as dt
 import os
 import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -82,12 +83,14 @@ def render_weekly_reports(
     con: duckdb.DuckDBPyConnection | None = None,
     workload: str | None = None,
     generated_at: dt.datetime | None = None,
+    catalog: Mapping[str, Any] | None = None,
 ) -> list[Path]:
     """Write the week's reports and return their paths, ``index.html`` first.
 
     Reads ``con`` when given, else the published read-only copy (``analytics_file`` or
     ``$GPUPRICE_HOME/analytics.duckdb``). With ``workload`` only that workload's pages are
-    (re)written, plus the index and summary, which always cover every workload.
+    (re)written, plus the index and summary, which always cover every workload. ``catalog``
+    (name -> workload) replaces ``models.workloads.load_workloads()``.
     """
     own_connection = con is None
     source_path: Path | None = None
@@ -95,7 +98,7 @@ def render_weekly_reports(
         con, source_path = _open_published(analytics_file)
     try:
         iso_week = resolve_week(con, week)
-        catalog = workload_info.load_catalog()
+        catalog = workload_info.load_catalog() if catalog is None else catalog
         names = build.workload_order(con, iso_week, catalog)
         if workload is not None and workload not in names:
             raise unknown_choice("workload", workload, names)

@@ -28,10 +28,31 @@ from reports.data import (
 # Shown first, in this order; any other field follows in the workload's own order.
 _LEADING_FIELDS: tuple[str, ...] = (
     "model", "params_b", "method", "optimizer", "precision", "seq_len", "micro_batch", "grad_checkpointing",
-    "lora_rank", "lora_targets", "tokens", "epochs", "mfu", "planning_margin", "margin", "deadline_hours",
-    "deadline",
+    "lora_rank", "lora_targets", "training_tokens", "tokens", "steps", "global_batch_tokens",
+    "checkpoint_interval_tokens", "checkpoint_interval_steps", "checkpoint_interval_hours", "checkpoints",
+    "checkpoint_size_gb", "deadline_hours", "deadline", "min_nodes", "max_nodes", "mfu", "planning_margin", "margin",
 )
-_HIDDEN_FIELDS = {"name", "description"}
+# Cost terms get their own table; where the definition came from is not a property of the job.
+_HIDDEN_FIELDS = {"name", "description", "cost_terms", "source"}
+_LABELS: dict[str, str] = {
+    "params_b": "Parameters (billions)",
+    "seq_len": "Sequence length",
+    "micro_batch": "Micro-batch",
+    "grad_checkpointing": "Activation checkpointing",
+    "lora_rank": "LoRA rank",
+    "lora_targets": "LoRA targets",
+    "training_tokens": "Training tokens",
+    "tokens": "Training tokens",
+    "global_batch_tokens": "Global batch (tokens)",
+    "checkpoint_interval_tokens": "Checkpoint every (tokens)",
+    "checkpoint_interval_steps": "Checkpoint every (steps)",
+    "checkpoint_interval_hours": "Checkpoint every",
+    "checkpoints": "Checkpoints per run",
+    "checkpoint_size_gb": "Checkpoint size",
+    "deadline_hours": "Deadline",
+    "min_nodes": "Nodes (min)",
+    "max_nodes": "Nodes (max)",
+}
 # Numeric fields between 0 and 1 whose names say "share of something": shown as percentages.
 _FRACTION_WORDS = ("mfu", "margin", "fraction", "risk", "probability", "share", "efficiency", "utilization")
 MAX_BARS = 8
@@ -106,7 +127,20 @@ def format_value(key: str, value: Any) -> str:
 
 
 def _label(path: str) -> str:
-    return " › ".join(fmt.humanize(part) for part in path.split("."))
+    return " › ".join(_LABELS.get(part, fmt.humanize(part)) for part in path.split("."))
+
+
+def _definition_data(workload: Any) -> dict[str, Any]:
+    """The workload's own JSON-ready definition (derived values included) when it offers one."""
+    method = getattr(workload, "definition", None)
+    if callable(method):
+        try:
+            data = method()
+        except Exception:  # a definition that cannot derive its extras still has its fields
+            data = None
+        if isinstance(data, Mapping):
+            return dict(data)
+    return _as_dict(workload)
 
 
 def deadline_hours(workload: Any) -> float | None:
@@ -135,7 +169,9 @@ def describe(
     Assumptions the model output carries (MFU range, planning margin) are added when the
     catalog does not state them, so a reader sees what the numbers rest on.
     """
-    data = _as_dict(workload)
+    data = _definition_data(workload)
+    if "training_tokens" in data and data.get("tokens") == data["training_tokens"]:
+        data.pop("tokens")  # the same number twice
     flat = dict(_flatten({k: v for k, v in data.items() if k not in _HIDDEN_FIELDS}))
     ordered = [k for k in _LEADING_FIELDS if k in flat] + [k for k in flat if k not in _LEADING_FIELDS]
     items = [DefinitionItem(label=_label(k), value=format_value(k, flat[k])) for k in ordered if flat[k] not in (None, "", [])]
@@ -195,19 +231,20 @@ def memory_bars(workload: Any | None, rows: Sequence[MemoryFitRow]) -> tuple[lis
     bars: list[MemoryBar] = []
     failures: list[str] = []
     for row in setups:
-        parts = None
+        estimate = None
         if workload is not None:
             try:
-                parts = breakdown(workload, row.gpu_count, row.sharding)
+                estimate = breakdown(workload, row.gpu_count, row.sharding)
             except Exception as exc:  # the model may reject a setup the sweep stored; fall back to the total
                 failures.append(f"{setup_label(row.gpu_count, row.sharding)}: {exc}")
+        parts, planning = estimate or ({"total": row.per_gpu_gb}, row.planning_gb)
         bars.append(
             MemoryBar(
                 label=setup_label(row.gpu_count, row.sharding),
                 gpu_count=row.gpu_count,
                 sharding=row.sharding,
-                parts=parts or {"total": row.per_gpu_gb},
-                planning_gb=row.planning_gb,
+                parts=parts,
+                planning_gb=planning,
             )
         )
     note = None
@@ -218,8 +255,12 @@ def memory_bars(workload: Any | None, rows: Sequence[MemoryFitRow]) -> tuple[lis
     return bars, note
 
 
-def breakdown(workload: Any, gpu_count: int, sharding: str) -> dict[str, float] | None:
-    """The memory model's per-GPU breakdown (GB) for the workload on ``gpu_count`` GPUs."""
+def breakdown(workload: Any, gpu_count: int, sharding: str) -> tuple[dict[str, float], float | None] | None:
+    """The memory model's per-GPU breakdown (GB) and planning size for ``gpu_count`` GPUs.
+
+    Both come from one estimate so a bar's margin matches its stack even if the stored sweep
+    was computed by an older model version.
+    """
     try:
         from models import memory
     except ModuleNotFoundError as exc:
@@ -232,7 +273,8 @@ def breakdown(workload: Any, gpu_count: int, sharding: str) -> dict[str, float] 
     estimate = memory.estimate_memory(setup)
     parts = _as_dict(_field(estimate, "breakdown", estimate))
     values = {part: float(parts[part]) for part in MEMORY_PARTS if isinstance(parts.get(part), (int, float))}
-    return values or None
+    planning = _field(estimate, "planning_gb")
+    return (values, float(planning) if isinstance(planning, (int, float)) else None) if values else None
 
 
 def _memory_setup(workload: Any, gpu_count: int, sharding: str) -> Any | None:

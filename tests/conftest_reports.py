@@ -134,8 +134,8 @@ def insert_memory_fit(con: duckdb.DuckDBPyConnection) -> None:
     """Two workloads: a QLoRA run that fits one 80 GB GPU, a full fine-tune that needs 8 big GPUs."""
     rows = []
     needs = {  # workload -> (gpu_count, sharding) -> per-GPU GB before the 20 % margin
-        "llama70b-qlora": {(1, "none"): 52.5, (2, "fsdp"): 30.0, (8, "fsdp"): 12.0},
-        "llama8b-full": {(1, "none"): 150.0, (2, "zero3"): 80.0, (8, "zero3"): 22.0, (8, "zero2"): 45.0},
+        "llama-3.1-70b-qlora": {(1, "none"): 52.5, (2, "fsdp"): 30.0, (8, "fsdp"): 12.0},
+        "llama-3.1-8b-full": {(1, "none"): 150.0, (2, "zero3"): 80.0, (8, "zero3"): 22.0, (8, "zero2"): 45.0},
     }
     for workload, setups in needs.items():
         for gpu, memory in GPUS:
@@ -153,46 +153,85 @@ def insert_memory_fit(con: duckdb.DuckDBPyConnection) -> None:
     _insert(con, "memory_fit", columns, rows)
 
 
+def cost_terms(price: float, count: int, hours: float, *, spot: bool) -> dict:
+    """A cost_terms JSON object shaped like models/ranking.py writes it (amounts, hours, facts)."""
+    startup, rework = 0.6, (0.1 * hours if spot else 0.0)
+    amounts = {
+        "gpu_usd": price * count * hours,
+        "orchestration_usd": price * count * startup,
+        "rework_usd": price * count * rework,
+        "storage_usd": 1.2,
+        "data_usd": 0.6,
+        "engineer_usd": 0.0,
+        "reusable_value_usd": 0.0,
+    }
+    total = sum(amounts.values())
+    return {
+        **{k: round(v, 2) for k, v in amounts.items()},
+        "total_usd": round(total, 2),
+        "checkpoints": 10,
+        "compute_hours": hours,
+        "orchestration_hours": startup,
+        "rework_hours": rework,
+        "wall_hours": hours + startup + rework,
+        "expected_interruptions": 0.7 if spot else 0.002,
+        "checkpoint_gb": 2.5,
+        "dataset_gb": 0.2,
+        "model_download_gb": 141.1,
+        "assumptions": {"storage_usd_per_gb_month": 0.02},
+    }
+
+
+# (workload, provider, sku, gpu, count, tier, community, price, hours, warnings)
+RANKED: list[tuple] = [
+    ("llama-3.1-70b-qlora", "runpod", "A100 SXM", "a100-80gb-sxm", 1, "on_demand", False, 1.49, 30.0, []),
+    ("llama-3.1-70b-qlora", "runpod", "H100 SXM", "h100-sxm", 1, "on_demand", True, 2.39, 14.0,
+     ["community-host: marketplace host without an SLA"]),
+    ("llama-3.1-70b-qlora", "nebius", SCRIPT, "h100-sxm", 1, "on_demand", False, 3.05, 14.0, [SCRIPT]),
+    ("llama-3.1-70b-qlora", HOSTILE_PROVIDER, IMG, "h100-sxm", 1, "on_demand", False, 2.19, 14.0, [IMG]),
+    ("llama-3.1-70b-qlora", "runpod", "H100 SXM", "h100-sxm", 1, "spot", False, 1.75, 14.0,
+     ["spot: preemptible, checkpoint often"]),
+    ("llama-3.1-70b-qlora", "lambda", "gpu_1x_h100_sxm5", "h100-sxm", 1, "on_demand", False, 3.29, 14.0, []),
+    ("llama-3.1-70b-qlora", "lambda", "gpu_8x_b200", "b200", 8, "on_demand", False, 4.99, 1.2,
+     ["oversized: 8 GPUs for a job that fits on one"]),
+    ("llama-3.1-8b-full", "nebius", "NVIDIA HGX H200", "h200-sxm", 8, "on_demand", False, 3.15, 20.0, []),
+    ("llama-3.1-8b-full", "coreweave", "HGX H200", "h200-sxm", 8, "on_demand", False, 6.31, 20.0, []),
+    ("llama-3.1-8b-full", "lambda", "gpu_8x_b200", "b200", 8, "on_demand", False, 4.99, 12.0, []),
+]
+
+
 def insert_rankings(con: duckdb.DuckDBPyConnection, snapshot: dt.date = LAST_DAY) -> None:
-    terms = json.dumps({"storage_usd": 12.5, "egress_usd": 3.0, "restart_risk": 0.05, "engineer_hours": 2})
     rows = []
-    # (provider, sku, gpu, count, tier, community, price, hours, warnings)
-    qlora = [
-        ("runpod", "A100 SXM", "a100-80gb-sxm", 1, "on_demand", False, 1.49, 30.0, []),
-        ("runpod", "H100 SXM", "h100-sxm", 1, "on_demand", True, 2.39, 14.0, ["community host: no SLA"]),
-        ("nebius", SCRIPT, "h100-sxm", 1, "on_demand", False, 3.05, 14.0, [SCRIPT]),
-        (HOSTILE_PROVIDER, IMG, "h100-sxm", 1, "on_demand", False, 2.19, 14.0, [IMG]),
-        ("runpod", "H100 SXM", "h100-sxm", 1, "spot", False, 1.75, 14.0, ["spot: preemptible, checkpoint often"]),
-        ("lambda", "gpu_1x_h100_sxm5", "h100-sxm", 1, "on_demand", False, 3.29, 14.0, []),
-        ("lambda", "gpu_8x_b200", "b200", 8, "on_demand", False, 4.99, 1.2, ["8 GPUs for a 1-GPU job"]),
-    ]
-    for i, (provider, sku, gpu, count, tier, community, price, hours, warnings) in enumerate(qlora):
-        run = price * count * hours
-        rows.append(["llama70b-qlora", provider, sku, gpu, count, tier, community, price, hours, run,
-                     run * 1.08 + 15.5, warnings])
-    full = [
-        ("nebius", "NVIDIA HGX H200", "h200-sxm", 8, "on_demand", False, 3.15, 20.0, []),
-        ("coreweave", "HGX H200", "h200-sxm", 8, "on_demand", False, 6.31, 20.0, []),
-        ("lambda", "gpu_8x_b200", "b200", 8, "on_demand", False, 4.99, 12.0, []),
-    ]
-    for provider, sku, gpu, count, tier, community, price, hours, warnings in full:
-        run = price * count * hours
-        rows.append(["llama8b-full", provider, sku, gpu, count, tier, community, price, hours, run, run + 40.0,
-                     warnings])
+    for workload, provider, sku, gpu, count, tier, community, price, hours, warnings in RANKED:
+        terms = cost_terms(price, count, hours, spot=tier == "spot")
+        per_checkpoint = terms["total_usd"] / terms["checkpoints"]
+        rows.append((workload, per_checkpoint, provider, sku, gpu, count, tier, community, price, hours,
+                     price * count * hours, json.dumps(terms), warnings))
     ranked: dict[str, int] = {}
     values = []
-    for row in sorted(rows, key=lambda r: (r[0], r[10])):
-        workload = row[0]
+    for workload, per_checkpoint, provider, sku, gpu, count, tier, community, price, hours, run, terms, warnings in sorted(
+        rows, key=lambda r: (r[0], r[1])
+    ):
         ranked[workload] = ranked.get(workload, 0) + 1
-        (_, provider, sku, gpu, count, tier, community, price, hours, run, per_ckpt, warnings) = row
         values.append([snapshot, workload, ranked[workload], provider, sku, gpu, count, 1, tier, community, None,
-                       "list", price, "fsdp" if count > 1 else "none", 40.0, 900.0, 0.38, hours, run, per_ckpt,
-                       terms, warnings, snapshot, NOW])
+                       "list", price, "zero3" if count > 1 else "none", 40.0, 900.0, 0.38, hours, run,
+                       per_checkpoint, terms, warnings, snapshot, NOW])
     columns = ["snapshot_date", "workload", "rank", "provider", "sku", "gpu", "gpu_count", "nodes", "tier", "community",
                "commitment_months", "price_basis", "usd_per_gpu_hour", "sharding", "per_gpu_gb",
                "tokens_per_sec_per_gpu", "mfu", "hours", "run_cost_usd", "cost_per_checkpoint_usd", "cost_terms",
                "warnings", "price_snapshot_date", "computed_at"]
     _insert(con, "workload_rankings", columns, values)
+
+
+CATALOG_NAMES = ("llama-3.1-70b-qlora", "llama-3.1-8b-full", "budget-lora-experiment")
+
+
+def catalog() -> dict:
+    """The two workloads the warehouse has output for, plus one catalog workload without any."""
+    from models.workloads import load_workloads
+
+    found = {w.name: w for w in load_workloads()}
+    return {name: found[name] for name in CATALOG_NAMES}
 
 
 def build_warehouse(path: Path, *, rankings: bool = True) -> Path:

@@ -13,7 +13,7 @@ import duckdb
 import pytest
 from markdown_it import MarkdownIt
 
-from conftest_reports import IMG, NOW, SCRIPT, WEEK, build_warehouse
+from conftest_reports import CATALOG_NAMES, IMG, NOW, SCRIPT, WEEK, build_warehouse, catalog
 from gpuprice.errors import BadInput
 from reports import formatting as fmt
 from reports import loading
@@ -21,7 +21,7 @@ from reports.links import pricing_url
 from reports.render import render_weekly_reports, safe_filename
 from reports.weeks import IsoWeek
 
-WORKLOADS = ("llama70b-qlora", "llama8b-full")
+WORKLOADS = CATALOG_NAMES
 
 
 # ---------------------------------------------------------------------------- fixtures
@@ -36,7 +36,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def written(warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The W44 reports, rendered once for the module (rendering is the slow part)."""
     out = tmp_path_factory.mktemp("out")
-    paths = render_weekly_reports(None, analytics_file=warehouse, out_root=out, generated_at=NOW)
+    paths = render_weekly_reports(None, analytics_file=warehouse, out_root=out, generated_at=NOW, catalog=catalog())
     return {p.name: p for p in paths}
 
 
@@ -226,17 +226,22 @@ def test_index_shows_freshness_changes_cheapest_and_links(written: dict[str, Pat
 
 
 def test_workload_report_has_definition_verdict_ranking_and_charts(written: dict[str, Path]) -> None:
-    html = written["llama70b-qlora.html"].read_text()
+    html = written["llama-3.1-70b-qlora.html"].read_text()
     parsed = elements(html)
     text = " ".join(" ".join(parsed.text).split())
     assert "Planning margin on memory 20.0 %" in text and "MFU assumed (per GPU type) 38.0 %" in text
-    assert "Restart risk 5.0 %" in text and "Storage USD $12.50" in text
+    # The best offer's cost term by term, and the workload's cost assumptions with their meaning.
+    assert "Total to the last checkpoint $29.80" in text and "Cost per successful checkpoint $2.98" in text
+    assert "Expected wall hours 16.0 h" in text and "Checkpoints per run 10" in text
+    assert "Storage USD per GB month" in text and "checkpoint storage" in text
+    assert "Deadline 120.0 h (5.0 d)" in text and "Training tokens 50M" in text
     assert "14 of 15 GPU configurations hold this workload" in text
     assert "needs 63.0 GB" in text  # the L40S misses by itself
     # Ranked by cost per checkpoint with hours, run cost and warnings.
     ranking = html[html.index('<table id="ranking"'): html.index("</table>", html.index('<table id="ranking"'))]
     assert ranking.count("<tr>") == 8  # header + 7 offers
-    assert re.search(r"\$41\.96.*spot: preemptible", ranking, re.S)
+    assert re.search(r"\$2\.98.*<strong>spot</strong> preemptible", ranking, re.S)
+    assert "wall 16.0 h" in ranking  # compute 14 h plus start-up and rework
     assert "14.0 h" in ranking and "$24.50" in ranking
     svgs = [a for tag, a in parsed.tags if tag == "svg"]
     assert len(svgs) >= 4  # memory, cost/time, price histories (h100, a100, b200)
@@ -246,14 +251,14 @@ def test_workload_report_has_definition_verdict_ranking_and_charts(written: dict
 
 
 def test_markdown_report_of_a_multi_gpu_workload(written: dict[str, Path]) -> None:
-    text = written["llama8b-full.md"].read_text()
+    text = written["llama-3.1-8b-full.md"].read_text()
     assert "✗ needs 180.0 GB" in text  # 150 GB x 1.2 on one GPU: nothing holds it
-    assert "| 1 | lambda | 8× b200 | on-demand | $4.99 | 12.0 h | $479.04 | $519.04 |" in text
-    assert "| 3 | coreweave | 8× h200-sxm | on-demand | $6.31 | 20.0 h | $1,009.60 | $1,049.60 |" in text
+    assert "| 1 | lambda | 8× b200 | on-demand | $4.99 | 12.0 h | $479.04 | $50.48 |" in text
+    assert "| 3 | coreweave | 8× h200-sxm | on-demand | $6.31 | 20.0 h | $1,009.60 | $104.17 |" in text
 
 
 def test_markdown_is_well_formed_tables(written: dict[str, Path]) -> None:
-    for name in ("summary.md", "llama70b-qlora.md", "llama8b-full.md"):
+    for name in ("summary.md", "llama-3.1-70b-qlora.md", "llama-3.1-8b-full.md"):
         rendered = markdown_html(written[name].read_text())
         for table in re.findall(r"<table>.*?</table>", rendered, re.S):
             header_cells = len(re.findall(r"<th[ >]", table.split("</thead>")[0]))
@@ -268,7 +273,7 @@ def test_markdown_is_well_formed_tables(written: dict[str, Path]) -> None:
 HOSTILE = (SCRIPT, IMG)
 
 
-@pytest.mark.parametrize("name", ["index.html", "llama70b-qlora.html", "llama8b-full.html"])
+@pytest.mark.parametrize("name", ["index.html", "llama-3.1-70b-qlora.html", "llama-3.1-8b-full.html"])
 def test_hostile_strings_are_text_in_html_and_svg(written: dict[str, Path], name: str) -> None:
     html = written[name].read_text()
     for hostile in HOSTILE:
@@ -276,14 +281,14 @@ def test_hostile_strings_are_text_in_html_and_svg(written: dict[str, Path], name
     tags = elements(html).tags
     assert not [t for t, _ in tags if t in ("script", "img", "iframe", "object", "embed")]
     assert not [(t, k) for t, attrs in tags for k in attrs if k.startswith("on")]
-    if name != "llama8b-full.html":  # that workload's offers do not involve the hostile provider
+    if name != "llama-3.1-8b-full.html":  # that workload's offers do not involve the hostile provider
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
-    if name == "llama70b-qlora.html":
+    if name == "llama-3.1-70b-qlora.html":
         svg_text = " ".join(re.findall(r"<svg.*?</svg>", html, re.S))
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in svg_text  # chart legends escape it too
 
 
-@pytest.mark.parametrize("name", ["summary.md", "llama70b-qlora.md"])
+@pytest.mark.parametrize("name", ["summary.md", "llama-3.1-70b-qlora.md"])
 def test_hostile_strings_are_text_in_markdown(written: dict[str, Path], name: str) -> None:
     text = written[name].read_text()
     for hostile in HOSTILE:
@@ -317,13 +322,13 @@ def test_matplotlib_escapes_chart_text_and_inline_check_rejects_live_markup() ->
 def test_unsafe_workload_names_become_safe_file_names() -> None:
     assert safe_filename("../../etc/passwd") == "etc-passwd"
     assert safe_filename('<script>"x"') == "script-x"
-    assert safe_filename("llama70b-qlora") == "llama70b-qlora"
+    assert safe_filename("llama-3.1-70b-qlora") == "llama-3.1-70b-qlora"
 
 
 # ---------------------------------------------------------------------------- self-contained
 
 
-@pytest.mark.parametrize("name", ["index.html", "llama70b-qlora.html", "llama8b-full.html"])
+@pytest.mark.parametrize("name", ["index.html", "llama-3.1-70b-qlora.html", "llama-3.1-8b-full.html"])
 def test_html_is_self_contained(written: dict[str, Path], name: str) -> None:
     html = written[name].read_text()
     allowed = {pricing_url(p) for p in ("runpod", "lambda", "coreweave", "nebius", "crusoe", "massedcompute")}
@@ -362,20 +367,22 @@ def test_cli_report_writes_the_week_and_prints_paths(cli, published: Path, home:
     assert result.code == 0, result.err
     paths = [Path(line) for line in result.out.splitlines()]
     assert paths[0] == home / "reports" / "2026-W43" / "index.html"
-    assert all(p.exists() for p in paths) and len(paths) == 6
+    from models.workloads import load_workloads
+
+    assert all(p.exists() for p in paths) and len(paths) == 2 + 2 * len(load_workloads())  # html + md each
     index = paths[0].read_text()
     assert "2026-10-19 to 2026-10-25" in index and "2026-W43" in index
     assert "-7.4 %" in index  # runpod H100 2.69 -> 2.49 on 2026-10-20, the only move that week
 
 
 def test_cli_report_single_workload(cli, published: Path, home: Path) -> None:
-    result = cli("report", "--workload", "llama8b-full")
+    result = cli("report", "--workload", "llama-3.1-8b-full")
     assert result.code == 0, result.err
     names = [Path(line).name for line in result.out.splitlines()]
-    assert names == ["index.html", "summary.md", "llama8b-full.html", "llama8b-full.md"]
+    assert names == ["index.html", "summary.md", "llama-3.1-8b-full.html", "llama-3.1-8b-full.md"]
     index = (home / "reports" / WEEK / "index.html").read_text()
-    assert 'href="llama8b-full.html"' in index and 'href="llama70b-qlora.html"' not in index
-    assert "llama70b-qlora" in index  # still summarised, just not linked until its page exists
+    assert 'href="llama-3.1-8b-full.html"' in index and 'href="llama-3.1-70b-qlora.html"' not in index
+    assert "llama-3.1-70b-qlora" in index  # still summarised, just not linked until its page exists
 
 
 @pytest.mark.parametrize(
@@ -384,7 +391,7 @@ def test_cli_report_single_workload(cli, published: Path, home: Path) -> None:
         (("--week", "2026-44"), "'2026-44'"),
         (("--week", "2026-W54"), "'2026-W54'"),
         (("--week", "2020-W10"), "2020-W10"),
-        (("--workload", "llama70b-qlor"), "llama70b-qlora"),
+        (("--workload", "llama-3.1-70b-qlor"), "llama-3.1-70b-qlora"),
     ],
 )
 def test_cli_report_bad_input_exits_2_with_one_line(cli, published: Path, args, needle: str) -> None:
@@ -412,3 +419,32 @@ def test_reports_warn_when_the_pipeline_stopped(con) -> None:
     saturday = dt.datetime(2026, 10, 31, 9, 0, tzinfo=dt.timezone.utc)
     current, _ = build.build_week(con, IsoWeek.parse(WEEK), generated_at=saturday, catalog={})
     assert current.meta.lag_days == 1 and "Old data" not in pages.render_index(current, {})
+
+
+def test_memory_bars_come_from_the_memory_model(con) -> None:
+    from reports import build
+    from reports.data import MEMORY_PARTS
+
+    _, reports = build.build_week(con, IsoWeek.parse(WEEK), generated_at=NOW, catalog=catalog())
+    qlora = next(r for r in reports if r.definition.name == "llama-3.1-70b-qlora")
+    bars = {bar.label: bar for bar in qlora.memory.bars}
+    assert list(bars) == ["1 GPU", "2 GPUs · fsdp", "8 GPUs · fsdp"]
+    one = bars["1 GPU"]
+    assert set(one.parts) == set(MEMORY_PARTS) and qlora.memory.breakdown_note is None
+    assert 30 < one.parts["weights"] < 50  # 70B parameters at 4 bits (the guide's 35 GB plus quant constants)
+    assert one.planning_gb == pytest.approx(one.total * 1.2, rel=1e-3)
+    assert bars["8 GPUs · fsdp"].parts["weights"] < one.parts["weights"] / 4  # sharded across 8
+
+
+def test_workloads_missing_on_either_side(con) -> None:
+    """Output for a workload the catalog dropped, and a catalog workload without any output."""
+    from reports import build, pages
+
+    only = {name: w for name, w in catalog().items() if name != "llama-3.1-8b-full"}
+    overview, reports = build.build_week(con, IsoWeek.parse(WEEK), generated_at=NOW, catalog=only)
+    retired = next(r for r in reports if r.definition.name == "llama-3.1-8b-full")
+    assert not retired.definition.in_catalog and retired.memory.breakdown_note
+    assert "no longer in the workload catalog" in pages.render_workload_md(retired, "x.html")
+    assert "llama-3.1-8b-full" in pages.render_workload_html(retired)
+    summary = pages.render_summary(overview, index_path="i.html")
+    assert "| budget-lora-experiment | no model output yet |" in summary

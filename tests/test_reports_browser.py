@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest_reports import NOW, SCRIPT, WEEK, build_warehouse
+from conftest_reports import NOW, SCRIPT, WEEK, build_warehouse, catalog
 
 pytestmark = pytest.mark.browser
 
@@ -40,7 +40,7 @@ def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     root = tmp_path_factory.mktemp("browser")
     warehouse = build_warehouse(root / "warehouse.duckdb")
-    render_weekly_reports(WEEK, analytics_file=warehouse, out_root=root / "reports", generated_at=NOW)
+    render_weekly_reports(WEEK, analytics_file=warehouse, out_root=root / "reports", generated_at=NOW, catalog=catalog())
     return root / "reports" / WEEK
 
 
@@ -100,13 +100,13 @@ def test_index_renders_in_chromium(driver, report_dir: Path) -> None:
     assert SCRIPT in body  # the hostile provider shows as text, never as an element
     assert driver.execute_script("return document.querySelectorAll('script, img, iframe').length") == 0
     links = driver.find_elements("css selector", "section#workloads a[href$='.html']")
-    assert {l.get_attribute("href").rsplit("/", 1)[-1] for l in links} >= {"llama70b-qlora.html", "llama8b-full.html"}
+    assert {l.get_attribute("href").rsplit("/", 1)[-1] for l in links} >= {"llama-3.1-70b-qlora.html", "llama-3.1-8b-full.html"}
     assert _severe(driver) == []
     _full_page_screenshot(driver, ARTIFACTS / "report_index.png")
 
 
 def test_workload_report_renders_in_chromium(driver, report_dir: Path) -> None:
-    _open(driver, report_dir / "llama70b-qlora.html")
+    _open(driver, report_dir / "llama-3.1-70b-qlora.html")
     charts = _visible_charts(driver)
     # memory breakdown, cost/time scatter, and at least one price-history chart
     assert len(charts) >= 3, [c.size for c in driver.find_elements("css selector", "svg.chart")]
@@ -125,7 +125,7 @@ def test_workload_report_renders_in_chromium(driver, report_dir: Path) -> None:
 
 def test_print_layout_keeps_charts(driver, report_dir: Path) -> None:
     """Printing (emulated print media) hides navigation but keeps every chart readable."""
-    _open(driver, report_dir / "llama70b-qlora.html")
+    _open(driver, report_dir / "llama-3.1-70b-qlora.html")
     on_screen = len(_visible_charts(driver))
     driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
     try:
