@@ -9,11 +9,10 @@ from the priors to show the small parameter set is not memorising the rows.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
+from conftest import SHARED
 from models.throughput import (
     CALIBRATED_PARAMETERS,
     PRIOR_PARAMETERS,
@@ -23,7 +22,7 @@ from models.throughput import (
     predict_from_benchmark_row,
 )
 
-PUBLIC_CSV = Path("/work/shared/data/throughput_public.csv")
+PUBLIC_CSV = SHARED / "data" / "throughput_public.csv"
 TARGET = 0.10
 # Achieved with CALIBRATED_PARAMETERS: 3.5 % overall, 7.9 % fine-tuning (see mfu_calibration.md).
 GUARD_OVERALL = 0.045

@@ -1,0 +1,203 @@
+"""gpuprice estimate: tokens/s, MFU, hours and cost of one training run on a GPU."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import Annotated, Any, Optional
+
+import typer
+
+from gpuprice.commands.model_options import (
+    MODEL_OPTION_NAMES,
+    BatchOpt,
+    BatchRow,
+    ConfigOpt,
+    GpuOpt,
+    GpusOpt,
+    GradCkptOpt,
+    JsonOpt,
+    LoraRankOpt,
+    LoraTargetsOpt,
+    MarginOpt,
+    MethodOpt,
+    MicroBatchOpt,
+    ModelOpt,
+    OptimizerOpt,
+    ParamsBOpt,
+    PrecisionOpt,
+    SeqLenOpt,
+    ShardingOpt,
+    read_batch_csv,
+    setup_from_batch_row,
+    setup_from_options,
+)
+from gpuprice.errors import BadInput
+from models.cost import hours_for_tokens, run_cost
+from models.memory import TrainingSetup, estimate_memory
+from models.throughput import predict_throughput
+
+TokensOpt = Annotated[Optional[float], typer.Option("--tokens", help="Training tokens (gives the hours).")]
+HoursOpt = Annotated[Optional[float], typer.Option("--hours", help="Assumed wall hours (instead of --tokens).")]
+PriceOpt = Annotated[Optional[float], typer.Option("--usd-per-gpu-hour", help="Price per GPU-hour for the cost.")]
+RUN_COLUMNS = ("gpu", "tokens", "hours", "usd_per_gpu_hour")
+
+
+class RunRequest:
+    """What to estimate besides the training setup: GPU, length and price (validated)."""
+
+    def __init__(self, gpu: str | None, tokens: float | None, hours: float | None, price: float | None) -> None:
+        from models.catalog import get_gpu
+
+        if gpu is None or not gpu.strip():
+            raise BadInput("--gpu is required (a GPU slug, e.g. h100-sxm)")
+        self.gpu = get_gpu(gpu.strip().lower()).slug
+        if (tokens is None) == (hours is None):
+            raise BadInput("give exactly one of --tokens (training tokens) or --hours (assumed wall hours)")
+        for name, value in (("--tokens", tokens), ("--hours", hours)):
+            if value is not None and (not math.isfinite(value) or value <= 0):
+                raise BadInput(f"{name} {value:g} must be a positive number")
+        if price is not None and (not math.isfinite(price) or price <= 0):
+            raise BadInput(f"--usd-per-gpu-hour {price:g} must be a positive price")
+        self.tokens, self.hours, self.price = tokens, hours, price
+
+
+def estimate_result(setup: TrainingSetup, request: RunRequest) -> dict[str, Any]:
+    """The ``estimate --json`` object: contract fields first, then the setup and the memory check."""
+    speed = predict_throughput(
+        setup.arch, setup.method, request.gpu, setup.gpus, setup.seq_len, setup.micro_batch,
+        setup.grad_checkpointing, setup.precision, setup.sharding,
+    )
+    cluster_rate = speed.tokens_per_sec_per_gpu * setup.gpus
+    if request.hours is not None:
+        hours, tokens = request.hours, cluster_rate * request.hours * 3600.0
+    else:
+        assert request.tokens is not None
+        hours, tokens = hours_for_tokens(request.tokens, speed.tokens_per_sec_per_gpu, setup.gpus), request.tokens
+    cost = run_cost(setup.gpus, hours, request.price)
+    memory = estimate_memory(setup)
+    from models.catalog import get_gpu
+
+    gpu_memory = get_gpu(request.gpu).memory_gb
+    return {
+        "tokens_per_sec_per_gpu": round(speed.tokens_per_sec_per_gpu, 2),
+        "mfu": round(speed.mfu, 4),
+        "hours": round(hours, 4),
+        "gpu_hours": round(cost.gpu_hours, 4),
+        "cost_usd": cost.cost_usd,
+        "usd_per_gpu_hour": request.price,
+        "tokens": round(tokens),
+        "hfu": round(speed.hfu, 4),
+        "flops_per_token": speed.flops_per_token,
+        "communication_share": round(speed.communication_share, 4),
+        "model": setup.arch.name,
+        "method": setup.method,
+        "optimizer": setup.optimizer,
+        "precision": setup.precision,
+        "seq_len": setup.seq_len,
+        "micro_batch": setup.micro_batch,
+        "grad_checkpointing": setup.grad_checkpointing,
+        "gpu": request.gpu,
+        "gpus": setup.gpus,
+        "sharding": setup.sharding,
+        "per_gpu_gb": round(memory.per_gpu_gb, 3),
+        "planning_gb": round(memory.planning_gb, 3),
+        "gpu_memory_gb": gpu_memory,
+        "fits": memory.planning_gb <= gpu_memory,
+    }
+
+
+def _print_summary(result: dict[str, Any]) -> None:
+    from rich.console import Console
+
+    console = Console()
+    console.print(
+        f"[bold]{result['model']}[/bold] {result['method']} on {result['gpus']}x {result['gpu']} "
+        f"(sharding {result['sharding']}, seq {result['seq_len']} x micro-batch {result['micro_batch']}"
+        f"{', grad checkpointing' if result['grad_checkpointing'] else ''})"
+    )
+    console.print(f"  throughput  {result['tokens_per_sec_per_gpu']:,.0f} tokens/s per GPU, MFU {result['mfu']:.1%}")
+    console.print(f"  run         {result['hours']:,.2f} h for {result['tokens']:,.0f} tokens = {result['gpu_hours']:,.2f} GPU-hours")
+    if result["cost_usd"] is None:
+        console.print("  cost        give --usd-per-gpu-hour to price the run")
+    else:
+        console.print(f"  cost        ${result['cost_usd']:,.2f} at ${result['usd_per_gpu_hour']:g} per GPU-hour")
+    verdict = "fits" if result["fits"] else "does NOT fit"
+    console.print(f"  memory      {result['planning_gb']:.1f} GB planned per GPU: {verdict} in {result['gpu_memory_gb']:g} GB")
+
+
+def _number_cell(row: BatchRow, name: str) -> float | None:
+    text = row.values.get(name)
+    if text is None:
+        return None
+    try:
+        return float(text.replace("_", ""))
+    except ValueError:
+        raise BadInput(f"{row.where()}: {name} {text!r} is not a number") from None
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("estimate")
+    def estimate(
+        model: ModelOpt = None,
+        config: ConfigOpt = None,
+        params_b: ParamsBOpt = None,
+        method: MethodOpt = None,
+        optimizer: OptimizerOpt = None,
+        precision: PrecisionOpt = None,
+        seq_len: SeqLenOpt = None,
+        micro_batch: MicroBatchOpt = None,
+        grad_checkpointing: GradCkptOpt = None,
+        lora_rank: LoraRankOpt = None,
+        lora_targets: LoraTargetsOpt = None,
+        gpus: GpusOpt = None,
+        sharding: ShardingOpt = None,
+        margin: MarginOpt = None,
+        gpu: GpuOpt = None,
+        tokens: TokensOpt = None,
+        hours: HoursOpt = None,
+        usd_per_gpu_hour: PriceOpt = None,
+        json_out: JsonOpt = False,
+        batch: BatchOpt = None,
+    ) -> None:
+        """Estimate tokens/s, MFU, hours and cost of a training run (GPUs x hours x $/GPU-hour)."""
+        options = dict(
+            model=model, config=config, params_b=params_b, method=method, optimizer=optimizer,
+            precision=precision, seq_len=seq_len, micro_batch=micro_batch,
+            grad_checkpointing=grad_checkpointing, lora_rank=lora_rank, lora_targets=lora_targets,
+            gpus=gpus, sharding=sharding, margin=margin,
+        )
+        if batch is not None:
+            _run_batch(batch, options, gpu, tokens, hours, usd_per_gpu_hour)
+            return
+        request = RunRequest(gpu, tokens, hours, usd_per_gpu_hour)
+        result = estimate_result(setup_from_options(**options), request)
+        if json_out:
+            json.dump(result, sys.stdout, indent=1)
+            sys.stdout.write("\n")
+        else:
+            _print_summary(result)
+
+
+def _run_batch(
+    path: Any, options: dict[str, Any], gpu: str | None, tokens: float | None, hours: float | None, price: float | None
+) -> None:
+    """Validate every row first, then print one JSON line per row in file order.
+
+    A row's tokens or hours replaces both command-line values (they are alternatives)."""
+    rows = read_batch_csv(path, allowed_columns=(*MODEL_OPTION_NAMES, *RUN_COLUMNS))
+    results = []
+    for row in rows:
+        setup = setup_from_batch_row(row, options)
+        row_tokens, row_hours = _number_cell(row, "tokens"), _number_cell(row, "hours")
+        if row_tokens is None and row_hours is None:
+            row_tokens, row_hours = tokens, hours
+        row_price = _number_cell(row, "usd_per_gpu_hour")
+        try:
+            request = RunRequest(row.values.get("gpu", gpu), row_tokens, row_hours, row_price if row_price is not None else price)
+            results.append(estimate_result(setup, request))
+        except BadInput as exc:
+            raise BadInput(f"{row.where()}: {exc}") from None
+    for result in results:
+        sys.stdout.write(json.dumps(result) + "\n")

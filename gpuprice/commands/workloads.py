@@ -1,0 +1,55 @@
+"""gpuprice workloads: the workload catalog (built-in plus $GPUPRICE_WORKLOADS)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated
+
+import typer
+
+from models.workloads import load_workloads
+
+
+def _size(tokens: float) -> str:
+    for unit, scale in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if tokens >= scale:
+            return f"{tokens / scale:g}{unit}"
+    return f"{tokens:g}"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("workloads")
+    def workloads(
+        json_out: Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")] = False,
+    ) -> None:
+        """List the workload catalog: names and definitions."""
+        catalog = load_workloads()
+        if json_out:
+            json.dump([w.definition() for w in catalog], sys.stdout, indent=1)
+            sys.stdout.write("\n")
+            return
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(show_header=True, header_style="bold")
+        for column in ("name", "model", "method", "tokens", "checkpoints", "nodes", "deadline", "description"):
+            table.add_column(column)
+        for workload in catalog:
+            definition = workload.definition()
+            checkpoints = (
+                str(definition["checkpoints"]) if "checkpoints" in definition
+                else f"every {workload.checkpoint_interval_hours:g} h"
+            )
+            nodes = "1" if workload.max_nodes == 1 else f"{workload.min_nodes}-{workload.max_nodes}"
+            table.add_row(
+                workload.name,
+                workload.model or f"{workload.params_b:g}B",
+                f"{workload.method} ({workload.optimizer}, {workload.precision})",
+                _size(workload.training_tokens),
+                checkpoints,
+                nodes,
+                f"{workload.deadline_hours:g} h" if workload.deadline_hours else "-",
+                workload.description,
+            )
+        Console(width=200).print(table)
