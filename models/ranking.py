@@ -71,7 +71,8 @@ REQUIRED_OFFER_COLUMNS: tuple[str, ...] = (
 _OFFER_COLUMNS_USED = frozenset(
     {*REQUIRED_OFFER_COLUMNS, "snapshot_date", "vram_gb", "commitment_months", "price_basis", "effective_from"}
 )
-STRATEGIES: tuple[str, ...] = ("none", "zero2", "zero3")  # CPU offload's speed is not modelled
+STRATEGIES: tuple[str, ...] = ("none", "zero2", "zero3")
+RISKS: tuple[int, ...] = (0, 1, 2, 3)  # 2 x spot + community: the interruption classes of offers  # CPU offload's speed is not modelled
 STALE_AFTER_DAYS = 2  # warehouse.views: a provider's price is stale after two days
 LONG_JOB_HOURS = 24.0  # "long job" for the no-ECC warning
 LONG_SPOT_HOURS = 12.0  # a full fine-tune this long on spot needs frequent checkpoints ...
@@ -172,6 +173,7 @@ class _Configs:
 
     key: np.ndarray  # index into _Offers.keys
     offer_count: np.ndarray  # GPUs per offer this configuration serves
+    risk: np.ndarray  # interruption class it was chosen for: 2 x spot + community
     gpus: np.ndarray  # GPUs in the job (offer_count x nodes for scale-out)
     nodes: np.ndarray
     sharding: np.ndarray
@@ -252,6 +254,7 @@ def _configurations(
     every = _Configs(
         key=fits["key"],
         offer_count=fits["gpus"],
+        risk=np.zeros(len(fits["key"]), dtype=np.int64),
         gpus=fits["gpus"],
         nodes=-(-fits["gpus"] // GPUS_PER_NODE),
         sharding=fits["sharding"],
@@ -264,30 +267,52 @@ def _configurations(
         pcie_collectives=pcie,
     )
 
-    # Offers sold in fixed sizes run as sold (when the size meets min_nodes) ...
+    # Offers sold in fixed sizes run as sold (when the size meets min_nodes), whatever their tier ...
     fixed = [c for c in offer_counts if not (c == GPUS_PER_NODE and scale_out.size)]
     fixed = [c for c in fixed if -(-c // GPUS_PER_NODE) >= workload.min_nodes and c <= max_gpus]
-    parts = [every.take(np.flatnonzero(np.isin(every.gpus, fixed)))]
-    # ... and whole 8-GPU nodes are combined into the node count the workload needs.
+    as_sold = every.take(np.flatnonzero(np.isin(every.gpus, fixed)))
+    parts = [dataclasses.replace(as_sold, risk=np.full(len(as_sold), risk, dtype=np.int64)) for risk in RISKS]
+    # ... and whole 8-GPU nodes are combined into the node count the workload needs; spot and
+    # community capacity lose time to interruptions, so their deadline may need more nodes.
     if scale_out.size:
-        chosen = _choose_nodes(every, np.flatnonzero(np.isin(every.gpus, scale_out)), workload)
-        picked = every.take(chosen)
-        parts.append(dataclasses.replace(picked, offer_count=np.full(len(picked), GPUS_PER_NODE, dtype=np.int64)))
+        candidates = np.flatnonzero(np.isin(every.gpus, scale_out))
+        for risk in RISKS:
+            picked = every.take(_choose_nodes(every, candidates, workload, risk))
+            count = len(picked)
+            parts.append(
+                dataclasses.replace(
+                    picked,
+                    offer_count=np.full(count, GPUS_PER_NODE, dtype=np.int64),
+                    risk=np.full(count, risk, dtype=np.int64),
+                )
+            )
     configs = _Configs(**{f: np.concatenate([getattr(p, f) for p in parts]) for f in _Configs.__dataclass_fields__})
     return configs if len(configs) else None
 
 
-def _choose_nodes(configs: _Configs, candidates: np.ndarray, workload: Workload) -> np.ndarray:
-    """Per key among ``candidates``: the fewest nodes that meet the deadline, else the fastest."""
+def _choose_nodes(configs: _Configs, candidates: np.ndarray, workload: Workload, risk: int) -> np.ndarray:
+    """Per key among ``candidates``: the fewest nodes whose expected wall time (start-up and
+    interruptions included) meets the deadline, else the fastest."""
     if candidates.size == 0:
         return candidates
-    terms = workload.cost_terms
-    overhead = terms.startup_hours + workload.model_download_gb() / terms.model_download_gb_per_hour
     hours = configs.hours[candidates]
+    wall = checkpoint_costs(
+        gpus=configs.gpus[candidates],
+        nodes=configs.nodes[candidates],
+        usd_per_gpu_hour=np.zeros(candidates.size),
+        compute_hours=hours,
+        checkpoints=_checkpoints(workload, hours),
+        spot=np.full(candidates.size, risk >= 2),
+        community=np.full(candidates.size, risk % 2 == 1),
+        checkpoint_gb=0.0,
+        model_gb=workload.model_download_gb(),
+        dataset_gb=0.0,
+        terms=workload.cost_terms,
+    )["wall_hours"]
     deadline = workload.deadline_hours
-    late = np.zeros(candidates.size, dtype=bool) if deadline is None else hours + overhead > deadline
+    late = np.zeros(candidates.size, dtype=bool) if deadline is None else wall > deadline
     # Within a key: on-time ones first by GPU count; late ones after, fastest first.
-    order = np.lexsort((np.where(late, hours, configs.gpus[candidates]), late, configs.key[candidates]))
+    order = np.lexsort((np.where(late, wall, configs.gpus[candidates]), late, configs.key[candidates]))
     ordered = candidates[order]
     _, first = np.unique(configs.key[ordered], return_index=True)
     return ordered[first]
@@ -379,12 +404,14 @@ def _rank_workload(
     if found is None:
         return _empty()
 
-    # Offer -> configuration through one integer key (key code x count), sorted for searchsorted.
+    # Offer -> configuration through one integer key (key code, count, interruption class),
+    # sorted for searchsorted.
     width = int(max(offers.count.max(), found.offer_count.max())) + 1
-    config_keys = found.key * width + found.offer_count
+    config_keys = (found.key * width + found.offer_count) * len(RISKS) + found.risk
     order = np.argsort(config_keys, kind="stable")
     configs, config_keys = found.take(order), config_keys[order]
-    offer_keys = offers.key_codes.astype(np.int64) * width + offers.count
+    offer_risk = 2 * offers.spot.astype(np.int64) + offers.community.astype(np.int64)
+    offer_keys = (offers.key_codes.astype(np.int64) * width + offers.count) * len(RISKS) + offer_risk
     position = np.clip(np.searchsorted(config_keys, offer_keys), 0, len(config_keys) - 1)
     rows = np.flatnonzero(config_keys[position] == offer_keys)
     if rows.size == 0:

@@ -108,6 +108,19 @@ def test_continued_pretraining_spans_nodes_and_meets_the_deadline() -> None:
     assert any(w.startswith("deadline-missed:") for w in impossible["warnings"])
 
 
+def test_spot_needs_more_nodes_for_the_same_deadline() -> None:
+    pretraining = get_workload("llama-3.1-8b-continued-pretraining")
+    offers = frame(
+        offer("coreweave", "od", "h100-sxm", 8, 2.5),
+        offer("coreweave", "spot", "h100-sxm", 8, 1.2, tier="spot"),
+    )
+    ranked = rank_offers(offers, [pretraining], DAY).set_index("sku")
+    assert ranked.at["spot", "nodes"] > ranked.at["od", "nodes"]
+    for sku in ("od", "spot"):
+        assert json.loads(ranked.at[sku, "cost_terms"])["wall_hours"] <= pretraining.deadline_hours
+        assert not any(w.startswith("deadline-missed") for w in ranked.at[sku, "warnings"])
+
+
 def test_max_gpus_caps_scale_out() -> None:
     pretraining = get_workload("llama-3.1-8b-continued-pretraining").model_copy(update={"deadline_hours": 1.0})
     ranked = rank_offers(frame(offer("coreweave", "hgx-h100", "h100-sxm", 8, 2.5)), [pretraining], DAY, max_gpus=32)
