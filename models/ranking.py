@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import itertools
 import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -160,7 +162,8 @@ def _usable_offers(offers: pd.DataFrame, day: dt.date) -> _Offers:
             "sku": frame["sku"].to_numpy(dtype=object),
             "gpu": frame["gpu"].to_numpy(dtype=object),
             "tier": frame["tier"].to_numpy(dtype=object),
-            "commitment_months": pd.array(_column(frame, "commitment_months", None), dtype="Int64"),
+            "commitment_months": pd.to_numeric(_column(frame, "commitment_months", np.nan), errors="coerce")
+            .to_numpy(dtype=float, na_value=np.nan),
             "price_basis": _column(frame, "price_basis", "list").fillna("list").to_numpy(dtype=object),
         },
     )
@@ -390,19 +393,25 @@ def rank_offers(
     usable = _usable_offers(offers, day)
     if usable.price.size == 0:
         return _empty()
-    frames = [_rank_workload(usable, w, day, frozenset(stale_providers), max_gpus) for w in workloads]
-    frames = [f for f in frames if not f.empty]
-    if not frames:
+    parts = [_rank_workload(usable, w, day, frozenset(stale_providers), max_gpus) for w in workloads]
+    parts = [p for p in parts if p is not None]
+    if not parts:
         return _empty()
-    return pd.concat(frames, ignore_index=True)[list(RANKING_COLUMNS)]
+    columns: dict[str, Any] = {}
+    for name in RANKING_COLUMNS:
+        pieces = [p[name] for p in parts]
+        columns[name] = list(itertools.chain.from_iterable(pieces)) if isinstance(pieces[0], list) else np.concatenate(pieces)
+    columns["commitment_months"] = pd.array(columns["commitment_months"], dtype="Int64")
+    return pd.DataFrame(columns, columns=list(RANKING_COLUMNS))
 
 
 def _rank_workload(
     offers: _Offers, workload: Workload, day: dt.date, stale: frozenset[str], max_gpus: int
-) -> pd.DataFrame:
+) -> dict[str, Any] | None:
+    """One workload's ranked rows as columns (arrays and lists), or None when nothing fits."""
     found = _configurations(workload, offers.keys, np.unique(offers.count), max_gpus)
     if found is None:
-        return _empty()
+        return None
 
     # Offer -> configuration through one integer key (key code, count, interruption class),
     # sorted for searchsorted.
@@ -415,7 +424,7 @@ def _rank_workload(
     position = np.clip(np.searchsorted(config_keys, offer_keys), 0, len(config_keys) - 1)
     rows = np.flatnonzero(config_keys[position] == offer_keys)
     if rows.size == 0:
-        return _empty()
+        return None
     cfg = position[rows]
 
     gpus = configs.gpus[cfg].astype(float)
@@ -439,6 +448,14 @@ def _rank_workload(
         dataset_gb=facts.dataset_gb,
         terms=workload.cost_terms,
     )
+
+    # Cheapest per checkpoint first; ties by expected wall time, then the offers' own order
+    # (offers_as_of sorts by provider, SKU, count, tier) so the ranking is deterministic.
+    ranking = np.lexsort((rows, costs["wall_hours"], np.round(costs["cost_per_checkpoint_usd"], 6)))
+    rows, cfg, gpus, nodes, hours, price, spot, community, checkpoints = (
+        a[ranking] for a in (rows, cfg, gpus, nodes, hours, price, spot, community, checkpoints)
+    )
+    costs = {name: values[ranking] for name, values in costs.items()}
 
     # Price-independent facts are shared by every offer of one situation: configuration x spot x
     # community (cost terms, configuration warnings) and provider x price date (staleness).
@@ -467,38 +484,31 @@ def _rank_workload(
     cost_terms = _cost_terms_json(costs, suffixes, sit_codes)
 
     cols = {name: values[rows] for name, values in offers.columns.items()}
-    out = pd.DataFrame(
-        {
-            "snapshot_date": np.full(len(rows), day, dtype=object),
-            "workload": workload.name,
-            "provider": cols["provider"],
-            "sku": cols["sku"],
-            "gpu": cols["gpu"],
-            "gpu_count": gpus.astype(np.int64),
-            "nodes": nodes.astype(np.int64),
-            "tier": cols["tier"],
-            "community": community,
-            "commitment_months": cols["commitment_months"],
-            "price_basis": cols["price_basis"],
-            "usd_per_gpu_hour": price,
-            "sharding": configs.sharding[cfg],
-            "per_gpu_gb": configs.per_gpu_gb[cfg],
-            "tokens_per_sec_per_gpu": configs.tokens_per_sec_per_gpu[cfg],
-            "mfu": configs.mfu[cfg],
-            "hours": hours,
-            "run_cost_usd": np.round(costs["gpu_usd"], 2),
-            "cost_per_checkpoint_usd": costs["cost_per_checkpoint_usd"],
-            "cost_terms": cost_terms,
-            "warnings": per_row_warnings,
-            "price_snapshot_date": np.array([d for _, d in offers.stale_keys], dtype=object)[offers.stale_codes[rows]],
-        }
-    )
-    # Cheapest per checkpoint first; ties by expected wall time, then the offers' own order
-    # (offers_as_of sorts by provider, SKU, count, tier) so the ranking is deterministic.
-    ranking = np.lexsort((rows, costs["wall_hours"], np.round(costs["cost_per_checkpoint_usd"], 6)))
-    out = out.iloc[ranking].reset_index(drop=True)
-    out.insert(2, "rank", np.arange(1, len(out) + 1, dtype=np.int64))
-    return out
+    return {
+        "snapshot_date": np.full(len(rows), day, dtype=object),
+        "workload": np.full(len(rows), workload.name, dtype=object),
+        "rank": np.arange(1, len(rows) + 1, dtype=np.int64),
+        "provider": cols["provider"],
+        "sku": cols["sku"],
+        "gpu": cols["gpu"],
+        "gpu_count": gpus.astype(np.int64),
+        "nodes": nodes.astype(np.int64),
+        "tier": cols["tier"],
+        "community": community,
+        "commitment_months": cols["commitment_months"],
+        "price_basis": cols["price_basis"],
+        "usd_per_gpu_hour": price,
+        "sharding": configs.sharding[cfg],
+        "per_gpu_gb": configs.per_gpu_gb[cfg],
+        "tokens_per_sec_per_gpu": configs.tokens_per_sec_per_gpu[cfg],
+        "mfu": configs.mfu[cfg],
+        "hours": hours,
+        "run_cost_usd": np.round(costs["gpu_usd"], 2),
+        "cost_per_checkpoint_usd": costs["cost_per_checkpoint_usd"],
+        "cost_terms": cost_terms,
+        "warnings": per_row_warnings,
+        "price_snapshot_date": np.array([d for _, d in offers.stale_keys], dtype=object)[offers.stale_codes[rows]],
+    }
 
 
 def _ecc(gpu: str) -> bool:
