@@ -58,21 +58,23 @@ def build_workload_report(
     cheapest: Sequence[GpuCheapest],
     in_catalog: bool = True,
 ) -> WorkloadReport:
+    ranked_on = loading.rankings_date(con, name, week)
+    ranked = loading.rankings(con, name, ranked_on) if ranked_on else []
     fit_rows, computed_at = loading.memory_fit(con, name)
     margin = workload_info.planning_margin(fit_rows)
-    bars, note = workload_info.memory_bars(workload, fit_rows)
-    capacity_gpus = {row.gpu for row in fit_rows}
+    bars, note = workload_info.memory_bars(workload, fit_rows, ranked)
+    # The verdict lists the GPU types on offer this week (the sweep covers the whole catalog).
+    offered = sorted({c.gpu for c in cheapest} & {row.gpu for row in fit_rows})
     memory = MemoryVerdict(
         rows=fit_rows,
+        offered_gpus=offered,
         bars=bars,
-        capacities=loading.gpu_capacities(con, capacity_gpus) or _capacities_from_rows(fit_rows),
+        capacities=_capacities(con, offered or sorted({row.gpu for row in fit_rows}), fit_rows),
         breakdown_note=note,
         planning_margin=margin,
         computed_at=computed_at,
     )
-    ranked_on = loading.rankings_date(con, name, week)
-    ranked = loading.rankings(con, name, ranked_on) if ranked_on else []
-    fitting_gpus = {row.gpu for row in memory.fitting} | {offer.gpu for offer in ranked}
+    fitting_gpus = {row.gpu for row in fit_rows if row.fits} | {offer.gpu for offer in ranked}
     history_gpus = _history_gpus(ranked, memory, cheapest)
     relevant_changes = [c for c in changes if c.gpu in fitting_gpus]
     definition = workload_info.describe(
@@ -95,12 +97,14 @@ def build_workload_report(
     )
 
 
-def _capacities_from_rows(rows: Sequence[MemoryFitRow]) -> list[GpuCapacity]:
-    """GPU memory sizes from the sweep itself, for warehouses without the GPU catalog loaded."""
-    seen: dict[str, float] = {}
-    for row in rows:
-        seen[row.gpu] = row.gpu_memory_gb
-    return [GpuCapacity(gpu=g, memory_gb=m) for g, m in sorted(seen.items(), key=lambda kv: (kv[1], kv[0]))]
+def _capacities(con: duckdb.DuckDBPyConnection, gpus: Sequence[str], rows: Sequence[MemoryFitRow]) -> list[GpuCapacity]:
+    """Memory sizes of ``gpus`` from the GPU catalog, or from the sweep when dim_gpu is empty."""
+    found = loading.gpu_capacities(con, gpus)
+    if found:
+        return found
+    wanted = set(gpus)
+    sizes = {row.gpu: row.gpu_memory_gb for row in rows if row.gpu in wanted}
+    return [GpuCapacity(gpu=g, memory_gb=m) for g, m in sorted(sizes.items(), key=lambda kv: (kv[1], kv[0]))]
 
 
 def _history_gpus(ranked: Sequence[RankedOffer], memory: MemoryVerdict, cheapest: Sequence[GpuCheapest]) -> list[str]:
@@ -122,7 +126,7 @@ def summarize(report: WorkloadReport) -> WorkloadSummary:
         description=report.definition.description,
         best=min(report.rankings, key=lambda o: o.rank) if report.rankings else None,
         offers_ranked=report.rankings_total,
-        fitting_configs=len(report.memory.fitting),
+        fitting_gpu_types=len(report.memory.fitting_gpu_types),
         swept=bool(report.memory.rows),
     )
 

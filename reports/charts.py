@@ -104,17 +104,23 @@ def memory_chart(bars: Sequence[MemoryBar], capacities: Sequence[GpuCapacity], *
 
 
 def _capacity_lines(ax, capacities: Sequence[GpuCapacity], peak: float, *, right: float) -> None:
-    """Dashed lines at the GPU memory sizes near the bars (others would only squash the chart)."""
-    by_size: dict[float, list[str]] = {}
-    for cap in capacities:
-        by_size.setdefault(cap.memory_gb, []).append(cap.gpu)
-    sizes = sorted(by_size)
-    above = [s for s in sizes if s >= peak]
-    shown = [s for s in sizes if s < peak] + above[:1]
-    ceiling = max([peak, *shown]) * 1.12
+    """Dashed lines at the GPU memory sizes near the bars (others would only squash the chart).
+
+    Sizes within 8 % of each other share one line (80 and 94 GB cards would print on top of
+    each other); the label names the first GPU and how many more share it.
+    """
+    groups: list[tuple[float, list[str]]] = []
+    for cap in sorted(capacities, key=lambda c: (c.memory_gb, c.gpu)):
+        if groups and cap.memory_gb <= groups[-1][0] * 1.08:
+            groups[-1][1].append(cap.gpu)
+        else:
+            groups.append((cap.memory_gb, [cap.gpu]))
+    below = [g for g in groups if g[0] < peak]
+    above = [g for g in groups if g[0] >= peak]
+    shown = below[-5:] + above[:1]  # the sizes closest to the bars' tops
+    ceiling = max([peak, *(size for size, _ in shown)]) * 1.12
     ax.set_ylim(0, ceiling)
-    for size in shown:
-        names = sorted(by_size[size])
+    for size, names in shown:
         label = f"{size:,.0f} GB: {names[0]}" + (f" +{len(names) - 1}" if len(names) > 1 else "")
         ax.axhline(size, color="#B22222", linestyle=(0, (4, 3)), linewidth=0.8, zorder=3)
         ax.text(right, size, chart_text(label), ha="right", va="bottom", fontsize=7, color="#B22222", zorder=4)

@@ -163,18 +163,27 @@ def sharding_rank(sharding: str) -> int:
     return SHARDING_COMPLEXITY.get(sharding, 3)
 
 
+NODE_GPUS = 8  # matrix columns stop at one node; larger setups show in "fewest GPUs that fit"
+
+
 class VerdictRow(_Frozen):
     """One GPU type across GPU counts: the simplest setup that fits at each count (or the nearest miss)."""
 
     gpu: str
     gpu_memory_gb: float
     cells: list[MemoryFitRow | None]
+    fewest: MemoryFitRow | None = Field(default=None, description="fewest GPUs that fit, any count")
 
 
 class MemoryVerdict(_Frozen):
-    """Which GPU configurations hold the workload, and what the memory consists of."""
+    """Which GPU configurations hold the workload, and what the memory consists of.
+
+    The sweep covers every catalog GPU at many counts; the verdict shows the GPU types on offer
+    (``offered_gpus``; all when empty) and single-node counts, with the fewest GPUs that fit beyond.
+    """
 
     rows: list[MemoryFitRow] = Field(default_factory=list)
+    offered_gpus: list[str] = Field(default_factory=list)
     bars: list[MemoryBar] = Field(default_factory=list)
     capacities: list[GpuCapacity] = Field(default_factory=list)
     breakdown_note: str | None = None
@@ -182,19 +191,48 @@ class MemoryVerdict(_Frozen):
     computed_at: dt.datetime | None = None
 
     @property
+    def shown_rows(self) -> list[MemoryFitRow]:
+        if not self.offered_gpus:
+            return list(self.rows)
+        offered = set(self.offered_gpus)
+        return [row for row in self.rows if row.gpu in offered]
+
+    @property
+    def omitted_gpu_types(self) -> int:
+        return len({r.gpu for r in self.rows} - {r.gpu for r in self.shown_rows})
+
+    @property
     def fitting(self) -> list[MemoryFitRow]:
-        return [row for row in self.rows if row.fits]
+        return [row for row in self.shown_rows if row.fits]
+
+    @property
+    def gpu_types(self) -> list[str]:
+        return sorted({row.gpu for row in self.shown_rows})
+
+    @property
+    def fitting_gpu_types(self) -> list[str]:
+        return sorted({row.gpu for row in self.fitting})
+
+    @property
+    def single_gpu_types(self) -> list[str]:
+        """GPU types that hold the workload on one card."""
+        return sorted({row.gpu for row in self.fitting if row.gpu_count == 1})
+
+    @property
+    def smallest(self) -> MemoryFitRow | None:
+        """The fewest GPUs that fit (simplest sharding, then the smallest card)."""
+        return min(self.fitting, key=lambda r: (r.gpu_count, sharding_rank(r.sharding), r.gpu_memory_gb, r.gpu), default=None)
 
     @property
     def counts(self) -> list[int]:
-        return sorted({row.gpu_count for row in self.rows})
+        return sorted({row.gpu_count for row in self.shown_rows if row.gpu_count <= NODE_GPUS})
 
     @property
     def matrix(self) -> list[VerdictRow]:
         """GPU types (smallest memory first) by GPU count."""
         counts = self.counts
         by_gpu: dict[str, list[MemoryFitRow]] = {}
-        for row in self.rows:
+        for row in self.shown_rows:
             by_gpu.setdefault(row.gpu, []).append(row)
         result = []
         for gpu, rows in by_gpu.items():
@@ -202,13 +240,20 @@ class MemoryVerdict(_Frozen):
             for count in counts:
                 options = [r for r in rows if r.gpu_count == count]
                 cells.append(min(options, key=_cell_preference) if options else None)
-            result.append(VerdictRow(gpu=gpu, gpu_memory_gb=max(r.gpu_memory_gb for r in rows), cells=cells))
+            fitting = [r for r in rows if r.fits]
+            fewest = min(fitting, key=lambda r: (r.gpu_count, _cell_preference(r)), default=None)
+            result.append(
+                VerdictRow(gpu=gpu, gpu_memory_gb=max(r.gpu_memory_gb for r in rows), cells=cells, fewest=fewest)
+            )
         return sorted(result, key=lambda v: (v.gpu_memory_gb, v.gpu))
 
 
 def _cell_preference(row: MemoryFitRow) -> tuple:
-    # Fitting beats not fitting; then the flagged least-complex setup, the simplest sharding, most headroom.
-    return (not row.fits, not row.least_complex, sharding_rank(row.sharding), -row.headroom_gb)
+    # A fit beats a miss. Among fits: the flagged least-complex setup, the simplest sharding, most
+    # headroom. Among misses: the nearest one (the smallest need).
+    if row.fits:
+        return (0, not row.least_complex, sharding_rank(row.sharding), -row.headroom_gb)
+    return (1, -row.headroom_gb)
 
 
 class RankedOffer(_Frozen):
@@ -284,7 +329,7 @@ class WorkloadSummary(_Frozen):
     description: str | None = None
     best: RankedOffer | None = None
     offers_ranked: int = 0
-    fitting_configs: int = 0
+    fitting_gpu_types: int = 0
     swept: bool = Field(default=True, description="a memory-fit sweep exists for this workload")
 
 

@@ -20,6 +20,7 @@ from reports.data import (
     DefinitionItem,
     MemoryBar,
     MemoryFitRow,
+    NODE_GPUS,
     RankedOffer,
     WorkloadDefinition,
     sharding_rank,
@@ -55,7 +56,7 @@ _LABELS: dict[str, str] = {
 }
 # Numeric fields between 0 and 1 whose names say "share of something": shown as percentages.
 _FRACTION_WORDS = ("mfu", "margin", "fraction", "risk", "probability", "share", "efficiency", "utilization")
-MAX_BARS = 8
+MAX_BARS = 6
 
 
 def load_catalog() -> dict[str, Any]:
@@ -202,22 +203,29 @@ def planning_margin(rows: Sequence[MemoryFitRow]) -> float | None:
 # ---------------------------------------------------------------------------- memory bars
 
 
-def bar_setups(rows: Sequence[MemoryFitRow]) -> list[MemoryFitRow]:
-    """One representative row per (GPU count, sharding) worth drawing.
+def bar_setups(rows: Sequence[MemoryFitRow], ranked: Sequence[RankedOffer] = ()) -> list[tuple[int, str]]:
+    """The (GPU count, sharding) setups worth a bar, fewest GPUs first.
 
-    The simplest fitting setups come first; without any fit, the lowest-memory setup per GPU
-    count shows how far off the workload is.
+    The setups of the best-ranked offers, then the simplest fitting setup at each single-node
+    count; without any fit, the lowest-memory setup per count shows how far off the workload is.
     """
-    pool = [r for r in rows if r.fits and r.least_complex] or [r for r in rows if r.fits]
-    if not pool:
-        pool = [min((r for r in rows if r.gpu_count == n), key=lambda r: r.per_gpu_gb) for n in {r.gpu_count for r in rows}]
-    setups: dict[tuple[int, str], MemoryFitRow] = {}
-    for row in pool:
-        key = (row.gpu_count, row.sharding)
-        if key not in setups or row.per_gpu_gb > setups[key].per_gpu_gb:
-            setups[key] = row
-    ordered = sorted(setups.values(), key=lambda r: (r.gpu_count, sharding_rank(r.sharding), r.sharding))
-    return ordered[:MAX_BARS]
+    chosen: list[tuple[int, str]] = []
+    for offer in sorted(ranked, key=lambda o: o.rank)[:MAX_BARS // 2]:
+        if (offer.gpu_count, offer.sharding) not in chosen:
+            chosen.append((offer.gpu_count, offer.sharding))
+    fitting = [r for r in rows if r.fits and r.gpu_count <= NODE_GPUS]
+    by_count: dict[int, list[MemoryFitRow]] = {}
+    for row in fitting or [r for r in rows if r.gpu_count <= NODE_GPUS]:
+        by_count.setdefault(row.gpu_count, []).append(row)
+    for count in sorted(by_count):
+        options = by_count[count]
+        if fitting:
+            best = min(options, key=lambda r: (not r.least_complex, sharding_rank(r.sharding)))
+        else:
+            best = min(options, key=lambda r: r.per_gpu_gb)
+        if (count, best.sharding) not in chosen:
+            chosen.append((count, best.sharding))
+    return sorted(chosen[:MAX_BARS], key=lambda s: (s[0], sharding_rank(s[1]), s[1]))
 
 
 def setup_label(gpu_count: int, sharding: str) -> str:
@@ -225,27 +233,28 @@ def setup_label(gpu_count: int, sharding: str) -> str:
     return gpus if sharding == "none" else f"{gpus} · {sharding}"
 
 
-def memory_bars(workload: Any | None, rows: Sequence[MemoryFitRow]) -> tuple[list[MemoryBar], str | None]:
+def memory_bars(
+    workload: Any | None, rows: Sequence[MemoryFitRow], ranked: Sequence[RankedOffer] = ()
+) -> tuple[list[MemoryBar], str | None]:
     """Per-GPU breakdown bars for the drawn setups, and a note when only totals are known."""
-    setups = bar_setups(rows)
     bars: list[MemoryBar] = []
     failures: list[str] = []
-    for row in setups:
+    for count, sharding in bar_setups(rows, ranked):
         estimate = None
         if workload is not None:
             try:
-                estimate = breakdown(workload, row.gpu_count, row.sharding)
+                estimate = breakdown(workload, count, sharding)
             except Exception as exc:  # the model may reject a setup the sweep stored; fall back to the total
-                failures.append(f"{setup_label(row.gpu_count, row.sharding)}: {exc}")
-        parts, planning = estimate or ({"total": row.per_gpu_gb}, row.planning_gb)
+                failures.append(f"{setup_label(count, sharding)}: {exc}")
+        if estimate is None:
+            stored = [r for r in rows if (r.gpu_count, r.sharding) == (count, sharding)]
+            if not stored:
+                continue  # a ranked setup the sweep does not hold and the model cannot rebuild
+            row = max(stored, key=lambda r: r.per_gpu_gb)
+            estimate = ({"total": row.per_gpu_gb}, row.planning_gb)
+        parts, planning = estimate
         bars.append(
-            MemoryBar(
-                label=setup_label(row.gpu_count, row.sharding),
-                gpu_count=row.gpu_count,
-                sharding=row.sharding,
-                parts=parts,
-                planning_gb=planning,
-            )
+            MemoryBar(label=setup_label(count, sharding), gpu_count=count, sharding=sharding, parts=parts, planning_gb=planning)
         )
     note = None
     if bars and any("total" in bar.parts for bar in bars):

@@ -235,7 +235,9 @@ def test_workload_report_has_definition_verdict_ranking_and_charts(written: dict
     assert "Expected wall hours 16.0 h" in text and "Checkpoints per run 10" in text
     assert "Storage USD per GB month" in text and "checkpoint storage" in text
     assert "Deadline 120.0 h (5.0 d)" in text and "Training tokens 50M" in text
-    assert "14 of 15 GPU configurations hold this workload" in text
+    assert "5 of 5 GPU types on offer hold this workload" in text and "l40s 48.0 GB ✗ needs 63.0 GB" in text
+    assert "Fewest GPUs: 1× a100-80gb-sxm (none)" in text
+    assert "On one card: a100-80gb-sxm, b200, h100-sxm, h200-sxm" in text
     assert "needs 63.0 GB" in text  # the L40S misses by itself
     # Ranked by cost per checkpoint with hours, run cost and warnings.
     ranking = html[html.index('<table id="ranking"'): html.index("</table>", html.index('<table id="ranking"'))]
@@ -252,7 +254,10 @@ def test_workload_report_has_definition_verdict_ranking_and_charts(written: dict
 
 def test_markdown_report_of_a_multi_gpu_workload(written: dict[str, Path]) -> None:
     text = written["llama-3.1-8b-full.md"].read_text()
-    assert "✗ needs 180.0 GB" in text  # 150 GB x 1.2 on one GPU: nothing holds it
+    assert "| l40s | 48.0 GB | ✗ needs 180.0 GB | ✗ needs 96.0 GB | ✗ needs 54.0 GB | 16× zero3 |" in text
+    assert "| b200 | 180.0 GB | ✓ none (180.0 GB) |" in text  # exactly full still fits
+    assert "v100" not in text.split("## Top offers")[0]  # swept, but nobody offers it this week
+    assert "Fewest GPUs: 1× b200 (none)" in text
     assert "| 1 | lambda | 8× b200 | on-demand | $4.99 | 12.0 h | $479.04 | $50.48 |" in text
     assert "| 3 | coreweave | 8× h200-sxm | on-demand | $6.31 | 20.0 h | $1,009.60 | $104.17 |" in text
 
