@@ -746,13 +746,16 @@ def _benchmark_sharding(text: str, gpus: int) -> str:
         return "model_parallel"
     if gpus <= 1:
         return "none"
-    if "SHARD_GRAD_OP" in upper or "ZERO2" in upper.replace("-", "") or "ZERO 2" in upper:
+    stage = re.search(r"(?:ZERO|STAGE)[\s_-]*([123])", upper)
+    if stage:
+        return {"1": "none", "2": "zero2", "3": "zero3"}[stage.group(1)]  # ZeRO-1 moves DDP's volume
+    if "SHARD_GRAD_OP" in upper:
         return "zero2"
-    if "FULL_SHARD" in upper or "FSDP" in upper or "ZERO3" in upper.replace("-", "") or "HYBRID" in upper:
+    if re.search(r"FULL_SHARD|HYBRID|FSDP", upper):
         return "fsdp"
     if re.search(r"\bTP\s*1\b", upper):
         return "model_parallel"  # Megatron without splitting: data parallel with distributed optimizer
-    return "none"
+    return "none"  # DDP, NO_SHARD, or not stated
 
 
 # Published shapes of dense decoder families, (billions of parameters, layers, hidden): GPT-3
@@ -816,9 +819,11 @@ def _benchmark_shape(model: str, params_b: float | None) -> ModelShape:
         # Trust the catalog only when it is the same model as the row's parameter count says.
         if params_b is None or abs(shape.n_params / 1e9 - params_b) <= 0.15 * params_b:
             return shape
+    nominal = _nominal_size_b(model)
+    params_b = params_b if params_b is not None else nominal
     if params_b is None:
         raise BadInput(f"benchmark row: model {model!r} is not in the catalog and params_b is empty")
-    return shape_from_size(params_b, _nominal_size_b(model))
+    return shape_from_size(params_b, nominal)
 
 
 def benchmark_case(row: Mapping[str, object]) -> BenchmarkCase:

@@ -249,6 +249,26 @@ def test_unknown_model_uses_params_b_and_the_name_size() -> None:
         benchmark_case({**row, "model": "Mystery", "params_b": ""})
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("DeepSpeed ZeRO-3", "zero3"), ("ZeRO 2", "zero2"), ("SHARD_GRAD_OP", "zero2"), ("FULL_SHARD", "fsdp"),
+     ("HYBRID_SHARD", "fsdp"), ("FSDP+cpu offload", "fsdp"), ("DDP", "none"), ("", "none"),
+     ("TP4 PP8 CP1", "model_parallel"), ("TP1 PP1 CP1", "model_parallel")],
+)
+def test_benchmark_sharding_texts(text: str, expected: str) -> None:
+    row = {"gpu": "H100 SXM", "gpu_count": "8", "model": "Llama-2-7b", "params_b": "6.74", "workload": "finetune_full",
+           "precision": "bf16", "sharding": text}
+    assert benchmark_case(row).sharding == expected
+
+
+def test_size_from_the_name_when_params_b_is_missing() -> None:
+    row = {"gpu": "h100_80gb", "gpu_count": "8", "model": "MPT-7b", "params_b": "", "seq_len": "2048",
+           "workload": "pretrain_full", "precision": "amp_bf16", "micro_batch": "8", "act_ckpt": "", "sharding": "FULL_SHARD"}
+    case = benchmark_case(row)
+    assert case.shape.n_params == pytest.approx(7e9) and case.shape.layers == 32
+    assert 0.3 < predict_from_benchmark_row(row) * 6 * 7e9 / 989e12 < 0.7  # a sane MFU
+
+
 def test_calibrated_parameters_cover_every_family() -> None:
     complete = CALIBRATED_PARAMETERS.complete()
     for family in ("blackwell", "volta", "turing", "cdna"):
