@@ -5,7 +5,8 @@ sell multi-GPU machines in fixed sizes) or, for offers of whole 8-GPU nodes and 
 to scale out (``max_nodes > 1``), N such nodes. The memory model picks the least complex sharding
 that fits (none, ZeRO-2, ZeRO-3); the throughput model gives tokens/s; the cost model gives hours,
 run cost and the cost per checkpoint with each term in ``cost_terms``. Node count: the smallest N
-in [min_nodes, max_nodes] that fits and meets the deadline (the fastest fitting N when none does).
+in [min_nodes, max_nodes] that fits and whose expected wall time (start-up and interruptions of the
+offer's tier included) meets the deadline; the fastest fitting N when none does.
 
 Everything that does not depend on the price (memory fit, throughput, hours, warnings) is computed
 once per distinct (GPU, memory, GPU count) configuration and broadcast to the offers through integer
@@ -73,8 +74,8 @@ REQUIRED_OFFER_COLUMNS: tuple[str, ...] = (
 _OFFER_COLUMNS_USED = frozenset(
     {*REQUIRED_OFFER_COLUMNS, "snapshot_date", "vram_gb", "commitment_months", "price_basis", "effective_from"}
 )
-STRATEGIES: tuple[str, ...] = ("none", "zero2", "zero3")
-RISKS: tuple[int, ...] = (0, 1, 2, 3)  # 2 x spot + community: the interruption classes of offers  # CPU offload's speed is not modelled
+STRATEGIES: tuple[str, ...] = ("none", "zero2", "zero3")  # CPU offload's speed is not modelled
+RISKS: tuple[int, ...] = (0, 1, 2, 3)  # 2 x spot + community: the interruption classes of offers
 STALE_AFTER_DAYS = 2  # warehouse.views: a provider's price is stale after two days
 LONG_JOB_HOURS = 24.0  # "long job" for the no-ECC warning
 LONG_SPOT_HOURS = 12.0  # a full fine-tune this long on spot needs frequent checkpoints ...

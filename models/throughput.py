@@ -59,14 +59,8 @@ ALL_FAMILIES: tuple[GpuFamily, ...] = (
     "cdna",
 )
 FAMILY_CODE = {family: code for code, family in enumerate(ALL_FAMILIES)}
-CALIBRATED_FAMILIES: tuple[GpuFamily, ...] = (
-    "ampere_datacenter",
-    "hopper",
-    "ampere_workstation",
-    "ada_workstation",
-    "geforce",
-)
-# Families without public training measurements borrow a calibrated sibling's efficiency
+# Families calibrated on throughput_public.csv: ampere_datacenter, hopper, ampere_workstation,
+# ada_workstation, geforce. Families without public training measurements borrow a sibling's efficiency
 # (assumptions, documented in mfu_calibration.md): Blackwell runs the Hopper software stack; V100
 # lacks FlashAttention-2 and BF16; T4 is a 70 W inference card; ROCm training reaches a lower
 # share of the (much higher) MI300X datasheet peak than CUDA on H100.
@@ -961,10 +955,3 @@ def absolute_percentage_errors(
     batch = _cases_from_benchmarks([benchmark_case(r) for r in rows])
     measured = np.array([_number(r, "tokens_per_sec_per_gpu") for r in rows], dtype=float)
     return np.abs(evaluate(batch, params).tokens_per_sec_per_gpu / measured - 1.0)
-
-
-def parameter_table(params: ThroughputParameters) -> dict[str, float]:
-    """Flat name -> value view (for documentation and reports)."""
-    table = {f"efficiency[{k}]": v for k, v in params.complete().family_efficiency.items()}
-    table.update({name: getattr(params, name) for name in _GLOBAL_FIELDS})
-    return table
