@@ -1,0 +1,179 @@
+"""Figure 4: ``gpuprice run --source archive`` end to end, against ``python -c "import dagster"``.
+
+Importing Dagster is the framework's own floor: no asset graph can run faster or in less memory
+than the import it needs. Both commands run as subprocesses of this one, measured the same way:
+
+* wall time from start to exit;
+* peak RSS: the kernel's high-water mark of the command (``os.wait4`` rusage ``ru_maxrss``, taken
+  by ``bench/launch.py``), and a psutil poll (every 20 ms) of the RSS summed over the command and
+  all its descendants, in case the run starts helper processes; the larger of the two is reported.
+
+The run gets a fresh temporary ``GPUPRICE_HOME`` each time (nothing cached from earlier runs) and
+replays the sample archive shipped with the code (``GPUPRICE_ARCHIVE`` and ``GPUPRICE_WORKLOADS``
+are removed from its environment).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+import psutil
+from pydantic import BaseModel
+
+from bench.figures import Bound, Figure
+from scrapers.archive import newest_archive_date
+from warehouse.settings import SAMPLE_ARCHIVE
+
+WALL_RATIO_TARGET = 3.0
+PEAK_RSS_TARGET_MB = 500.0
+_POLL_SECONDS = 0.02
+_REPO = Path(__file__).resolve().parent.parent
+_LAUNCHER = Path(__file__).with_name("launch.py")
+
+
+class ProcessStats(BaseModel):
+    wall_s: float
+    max_rss_mb: float  # kernel high-water mark of the largest single process
+    polled_tree_peak_mb: float  # largest sum over the process tree seen by polling
+    returncode: int
+    stderr_tail: str
+
+    @property
+    def peak_rss_mb(self) -> float:
+        return max(self.max_rss_mb, self.polled_tree_peak_mb)
+
+
+def _descendants_rss(process: psutil.Process) -> int:
+    """RSS summed over every descendant of ``process`` (not the launcher itself)."""
+    total = 0
+    try:
+        members = process.children(recursive=True)
+    except psutil.Error:
+        return 0
+    for member in members:
+        try:
+            total += member.memory_info().rss
+        except psutil.Error:  # exited between listing and reading
+            continue
+    return total
+
+
+def measure_process(cmd: list[str], *, env: dict[str, str], cwd: Path) -> ProcessStats:
+    """Run ``cmd`` to completion; wall time and peak memory of it and its descendants.
+
+    The command is started by ``bench/launch.py`` (see there why), which reports the wall time
+    and the kernel's high-water mark; this process polls the launcher's descendants meanwhile."""
+    with tempfile.TemporaryDirectory(prefix="gpuprice-bench-launch-") as tmp:
+        result_file = Path(tmp) / "result.json"
+        err_file = Path(tmp) / "stderr"
+        with open(Path(tmp) / "stdout", "wb") as out, open(err_file, "wb") as err:
+            launcher = subprocess.Popen(
+                [sys.executable, str(_LAUNCHER), str(result_file), *cmd], env=env, cwd=cwd, stdout=out, stderr=err
+            )
+            watched = psutil.Process(launcher.pid)
+            peak = 0
+            stop = threading.Event()
+
+            def poll() -> None:
+                nonlocal peak
+                while not stop.is_set():
+                    peak = max(peak, _descendants_rss(watched))
+                    stop.wait(_POLL_SECONDS)
+
+            poller = threading.Thread(target=poll, daemon=True)
+            poller.start()
+            launcher.wait()
+            stop.set()
+            poller.join()
+        tail = err_file.read_bytes()[-2000:].decode("utf-8", errors="replace")
+        if launcher.returncode != 0 or not result_file.exists():
+            raise RuntimeError(f"launcher failed ({launcher.returncode}) for {' '.join(cmd)}: {tail.strip()[-500:]}")
+        result = json.loads(result_file.read_text(encoding="utf-8"))
+    return ProcessStats(
+        wall_s=result["wall_s"],
+        max_rss_mb=result["max_rss_bytes"] / 1e6,
+        polled_tree_peak_mb=peak / 1e6,
+        returncode=result["returncode"],
+        stderr_tail=tail,
+    )
+
+
+def _clean_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("GPUPRICE_ARCHIVE", "GPUPRICE_WORKLOADS", "DAGSTER_HOME")}
+    env["GPUPRICE_HOME"] = str(home)
+    return env
+
+
+def run_command(day: str) -> list[str]:
+    """``gpuprice run`` through the installed console script (the module when there is none)."""
+    script = Path(sys.executable).with_name("gpuprice")
+    entry = [str(script)] if script.exists() else [sys.executable, "-m", "gpuprice"]
+    return [*entry, "run", "--date", day, "--source", "archive"]
+
+
+def measure(
+    repeats: int = 1,
+    baseline_repeats: int = 3,
+    *,
+    command: list[str] | None = None,
+    floor_command: list[str] | None = None,
+) -> list[Figure]:
+    """``command`` / ``floor_command`` replace the run and the floor (the smoke test passes quick ones)."""
+    newest = newest_archive_date(SAMPLE_ARCHIVE)
+    if newest is None:
+        raise FileNotFoundError(f"no recorded pages under {SAMPLE_ARCHIVE}")
+    cmd = command or run_command(newest.isoformat())
+    floor_cmd = floor_command or [sys.executable, "-c", "import dagster"]
+    runs: list[ProcessStats] = []
+    floors: list[ProcessStats] = []
+    # Alternate floor and run so that both see the same machine load.
+    for index in range(max(repeats, baseline_repeats)):
+        with tempfile.TemporaryDirectory(prefix="gpuprice-bench-home-") as home:
+            env = _clean_env(Path(home))
+            if index < repeats:
+                stats = measure_process(cmd, env=env, cwd=_REPO)
+                if stats.returncode != 0:
+                    raise RuntimeError(f"{' '.join(cmd)} exited {stats.returncode}: {stats.stderr_tail.strip()[-500:]}")
+                runs.append(stats)
+            if index < baseline_repeats:
+                floors.append(measure_process(floor_cmd, env=env, cwd=_REPO))
+    run_wall = statistics.median(r.wall_s for r in runs)
+    run_rss = max(r.peak_rss_mb for r in runs)
+    floor_wall = statistics.median(f.wall_s for f in floors)
+    floor_rss = max(f.peak_rss_mb for f in floors)
+    floor_text = "python " + " ".join(floor_cmd[1:])
+    details = {
+        "command": " ".join(cmd[-6:]),
+        "archive_date": newest.isoformat(),
+        "runs": [r.model_dump(exclude={"stderr_tail"}) for r in runs],
+        "floor_runs": [f.model_dump(exclude={"stderr_tail"}) for f in floors],
+    }
+    return [
+        Figure(
+            name="e2e.run_wall_s",
+            value=run_wall,
+            unit="s",
+            baseline=floor_text,
+            baseline_value=floor_wall,
+            ratio_meaning="times the framework's import time",
+            target=(Bound(on="ratio", op="<=", limit=WALL_RATIO_TARGET),),
+            details=details,
+        ),
+        Figure(
+            name="e2e.run_peak_rss_mb",
+            value=run_rss,
+            unit="MB",
+            baseline=floor_text,
+            baseline_value=floor_rss,
+            ratio_meaning="times the framework's import memory",
+            target=(Bound(on="value", op="<=", limit=PEAK_RSS_TARGET_MB),),
+            details=details,
+        ),
+    ]

@@ -1,0 +1,177 @@
+"""Figure 3: the warehouse at one and at five years of daily history (~4 M rows).
+
+Two warehouses are generated (``bench.synthetic_history``), both opened with
+``warehouse.connection.connect_writer`` so they carry the product's schema and views. Each
+measurement alternates between them, so the five-year figure and its one-year baseline see the
+same machine load. Queries are timed until their rows are in a pandas frame (as
+``warehouse.queries`` reads them), after one warm-up run.
+
+Appending a day: one new snapshot per provider, written through
+``warehouse.writes.replace_snapshot_partition`` (what ``gpuprice run`` does), timed over the
+six providers, then removed again (untimed) so every repetition appends to the same history.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+
+from bench.figures import Bound, Figure
+from bench.synthetic_history import DEFAULT_END, DEFAULT_OFFERS_PER_PROVIDER, generate_history
+from scrapers.offer import Offer
+from warehouse.connection import connect_writer
+from warehouse.writes import replace_snapshot_partition
+
+QUERY_TARGET_MS = 100.0
+APPEND_RATIO_TARGET = 1.5
+HISTORY_GPU = "h100-sxm"  # the most listed GPU: the heaviest one-GPU history
+
+_OFFER_FIELDS = (
+    "provider", "sku", "gpu", "gpu_raw", "gpu_count", "vram_gb", "tier", "community", "commitment_months",
+    "region", "usd_per_gpu_hour", "usd_per_instance_hour", "vcpus", "ram_gb", "storage_gb", "available",
+    "effective_from", "price_basis",
+)
+
+
+def one_day_of_offers(con: duckdb.DuckDBPyConnection, day: dt.date) -> dict[str, list[Offer]]:
+    """The snapshot of ``day`` as validated offers per provider (what parsers hand the writer)."""
+    cols = ", ".join(_OFFER_FIELDS)
+    rows = con.execute(
+        f"SELECT {cols} FROM price_snapshots WHERE snapshot_date = ? ORDER BY provider, sku", [day]
+    ).fetchall()
+    offers: dict[str, list[Offer]] = {}
+    for row in rows:
+        offer = Offer(**{k: (float(v) if k.startswith("usd_") and v is not None else v) for k, v in zip(_OFFER_FIELDS, row)})
+        offers.setdefault(offer.provider, []).append(offer)
+    return offers
+
+
+def append_day(con: duckdb.DuckDBPyConnection, day: dt.date, offers: dict[str, list[Offer]]) -> int:
+    """Write one day for every provider, as the daily run does."""
+    written = 0
+    for provider, provider_offers in offers.items():
+        written += replace_snapshot_partition(
+            con,
+            provider=provider,
+            snapshot_date=day,
+            offers=provider_offers,
+            source="archive",
+            raw_sha256="0" * 64,
+            parser_version=f"{provider}/bench",
+        )
+    return written
+
+
+def _remove_day(con: duckdb.DuckDBPyConnection, day: dt.date) -> None:
+    con.execute("DELETE FROM price_snapshots WHERE snapshot_date = ?", [day])
+
+
+class _Warehouse:
+    """One generated warehouse and how long it took to build."""
+
+    def __init__(self, path: Path, days: int, end: dt.date, offers_per_provider: int) -> None:
+        self.con = connect_writer(path)
+        self.con.execute("SET enable_progress_bar = false")
+        start = time.perf_counter()
+        self.rows = generate_history(self.con, days=days, end=end, offers_per_provider=offers_per_provider)
+        self.generate_s = time.perf_counter() - start
+        self.days = days
+
+
+def _time_ms(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return (time.perf_counter() - start) * 1000
+
+
+def _paired_medians(short: _Warehouse, long: _Warehouse, run: Callable[[_Warehouse], object], repeats: int) -> tuple[float, float]:
+    """Median ms on each warehouse, alternating between them (one warm-up each first)."""
+    run(short)
+    run(long)
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(repeats):
+        times[0].append(_time_ms(lambda: run(short)))
+        times[1].append(_time_ms(lambda: run(long)))
+    return statistics.median(times[0]), statistics.median(times[1])
+
+
+def measure(
+    repeats: int = 7,
+    *,
+    short_days: int = 365,
+    long_days: int = 1826,
+    offers_per_provider: int = DEFAULT_OFFERS_PER_PROVIDER,
+    end: dt.date = DEFAULT_END,
+    workdir: Path | None = None,
+) -> list[Figure]:
+    with tempfile.TemporaryDirectory(prefix="gpuprice-bench-", dir=workdir) as tmp:
+        short = _Warehouse(Path(tmp) / "one_year.duckdb", short_days, end, offers_per_provider)
+        long = _Warehouse(Path(tmp) / "five_years.duckdb", long_days, end, offers_per_provider)
+        try:
+            return _measure(short, long, repeats, end)
+        finally:
+            short.con.close()
+            long.con.close()
+
+
+def _measure(short: _Warehouse, long: _Warehouse, repeats: int, end: dt.date) -> list[Figure]:
+    queries = {
+        "latest_prices": ("SELECT * FROM analytics.latest_prices", []),
+        "price_history_one_gpu": ("SELECT * FROM analytics.price_history WHERE gpu = ?", [HISTORY_GPU]),
+        "cheapest_by_gpu_one_date": ("SELECT * FROM analytics.cheapest_by_gpu WHERE snapshot_date = ?", [end]),
+    }
+    scale = {
+        "rows": {"short": short.rows, "long": long.rows},
+        "days": {"short": short.days, "long": long.days},
+        "generate_s": {"short": round(short.generate_s, 2), "long": round(long.generate_s, 2)},
+        "repeats": repeats,
+    }
+    figures = []
+    for name, (sql, params) in queries.items():
+        result_rows = {
+            label: len(w.con.execute(sql, params).fetchdf()) for label, w in (("short", short), ("long", long))
+        }
+        short_ms, long_ms = _paired_medians(short, long, lambda w: w.con.execute(sql, params).fetchdf(), repeats)
+        figures.append(
+            Figure(
+                name=f"warehouse.{name}_ms",
+                value=long_ms,
+                unit="ms",
+                baseline=f"same query at {short.days} days",
+                baseline_value=short_ms,
+                ratio_meaning=f"{long.days}-day / {short.days}-day time",
+                target=(Bound(on="value", op="<=", limit=QUERY_TARGET_MS),),
+                details={**scale, "sql": sql, "params": [str(p) for p in params], "result_rows": result_rows},
+            )
+        )
+
+    new_day = end + dt.timedelta(days=1)
+    offers = one_day_of_offers(long.con, end)
+    appended = sum(len(v) for v in offers.values())
+
+    times: tuple[list[float], list[float]] = ([], [])
+    for repetition in range(repeats + 1):  # the first round warms up and is not counted
+        for slot, w in enumerate((short, long)):
+            elapsed = _time_ms(lambda: append_day(w.con, new_day, offers))
+            _remove_day(w.con, new_day)
+            if repetition:
+                times[slot].append(elapsed)
+    figures.append(
+        Figure(
+            name="warehouse.append_one_day_ms",
+            value=statistics.median(times[1]),
+            unit="ms",
+            baseline=f"same append at {short.days} days",
+            baseline_value=statistics.median(times[0]),
+            ratio_meaning=f"{long.days}-day / {short.days}-day time",
+            target=(Bound(on="ratio", op="<=", limit=APPEND_RATIO_TARGET),),
+            details={**scale, "offers_appended": appended, "providers": len(offers)},
+        )
+    )
+    return figures
