@@ -74,7 +74,7 @@ def build_workload_report(
         planning_margin=margin,
         computed_at=computed_at,
     )
-    fitting_gpus = {row.gpu for row in fit_rows if row.fits} | {offer.gpu for offer in ranked}
+    fitting_gpus = {row.gpu for row in fit_rows if row.fits_on_gpu} | {offer.gpu for offer in ranked}
     history_gpus = _history_gpus(ranked, memory, cheapest)
     relevant_changes = [c for c in changes if c.gpu in fitting_gpus]
     definition = workload_info.describe(

@@ -93,10 +93,11 @@ def memory_chart(bars: Sequence[MemoryBar], capacities: Sequence[GpuCapacity], *
             ax.annotate(fmt.gb(bar.total), (x, top), textcoords="offset points", xytext=(0, 3),
                         ha="center", fontsize=7.5, color="#333333")
         peak = max(tops, default=1.0)
-        _capacity_lines(ax, capacities, peak, right=len(bars) - 0.5)
+        # An empty band right of the bars holds the memory-size labels, clear of the bars.
+        _capacity_lines(ax, capacities, peak, right=len(bars) + 0.75)
         ax.set_xticks(list(xs), [chart_text(bar.label) for bar in bars], fontsize=8)
         ax.set_ylabel("GB per GPU")
-        ax.set_xlim(-0.6, len(bars) - 0.4)
+        ax.set_xlim(-0.6, len(bars) + 0.8)
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
         _styled(fig)
         ax.grid(False, axis="x")

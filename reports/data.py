@@ -122,6 +122,11 @@ class WorkloadDefinition(_Frozen):
     in_catalog: bool = True
 
 
+# Setups that park state in CPU memory: they "fit" almost anywhere but train far slower, and the
+# ranking does not use them, so the verdict counts them apart.
+OFFLOAD_SHARDINGS = frozenset({"offload"})
+
+
 class MemoryFitRow(_Frozen):
     gpu: str
     gpu_count: int
@@ -132,6 +137,15 @@ class MemoryFitRow(_Frozen):
     fits: bool
     headroom_gb: float
     least_complex: bool = False
+
+    @property
+    def offload(self) -> bool:
+        return self.sharding in OFFLOAD_SHARDINGS
+
+    @property
+    def fits_on_gpu(self) -> bool:
+        """Fits with everything in GPU memory (no CPU offload)."""
+        return self.fits and not self.offload
 
 
 class MemoryBar(_Frozen):
@@ -156,7 +170,7 @@ class GpuCapacity(_Frozen):
 
 
 # Simpler parallel setups first: a reader wants the least engineering that fits.
-SHARDING_COMPLEXITY: dict[str, int] = {"none": 0, "zero2": 1, "fsdp": 2, "zero3": 2}
+SHARDING_COMPLEXITY: dict[str, int] = {"none": 0, "zero2": 1, "fsdp": 2, "zero3": 2, "offload": 4}
 
 
 def sharding_rank(sharding: str) -> int:
@@ -203,7 +217,13 @@ class MemoryVerdict(_Frozen):
 
     @property
     def fitting(self) -> list[MemoryFitRow]:
-        return [row for row in self.shown_rows if row.fits]
+        """Setups that fit in GPU memory (CPU offload left out)."""
+        return [row for row in self.shown_rows if row.fits_on_gpu]
+
+    @property
+    def offload_only_gpu_types(self) -> list[str]:
+        """GPU types that hold the workload only by offloading to CPU memory."""
+        return sorted({r.gpu for r in self.shown_rows if r.fits and r.offload} - set(self.fitting_gpu_types))
 
     @property
     def gpu_types(self) -> list[str]:
@@ -240,7 +260,7 @@ class MemoryVerdict(_Frozen):
             for count in counts:
                 options = [r for r in rows if r.gpu_count == count]
                 cells.append(min(options, key=_cell_preference) if options else None)
-            fitting = [r for r in rows if r.fits]
+            fitting = [r for r in rows if r.fits_on_gpu]
             fewest = min(fitting, key=lambda r: (r.gpu_count, _cell_preference(r)), default=None)
             result.append(
                 VerdictRow(gpu=gpu, gpu_memory_gb=max(r.gpu_memory_gb for r in rows), cells=cells, fewest=fewest)
@@ -249,11 +269,13 @@ class MemoryVerdict(_Frozen):
 
 
 def _cell_preference(row: MemoryFitRow) -> tuple:
-    # A fit beats a miss. Among fits: the flagged least-complex setup, the simplest sharding, most
-    # headroom. Among misses: the nearest one (the smallest need).
-    if row.fits:
+    # A fit in GPU memory beats a fit by CPU offload, which beats a miss. Among fits: the flagged
+    # least-complex setup, the simplest sharding, most headroom. Among misses: the nearest one.
+    if row.fits_on_gpu:
         return (0, not row.least_complex, sharding_rank(row.sharding), -row.headroom_gb)
-    return (1, -row.headroom_gb)
+    if row.fits:
+        return (1, -row.headroom_gb)
+    return (2, row.offload, -row.headroom_gb)
 
 
 class RankedOffer(_Frozen):

@@ -213,9 +213,9 @@ def bar_setups(rows: Sequence[MemoryFitRow], ranked: Sequence[RankedOffer] = ())
     for offer in sorted(ranked, key=lambda o: o.rank)[:MAX_BARS // 2]:
         if (offer.gpu_count, offer.sharding) not in chosen:
             chosen.append((offer.gpu_count, offer.sharding))
-    fitting = [r for r in rows if r.fits and r.gpu_count <= NODE_GPUS]
+    fitting = [r for r in rows if r.fits_on_gpu and r.gpu_count <= NODE_GPUS]
     by_count: dict[int, list[MemoryFitRow]] = {}
-    for row in fitting or [r for r in rows if r.gpu_count <= NODE_GPUS]:
+    for row in fitting or [r for r in rows if r.gpu_count <= NODE_GPUS and not r.offload]:
         by_count.setdefault(row.gpu_count, []).append(row)
     for count in sorted(by_count):
         options = by_count[count]

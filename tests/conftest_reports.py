@@ -137,7 +137,8 @@ def insert_memory_fit(con: duckdb.DuckDBPyConnection) -> None:
     needs = {  # workload -> (gpu_count, sharding) -> per-GPU GB before the 20 % margin
         "llama-3.1-70b-qlora": {(1, "none"): 52.5, (2, "fsdp"): 30.0, (8, "fsdp"): 12.0},
         "llama-3.1-8b-full": {
-            (1, "none"): 150.0, (2, "zero3"): 80.0, (8, "zero2"): 60.0, (8, "zero3"): 45.0, (16, "zero3"): 24.0,
+            (1, "none"): 150.0, (1, "offload"): 35.0, (2, "zero3"): 80.0, (8, "zero2"): 60.0, (8, "zero3"): 45.0,
+            (16, "zero3"): 24.0,
         },
     }
     for workload, setups in needs.items():

@@ -254,7 +254,7 @@ def test_workload_report_has_definition_verdict_ranking_and_charts(written: dict
 
 def test_markdown_report_of_a_multi_gpu_workload(written: dict[str, Path]) -> None:
     text = written["llama-3.1-8b-full.md"].read_text()
-    assert "| l40s | 48.0 GB | ✗ needs 180.0 GB | ✗ needs 96.0 GB | ✗ needs 54.0 GB | 16× zero3 |" in text
+    assert "| l40s | 48.0 GB | offload only | ✗ needs 96.0 GB | ✗ needs 54.0 GB | 16× zero3 |" in text
     assert "| b200 | 180.0 GB | ✓ none (180.0 GB) |" in text  # exactly full still fits
     assert "v100" not in text.split("## Top offers")[0]  # swept, but nobody offers it this week
     assert "Fewest GPUs: 1× b200 (none)" in text
@@ -453,3 +453,30 @@ def test_workloads_missing_on_either_side(con) -> None:
     assert "llama-3.1-8b-full" in pages.render_workload_html(retired)
     summary = pages.render_summary(overview, index_path="i.html")
     assert "| budget-lora-experiment | no model output yet |" in summary
+
+
+def test_memory_verdict_semantics() -> None:
+    """Per cell: a GPU-memory fit beats CPU offload beats a miss; misses show the nearest need."""
+    from reports.data import MemoryFitRow, MemoryVerdict
+
+    def row(gpu: str, memory: float, count: int, sharding: str, need: float, least: bool = False) -> MemoryFitRow:
+        return MemoryFitRow(gpu=gpu, gpu_count=count, sharding=sharding, per_gpu_gb=need / 1.2, planning_gb=need,
+                            gpu_memory_gb=memory, fits=need <= memory, headroom_gb=memory - need, least_complex=least)
+
+    verdict = MemoryVerdict(
+        rows=[
+            row("l4", 24, 1, "none", 90), row("l4", 24, 1, "offload", 20), row("l4", 24, 8, "zero2", 30),
+            row("l4", 24, 8, "zero3", 26),
+            row("h100-sxm", 80, 1, "none", 90), row("h100-sxm", 80, 2, "zero2", 70, least=True),
+            row("h100-sxm", 80, 2, "zero3", 50), row("h100-sxm", 80, 16, "zero3", 10),
+            row("v100", 32, 1, "none", 30),
+        ],
+        offered_gpus=["l4", "h100-sxm"],
+    )
+    assert verdict.counts == [1, 2, 8] and verdict.omitted_gpu_types == 1
+    l4, h100 = verdict.matrix
+    assert [c.sharding if c else None for c in l4.cells] == ["offload", None, "zero3"]  # nearest miss at 8
+    assert l4.fewest is None and verdict.offload_only_gpu_types == ["l4"]
+    assert [c.sharding if c else None for c in h100.cells] == ["none", "zero2", None]  # least-complex fit
+    assert h100.fewest.gpu_count == 2 and verdict.smallest.gpu == "h100-sxm"
+    assert verdict.fitting_gpu_types == ["h100-sxm"] and verdict.single_gpu_types == []
