@@ -126,6 +126,8 @@ def measure(
     floor_command: list[str] | None = None,
 ) -> list[Figure]:
     """``command`` / ``floor_command`` replace the run and the floor (the smoke test passes quick ones)."""
+    if repeats < 1 or baseline_repeats < 1:
+        raise ValueError("repeats and baseline_repeats must be >= 1")
     newest = newest_archive_date(SAMPLE_ARCHIVE)
     if newest is None:
         raise FileNotFoundError(f"no recorded pages under {SAMPLE_ARCHIVE}")

@@ -190,6 +190,8 @@ def measure(
     workloads: list[Workload] | None = None,
     archive: Path = SAMPLE_ARCHIVE,
 ) -> list[Figure]:
+    if repeats < 1:
+        raise ValueError("repeats must be >= 1")
     workloads = workloads if workloads is not None else workload_variants()
     day, offers = sample_day(archive)
     configs = len(workloads) * len(offers) * len(GPU_COUNTS) * len(SWEEP_STRATEGIES)

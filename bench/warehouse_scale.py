@@ -110,6 +110,8 @@ def measure(
     end: dt.date = DEFAULT_END,
     workdir: Path | None = None,
 ) -> list[Figure]:
+    if repeats < 1:
+        raise ValueError("repeats must be >= 1")
     with tempfile.TemporaryDirectory(prefix="gpuprice-bench-", dir=workdir) as tmp:
         short = _Warehouse(Path(tmp) / "one_year.duckdb", short_days, end, offers_per_provider)
         long = _Warehouse(Path(tmp) / "five_years.duckdb", long_days, end, offers_per_provider)
