@@ -28,7 +28,7 @@ i.e. each interruption loses half an interval plus the restart).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -102,6 +102,18 @@ class CostTerms(BaseModel):
 
 
 DEFAULT_COST_TERMS = CostTerms()
+
+
+class CostTermArrays:
+    """CostTerms gathered per row (one row per configuration), so configurations of workloads
+    with different terms are costed in one vectorised pass."""
+
+    def __init__(self, terms: Sequence[CostTerms], index: np.ndarray) -> None:
+        for name in CostTerms.model_fields:
+            if name == "dataset_gb":
+                continue  # passed to checkpoint_costs explicitly
+            values = np.array([getattr(t, name) for t in terms], dtype=float)
+            setattr(self, name, values[index])
 
 
 # ------------------------------------------------------------------- run cost (the guide's table)
@@ -184,12 +196,13 @@ def checkpoint_costs(
     checkpoints: np.ndarray,
     spot: np.ndarray,
     community: np.ndarray,
-    checkpoint_gb: float,
-    model_gb: float,
-    dataset_gb: float,
-    terms: CostTerms = DEFAULT_COST_TERMS,
+    checkpoint_gb: float | np.ndarray,
+    model_gb: float | np.ndarray,
+    dataset_gb: float | np.ndarray,
+    terms: CostTerms | CostTermArrays = DEFAULT_COST_TERMS,
 ) -> dict[str, np.ndarray]:
-    """Every cost term for many configurations of one workload (arrays broadcast together).
+    """Every cost term for many configurations (arrays broadcast together; ``terms`` may be one
+    workload's CostTerms or per-row CostTermArrays).
 
     Returns the COST_COMPONENTS in USD plus ``total_usd``, ``cost_per_checkpoint_usd``,
     ``expected_interruptions``, ``rework_hours``, ``orchestration_hours`` and ``wall_hours``
@@ -211,7 +224,8 @@ def checkpoint_costs(
     rework_hours = np.maximum(0.0, checkpoints * expected_segment - hours)
     interruptions = rate * (hours + rework_hours)
 
-    orchestration_hours = np.full_like(hours, terms.startup_hours + model_gb / terms.model_download_gb_per_hour)
+    zeros = np.zeros_like(hours)
+    orchestration_hours = zeros + terms.startup_hours + model_gb / terms.model_download_gb_per_hour
     wall_hours = hours + orchestration_hours + rework_hours
     retained = np.minimum(checkpoints, terms.checkpoints_retained)
 
@@ -220,10 +234,10 @@ def checkpoint_costs(
         "orchestration_usd": hourly * orchestration_hours,
         "rework_usd": hourly * rework_hours,
         "storage_usd": terms.storage_usd_per_gb_month * checkpoint_gb * retained * wall_hours / HOURS_PER_MONTH,
-        "data_usd": np.full_like(hours, terms.data_usd_per_gb * dataset_gb),
+        "data_usd": zeros + terms.data_usd_per_gb * dataset_gb,
         "engineer_usd": terms.engineer_usd_per_hour
         * (terms.engineer_hours + terms.engineer_hours_per_interruption * interruptions),
-        "reusable_value_usd": np.full_like(hours, terms.reusable_checkpoint_value_usd),
+        "reusable_value_usd": zeros + terms.reusable_checkpoint_value_usd,
     }
     total = sum(v for k, v in parts.items() if k != "reusable_value_usd") - parts["reusable_value_usd"]
     return {

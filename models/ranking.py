@@ -17,23 +17,23 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import itertools
+import functools
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from models.cost import checkpoint_costs
+from models.cost import CostTermArrays, checkpoint_costs
 from models.throughput import (
     PCIE_BUSBW_GBS,
     ModelShape,
     gpu_profile,
     intra_node_busbw_gbs,
-    predict_frame,
+    predict_columns,
 )
 from models.workloads import GPUS_PER_NODE, Workload
 
@@ -113,9 +113,16 @@ def _column(frame: pd.DataFrame, name: str, default: object) -> pd.Series:
     return frame[name] if name in frame.columns else pd.Series(default, index=frame.index)
 
 
+@functools.cache
+def _catalog_memory() -> dict[str, float]:
+    from models.catalog import load_gpu_catalog
+
+    catalog = load_gpu_catalog()
+    return dict(zip(catalog["slug"].tolist(), catalog["memory_gb"].tolist(), strict=True))
+
+
 def _usable_offers(offers: pd.DataFrame, day: dt.date) -> _Offers:
     """Offers that can be ranked: a catalog GPU, a positive price, in force on ``day``."""
-    from models.catalog import gpu_slugs, load_gpu_catalog
 
     missing = [c for c in REQUIRED_OFFER_COLUMNS if c not in offers.columns]
     if missing:
@@ -123,7 +130,7 @@ def _usable_offers(offers: pd.DataFrame, day: dt.date) -> _Offers:
     price = pd.to_numeric(offers["usd_per_gpu_hour"].astype("float64"), errors="coerce")
     effective = pd.to_datetime(_column(offers, "effective_from", None), errors="coerce")
     keep = (
-        offers["gpu"].isin(gpu_slugs()).to_numpy()
+        offers["gpu"].isin(_catalog_memory().keys()).to_numpy()
         & (price > 0).to_numpy()
         & (pd.to_numeric(offers["gpu_count"], errors="coerce") >= 1).to_numpy()
         & ~(effective > pd.Timestamp(day)).to_numpy()
@@ -134,8 +141,7 @@ def _usable_offers(offers: pd.DataFrame, day: dt.date) -> _Offers:
     count = frame["gpu_count"].to_numpy(dtype=np.int64)
 
     # GB per GPU: the offer's figure when plausible (GH200 96/144 GB share a slug), else the catalog's.
-    catalog_memory = load_gpu_catalog().set_index("slug")["memory_gb"]
-    nominal = frame["gpu"].map(catalog_memory).to_numpy(dtype=float)
+    nominal = frame["gpu"].map(_catalog_memory()).to_numpy(dtype=float)
     stated = pd.to_numeric(_column(frame, "vram_gb", np.nan), errors="coerce").to_numpy(dtype=float)
     plausible = np.isfinite(stated) & (stated >= 0.5 * nominal) & (stated <= 2.0 * nominal)
     memory = np.round(np.where(plausible, stated, nominal), 1)
@@ -170,11 +176,77 @@ def _usable_offers(offers: pd.DataFrame, day: dt.date) -> _Offers:
     )
 
 
+# ------------------------------------------------------------------ per-workload facts
+@dataclass(frozen=True)
+class _Workloads:
+    """The workloads as parallel arrays (index = position in the list given to rank_offers)."""
+
+    items: Sequence[Workload]
+    shapes: list[ModelShape]
+    tokens: np.ndarray
+    checkpoint_count: np.ndarray  # progress checkpoints; NaN for wall-clock checkpointing
+    checkpoint_hours: np.ndarray  # wall-clock interval; NaN for progress checkpointing
+    deadline: np.ndarray  # NaN when there is none
+    min_nodes: np.ndarray
+    max_nodes: np.ndarray
+    full: np.ndarray
+    checkpoint_gb: np.ndarray
+    model_gb: np.ndarray
+    dataset_gb: np.ndarray
+    assumptions_json: list[str]  # only the cost terms a workload overrides (defaults: models.cost.CostTerms)
+
+    @classmethod
+    def of(cls, workloads: Sequence[Workload]) -> _Workloads:
+        def per(fn: Any, dtype: Any = float) -> np.ndarray:
+            return np.array([fn(w) for w in workloads], dtype=dtype)
+
+        return cls(
+            items=workloads,
+            shapes=[ModelShape.of(w.arch()) for w in workloads],
+            tokens=per(lambda w: w.training_tokens),
+            checkpoint_count=per(
+                lambda w: max(1, math.ceil(w.training_tokens / w.tokens_per_checkpoint - 1e-9))
+                if w.tokens_per_checkpoint is not None else np.nan
+            ),
+            checkpoint_hours=per(lambda w: w.checkpoint_interval_hours if w.checkpoint_interval_hours else np.nan),
+            deadline=per(lambda w: w.deadline_hours if w.deadline_hours is not None else np.nan),
+            min_nodes=per(lambda w: w.min_nodes, np.int64),
+            max_nodes=per(lambda w: w.max_nodes, np.int64),
+            full=per(lambda w: w.method == "full", bool),
+            checkpoint_gb=per(lambda w: w.checkpoint_gb()),
+            model_gb=per(lambda w: w.model_download_gb()),
+            dataset_gb=per(lambda w: w.dataset_gb()),
+            assumptions_json=[
+                json.dumps(w.cost_terms.model_dump(mode="json", exclude_defaults=True), separators=(",", ":"), sort_keys=True)
+                for w in workloads
+            ],
+        )
+
+    def checkpoints(self, index: np.ndarray, hours: np.ndarray) -> np.ndarray:
+        """Checkpoints per configuration: the progress count, or one per wall-clock interval."""
+        by_clock = np.maximum(1.0, np.ceil(hours / self.checkpoint_hours[index] - 1e-9))
+        progress = self.checkpoint_count[index]
+        return np.where(np.isnan(progress), by_clock, progress)
+
+    def costs(
+        self, index: np.ndarray, *, gpus: np.ndarray, nodes: np.ndarray, price: np.ndarray, hours: np.ndarray,
+        spot: np.ndarray, community: np.ndarray,
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """(checkpoints, every cost term) for configurations of the workloads at ``index``."""
+        checkpoints = self.checkpoints(index, hours)
+        return checkpoints, checkpoint_costs(
+            gpus=gpus, nodes=nodes, usd_per_gpu_hour=price, compute_hours=hours, checkpoints=checkpoints,
+            spot=spot, community=community, checkpoint_gb=self.checkpoint_gb[index], model_gb=self.model_gb[index],
+            dataset_gb=self.dataset_gb[index], terms=CostTermArrays([w.cost_terms for w in self.items], index),
+        )
+
+
 # ------------------------------------------------------------------ per-configuration facts
 @dataclass(frozen=True)
 class _Configs:
-    """Configurations a workload can run on, as parallel arrays (one element per configuration)."""
+    """Configurations the workloads can run on, as parallel arrays (one element per configuration)."""
 
+    workload: np.ndarray  # index into _Workloads
     key: np.ndarray  # index into _Offers.keys
     offer_count: np.ndarray  # GPUs per offer this configuration serves
     risk: np.ndarray  # interruption class it was chosen for: 2 x spot + community
@@ -195,15 +267,23 @@ class _Configs:
     def __len__(self) -> int:
         return len(self.key)
 
+    @staticmethod
+    def concat(parts: Sequence[_Configs]) -> _Configs:
+        return _Configs(**{f: np.concatenate([getattr(p, f) for p in parts]) for f in _Configs.__dataclass_fields__})
 
-def _memory_fit(workload: Workload, keys: Sequence[tuple[str, float]], counts: Sequence[int]) -> dict[str, np.ndarray]:
-    """Least complex fitting strategy per (key index, GPU count); entries only where something fits."""
+
+def _memory_fit(
+    workloads: _Workloads, members: np.ndarray, keys: Sequence[tuple[str, float]], counts: Sequence[int]
+) -> dict[str, np.ndarray]:
+    """Least complex fitting strategy per (workload, key, GPU count) for the workloads ``members``;
+    entries only where something fits."""
     from models.memory import fit_sweep
 
     names = {f"{i}": memory for i, (_, memory) in enumerate(keys)}
-    sweep = fit_sweep([workload.setup()], names, sorted(set(counts)), STRATEGIES)
+    sweep = fit_sweep([workloads.items[m].setup() for m in members.tolist()], names, sorted(set(counts)), STRATEGIES)
     best = sweep["least_complex"].to_numpy(dtype=bool)
     return {
+        "workload": members[sweep["setup_index"].to_numpy(dtype=np.int64)[best]],
         "key": sweep["gpu"].to_numpy(dtype=object)[best].astype(np.int64),
         "gpus": sweep["gpu_count"].to_numpy(dtype=np.int64)[best],
         "sharding": sweep["sharding"].to_numpy(dtype=object)[best],
@@ -211,127 +291,133 @@ def _memory_fit(workload: Workload, keys: Sequence[tuple[str, float]], counts: S
     }
 
 
-def _throughput(workload: Workload, keys: Sequence[tuple[str, float]], fits: dict[str, np.ndarray]) -> pd.DataFrame:
-    shape = ModelShape.of(workload.arch())
-    frame = pd.DataFrame(
+def _throughput(workloads: _Workloads, keys: Sequence[tuple[str, float]], fits: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    items, shapes, w = workloads.items, workloads.shapes, fits["workload"]
+
+    def per(values: list[Any]) -> np.ndarray:
+        return np.asarray(values)[w]
+
+    return predict_columns(
         {
-            "gpu": [keys[k][0] for k in fits["key"].tolist()],
+            "gpu": np.array([slug for slug, _ in keys], dtype=object)[fits["key"]],
             "gpus": fits["gpus"],
-            "method": workload.method,
-            "seq_len": workload.seq_len,
-            "micro_batch": workload.micro_batch,
-            "grad_checkpointing": workload.uses_checkpointing,
-            "precision": workload.precision,
+            "method": per([x.method for x in items]),
+            "seq_len": per([x.seq_len for x in items]),
+            "micro_batch": per([x.micro_batch for x in items]),
+            "grad_checkpointing": per([x.uses_checkpointing for x in items]),
+            "precision": per([x.precision for x in items]),
             "sharding": fits["sharding"],
-            "n_params": shape.n_params,
-            "n_active_params": shape.n_active_params,
-            "layers": shape.layers,
-            "hidden": shape.hidden,
-            "attn_width": shape.attn_width,
+            "n_params": per([x.n_params for x in shapes]),
+            "n_active_params": per([x.n_active_params for x in shapes]),
+            "layers": per([x.layers for x in shapes]),
+            "hidden": per([x.hidden for x in shapes]),
+            "attn_width": per([x.attn_width for x in shapes]),
         }
     )
-    return predict_frame(frame)
 
 
-def _configurations(
-    workload: Workload, keys: Sequence[tuple[str, float]], offer_counts: Iterable[int], max_gpus: int
-) -> _Configs | None:
-    """Every (key, offer GPU count) the workload can run on, with the chosen node count."""
-    offer_counts = sorted({int(c) for c in offer_counts})
-    node_range = range(workload.min_nodes, min(workload.max_nodes, max_gpus // GPUS_PER_NODE) + 1)
-    scale_out = np.array([n * GPUS_PER_NODE for n in node_range] if GPUS_PER_NODE in offer_counts else [], dtype=np.int64)
-    fits = _memory_fit(workload, keys, sorted({1, *offer_counts, *scale_out.tolist()}))
-    if fits["key"].size == 0:
-        return None
-    speed = _throughput(workload, keys, fits)
-    tps = speed["tokens_per_sec_per_gpu"].to_numpy()
-    hours = workload.training_tokens / (tps * fits["gpus"] * 3600.0)
-    pcie_limit = max(PCIE_BUSBW_GBS.values())
-    pcie = np.array(
+def _pcie_collectives(keys: Sequence[tuple[str, float]], key: np.ndarray, gpus: np.ndarray) -> np.ndarray:
+    """Multi-GPU jobs whose GPUs exchange data over PCIe only (computed per distinct pair)."""
+    limit = max(PCIE_BUSBW_GBS.values())
+    pairs, codes = np.unique(key * 1_000_003 + gpus, return_inverse=True)
+    flags = np.array(
         [
-            g > 1 and intra_node_busbw_gbs(gpu_profile(keys[k][0]), min(g, GPUS_PER_NODE)) <= pcie_limit
-            for k, g in zip(fits["key"].tolist(), fits["gpus"].tolist(), strict=True)
+            (p % 1_000_003) > 1
+            and intra_node_busbw_gbs(gpu_profile(keys[p // 1_000_003][0]), min(p % 1_000_003, GPUS_PER_NODE)) <= limit
+            for p in pairs.tolist()
         ],
         dtype=bool,
     )
-    one_gpu_keys = fits["key"][(fits["gpus"] == 1) & (fits["sharding"] == "none")]
+    return flags[codes]
+
+
+def _configurations(
+    workloads: _Workloads, keys: Sequence[tuple[str, float]], offer_counts: Sequence[int], max_gpus: int
+) -> _Configs | None:
+    """Every (workload, key, offer GPU count, interruption class) that can run, with its node count."""
+    offer_counts = sorted({int(c) for c in offer_counts})
+    sells_nodes = GPUS_PER_NODE in offer_counts
+    # One memory sweep per node range: only the workloads that scale out need the node counts.
+    groups: dict[tuple[int, int], list[int]] = {}
+    for index, (low, high) in enumerate(zip(workloads.min_nodes.tolist(), workloads.max_nodes.tolist(), strict=True)):
+        groups.setdefault((low, min(high, max_gpus // GPUS_PER_NODE)), []).append(index)
+    sweeps = []
+    for (low, high), members in groups.items():
+        scale = [n * GPUS_PER_NODE for n in range(low, high + 1)] if sells_nodes and high > 1 else []
+        sweeps.append(_memory_fit(workloads, np.array(members, dtype=np.int64), keys, [1, *offer_counts, *scale]))
+    fits = {name: np.concatenate([sweep[name] for sweep in sweeps]) for name in sweeps[0]}
+    w, gpus = fits["workload"], fits["gpus"]
+    nodes = -(-gpus // GPUS_PER_NODE)
+    # Offers sold in fixed sizes run as sold (when the size meets min_nodes) ...
+    scales_out = sells_nodes & (workloads.max_nodes[w] > 1)
+    as_sold = np.isin(gpus, offer_counts) & (nodes >= workloads.min_nodes[w]) & (gpus <= max_gpus)
+    as_sold &= ~((gpus == GPUS_PER_NODE) & scales_out)
+    # ... and whole 8-GPU nodes are combined into the node count the workload needs.
+    scale = scales_out & (gpus % GPUS_PER_NODE == 0) & (nodes >= workloads.min_nodes[w])
+    scale &= (nodes <= workloads.max_nodes[w]) & (gpus <= max_gpus)
+    needed = as_sold | scale
+    one_gpu = (gpus == 1) & (fits["sharding"] == "none")
+    one_gpu_pairs = np.unique(w[one_gpu] * len(keys) + fits["key"][one_gpu])
+    fits = {name: values[needed] for name, values in fits.items()}
+    if fits["key"].size == 0:
+        return None
+    as_sold, scale = as_sold[needed], scale[needed]
+
+    speed = _throughput(workloads, keys, fits)
+    tps = speed["tokens_per_sec_per_gpu"]
+    w, gpus = fits["workload"], fits["gpus"]
     every = _Configs(
+        workload=w,
         key=fits["key"],
-        offer_count=fits["gpus"],
-        risk=np.zeros(len(fits["key"]), dtype=np.int64),
-        gpus=fits["gpus"],
-        nodes=-(-fits["gpus"] // GPUS_PER_NODE),
+        offer_count=gpus,
+        risk=np.zeros(len(w), dtype=np.int64),
+        gpus=gpus,
+        nodes=-(-gpus // GPUS_PER_NODE),
         sharding=fits["sharding"],
         per_gpu_gb=fits["per_gpu_gb"],
         tokens_per_sec_per_gpu=tps,
-        mfu=speed["mfu"].to_numpy(),
-        communication_share=speed["communication_share"].to_numpy(),
-        hours=hours,
-        one_gpu_fits=np.isin(fits["key"], one_gpu_keys),
-        pcie_collectives=pcie,
+        mfu=speed["mfu"],
+        communication_share=speed["communication_share"],
+        hours=workloads.tokens[w] / (tps * gpus * 3600.0),
+        one_gpu_fits=np.isin(w * len(keys) + fits["key"], one_gpu_pairs),
+        pcie_collectives=_pcie_collectives(keys, fits["key"], gpus),
     )
-
-    # Offers sold in fixed sizes run as sold (when the size meets min_nodes), whatever their tier ...
-    fixed = [c for c in offer_counts if not (c == GPUS_PER_NODE and scale_out.size)]
-    fixed = [c for c in fixed if -(-c // GPUS_PER_NODE) >= workload.min_nodes and c <= max_gpus]
-    as_sold = every.take(np.flatnonzero(np.isin(every.gpus, fixed)))
-    parts = [dataclasses.replace(as_sold, risk=np.full(len(as_sold), risk, dtype=np.int64)) for risk in RISKS]
-    # ... and whole 8-GPU nodes are combined into the node count the workload needs; spot and
-    # community capacity lose time to interruptions, so their deadline may need more nodes.
-    if scale_out.size:
-        candidates = np.flatnonzero(np.isin(every.gpus, scale_out))
-        for risk in RISKS:
-            picked = every.take(_choose_nodes(every, candidates, workload, risk))
-            count = len(picked)
-            parts.append(
-                dataclasses.replace(
-                    picked,
-                    offer_count=np.full(count, GPUS_PER_NODE, dtype=np.int64),
-                    risk=np.full(count, risk, dtype=np.int64),
-                )
+    sold = every.take(np.flatnonzero(as_sold))
+    parts = [dataclasses.replace(sold, risk=np.full(len(sold), r, dtype=np.int64)) for r in RISKS]
+    candidates = np.flatnonzero(scale)
+    for risk in RISKS:
+        picked = every.take(_choose_nodes(every, candidates, workloads, risk, len(keys)))
+        parts.append(
+            dataclasses.replace(
+                picked,
+                offer_count=np.full(len(picked), GPUS_PER_NODE, dtype=np.int64),
+                risk=np.full(len(picked), risk, dtype=np.int64),
             )
-    configs = _Configs(**{f: np.concatenate([getattr(p, f) for p in parts]) for f in _Configs.__dataclass_fields__})
+        )
+    configs = _Configs.concat(parts)
     return configs if len(configs) else None
 
 
-def _choose_nodes(configs: _Configs, candidates: np.ndarray, workload: Workload, risk: int) -> np.ndarray:
-    """Per key among ``candidates``: the fewest nodes whose expected wall time (start-up and
-    interruptions included) meets the deadline, else the fastest."""
+def _choose_nodes(configs: _Configs, candidates: np.ndarray, workloads: _Workloads, risk: int, n_keys: int) -> np.ndarray:
+    """Per (workload, key) among ``candidates``: the fewest nodes whose expected wall time (start-up
+    and interruptions of this class included) meets the deadline, else the fastest."""
     if candidates.size == 0:
         return candidates
-    hours = configs.hours[candidates]
-    wall = checkpoint_costs(
-        gpus=configs.gpus[candidates],
-        nodes=configs.nodes[candidates],
-        usd_per_gpu_hour=np.zeros(candidates.size),
-        compute_hours=hours,
-        checkpoints=_checkpoints(workload, hours),
-        spot=np.full(candidates.size, risk >= 2),
-        community=np.full(candidates.size, risk % 2 == 1),
-        checkpoint_gb=0.0,
-        model_gb=workload.model_download_gb(),
-        dataset_gb=0.0,
-        terms=workload.cost_terms,
-    )["wall_hours"]
-    deadline = workload.deadline_hours
-    late = np.zeros(candidates.size, dtype=bool) if deadline is None else wall > deadline
-    # Within a key: on-time ones first by GPU count; late ones after, fastest first.
-    order = np.lexsort((np.where(late, wall, configs.gpus[candidates]), late, configs.key[candidates]))
-    ordered = candidates[order]
-    _, first = np.unique(configs.key[ordered], return_index=True)
-    return ordered[first]
+    c = configs.take(candidates)
+    _, costs = workloads.costs(
+        c.workload, gpus=c.gpus, nodes=c.nodes, price=np.zeros(len(c)), hours=c.hours,
+        spot=np.full(len(c), risk >= 2), community=np.full(len(c), risk % 2 == 1),
+    )
+    wall = costs["wall_hours"]
+    late = wall > workloads.deadline[c.workload]  # False when there is no deadline (NaN)
+    group = c.workload * n_keys + c.key
+    # Within a group: on-time ones first by GPU count; late ones after, fastest first.
+    order = np.lexsort((np.where(late, wall, c.gpus), late, group))
+    _, first = np.unique(group[order], return_index=True)
+    return candidates[order[first]]
 
 
-# ------------------------------------------------------------------ output helpers
-def _checkpoints(workload: Workload, hours: np.ndarray) -> np.ndarray:
-    per_checkpoint = workload.tokens_per_checkpoint
-    if per_checkpoint is not None:
-        count = max(1, math.ceil(workload.training_tokens / per_checkpoint - 1e-9))
-        return np.full(len(hours), float(count))
-    assert workload.checkpoint_interval_hours is not None
-    return np.maximum(1.0, np.ceil(hours / workload.checkpoint_interval_hours - 1e-9))
-
-
+# ------------------------------------------------------------------ warnings and cost terms text
 def _config_warnings(
     workload: Workload, gpu: str, gpus: int, nodes: int, offer_count: int, *, ecc: bool, pcie: bool,
     comm_share: float, one_gpu_fits: bool, spot: bool, wall_hours: float, checkpoint_every: float,
@@ -367,194 +453,34 @@ def _staleness_warnings(provider: str, price_date: dt.date | None, day: dt.date,
     return out
 
 
-def _empty() -> pd.DataFrame:
-    return pd.DataFrame({c: pd.Series(dtype=object) for c in RANKING_COLUMNS})
+_SUFFIX_VALUES = (
+    "storage_usd", "data_usd", "engineer_usd", "reusable_value_usd", "orchestration_hours", "rework_hours",
+    "wall_hours", "expected_interruptions",
+)
 
 
-# ------------------------------------------------------------------ main entry
-def rank_offers(
-    offers: pd.DataFrame,
-    workloads: list[Workload],
-    snapshot_date: dt.date | str,
-    *,
-    stale_providers: set[str] | frozenset[str] = frozenset(),
-    max_gpus: int = 512,
-) -> pd.DataFrame:
-    """Every fitting offer x workload, ranked per workload by cost per checkpoint (ties: wall time).
-
-    ``offers`` has the warehouse ``price_snapshots`` columns; offers with GPU ``unknown`` (or not in
-    the catalog), without a positive price or with a scheduled future price are skipped. Returns
-    exactly RANKING_COLUMNS; ``warnings`` holds one list of "code: text" strings per row.
-    """
-    day = _as_date(snapshot_date)
-    if day is None:
-        raise ValueError("rank_offers needs a snapshot_date")
-    if offers.empty or not workloads:
-        return _empty()
-    usable = _usable_offers(offers, day)
-    if usable.price.size == 0:
-        return _empty()
-    parts = [_rank_workload(usable, w, day, frozenset(stale_providers), max_gpus) for w in workloads]
-    parts = [p for p in parts if p is not None]
-    if not parts:
-        return _empty()
-    columns: dict[str, Any] = {}
-    for name in RANKING_COLUMNS:
-        pieces = [p[name] for p in parts]
-        columns[name] = list(itertools.chain.from_iterable(pieces)) if isinstance(pieces[0], list) else np.concatenate(pieces)
-    columns["commitment_months"] = pd.array(columns["commitment_months"], dtype="Int64")
-    return pd.DataFrame(columns, columns=list(RANKING_COLUMNS))
-
-
-def _rank_workload(
-    offers: _Offers, workload: Workload, day: dt.date, stale: frozenset[str], max_gpus: int
-) -> dict[str, Any] | None:
-    """One workload's ranked rows as columns (arrays and lists), or None when nothing fits."""
-    found = _configurations(workload, offers.keys, np.unique(offers.count), max_gpus)
-    if found is None:
-        return None
-
-    # Offer -> configuration through one integer key (key code, count, interruption class),
-    # sorted for searchsorted.
-    width = int(max(offers.count.max(), found.offer_count.max())) + 1
-    config_keys = (found.key * width + found.offer_count) * len(RISKS) + found.risk
-    order = np.argsort(config_keys, kind="stable")
-    configs, config_keys = found.take(order), config_keys[order]
-    offer_risk = 2 * offers.spot.astype(np.int64) + offers.community.astype(np.int64)
-    offer_keys = (offers.key_codes.astype(np.int64) * width + offers.count) * len(RISKS) + offer_risk
-    position = np.clip(np.searchsorted(config_keys, offer_keys), 0, len(config_keys) - 1)
-    rows = np.flatnonzero(config_keys[position] == offer_keys)
-    if rows.size == 0:
-        return None
-    cfg = position[rows]
-
-    gpus = configs.gpus[cfg].astype(float)
-    nodes = configs.nodes[cfg].astype(float)
-    hours = configs.hours[cfg]
-    price = offers.price[rows]
-    spot = offers.spot[rows]
-    community = offers.community[rows]
-    checkpoints = _checkpoints(workload, hours)
-    facts = _WorkloadFacts.of(workload)
-    costs = checkpoint_costs(
-        gpus=gpus,
-        nodes=nodes,
-        usd_per_gpu_hour=price,
-        compute_hours=hours,
-        checkpoints=checkpoints,
-        spot=spot,
-        community=community,
-        checkpoint_gb=facts.checkpoint_gb,
-        model_gb=facts.model_gb,
-        dataset_gb=facts.dataset_gb,
-        terms=workload.cost_terms,
-    )
-
-    # Cheapest per checkpoint first; ties by expected wall time, then the offers' own order
-    # (offers_as_of sorts by provider, SKU, count, tier) so the ranking is deterministic.
-    ranking = np.lexsort((rows, costs["wall_hours"], np.round(costs["cost_per_checkpoint_usd"], 6)))
-    rows, cfg, gpus, nodes, hours, price, spot, community, checkpoints = (
-        a[ranking] for a in (rows, cfg, gpus, nodes, hours, price, spot, community, checkpoints)
-    )
-    costs = {name: values[ranking] for name, values in costs.items()}
-
-    # Price-independent facts are shared by every offer of one situation: configuration x spot x
-    # community (cost terms, configuration warnings) and provider x price date (staleness).
-    situation = (cfg.astype(np.int64) * 2 + spot) * 2 + community
-    _, first_row, sit_codes = np.unique(situation, return_index=True, return_inverse=True)
-    config_warnings, suffixes = [], []
-    for row in first_row:
-        c = int(cfg[row])
-        gpu = offers.keys[int(configs.key[c])][0]
-        config_warnings.append(
-            _config_warnings(
-                workload, gpu, int(gpus[row]), int(nodes[row]), int(configs.offer_count[c]),
-                ecc=_ecc(gpu), pcie=bool(configs.pcie_collectives[c]),
-                comm_share=float(configs.communication_share[c]),
-                one_gpu_fits=bool(configs.one_gpu_fits[c]), spot=bool(spot[row]),
-                wall_hours=float(costs["wall_hours"][row]), checkpoint_every=float(hours[row] / checkpoints[row]),
-            )
-        )
-        suffixes.append(_cost_terms_suffix(facts, costs, checkpoints, row))
-    stale_warnings = [_staleness_warnings(p, d, day, stale) for p, d in offers.stale_keys]
-    # One warning list per distinct (situation, staleness) pair, copied per row (rows own their lists).
-    pair = sit_codes.astype(np.int64) * len(stale_warnings) + offers.stale_codes[rows]
-    pairs, pair_codes = np.unique(pair, return_inverse=True)
-    pair_lists = [config_warnings[p // len(stale_warnings)] + stale_warnings[p % len(stale_warnings)] for p in pairs.tolist()]
-    per_row_warnings = [list(pair_lists[p]) for p in pair_codes.tolist()]
-    cost_terms = _cost_terms_json(costs, suffixes, sit_codes)
-
-    cols = {name: values[rows] for name, values in offers.columns.items()}
-    return {
-        "snapshot_date": np.full(len(rows), day, dtype=object),
-        "workload": np.full(len(rows), workload.name, dtype=object),
-        "rank": np.arange(1, len(rows) + 1, dtype=np.int64),
-        "provider": cols["provider"],
-        "sku": cols["sku"],
-        "gpu": cols["gpu"],
-        "gpu_count": gpus.astype(np.int64),
-        "nodes": nodes.astype(np.int64),
-        "tier": cols["tier"],
-        "community": community,
-        "commitment_months": cols["commitment_months"],
-        "price_basis": cols["price_basis"],
-        "usd_per_gpu_hour": price,
-        "sharding": configs.sharding[cfg],
-        "per_gpu_gb": configs.per_gpu_gb[cfg],
-        "tokens_per_sec_per_gpu": configs.tokens_per_sec_per_gpu[cfg],
-        "mfu": configs.mfu[cfg],
-        "hours": hours,
-        "run_cost_usd": np.round(costs["gpu_usd"], 2),
-        "cost_per_checkpoint_usd": costs["cost_per_checkpoint_usd"],
-        "cost_terms": cost_terms,
-        "warnings": per_row_warnings,
-        "price_snapshot_date": np.array([d for _, d in offers.stale_keys], dtype=object)[offers.stale_codes[rows]],
-    }
-
-
-def _ecc(gpu: str) -> bool:
-    from models.catalog import get_gpu
-
-    return get_gpu(gpu).ecc
-
-
-@dataclass(frozen=True)
-class _WorkloadFacts:
-    """Per-workload constants of the cost terms (computed once per ranking)."""
-
-    checkpoint_gb: float
-    dataset_gb: float
-    model_gb: float
-    assumptions_json: str  # only the cost terms this workload overrides (defaults: models.cost.CostTerms)
-
-    @classmethod
-    def of(cls, workload: Workload) -> _WorkloadFacts:
-        overrides = workload.cost_terms.model_dump(mode="json", exclude_defaults=True)
-        return cls(
-            checkpoint_gb=workload.checkpoint_gb(),
-            dataset_gb=workload.dataset_gb(),
-            model_gb=workload.model_download_gb(),
-            assumptions_json=json.dumps(overrides, separators=(",", ":"), sort_keys=True),
-        )
-
-
-def _cost_terms_suffix(facts: _WorkloadFacts, costs: dict[str, np.ndarray], checkpoints: np.ndarray, row: int) -> str:
-    """The price-independent part of one situation's cost_terms JSON (after the per-row amounts).
+def _cost_terms_suffixes(
+    workloads: _Workloads, w: np.ndarray, costs: dict[str, np.ndarray], checkpoints: np.ndarray, rows: np.ndarray
+) -> list[str]:
+    """The price-independent part of each situation's cost_terms JSON (after the per-row amounts).
 
     Kept short on purpose: it is repeated on every row. The assumptions behind the numbers are the
     workload's cost terms (``gpuprice workloads --json``); only its overrides are repeated here.
     """
-    value = {name: float(costs[name][row]) for name in costs}
-    compute = value["wall_hours"] - value["orchestration_hours"] - value["rework_hours"]
-    return (
-        f',"storage_usd":{value["storage_usd"]:.2f},"data_usd":{value["data_usd"]:.2f}'
-        f',"engineer_usd":{value["engineer_usd"]:.2f},"reusable_value_usd":{value["reusable_value_usd"]:.2f}'
-        f',"checkpoints":{int(checkpoints[row])},"compute_hours":{compute:.4f}'
-        f',"orchestration_hours":{value["orchestration_hours"]:.4f},"rework_hours":{value["rework_hours"]:.4f}'
-        f',"wall_hours":{value["wall_hours"]:.4f},"expected_interruptions":{value["expected_interruptions"]:.4g}'
-        f',"checkpoint_gb":{facts.checkpoint_gb:.3f},"dataset_gb":{facts.dataset_gb:.3f}'
-        f',"model_download_gb":{facts.model_gb:.3f},"assumptions":{facts.assumptions_json}}}'
-    )
+    v = {name: costs[name][rows].tolist() for name in _SUFFIX_VALUES}
+    out = []
+    for i, (wi, count) in enumerate(zip(w[rows].tolist(), checkpoints[rows].tolist(), strict=True)):
+        compute = v["wall_hours"][i] - v["orchestration_hours"][i] - v["rework_hours"][i]
+        out.append(
+            f',"storage_usd":{v["storage_usd"][i]:.2f},"data_usd":{v["data_usd"][i]:.2f}'
+            f',"engineer_usd":{v["engineer_usd"][i]:.2f},"reusable_value_usd":{v["reusable_value_usd"][i]:.2f}'
+            f',"checkpoints":{int(count)},"compute_hours":{compute:.4f}'
+            f',"orchestration_hours":{v["orchestration_hours"][i]:.4f},"rework_hours":{v["rework_hours"][i]:.4f}'
+            f',"wall_hours":{v["wall_hours"][i]:.4f},"expected_interruptions":{v["expected_interruptions"][i]:.4g}'
+            f',"checkpoint_gb":{workloads.checkpoint_gb[wi]:.3f},"dataset_gb":{workloads.dataset_gb[wi]:.3f}'
+            f',"model_download_gb":{workloads.model_gb[wi]:.3f},"assumptions":{workloads.assumptions_json[wi]}}}'
+        )
+    return out
 
 
 def _cost_terms_json(costs: dict[str, np.ndarray], suffixes: list[str], situation_codes: np.ndarray) -> list[str]:
@@ -574,3 +500,142 @@ def _cost_terms_json(costs: dict[str, np.ndarray], suffixes: list[str], situatio
         f'{{"gpu_usd":{g:.2f},"orchestration_usd":{o:.2f},"rework_usd":{r:.2f},"total_usd":{t:.2f}{suffixes[c]}'
         for g, o, r, t, c in columns
     ]
+
+
+def _ecc(gpu: str) -> bool:
+    from models.catalog import get_gpu
+
+    return get_gpu(gpu).ecc
+
+
+def _empty() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in RANKING_COLUMNS})
+
+
+# ------------------------------------------------------------------ main entry
+def rank_offers(
+    offers: pd.DataFrame,
+    workloads: list[Workload],
+    snapshot_date: dt.date | str,
+    *,
+    stale_providers: set[str] | frozenset[str] = frozenset(),
+    max_gpus: int = 512,
+) -> pd.DataFrame:
+    """Every fitting offer x workload, ranked per workload by cost per checkpoint (ties: wall time).
+
+    ``offers`` has the warehouse ``price_snapshots`` columns; offers with GPU ``unknown`` (or not in
+    the catalog), without a positive price or with a scheduled future price are skipped. Returns
+    exactly RANKING_COLUMNS, workloads in the given order; ``warnings`` holds one list of
+    "code: text" strings per row.
+    """
+    day = _as_date(snapshot_date)
+    if day is None:
+        raise ValueError("rank_offers needs a snapshot_date")
+    if offers.empty or not workloads:
+        return _empty()
+    usable = _usable_offers(offers, day)
+    if usable.price.size == 0:
+        return _empty()
+    table = _Workloads.of(workloads)
+    configs = _configurations(table, usable.keys, np.unique(usable.count).tolist(), max_gpus)
+    if configs is None:
+        return _empty()
+    return _assemble(usable, table, configs, day, frozenset(stale_providers))
+
+
+def _match(offers: _Offers, configs: _Configs, n_workloads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every (workload, offer) pair with a configuration: (workload index, offer index, config index)."""
+    width = int(max(offers.count.max(), configs.offer_count.max())) + 1
+    span = len(offers.keys) * width * len(RISKS)
+
+    def code(workload: np.ndarray, key: np.ndarray, count: np.ndarray, risk: np.ndarray) -> np.ndarray:
+        return ((workload * len(offers.keys) + key) * width + count) * len(RISKS) + risk
+
+    config_codes = code(configs.workload, configs.key, configs.offer_count, configs.risk)
+    order = np.argsort(config_codes, kind="stable")
+    config_codes = config_codes[order]
+    offer_risk = 2 * offers.spot.astype(np.int64) + offers.community.astype(np.int64)
+    offer_codes = code(np.zeros(len(offers.price), dtype=np.int64), offers.key_codes.astype(np.int64), offers.count, offer_risk)
+    pair_codes = (np.arange(n_workloads, dtype=np.int64)[:, None] * span + offer_codes[None, :]).ravel()
+    position = np.clip(np.searchsorted(config_codes, pair_codes), 0, len(config_codes) - 1)
+    found = np.flatnonzero(config_codes[position] == pair_codes)
+    workload, offer = np.divmod(found, len(offers.price))
+    return workload, offer, order[position[found]]
+
+
+def _assemble(offers: _Offers, table: _Workloads, configs: _Configs, day: dt.date, stale: frozenset[str]) -> pd.DataFrame:
+    wi, rows, cfg = _match(offers, configs, len(table.items))
+    if rows.size == 0:
+        return _empty()
+    gpus = configs.gpus[cfg].astype(float)
+    nodes = configs.nodes[cfg].astype(float)
+    hours = configs.hours[cfg]
+    price, spot, community = offers.price[rows], offers.spot[rows], offers.community[rows]
+    checkpoints, costs = table.costs(wi, gpus=gpus, nodes=nodes, price=price, hours=hours, spot=spot, community=community)
+
+    # Per workload (in the given order) cheapest per checkpoint first; ties by expected wall time,
+    # then the offers' own order (offers_as_of sorts by provider, SKU, count, tier).
+    ranking = np.lexsort((rows, costs["wall_hours"], np.round(costs["cost_per_checkpoint_usd"], 6), wi))
+    wi, rows, cfg, gpus, nodes, hours, price, spot, community, checkpoints = (
+        a[ranking] for a in (wi, rows, cfg, gpus, nodes, hours, price, spot, community, checkpoints)
+    )
+    costs = {name: values[ranking] for name, values in costs.items()}
+    starts = np.searchsorted(wi, np.arange(len(table.items)))
+    rank = np.arange(len(wi), dtype=np.int64) - starts[wi] + 1
+
+    # Price-independent facts are shared by every offer of one situation: configuration x spot x
+    # community (cost terms, configuration warnings) and provider x price date (staleness).
+    situation = (cfg.astype(np.int64) * 2 + spot) * 2 + community
+    _, first_row, sit_codes = np.unique(situation, return_index=True, return_inverse=True)
+    config_warnings = []
+    firsts = {name: values[first_row].tolist() for name, values in (
+        ("cfg", cfg), ("w", wi), ("gpus", gpus), ("nodes", nodes), ("spot", spot),
+        ("wall", costs["wall_hours"]), ("every", hours / checkpoints),
+    )}
+    for i, c in enumerate(firsts["cfg"]):
+        gpu = offers.keys[int(configs.key[c])][0]
+        config_warnings.append(
+            _config_warnings(
+                table.items[firsts["w"][i]], gpu, int(firsts["gpus"][i]), int(firsts["nodes"][i]),
+                int(configs.offer_count[c]), ecc=_ecc(gpu), pcie=bool(configs.pcie_collectives[c]),
+                comm_share=float(configs.communication_share[c]), one_gpu_fits=bool(configs.one_gpu_fits[c]),
+                spot=bool(firsts["spot"][i]), wall_hours=firsts["wall"][i], checkpoint_every=firsts["every"][i],
+            )
+        )
+    suffixes = _cost_terms_suffixes(table, wi, costs, checkpoints, first_row)
+    stale_warnings = [_staleness_warnings(p, d, day, stale) for p, d in offers.stale_keys]
+    # One warning list per distinct (situation, staleness) pair, copied per row (rows own their lists).
+    pair = sit_codes.astype(np.int64) * len(stale_warnings) + offers.stale_codes[rows]
+    pairs, pair_codes = np.unique(pair, return_inverse=True)
+    pair_lists = [config_warnings[p // len(stale_warnings)] + stale_warnings[p % len(stale_warnings)] for p in pairs.tolist()]
+
+    cols = {name: values[rows] for name, values in offers.columns.items()}
+    names = np.array([w.name for w in table.items], dtype=object)
+    return pd.DataFrame(
+        {
+            "snapshot_date": np.full(len(rows), day, dtype=object),
+            "workload": names[wi],
+            "rank": rank,
+            "provider": cols["provider"],
+            "sku": cols["sku"],
+            "gpu": cols["gpu"],
+            "gpu_count": gpus.astype(np.int64),
+            "nodes": nodes.astype(np.int64),
+            "tier": cols["tier"],
+            "community": community,
+            "commitment_months": pd.array(cols["commitment_months"], dtype="Int64"),
+            "price_basis": cols["price_basis"],
+            "usd_per_gpu_hour": price,
+            "sharding": configs.sharding[cfg],
+            "per_gpu_gb": configs.per_gpu_gb[cfg],
+            "tokens_per_sec_per_gpu": configs.tokens_per_sec_per_gpu[cfg],
+            "mfu": configs.mfu[cfg],
+            "hours": hours,
+            "run_cost_usd": np.round(costs["gpu_usd"], 2),
+            "cost_per_checkpoint_usd": costs["cost_per_checkpoint_usd"],
+            "cost_terms": _cost_terms_json(costs, suffixes, sit_codes),
+            "warnings": [list(pair_lists[p]) for p in pair_codes.tolist()],
+            "price_snapshot_date": np.array([d for _, d in offers.stale_keys], dtype=object)[offers.stale_codes[rows]],
+        },
+        columns=list(RANKING_COLUMNS),
+    )

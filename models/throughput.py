@@ -584,49 +584,64 @@ FRAME_INPUT_COLUMNS = (
 )
 
 
+FRAME_OUTPUT_COLUMNS = ("tokens_per_sec_per_gpu", "mfu", "hfu", "flops_per_token", "communication_share", "dequant_share")
+
+
 def predict_frame(frame: pd.DataFrame, params: ThroughputParameters = CALIBRATED_PARAMETERS) -> pd.DataFrame:
     """Vectorised :func:`predict_throughput` over a frame with FRAME_INPUT_COLUMNS.
 
-    Per-GPU facts are looked up once per distinct (gpu, gpus, sharding, method, precision) key
-    and broadcast, so a million rows cost a few dozen numpy passes. Returns tokens_per_sec_per_gpu,
-    mfu, hfu, flops_per_token, communication_share, dequant_share aligned with ``frame``.
+    Returns FRAME_OUTPUT_COLUMNS (tokens_per_sec_per_gpu, mfu, hfu, flops_per_token,
+    communication_share, dequant_share) aligned with ``frame``.
     """
     missing = [c for c in FRAME_INPUT_COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(f"predict_frame: missing columns {missing}")
-    if frame.empty:
-        return pd.DataFrame(
-            {c: pd.Series(dtype=float) for c in ("tokens_per_sec_per_gpu", "mfu", "hfu", "flops_per_token",
-                                                 "communication_share", "dequant_share")},
-            index=frame.index,
-        )
-    gpu_codes, gpu_uniques = pd.factorize(frame["gpu"], sort=False)
-    profiles = [gpu_profile(str(slug)) for slug in gpu_uniques]
-    method_codes, methods = pd.factorize(frame["method"], sort=False)
-    precision_codes, precisions = pd.factorize(frame["precision"], sort=False)
-    sharding_codes, shardings = pd.factorize(frame["sharding"], sort=False)
-    gpu_counts, count_codes = np.unique(frame["gpus"].to_numpy(dtype=np.int64), return_inverse=True)
-    for method, sharding in ((m, s) for m in methods for s in shardings):
-        _check_config(str(method), str(sharding), 1, 1, 1)
+    columns = {name: frame[name].to_numpy() for name in FRAME_INPUT_COLUMNS}
+    return pd.DataFrame(predict_columns(columns, params), index=frame.index)
 
-    # Bandwidth, communication volume and precision depend on a few distinct combinations:
-    # compute each once and broadcast through one integer key.
-    key = gpu_codes.astype(np.int64)
-    for codes, size in ((count_codes, len(gpu_counts)), (method_codes, len(methods)),
-                        (precision_codes, len(precisions)), (sharding_codes, len(shardings))):
-        key = key * size + codes
-    unique_keys, key_codes = np.unique(key, return_inverse=True)
-    busbw_u = np.empty(len(unique_keys))
-    comm_u = np.empty(len(unique_keys))
-    prec_u = np.empty(len(unique_keys))
-    for i, k in enumerate(unique_keys.tolist()):
-        k, s_code = divmod(k, len(shardings))
-        k, p_code = divmod(k, len(precisions))
-        k, m_code = divmod(k, len(methods))
-        g_code, n_code = divmod(k, len(gpu_counts))
-        busbw_u[i] = collective_busbw_gbs(profiles[g_code], int(gpu_counts[n_code])) * 1e9
-        comm_u[i] = comm_bytes_per_param(methods[m_code], shardings[s_code], precisions[p_code])
-        prec_u[i] = precision_factor(precisions[p_code])
+
+def predict_columns(
+    columns: Mapping[str, np.ndarray], params: ThroughputParameters = CALIBRATED_PARAMETERS
+) -> dict[str, np.ndarray]:
+    """:func:`predict_frame` on plain arrays (one per FRAME_INPUT_COLUMNS name, equal lengths).
+
+    Link bandwidth is looked up once per distinct (GPU, count) and communication volume once per
+    (method, sharding, precision), then broadcast: a million rows cost a few dozen numpy passes.
+    """
+    size = len(columns["gpu"])
+    if size == 0:
+        return {name: np.zeros(0) for name in FRAME_OUTPUT_COLUMNS}
+    gpu_codes, gpu_uniques = pd.factorize(np.asarray(columns["gpu"], dtype=object), sort=False)
+    profiles = [gpu_profile(str(slug)) for slug in gpu_uniques]
+
+    def factorize(name: str) -> tuple[np.ndarray, list[str]]:
+        codes, uniques = pd.factorize(np.asarray(columns[name], dtype=object), sort=False)
+        return codes, [str(u) for u in uniques]
+
+    method_codes, methods = factorize("method")
+    precision_codes, precisions = factorize("precision")
+    sharding_codes, shardings = factorize("sharding")
+    for method, sharding in ((m, s) for m in methods for s in shardings):
+        _check_config(method, sharding, 1, 1, 1)
+    gpu_counts, count_codes = np.unique(np.asarray(columns["gpus"], dtype=np.int64), return_inverse=True)
+    counts = gpu_counts.tolist()
+
+    # Bandwidth depends on (GPU, count), communication volume on (method, sharding, precision):
+    # compute each once per distinct pair/triple and broadcast through integer codes.
+    link_keys, link_codes = np.unique(gpu_codes.astype(np.int64) * len(counts) + count_codes, return_inverse=True)
+    busbw_u = np.array(
+        [collective_busbw_gbs(profiles[k // len(counts)], counts[k % len(counts)]) * 1e9 for k in link_keys.tolist()]
+    )
+    recipe = (method_codes.astype(np.int64) * len(shardings) + sharding_codes) * len(precisions) + precision_codes
+    recipe_keys, recipe_codes = np.unique(recipe, return_inverse=True)
+    comm_u = np.array(
+        [
+            comm_bytes_per_param(methods[k // (len(shardings) * len(precisions))],
+                                 shardings[(k // len(precisions)) % len(shardings)], precisions[k % len(precisions)])
+            for k in recipe_keys.tolist()
+        ]
+    )
+    prec_u = np.array([precision_factor(p) for p in precisions])
 
     def per_gpu(values: list, dtype: type = float) -> np.ndarray:
         return np.asarray(values, dtype=dtype)[gpu_codes]
@@ -634,38 +649,31 @@ def predict_frame(frame: pd.DataFrame, params: ThroughputParameters = CALIBRATED
     def per_method(name: str) -> np.ndarray:
         return np.asarray([m == name for m in methods])[method_codes]
 
+    def floats(name: str) -> np.ndarray:
+        return np.broadcast_to(np.asarray(columns[name], dtype=float), (size,))
+
     cases = Cases(
-        n_params=frame["n_params"].to_numpy(dtype=float),
-        n_active=frame["n_active_params"].to_numpy(dtype=float),
-        layers=frame["layers"].to_numpy(dtype=float),
-        hidden=frame["hidden"].to_numpy(dtype=float),
-        attn_width=frame["attn_width"].to_numpy(dtype=float),
-        seq_len=frame["seq_len"].to_numpy(dtype=float),
-        micro_batch=frame["micro_batch"].to_numpy(dtype=float),
+        n_params=floats("n_params"),
+        n_active=floats("n_active_params"),
+        layers=floats("layers"),
+        hidden=floats("hidden"),
+        attn_width=floats("attn_width"),
+        seq_len=floats("seq_len"),
+        micro_batch=floats("micro_batch"),
         full=per_method("full"),
         qlora=per_method("qlora"),
-        checkpointing=frame["grad_checkpointing"].to_numpy(dtype=bool),
-        precision_factor=prec_u[key_codes],
+        checkpointing=np.broadcast_to(np.asarray(columns["grad_checkpointing"], dtype=bool), (size,)),
+        precision_factor=prec_u[precision_codes],
         peak_flops=per_gpu([p.peak_tflops * 1e12 for p in profiles]),
         has_fp8=per_gpu([p.has_fp8 for p in profiles], bool),
         memory_bw=per_gpu([p.memory_bandwidth_tbps * 1e12 for p in profiles]),
         family=per_gpu([FAMILY_CODE[p.family] for p in profiles], np.int64),
         gpus=gpu_counts[count_codes].astype(float),
-        busbw=busbw_u[key_codes],
-        comm_bytes_per_param=comm_u[key_codes],
+        busbw=busbw_u[link_codes],
+        comm_bytes_per_param=comm_u[recipe_codes],
     )
     result = evaluate(cases, params)
-    return pd.DataFrame(
-        {
-            "tokens_per_sec_per_gpu": result.tokens_per_sec_per_gpu,
-            "mfu": result.mfu,
-            "hfu": result.hfu,
-            "flops_per_token": result.flops_per_token,
-            "communication_share": result.communication_share,
-            "dequant_share": result.dequant_share,
-        },
-        index=frame.index,
-    )
+    return {name: getattr(result, name) for name in FRAME_OUTPUT_COLUMNS}
 
 
 # --------------------------------------------------------------------------- benchmark rows
