@@ -134,19 +134,22 @@ def cost_time_chart(
     with matplotlib.rc_context(_STYLE):
         fig = _figure(7.2, 3.8)
         ax = fig.axes[0]
-        seen: set[tuple[str, str]] = set()
-        for offer in offers:
-            key = (offer.provider, offer.tier)
+        groups: dict[tuple[str, str], list[RankedOffer]] = {}
+        for offer in sorted(offers, key=lambda o: o.rank):  # legend in order of each group's best offer
+            groups.setdefault((offer.provider, offer.tier), []).append(offer)
+        for (provider, tier), members in groups.items():  # one collection per group: fast to draw
             ax.scatter(
-                offer.wall_hours, offer.total_cost_usd, s=26 if offer.rank > highlight else 46,
-                color=provider_color(offer.provider), marker=TIER_MARKERS.get(offer.tier, "D"),
+                [o.wall_hours for o in members], [o.total_cost_usd for o in members],
+                s=[46 if o.rank <= highlight else 26 for o in members],
+                color=provider_color(provider), marker=TIER_MARKERS.get(tier, "D"),
                 alpha=0.85, edgecolor="white", linewidth=0.6, zorder=3,
-                label=chart_text(f"{offer.provider} · {offer.tier.replace('_', '-')}") if key not in seen else None,
+                label=chart_text(f"{provider} · {tier.replace('_', '-')}"),
             )
-            seen.add(key)
-        for offer in sorted(offers, key=lambda o: o.rank)[:highlight]:
+        # Alternate label offsets: the best offers often sit on top of each other.
+        offsets = ((6, 5), (6, -12), (-20, 5), (-20, -12))
+        for index, offer in enumerate(sorted(offers, key=lambda o: o.rank)[:highlight]):
             ax.annotate(f"#{offer.rank}", (offer.wall_hours, offer.total_cost_usd), textcoords="offset points",
-                        xytext=(5, 4), fontsize=8, fontweight="bold", color="#222222", zorder=4)
+                        xytext=offsets[index % len(offsets)], fontsize=8, fontweight="bold", color="#222222", zorder=4)
         hours = [o.wall_hours for o in offers if o.wall_hours > 0]
         costs = [o.total_cost_usd for o in offers if o.total_cost_usd > 0]
         if hours and max(hours) / min(hours) > 30:

@@ -118,12 +118,13 @@ def render_weekly_reports(
     stems = _unique_stems(names)
 
     written: list[Path] = []
+    history_charts: dict[str, pages.HistoryChart] = {}  # one drawing per GPU for the whole week
     for report in reports:
         name = report.definition.name
         if workload is not None and name != workload:
             continue
         stem = stems[name]
-        written.append(_write_atomic(out_dir / f"{stem}.html", pages.render_workload_html(report, chart_prefix=stem)))
+        written.append(_write_atomic(out_dir / f"{stem}.html", pages.render_workload_html(report, chart_prefix=stem, history_cache=history_charts)))
         written.append(_write_atomic(out_dir / f"{stem}.md", pages.render_workload_md(report, html_name=f"{stem}.html")))
 
     # Link every workload page present in the folder (earlier runs may have written the others).

@@ -55,7 +55,9 @@ def figure_to_svg(fig: Figure, *, title: str, chart_id: str | None = None) -> Ma
     prefix = chart_id or f"chart{next(_counter)}"
     buffer = io.StringIO()
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": prefix}):
-        fig.savefig(buffer, format="svg", metadata=_NO_METADATA, bbox_inches="tight", pad_inches=0.08)
+        # Constrained layout (set when the figure is made) already fits labels and legends;
+        # bbox_inches="tight" would draw the figure a second time.
+        fig.savefig(buffer, format="svg", metadata=_NO_METADATA)
     svg = _PROLOG.sub("", buffer.getvalue()).strip()
     svg = _prefix_ids(svg, re.sub(r"[^A-Za-z0-9_-]", "-", prefix))
     # Width follows the page (CSS), never wider than drawn; the viewBox keeps the aspect ratio.
