@@ -9,6 +9,7 @@ from pydantic import ValidationError
 from models.cost import (
     DEFAULT_COST_TERMS,
     HOURS_PER_MONTH,
+    CostTermArrays,
     CostTerms,
     checkpoint_cost,
     checkpoint_count,
@@ -127,6 +128,22 @@ def test_vectorised_matches_scalar() -> None:
                                  community=cm, checkpoint_gb=10.0, model_gb=16.0, dataset_gb=1.0)
         assert out["cost_per_checkpoint_usd"][i] == pytest.approx(single.cost_per_checkpoint_usd)
         assert out["total_usd"][i] == pytest.approx(single.total_usd)
+
+
+def test_per_row_terms_match_one_call_per_workload() -> None:
+    cheap = CostTerms(storage_usd_per_gb_month=0.02, spot_preemptions_per_node_hour=0.2, restart_hours=1.0)
+    terms = [DEFAULT_COST_TERMS, cheap]
+    index = np.array([0, 1, 1, 0])
+    common = dict(gpus=np.array([8, 8, 1, 1]), nodes=np.array([1, 1, 1, 1]), usd_per_gpu_hour=np.array([2.0, 2.0, 3.0, 3.0]),
+                  compute_hours=np.array([30.0, 30.0, 5.0, 5.0]), checkpoints=np.array([3, 3, 1, 1]),
+                  spot=np.array([True, True, False, False]), community=np.array([False, False, True, True]))
+    mixed = checkpoint_costs(**common, checkpoint_gb=np.array([100.0, 50.0, 50.0, 100.0]), model_gb=16.0, dataset_gb=1.0,
+                             terms=CostTermArrays(terms, index))
+    for row, which in enumerate(index):
+        single = checkpoint_costs(**{k: v[row:row + 1] for k, v in common.items()},
+                                  checkpoint_gb=[100.0, 50.0][which], model_gb=16.0, dataset_gb=1.0, terms=terms[which])
+        for name, values in single.items():
+            assert mixed[name][row] == pytest.approx(values[0]), name
 
 
 def test_terms_are_validated_and_overridable() -> None:
