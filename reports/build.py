@@ -80,7 +80,6 @@ def build_workload_report(
     definition = workload_info.describe(
         name, workload, rankings=ranked, planning_margin=margin, in_catalog=in_catalog
     )
-    mfus = [offer.mfu for offer in ranked]
     best = min(ranked, key=lambda o: o.rank) if ranked else None
     return WorkloadReport(
         meta=meta,
@@ -91,7 +90,6 @@ def build_workload_report(
         rankings_snapshot_date=ranked_on,
         cost_assumptions=costs.assumptions(workload, best),
         best_costs=costs.best_offer_costs(best),
-        mfu_range=(min(mfus), max(mfus)) if mfus else None,
         price_history=loading.price_history(con, history_gpus, week, changes),
         changes=relevant_changes,
     )

@@ -378,6 +378,5 @@ class WorkloadReport(_Frozen):
     rankings_snapshot_date: dt.date | None = None
     cost_assumptions: list[CostAssumption] = Field(default_factory=list)
     best_costs: list[DefinitionItem] = Field(default_factory=list, description="best offer, term by term")
-    mfu_range: tuple[float, float] | None = None
     price_history: list[GpuPriceHistory] = Field(default_factory=list)
     changes: list[PriceChange] = Field(default_factory=list, description="this week's changes of GPUs that fit")

@@ -124,7 +124,8 @@ def render_weekly_reports(
         if workload is not None and name != workload:
             continue
         stem = stems[name]
-        written.append(_write_atomic(out_dir / f"{stem}.html", pages.render_workload_html(report, chart_prefix=stem, history_cache=history_charts)))
+        html = pages.render_workload_html(report, chart_prefix=stem, history_cache=history_charts)
+        written.append(_write_atomic(out_dir / f"{stem}.html", html))
         written.append(_write_atomic(out_dir / f"{stem}.md", pages.render_workload_md(report, html_name=f"{stem}.html")))
 
     # Link every workload page present in the folder (earlier runs may have written the others).
