@@ -48,6 +48,10 @@ def ranking_records(ranked: pd.DataFrame) -> list[dict[str, Any]]:
     return [{name: _value(name, row[name]) for name in JSON_FIELDS} for row in ranked.to_dict(orient="records")]
 
 
+def _hours(value: float) -> str:
+    return f"{value:,.1f}" if value >= 10 else f"{value:.2g}"
+
+
 def _print_table(records: list[dict[str, Any]], workload: str, day: dt.date) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -64,7 +68,7 @@ def _print_table(records: list[dict[str, Any]], workload: str, day: dt.date) -> 
         table.add_row(
             str(r["rank"]), r["provider"], r["gpu"], f"{r['gpu_count']}" + (f" ({r['nodes']} nodes)" if r["nodes"] > 1 else ""),
             tier, f"{r['usd_per_gpu_hour']:.2f}", r["sharding"], f"{r['per_gpu_gb']:.1f}",
-            f"{r['tokens_per_sec_per_gpu']:,.0f}", f"{r['mfu']:.0%}", f"{r['hours']:,.1f}", f"{r['run_cost_usd']:,.2f}",
+            f"{r['tokens_per_sec_per_gpu']:,.0f}", f"{r['mfu']:.0%}", _hours(r["hours"]), f"{r['run_cost_usd']:,.2f}",
             f"{r['cost_per_checkpoint_usd']:,.2f}", "; ".join(w.split(":", 1)[0] for w in r["warnings"]),
         )
     console.print(table)
