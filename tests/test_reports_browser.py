@@ -15,7 +15,7 @@ pytestmark = pytest.mark.browser
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 CHROME_FLAGS = (
-    "--headless=new",
+    "--headless",
     "--no-sandbox",
     "--disable-gpu",
     "--disable-quic",
@@ -49,6 +49,7 @@ def driver():
     found = _chromium()
     if found is None:
         pytest.skip("chromium and chromedriver not installed (apt-get install chromium chromium-driver)")
+    pytest.importorskip("selenium", reason="selenium not installed (pip install -e '.[dev]')")
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
