@@ -1,0 +1,345 @@
+"""Every command, fed bad input: exit 2 (3 for a page without prices) and exactly one line on
+stderr naming the problem; never a traceback, nothing on stdout.
+
+The cases are data: argv, the substrings the one line must contain, extra environment, and
+which GPUPRICE_HOME to use ("published": a small warehouse and its analytics copy, so errors come
+from the input and not from a missing warehouse; "empty": nothing run yet). Placeholders:
+``{files}`` is a folder of prepared bad files. Commands still being written are skipped until
+their module exists. The count and the share of clean errors go to reliability.json.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import importlib.util
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from faults.tally import Tally
+
+TALLY = Tally("bad_inputs")
+TODAY = dt.datetime.now(dt.UTC).date()
+DAY = dt.date(2026, 10, 6)
+
+
+@dataclass(frozen=True)
+class Case:
+    argv: tuple[str, ...]
+    expect: tuple[str, ...]  # each must appear in the error line (case-insensitive)
+    env: tuple[tuple[str, str], ...] = ()
+    home: str = "published"  # published | empty
+    code: int = 2
+
+    @property
+    def command(self) -> str:
+        return self.argv[0] if self.argv else "-"
+
+    @property
+    def label(self) -> str:
+        shown = " ".join(a if len(a) < 40 else a[:37] + "..." for a in self.argv)
+        env = " ".join(f"{k}=..{v[-18:]}" for k, v in self.env)
+        return f"{env} {shown}".strip()
+
+
+def case(*argv: str, expect: str | tuple[str, ...], env: dict[str, str] | None = None, home: str = "published",
+         code: int = 2) -> Case:
+    expected = (expect,) if isinstance(expect, str) else expect
+    return Case(tuple(argv), expected, tuple((env or {}).items()), home, code)
+
+
+F = "{files}"
+MODEL = ("--model", "meta-llama/Llama-3.1-8B")
+
+CASES: list[Case] = [
+    # --- run ------------------------------------------------------------------------------------
+    case("run", "--date", "2026-13-01", expect="2026-13-01"),
+    case("run", "--date", "yesterday", expect="yesterday"),
+    case("run", "--date", "2026-02-30", expect="2026-02-30"),
+    case("run", "--date", "", expect="--date"),
+    case("run", "--date", "2020-01-01", expect="2020-01-01"),
+    case("run", "--date", "2999-01-01", expect="2999-01-01"),
+    case("run", "--date", "06/10/2026", expect="06/10/2026"),
+    case("run", "--source", "web", expect="web"),
+    case("run", "--source", "live", "--date", "2025-06-01", expect="2025-06-01"),
+    case("run", "--providers", "lamdba", expect="lamdba"),
+    case("run", "--providers", ",", expect="--providers"),
+    case("run", "--providers", "runpod,../etc", expect="../etc"),
+    case("run", "--providers", "/etc/passwd", expect="/etc/passwd"),
+    case("run", "--bogus", expect="--bogus"),
+    case("run", "--date", DAY.isoformat(), expect="missing-archive", env={"GPUPRICE_ARCHIVE": f"{F}/missing-archive"}),
+    case("run", "--date", DAY.isoformat(), expect="GPUPRICE_ARCHIVE", env={"GPUPRICE_ARCHIVE": f"{F}/config-truncated.json"}),
+    case("run", "--date", DAY.isoformat(), expect="GPUPRICE_HOME", env={"GPUPRICE_HOME": f"{F}/config-truncated.json"}),
+    # --- sql --------------------------------------------------------------------------------------
+    case("sql", "DROP TABLE price_snapshots", expect="read-only"),
+    case("sql", "SELEC 1", expect="SELEC"),
+    case("sql", "SELECT * FROM no_such_table", expect="no_such_table"),
+    case("sql", "", expect="empty"),
+    case("sql", "   ;  ", expect="empty"),
+    case("sql", "SELECT 1", "--format", "xml", expect="xml"),
+    case("sql", "COPY price_snapshots TO '/tmp/gpuprice-leak.csv'", expect="COPY"),
+    case("sql", "SELECT * FROM read_csv('/etc/passwd')", expect="refused"),
+    case("sql", "ATTACH '/tmp/other.duckdb' AS other", expect="ATTACH"),
+    case("sql", expect="query"),
+    case("sql", "SELECT 1", expect="gpuprice run", home="empty"),
+    # --- parse ------------------------------------------------------------------------------------
+    case("parse", "lamdba", f"{F}/captcha.html", expect="lamdba"),
+    case("parse", "../../etc/passwd", f"{F}/captcha.html", expect="../../etc/passwd"),
+    case("parse", "lambda", f"{F}/missing.html", expect="missing.html"),
+    case("parse", "lambda", f"{F}/adir", expect="adir"),
+    case("parse", "lambda", f"{F}/captcha.html", "--observed-on", "2026-99-01", expect="2026-99-01"),
+    case("parse", "lambda", f"{F}/corrupt.html.gz", expect="corrupt.html.gz"),
+    case("parse", "lambda", f"{F}/captcha.html", expect=("lambda", "no price structure"), code=3),
+    case("parse", "runpod", f"{F}/config-truncated.json", expect=("runpod", "JSON"), code=3),
+    case("parse", expect="provider"),
+    case("parse", "lambda", expect="file"),
+    # --- import-observations ------------------------------------------------------------------------
+    case("import-observations", f"{F}/missing.csv", expect="missing.csv"),
+    case("import-observations", f"{F}/adir", expect="adir"),
+    case("import-observations", f"{F}/batch-bad-header.csv", expect=("batch-bad-header.csv", "provider")),
+    case("import-observations", f"{F}/empty.csv", expect="empty.csv"),
+    case("import-observations", f"{F}/binary.csv", expect="binary.csv"),
+    case("import-observations", f"{F}/observations-bad-row.csv", expect="observations-bad-row.csv"),
+    case("import-observations", expect="file"),
+    # --- report -----------------------------------------------------------------------------------
+    case("report", "--week", "2026-W60", expect="2026-W60"),
+    case("report", "--week", "lastweek", expect="lastweek"),
+    case("report", "--week", "2026-13", expect="2026-13"),
+    case("report", "--workload", "nope", expect="nope"),
+    case("report", expect="analytics.duckdb", home="empty"),
+    case("report", expect=("workloads-syntax.yaml", "line"), env={"GPUPRICE_WORKLOADS": f"{F}/workloads-syntax.yaml"}),
+    # --- fit --------------------------------------------------------------------------------------
+    case("fit", "--model", "no/such-model", "--method", "lora", expect="no/such-model"),
+    case("fit", *MODEL, expect="--method"),
+    case("fit", "--method", "lora", expect="--model"),
+    case("fit", *MODEL, "--params-b", "8", "--method", "lora", expect="--params-b"),
+    case("fit", "--params-b", "-5", "--method", "full", expect="-5"),
+    case("fit", "--params-b", "0", "--method", "full", expect="--params-b"),
+    case("fit", "--params-b", "1e12", "--method", "full", expect="--params-b"),
+    case("fit", "--params-b", "seven", "--method", "full", expect="seven"),
+    case("fit", "--params-b", "inf", "--method", "full", expect="inf"),
+    case("fit", *MODEL, "--method", "full", "--seq-len", "0", expect="seq-len"),
+    case("fit", *MODEL, "--method", "full", "--seq-len", "100000000000", expect="seq-len"),
+    case("fit", *MODEL, "--method", "full", "--seq-len", "2k", expect="2k"),
+    case("fit", *MODEL, "--method", "full", "--gpus", "0", expect="gpus"),
+    case("fit", *MODEL, "--method", "full", "--gpus", "-8", expect="gpus"),
+    case("fit", *MODEL, "--method", "full", "--micro-batch", "0", expect="micro-batch"),
+    case("fit", *MODEL, "--method", "lora", "--lora-rank", "0", expect="lora-rank"),
+    case("fit", *MODEL, "--method", "finetune", expect="finetune"),
+    case("fit", *MODEL, "--method", "full", "--optimizer", "adam", expect="adam"),
+    case("fit", *MODEL, "--method", "full", "--precision", "fp8", expect="fp8"),
+    case("fit", *MODEL, "--method", "full", "--sharding", "zero4", expect="zero4"),
+    case("fit", *MODEL, "--method", "lora", "--lora-targets", "everything", expect="everything"),
+    case("fit", *MODEL, "--method", "full", "--margin", "5", expect="margin"),
+    case("fit", *MODEL, "--method", "full", "--gpu", "h100", expect="h100"),
+    case("fit", *MODEL, "--method", "full", "--gpu", "../../etc/passwd", expect="../../etc/passwd"),
+    case("fit", "--config", f"{F}/missing.json", "--method", "lora", expect="missing.json"),
+    case("fit", "--config", f"{F}/adir", "--method", "lora", expect="adir"),
+    case("fit", "--config", f"{F}/config-truncated.json", "--method", "lora", expect=("config-truncated.json", "line")),
+    case("fit", "--config", f"{F}/config-not-json.json", "--method", "lora", expect="config-not-json.json"),
+    case("fit", "--config", f"{F}/config-no-hidden.json", "--method", "lora", expect="config-no-hidden.json"),
+    case("fit", "--config", f"{F}/config-list.json", "--method", "lora", expect="config-list.json"),
+    case("fit", "--config", f"{F}/config-negative.json", "--method", "lora", expect="config-negative.json"),
+    case("fit", "--config", f"{F}/binary.csv", "--method", "lora", expect="binary.csv"),
+    case("fit", "--batch", f"{F}/missing.csv", expect="missing.csv"),
+    case("fit", "--batch", f"{F}/adir", expect="adir"),
+    case("fit", "--batch", f"{F}/batch-bad-cell.csv", expect=("batch-bad-cell.csv", "line 3", "abc")),
+    case("fit", "--batch", f"{F}/batch-bad-header.csv", expect=("batch-bad-header.csv", "modle")),
+    case("fit", "--batch", f"{F}/batch-ragged.csv", expect=("batch-ragged.csv", "line 3")),
+    case("fit", "--batch", f"{F}/batch-bad-model.csv", expect=("batch-bad-model.csv", "line 2", "no/such-model")),
+    case("fit", "--batch", f"{F}/empty.csv", expect="empty.csv"),
+    case("fit", "--batch", f"{F}/binary.csv", expect="binary.csv"),
+    case("fit", "--bogus", expect="--bogus"),
+    # --- plan -------------------------------------------------------------------------------------
+    case("plan", "--params-b", "-5", expect="-5"),
+    case("plan", "--params-b", "0", expect="--params-b"),
+    case("plan", "--params-b", "abc", expect="abc"),
+    case("plan", "--params-b", "1e15", expect="--params-b"),
+    case("plan", "--params-b", "nan", expect="nan"),
+    case("plan", expect="--params-b"),
+    case("plan", "--model", "no/such-model", expect="no/such-model"),
+    # --- estimate -----------------------------------------------------------------------------------
+    case("estimate", *MODEL, "--method", "lora", "--tokens", "1e9", expect="--gpu"),
+    case("estimate", *MODEL, "--method", "lora", "--gpu", "h100", "--tokens", "1e9", expect="h100"),
+    case("estimate", *MODEL, "--method", "lora", "--gpu", "h100-sxm", "--tokens", "10^12", expect="10^12"),
+    case("estimate", *MODEL, "--method", "lora", "--gpu", "h100-sxm", "--tokens", "0", expect="--tokens"),
+    case("estimate", *MODEL, "--method", "lora", "--gpu", "h100-sxm", "--tokens", "-1e9", expect="--tokens"),
+    case("estimate", *MODEL, "--method", "lora", "--gpu", "h100-sxm", "--hours", "-3", expect="--hours"),
+    case("estimate", *MODEL, "--method", "lora", "--gpu", "h100-sxm", "--tokens", "1e9", "--hours", "3", expect="--tokens"),
+    case("estimate", *MODEL, "--method", "lora", "--gpu", "h100-sxm", expect="--tokens"),
+    case("estimate", *MODEL, "--method", "lora", "--gpu", "h100-sxm", "--tokens", "1e9", "--usd-per-gpu-hour", "-2",
+         expect="--usd-per-gpu-hour"),
+    case("estimate", *MODEL, "--method", "lora", "--gpu", "h100-sxm", "--tokens", "1e9", "--gpus", "0", expect="gpus"),
+    case("estimate", "--params-b", "-5", "--method", "lora", "--gpu", "h100-sxm", "--tokens", "1e9", expect="-5"),
+    case("estimate", "--batch", f"{F}/batch-bad-cell.csv", "--gpu", "h100-sxm", "--tokens", "1e9",
+         expect=("batch-bad-cell.csv", "line 3")),
+    # --- workloads --------------------------------------------------------------------------------
+    case("workloads", expect=("workloads-syntax.yaml", "line"), env={"GPUPRICE_WORKLOADS": f"{F}/workloads-syntax.yaml"}),
+    case("workloads", expect=("workloads-bad-field.yaml", "line 6", "seq_len"),
+         env={"GPUPRICE_WORKLOADS": f"{F}/workloads-bad-field.yaml"}),
+    case("workloads", expect=("workloads-unknown-field.yaml", "line 5", "checkpoint_every"),
+         env={"GPUPRICE_WORKLOADS": f"{F}/workloads-unknown-field.yaml"}),
+    case("workloads", expect=("workloads-bad-model.yaml", "line 3", "model"),
+         env={"GPUPRICE_WORKLOADS": f"{F}/workloads-bad-model.yaml"}),
+    case("workloads", expect="missing.yaml", env={"GPUPRICE_WORKLOADS": f"{F}/missing.yaml"}),
+    case("workloads", expect="adir", env={"GPUPRICE_WORKLOADS": f"{F}/adir"}),
+    case("workloads", expect="empty.csv", env={"GPUPRICE_WORKLOADS": f"{F}/empty.csv"}),
+    case("workloads", "--bogus", expect="--bogus"),
+    # --- rank -------------------------------------------------------------------------------------
+    case("rank", "--workload", "nope", expect="nope"),
+    case("rank", expect="--workload"),
+    case("rank", "--workload", "llama-3.1-8b-lora", "--date", "2026-13-01", expect="2026-13-01"),
+    case("rank", "--workload", "llama-3.1-8b-lora", "--top", "0", expect="--top"),
+    case("rank", "--workload", "llama-3.1-8b-lora", "--top", "-1", expect="--top"),
+    case("rank", "--workload", "llama-3.1-8b-lora", "--top", "abc", expect="abc"),
+    case("rank", "--workload", "llama-3.1-8b-lora", "--format", "xml", expect="xml"),
+    case("rank", "--workload", "llama-3.1-8b-lora", expect="analytics.duckdb", home="empty"),
+    case("rank", "--workload", "llama-3.1-8b-lora", expect=("workloads-syntax.yaml", "line"),
+         env={"GPUPRICE_WORKLOADS": f"{F}/workloads-syntax.yaml"}),
+    # --- the program itself -------------------------------------------------------------------------
+    case("no-such-command", expect="no-such-command"),
+]
+
+COMMAND_MODULES = {"import-observations": "import_observations"}
+
+
+def command_exists(command: str) -> bool:
+    if command.startswith("-") or command == "no-such-command":
+        return True
+    module = COMMAND_MODULES.get(command, command)
+    return importlib.util.find_spec(f"gpuprice.commands.{module}") is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# Prepared bad files and homes
+# ---------------------------------------------------------------------------------------------
+
+WORKLOAD_HEAD = "workloads:\n  - name: my-run\n    model: meta-llama/Llama-3.1-8B\n    method: lora\n"
+BAD_FILES: dict[str, bytes | str] = {
+    "captcha.html": "<html><head><title>Just a moment...</title></head><body>Checking your browser</body></html>",
+    "corrupt.html.gz": b"\x1f\x8b\x08\x00" + b"\x00" * 6 + b"this is not deflate data",
+    "config-truncated.json": '{"model_type": "llama", "hidden_size": 4096,\n "num_hidden_layers": ',
+    "config-not-json.json": "model_type = llama\nhidden_size = 4096\n",
+    "config-no-hidden.json": '{"model_type": "llama", "num_hidden_layers": 32}',
+    "config-list.json": '[{"hidden_size": 4096}]',
+    "config-negative.json": '{"model_type": "llama", "hidden_size": -4096, "num_hidden_layers": 32,'
+                            ' "num_attention_heads": 32, "intermediate_size": 14336, "vocab_size": 128256}',
+    "batch-bad-cell.csv": "model,method,seq_len\nmeta-llama/Llama-3.1-8B,lora,2048\nmeta-llama/Llama-3.1-8B,lora,abc\n",
+    "batch-bad-header.csv": "modle,method\nmeta-llama/Llama-3.1-8B,lora\n",
+    "batch-ragged.csv": "model,method\nmeta-llama/Llama-3.1-8B,lora\nmeta-llama/Llama-3.1-8B,lora,2048,extra\n",
+    "batch-bad-model.csv": "model,method\nno/such-model,lora\n",
+    "observations-bad-row.csv": "provider,gpu,gpu_count,tier,usd_per_gpu_hour,observed_on,source_url\n"
+                                "lambda,h100-sxm,one,on_demand,abc,2026-13-45,https://example.com\n",
+    "empty.csv": "",
+    "binary.csv": bytes(range(256)) * 4,
+    "workloads-syntax.yaml": WORKLOAD_HEAD + "    tokens: [1e9\n    seq_len: 2048\n",
+    "workloads-bad-field.yaml": WORKLOAD_HEAD + "    tokens: 100_000_000\n    seq_len: -4\n"
+                                "    checkpoint_interval_tokens: 10_000_000\n",
+    "workloads-unknown-field.yaml": WORKLOAD_HEAD + "    checkpoint_every: 10\n    tokens: 100_000_000\n"
+                                    "    checkpoint_interval_tokens: 10_000_000\n",
+    "workloads-bad-model.yaml": "workloads:\n  - name: my-run\n    model: no/such-model\n    method: lora\n"
+                                "    tokens: 100_000_000\n    checkpoint_interval_tokens: 10_000_000\n",
+}
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("bad-files")
+    for name, content in BAD_FILES.items():
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        (folder / name).write_bytes(data)
+    (folder / "adir").mkdir()
+    assert gzip.decompress(gzip.compress(b"x")) == b"x"  # the corrupt .gz above is the only broken one
+    return folder
+
+
+@pytest.fixture(scope="module")
+def published_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A warehouse with one provider's snapshot of DAY and its published analytics copy."""
+    from conftest import make_offer
+    from warehouse.connection import connect_writer
+    from warehouse.publish import publish_analytics_copy
+    from warehouse.writes import record_provider_run, replace_snapshot_partition
+
+    home = tmp_path_factory.mktemp("published") / "home"
+    home.mkdir()
+    offers = [make_offer(sku=f"gpu_{n}x_h100_sxm", gpu_count=n, usd_per_gpu_hour=2.99) for n in (1, 2, 8)]
+    con = connect_writer(home / "warehouse.duckdb")
+    try:
+        replace_snapshot_partition(con, provider="lambda", snapshot_date=DAY, offers=offers, source="archive",
+                                   raw_sha256=None, parser_version=None)
+        record_provider_run(con, provider="lambda", snapshot_date=DAY, source="archive", status="success",
+                            offers=len(offers), report=None, error=None, started_at=dt.datetime.now(dt.UTC))
+        publish_analytics_copy(con, home / "warehouse.duckdb", home / "analytics.duckdb")
+    finally:
+        con.close()
+    return home
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _write_tally() -> Iterator[None]:
+    yield
+    TALLY.notes["commands_covered"] = sorted({c.command for c in CASES if command_exists(c.command)})
+    TALLY.notes["commands_not_yet_written"] = sorted({c.command for c in CASES if not command_exists(c.command)})
+    TALLY.write()
+
+
+# ---------------------------------------------------------------------------------------------
+# The table, run in process
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _one_registration_per_case() -> Iterator[None]:
+    # gpuprice.cli.main registers every command again on each call (harmless once per process);
+    # over 130 in-process calls the app would hold 1,300 commands and each call take seconds.
+    from gpuprice.cli import app
+
+    app.registered_commands.clear()
+    yield
+
+
+@pytest.mark.parametrize("bad", CASES, ids=[c.label for c in CASES])
+def test_bad_input_gets_one_clean_line(bad: Case, cli, files: Path, published_home: Path, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch):
+    if not command_exists(bad.command):
+        pytest.skip(f"gpuprice {bad.command} is not written yet")
+    home = published_home if bad.home == "published" else tmp_path / "empty-home"
+    monkeypatch.setenv("GPUPRICE_HOME", str(home))
+    monkeypatch.delenv("GPUPRICE_ARCHIVE", raising=False)
+    monkeypatch.delenv("GPUPRICE_WORKLOADS", raising=False)
+    for key, value in bad.env:
+        monkeypatch.setenv(key, value.replace(F, str(files)))
+    argv = [a.replace(F, str(files)) for a in bad.argv]
+
+    result = cli(*argv)
+    lines = [line for line in result.err.splitlines() if line.strip()]
+    clean = (
+        result.code == bad.code
+        and len(lines) == 1
+        and "Traceback" not in result.err
+        and all(e.lower() in lines[0].lower() for e in bad.expect)
+        and result.out == ""
+    )
+    TALLY.inputs_tried += 1
+    TALLY.inputs_clean += int(clean)
+    TALLY.by_command[bad.command] += 1
+
+    assert "Traceback" not in result.err, result.err
+    assert result.code == bad.code, result
+    assert len(lines) == 1, result.err
+    for expected in bad.expect:
+        assert expected.lower() in lines[0].lower(), (expected, lines[0])
+    assert result.out == "", result.out
+    if bad.home == "empty":  # a refused command leaves no warehouse behind
+        assert not (home / "warehouse.duckdb").exists()
+
+
+def test_the_table_covers_every_command_of_the_contract():
+    contract = {"run", "sql", "parse", "import-observations", "fit", "plan", "estimate", "workloads", "rank", "report"}
+    covered = {c.command for c in CASES}
+    assert contract <= covered
+    assert len(CASES) >= 100
