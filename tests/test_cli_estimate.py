@@ -56,6 +56,9 @@ def test_estimate_tokens_gives_hours(cli, home) -> None:
     assert out["hours"] == pytest.approx(1e8 / (out["tokens_per_sec_per_gpu"] * 3600), rel=1e-3)
     assert out["cost_usd"] == pytest.approx(out["hours"] * 1.29, abs=0.01)
     assert 0.15 < out["mfu"] < 0.6 and out["grad_checkpointing"] is True and out["fits"] is True
+    with_suffix = json.loads(cli("estimate", "--model", "meta-llama/Llama-3.1-8B", "--method", "qlora", "--gpu",
+                                 "a100-80gb-sxm", "--tokens", "100M", "--json").out)
+    assert with_suffix["hours"] == out["hours"]
     no_price = json.loads(cli("estimate", "--params-b", "7", "--method", "lora", "--gpu", "l40s", "--hours", "2",
                               "--json").out)
     assert no_price["cost_usd"] is None and no_price["gpu_hours"] == 2
@@ -84,6 +87,8 @@ def test_estimate_table_output(cli, home) -> None:
         (["--params-b", "7", "--method", "lora", "--gpu", "h100-sxm"], "--tokens"),
         (["--params-b", "7", "--method", "lora", "--gpu", "h100-sxm", "--tokens", "1e6", "--hours", "1"], "--hours"),
         (["--params-b", "7", "--method", "lora", "--gpu", "h100-sxm", "--hours", "0"], "--hours"),
+        (["--params-b", "7", "--method", "lora", "--gpu", "h100-sxm", "--tokens", "10^12"], "10^12"),
+        (["--params-b", "7", "--method", "lora", "--gpu", "h100-sxm", "--hours", "nan"], "nan"),
         (["--params-b", "7", "--method", "lora", "--gpu", "h100-sxm", "--hours", "1", "--usd-per-gpu-hour", "-2"], "price"),
         (["--params-b", "7", "--method", "dora", "--gpu", "h100-sxm", "--hours", "1"], "dora"),
         (["--model", "meta-llama/Llama-9", "--method", "lora", "--gpu", "h100-sxm", "--hours", "1"], "Llama-9"),
@@ -202,6 +207,7 @@ def test_rank_bad_input(cli, home, published) -> None:
     assert "2026-02-30" in one_line_error(cli("rank", "--workload", "llama-3.1-8b-lora", "--date", "2026-02-30"))
     assert "yaml" in one_line_error(cli("rank", "--workload", "llama-3.1-8b-lora", "--format", "yaml"))
     assert "--top" in one_line_error(cli("rank", "--workload", "llama-3.1-8b-lora", "--top", "0"))
+    assert "abc" in one_line_error(cli("rank", "--workload", "llama-3.1-8b-lora", "--top", "abc"))
 
 
 def test_rank_without_a_warehouse(cli, home) -> None:

@@ -38,9 +38,28 @@ from models.cost import hours_for_tokens, run_cost
 from models.memory import TrainingSetup, estimate_memory
 from models.throughput import predict_throughput
 
-TokensOpt = Annotated[Optional[float], typer.Option("--tokens", help="Training tokens (gives the hours).")]
-HoursOpt = Annotated[Optional[float], typer.Option("--hours", help="Assumed wall hours (instead of --tokens).")]
-PriceOpt = Annotated[Optional[float], typer.Option("--usd-per-gpu-hour", help="Price per GPU-hour for the cost.")]
+# Read as text and parsed here, so a bad value is named in the one-line error.
+TokensOpt = Annotated[Optional[str], typer.Option("--tokens", help="Training tokens, e.g. 1e9, 500M, 2B (gives the hours).")]
+HoursOpt = Annotated[Optional[str], typer.Option("--hours", help="Assumed wall hours (instead of --tokens).")]
+PriceOpt = Annotated[Optional[str], typer.Option("--usd-per-gpu-hour", help="Price per GPU-hour for the cost.")]
+_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+
+
+def parse_number(option: str, text: str | None, *, suffixes: bool = False) -> float | None:
+    """A number from the command line or a CSV cell ("1e9", "1_000_000", "500M" with ``suffixes``)."""
+    if text is None:
+        return None
+    cleaned = text.strip().replace("_", "").replace(",", "")
+    scale = 1.0
+    if suffixes and cleaned[-1:].lower() in _SUFFIXES:
+        scale, cleaned = _SUFFIXES[cleaned[-1].lower()], cleaned[:-1]
+    try:
+        value = float(cleaned) * scale
+    except ValueError:
+        raise BadInput(f"{option} {text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise BadInput(f"{option} {text!r} is not a finite number")
+    return value
 RUN_COLUMNS = ("gpu", "tokens", "hours", "usd_per_gpu_hour")
 
 
@@ -48,6 +67,7 @@ class RunRequest:
     """What to estimate besides the training setup: GPU, length and price (validated)."""
 
     def __init__(self, gpu: str | None, tokens: float | None, hours: float | None, price: float | None) -> None:
+        """Numbers already parsed (see :func:`parse_number`); checked for sense here."""
         from models.catalog import get_gpu
 
         if gpu is None or not gpu.strip():
@@ -56,9 +76,9 @@ class RunRequest:
         if (tokens is None) == (hours is None):
             raise BadInput("give exactly one of --tokens (training tokens) or --hours (assumed wall hours)")
         for name, value in (("--tokens", tokens), ("--hours", hours)):
-            if value is not None and (not math.isfinite(value) or value <= 0):
+            if value is not None and value <= 0:
                 raise BadInput(f"{name} {value:g} must be a positive number")
-        if price is not None and (not math.isfinite(price) or price <= 0):
+        if price is not None and price <= 0:
             raise BadInput(f"--usd-per-gpu-hour {price:g} must be a positive price")
         self.tokens, self.hours, self.price = tokens, hours, price
 
@@ -128,13 +148,10 @@ def _print_summary(result: dict[str, Any]) -> None:
 
 
 def _number_cell(row: BatchRow, name: str) -> float | None:
-    text = row.values.get(name)
-    if text is None:
-        return None
     try:
-        return float(text.replace("_", ""))
-    except ValueError:
-        raise BadInput(f"{row.where()}: {name} {text!r} is not a number") from None
+        return parse_number(name, row.values.get(name), suffixes=name == "tokens")
+    except BadInput as exc:
+        raise BadInput(f"{row.where()}: {exc}") from None
 
 
 def register(app: typer.Typer) -> None:
@@ -168,10 +185,15 @@ def register(app: typer.Typer) -> None:
             grad_checkpointing=grad_checkpointing, lora_rank=lora_rank, lora_targets=lora_targets,
             gpus=gpus, sharding=sharding, margin=margin,
         )
+        numbers = (
+            parse_number("--tokens", tokens, suffixes=True),
+            parse_number("--hours", hours),
+            parse_number("--usd-per-gpu-hour", usd_per_gpu_hour),
+        )
         if batch is not None:
-            _run_batch(batch, options, gpu, tokens, hours, usd_per_gpu_hour)
+            _run_batch(batch, options, gpu, *numbers)
             return
-        request = RunRequest(gpu, tokens, hours, usd_per_gpu_hour)
+        request = RunRequest(gpu, *numbers)
         result = estimate_result(setup_from_options(**options), request)
         if json_out:
             json.dump(result, sys.stdout, indent=1)

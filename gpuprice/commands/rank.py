@@ -48,6 +48,19 @@ def ranking_records(ranked: pd.DataFrame) -> list[dict[str, Any]]:
     return [{name: _value(name, row[name]) for name in JSON_FIELDS} for row in ranked.to_dict(orient="records")]
 
 
+def _top(text: str | None) -> int | None:
+    """--top as a positive whole number (parsed here so a bad value is named)."""
+    if text is None:
+        return None
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise BadInput(f"--top {text!r} is not a whole number") from None
+    if value < 1:
+        raise BadInput(f"--top {value} must be at least 1")
+    return value
+
+
 def _hours(value: float) -> str:
     return f"{value:,.1f}" if value >= 10 else f"{value:.2g}"
 
@@ -87,7 +100,7 @@ def register(app: typer.Typer) -> None:
     def rank(
         workload: Annotated[str, typer.Option("--workload", help="Workload name (see `gpuprice workloads`).")],
         date: Annotated[Optional[str], typer.Option("--date", help="Offers as of YYYY-MM-DD [today, UTC].")] = None,
-        top: Annotated[Optional[int], typer.Option("--top", help="Show the N cheapest.")] = None,
+        top: Annotated[Optional[str], typer.Option("--top", help="Show the N cheapest.")] = None,
         format: Annotated[str, typer.Option("--format", help="table, json or csv.")] = "table",
     ) -> None:
         """Rank the offers that fit a workload by cost per successful checkpoint."""
@@ -97,8 +110,7 @@ def register(app: typer.Typer) -> None:
 
         if format not in FORMATS:
             raise BadInput(f"unknown format {format!r}; valid: {', '.join(FORMATS)}")
-        if top is not None and top < 1:
-            raise BadInput(f"--top {top} must be at least 1")
+        count = _top(top)
         chosen = get_workload(workload)
         day = parse_date(date, "--date") if date is not None else dt.datetime.now(dt.timezone.utc).date()
 
@@ -111,8 +123,8 @@ def register(app: typer.Typer) -> None:
         finally:
             con.close()
         ranked = rank_offers(offers, [chosen], day, stale_providers=stale)
-        if top is not None:
-            ranked = ranked.head(top)
+        if count is not None:
+            ranked = ranked.head(count)
         records = ranking_records(ranked)
         if format == "json":
             json.dump(records, sys.stdout, indent=1)
