@@ -88,7 +88,9 @@ def test_a_first_schema_warehouse_is_migrated_in_place(tmp_path: Path):
         assert table(con, "SELECT sku, price_basis, usd_per_gpu_hour::VARCHAR FROM price_snapshots") == [
             ("gpu_1x_a100", "list", "1.2900")
         ]
-        assert table(con, "SELECT count(*) FROM provider_runs") == [(0,)]
+        # Snapshots from before run tracking count as successful runs, so they are "latest".
+        assert table(con, "SELECT provider, status, offers FROM provider_runs") == [("lambda", "success", 1)]
+        assert table(con, "SELECT sku FROM analytics.latest_prices") == [("gpu_1x_a100",)]
         assert [v for (v,) in table(con, "SELECT version FROM schema_version ORDER BY version")] == [1, 2, 3]
     finally:
         con.close()

@@ -17,10 +17,14 @@ from pathlib import Path
 import duckdb
 
 from warehouse import settings
+from warehouse.views import materialize_price_history
 
 
 def publish_analytics_copy(con: duckdb.DuckDBPyConnection, warehouse_file: Path, target: Path | None = None) -> Path:
-    """Checkpoint the warehouse and atomically replace the analytics copy with it."""
+    """Checkpoint the warehouse and atomically replace the analytics copy with it.
+
+    The copy gets price_history precomputed (see ``materialize_price_history``).
+    """
     target = target or settings.analytics_path()
     target.parent.mkdir(parents=True, exist_ok=True)
     con.execute("CHECKPOINT")  # folds the WAL into the file, so the file alone is complete
@@ -29,6 +33,12 @@ def publish_analytics_copy(con: duckdb.DuckDBPyConnection, warehouse_file: Path,
     tmp = Path(tmp_name)
     try:
         shutil.copyfile(warehouse_file, tmp)
+        copy = duckdb.connect(str(tmp))
+        try:
+            materialize_price_history(copy)
+            copy.execute("CHECKPOINT")
+        finally:
+            copy.close()
         os.chmod(tmp, 0o444)  # read-only on disk too: analysts cannot write to it by accident
         os.replace(tmp, target)
     finally:

@@ -104,6 +104,15 @@ def _v2(con: duckdb.DuckDBPyConnection) -> None:
         )
         """
     )
+    # Snapshots written before runs were tracked count as successful runs (latest_prices reads these).
+    con.execute(
+        """
+        INSERT INTO provider_runs
+        SELECT snapshot_date, provider, any_value(source), 'success', count(*), 0, 0, NULL, NULL,
+               min(ingested_at), max(ingested_at)
+        FROM price_snapshots WHERE source IN ('scrape', 'archive') GROUP BY snapshot_date, provider
+        """
+    )
 
 
 def _v3(con: duckdb.DuckDBPyConnection) -> None:

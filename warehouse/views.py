@@ -8,6 +8,8 @@ in ``analytics`` as thin pass-throughs.
 
 from __future__ import annotations
 
+import hashlib
+
 import duckdb
 
 # The columns that identify one offer across snapshots (a price series).
@@ -23,11 +25,14 @@ _BASE_VIEWS: dict[str, str] = {
     "v_latest_prices": """
         WITH newest AS (
             SELECT provider, max(snapshot_date) AS snapshot_date
-            FROM main.price_snapshots WHERE source IN ('scrape', 'archive') GROUP BY provider
+            FROM main.provider_runs WHERE status = 'success' GROUP BY provider
         )
         SELECT p.* FROM main.price_snapshots p
         JOIN newest n ON p.provider = n.provider AND p.snapshot_date = n.snapshot_date
         WHERE p.source IN ('scrape', 'archive')
+          -- a constant lower bound lets DuckDB skip old row groups (zone maps) instead of
+          -- scanning the whole history: the view stays flat as years accumulate
+          AND p.snapshot_date >= (SELECT min(snapshot_date) FROM newest)
     """,
     # One row per offer per price period. A period ends where the next one starts, or on the
     # provider's first snapshot without the offer; valid_to NULL means the price still holds.
@@ -222,10 +227,45 @@ _ANALYTICS: dict[str, str] = {
 ANALYTICS_VIEWS: tuple[str, ...] = tuple(_ANALYTICS)
 
 
+def _fingerprint() -> str:
+    text = repr(sorted(_BASE_VIEWS.items())) + repr(sorted(_ANALYTICS.items()))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def create_views(con: duckdb.DuckDBPyConnection) -> None:
-    """(Re)create every view; cheap, idempotent, run on each writer open."""
-    con.execute("CREATE SCHEMA IF NOT EXISTS analytics")
-    for name, sql in _BASE_VIEWS.items():
-        con.execute(f"CREATE OR REPLACE VIEW main.{name} AS {sql}")
-    for name, source in _ANALYTICS.items():
-        con.execute(f"CREATE OR REPLACE VIEW analytics.{name} AS SELECT * FROM main.{source}")
+    """Create every view when the view definitions changed (tracked by a fingerprint).
+
+    Run on each writer open; a no-op unless this gpuprice defines different views.
+    """
+    fingerprint = _fingerprint()
+    con.execute("CREATE TABLE IF NOT EXISTS main.view_fingerprint (fingerprint VARCHAR NOT NULL)")
+    row = con.execute("SELECT max(fingerprint) FROM main.view_fingerprint").fetchone()
+    if row and row[0] == fingerprint:
+        return
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute("CREATE SCHEMA IF NOT EXISTS analytics")
+        for name, sql in _BASE_VIEWS.items():
+            con.execute(f"CREATE OR REPLACE VIEW main.{name} AS {sql}")
+        for name, source in _ANALYTICS.items():
+            con.execute(f"CREATE OR REPLACE VIEW analytics.{name} AS SELECT * FROM main.{source}")
+        con.execute("DELETE FROM main.view_fingerprint")
+        con.execute("INSERT INTO main.view_fingerprint VALUES (?)", [fingerprint])
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def materialize_price_history(con: duckdb.DuckDBPyConnection) -> int:
+    """Store price_history as a table sorted by GPU (for the published copy).
+
+    The view computes windows over all history; analysts filter it by GPU, so the copy
+    keeps the periods precomputed and sorted, which makes such a filter read a few row groups.
+    """
+    con.execute(
+        "CREATE OR REPLACE TABLE main.price_periods AS "
+        "SELECT * FROM main.v_price_history ORDER BY gpu, provider, sku, valid_from"
+    )
+    con.execute("CREATE OR REPLACE VIEW analytics.price_history AS SELECT * FROM main.price_periods")
+    return con.execute("SELECT count(*) FROM main.price_periods").fetchone()[0]

@@ -93,8 +93,12 @@ def replace_snapshot_partition(
     raw_sha256: str | None,
     parser_version: str | None,
     report: ParseReport | None = None,
+    started_at: dt.datetime | None = None,
 ) -> int:
     """Replace the (provider, snapshot_date) partition of scraped/replayed offers and its quarantine rows.
+
+    The provider's run for the date is recorded as successful in the same transaction, so the
+    snapshot and its status (which ``latest_prices`` reads) can never disagree.
 
     ``source`` is the snapshot's origin, ``scrape`` or ``archive`` (a live run is a scrape): the
     partition, the views and the reports all select on exactly these two values.
@@ -120,6 +124,10 @@ def replace_snapshot_partition(
                 "INSERT INTO quarantine VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [[snapshot_date, provider, r.raw, r.reason, raw_sha256, source, now] for r in report.rejected],
             )
+        _insert_provider_run(
+            con, provider=provider, snapshot_date=snapshot_date, source=source, status="success",
+            offers=len(frame), report=report, error=None, started_at=started_at or _now(),
+        )
     return len(frame)
 
 
@@ -136,7 +144,7 @@ def record_raw_page(con: duckdb.DuckDBPyConnection, page: dict) -> None:
         )
 
 
-def record_provider_run(
+def _insert_provider_run(
     con: duckdb.DuckDBPyConnection,
     *,
     provider: str,
@@ -150,15 +158,20 @@ def record_provider_run(
 ) -> None:
     rejected = len(report.rejected) if report else 0
     unknown = len(report.unknown_gpus) if report else 0
+    con.execute("DELETE FROM provider_runs WHERE provider = ? AND snapshot_date = ?", [provider, snapshot_date])
+    con.execute(
+        "INSERT INTO provider_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            snapshot_date, provider, source, status, offers, rejected, unknown, error,
+            report.model_dump_json() if report else None, started_at, _now(),
+        ],
+    )
+
+
+def record_provider_run(con: duckdb.DuckDBPyConnection, **run) -> None:
+    """Record a provider's run for a date (a failure: its snapshot partition is left as it was)."""
     with transaction(con):
-        con.execute("DELETE FROM provider_runs WHERE provider = ? AND snapshot_date = ?", [provider, snapshot_date])
-        con.execute(
-            "INSERT INTO provider_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                snapshot_date, provider, source, status, offers, rejected, unknown, error,
-                report.model_dump_json() if report else None, started_at, _now(),
-            ],
-        )
+        _insert_provider_run(con, **run)
 
 
 def replace_dim_gpu(con: duckdb.DuckDBPyConnection, catalog: pd.DataFrame) -> int:

@@ -227,17 +227,7 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
                 raw_sha256=raw["sha256"],
                 parser_version=raw.get("parser_version"),
                 report=result.report,
-            )
-            writes.record_provider_run(
-                con,
-                provider=provider,
-                snapshot_date=day,
-                source=raw["source"],
-                status="success",
-                offers=count,
-                report=result.report,
-                error=None,
-                started_at=raw.get("started_at") or dt.datetime.now(dt.timezone.utc),
+                started_at=raw.get("started_at"),
             )
             total = con.execute("SELECT count(*) FROM price_snapshots").fetchone()[0]
         return dg.MaterializeResult(
