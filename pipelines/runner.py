@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import dagster as dg
-import duckdb
 
 from pipelines.defs.scraping.assets import STEP_RETRIES_TAG
 from pipelines.resources import default_resources
 from scrapers.offer import PROVIDERS
+from warehouse.connection import connect_read_only
 
 
 @dataclass
@@ -142,8 +142,8 @@ def run_day(
 
     status = None
     if summary.warehouse.exists():
-        # Every writer step has finished and closed its connection: read the run's outcome.
-        con = duckdb.connect(str(summary.warehouse), read_only=True)
+        # Every writer step of this run has finished; another run may be writing (it waits for us).
+        con = connect_read_only(summary.warehouse)
         try:
             status = provider_run_status(con, day).set_index("provider")
         finally:

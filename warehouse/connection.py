@@ -31,12 +31,27 @@ def connect_writer(path: Path | None = None, *, wait_seconds: float = 60.0) -> d
     """
     path = path or settings.warehouse_path()
     path.parent.mkdir(parents=True, exist_ok=True)
+    con = _connect_waiting(path, read_only=False, wait_seconds=wait_seconds)
+    migrate(con)
+    create_views(con)
+    return con
+
+
+def connect_read_only(path: Path | None = None, *, wait_seconds: float = 60.0) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse itself read-only, waiting while another process writes it.
+
+    DuckDB's file lock excludes readers too while a writer holds the file, so a run reading its
+    own outcome must wait for a concurrent run's step to finish (WarehouseBusy after the wait).
+    """
+    return _connect_waiting(path or settings.warehouse_path(), read_only=True, wait_seconds=wait_seconds)
+
+
+def _connect_waiting(path: Path, *, read_only: bool, wait_seconds: float) -> duckdb.DuckDBPyConnection:
     deadline = time.monotonic() + wait_seconds
     delay = 0.2
     while True:
         try:
-            con = duckdb.connect(str(path))
-            break
+            return duckdb.connect(str(path), read_only=read_only)
         except duckdb.IOException as exc:
             if not _is_lock_error(exc) or time.monotonic() >= deadline:
                 if _is_lock_error(exc):
@@ -46,9 +61,6 @@ def connect_writer(path: Path | None = None, *, wait_seconds: float = 60.0) -> d
                 raise
             time.sleep(delay)
             delay = min(delay * 2, 2.0)
-    migrate(con)
-    create_views(con)
-    return con
 
 
 @contextlib.contextmanager

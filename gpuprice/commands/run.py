@@ -50,8 +50,13 @@ def register(app: typer.Typer) -> None:
         err = Console(stderr=True, highlight=False, soft_wrap=True)
         out = Console(highlight=False, soft_wrap=True)
         started = time.perf_counter()
-        summary = run_day(day, source=source, providers=chosen, home=home, archive_dir=archive,
-                          progress=lambda m: err.print(f"[dim]{m}[/dim]"), render_reports=reports)
+        from warehouse.connection import WarehouseBusy
+
+        try:
+            summary = run_day(day, source=source, providers=chosen, home=home, archive_dir=archive,
+                              progress=lambda m: err.print(f"[dim]{m}[/dim]"), render_reports=reports)
+        except WarehouseBusy as exc:  # another run kept the warehouse past the wait: one line, like bad input
+            raise BadInput(str(exc)) from None
         for p in summary.providers:
             if p.status == "success":
                 extra = []
