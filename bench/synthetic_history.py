@@ -126,5 +126,13 @@ def generate_history(
         )
     finally:
         con.unregister("_bench_gpus")
+    # The daily run records each provider's successful run with its snapshot (latest_prices reads it).
+    con.execute(
+        """
+        INSERT OR REPLACE INTO provider_runs
+        SELECT snapshot_date, provider, any_value(source), 'success', count(*), 0, 0, NULL, NULL, now(), now()
+        FROM price_snapshots WHERE source IN ('scrape', 'archive') GROUP BY snapshot_date, provider
+        """
+    )
     con.execute("CHECKPOINT")
     return con.execute("SELECT count(*) FROM price_snapshots").fetchall()[0][0] - before

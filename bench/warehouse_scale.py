@@ -25,7 +25,8 @@ import duckdb
 from bench.figures import Bound, Figure
 from bench.synthetic_history import DEFAULT_END, DEFAULT_OFFERS_PER_PROVIDER, generate_history
 from scrapers.offer import Offer
-from warehouse.connection import connect_writer
+from warehouse.connection import connect_reader, connect_writer
+from warehouse.publish import publish_analytics_copy
 from warehouse.writes import replace_snapshot_partition
 
 QUERY_TARGET_MS = 100.0
@@ -70,6 +71,7 @@ def append_day(con: duckdb.DuckDBPyConnection, day: dt.date, offers: dict[str, l
 
 def _remove_day(con: duckdb.DuckDBPyConnection, day: dt.date) -> None:
     con.execute("DELETE FROM price_snapshots WHERE snapshot_date = ?", [day])
+    con.execute("DELETE FROM provider_runs WHERE snapshot_date = ?", [day])
 
 
 class _Warehouse:
@@ -82,6 +84,11 @@ class _Warehouse:
         self.rows = generate_history(self.con, days=days, end=end, offers_per_provider=offers_per_provider)
         self.generate_s = time.perf_counter() - start
         self.days = days
+        # Analysts query the published copy (price_history precomputed there), as in production.
+        start = time.perf_counter()
+        copy = publish_analytics_copy(self.con, path, path.with_suffix(".analytics.duckdb"))
+        self.publish_s = time.perf_counter() - start
+        self.reader = connect_reader(copy)
 
 
 def _time_ms(fn: Callable[[], object]) -> float:
@@ -118,8 +125,9 @@ def measure(
         try:
             return _measure(short, long, repeats, end)
         finally:
-            short.con.close()
-            long.con.close()
+            for w in (short, long):
+                w.reader.close()
+                w.con.close()
 
 
 def _measure(short: _Warehouse, long: _Warehouse, repeats: int, end: dt.date) -> list[Figure]:
@@ -132,14 +140,15 @@ def _measure(short: _Warehouse, long: _Warehouse, repeats: int, end: dt.date) ->
         "rows": {"short": short.rows, "long": long.rows},
         "days": {"short": short.days, "long": long.days},
         "generate_s": {"short": round(short.generate_s, 2), "long": round(long.generate_s, 2)},
+        "publish_s": {"short": round(short.publish_s, 2), "long": round(long.publish_s, 2)},
         "repeats": repeats,
     }
     figures = []
     for name, (sql, params) in queries.items():
         result_rows = {
-            label: len(w.con.execute(sql, params).fetchdf()) for label, w in (("short", short), ("long", long))
+            label: len(w.reader.execute(sql, params).fetchdf()) for label, w in (("short", short), ("long", long))
         }
-        short_ms, long_ms = _paired_medians(short, long, lambda w: w.con.execute(sql, params).fetchdf(), repeats)
+        short_ms, long_ms = _paired_medians(short, long, lambda w: w.reader.execute(sql, params).fetchdf(), repeats)
         figures.append(
             Figure(
                 name=f"warehouse.{name}_ms",

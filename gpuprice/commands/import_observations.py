@@ -28,6 +28,9 @@ def register(app: typer.Typer) -> None:
             frame, quarantined = load_observations(file)
         except ObservationsFileError as exc:
             raise BadInput(str(exc)) from None
+        if frame.empty:
+            first = quarantined[0][2] if quarantined else "the file has no data rows"
+            raise BadInput(f"{file}: no observation could be imported ({first})")
         try:
             with writer() as con:
                 count = replace_public_reports(con, frame, quarantined)

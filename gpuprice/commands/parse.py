@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import sys
+import zlib
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -24,7 +25,7 @@ def read_page(path: Path) -> bytes:
         try:
             with gzip.open(path, "rb") as fh:
                 data = fh.read(MAX_PAGE_BYTES + 1)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             raise BadInput(f"{path}: not a valid gzip file ({exc})") from None
     if len(data) > MAX_PAGE_BYTES:
         raise BadInput(f"{path}: page larger than {MAX_PAGE_BYTES:,} bytes")
