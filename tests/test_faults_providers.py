@@ -24,7 +24,7 @@ import pytest
 from faults import http, pages
 from faults.runs import RunResult, environment, gpuprice
 from faults.tally import Tally
-from faults.warehouse import partition_counts, partition_rows, provider_run, published_latest, raw_page_rows
+from faults.tables import partition_counts, partition_rows, provider_run, published_latest, raw_page_rows
 from scrapers.archive import DEFAULT_ARCHIVE_MAX_BYTES, find_archived_page, read_archived
 from scrapers.offer import PROVIDERS
 from scrapers.rawstore import read_raw

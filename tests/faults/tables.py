@@ -33,11 +33,14 @@ def partition_counts(home: Path) -> dict[tuple[str, dt.date], int]:
 
 
 def partition_rows(home: Path, provider: str, day: dt.date) -> list[tuple]:
-    """One partition's rows, every column (ingested_at included: an untouched partition keeps it)."""
+    """One scraped/replayed partition's rows, every column (an untouched partition keeps even ingested_at).
+
+    Public-report history rows of the same provider and date are not part of the partition."""
     con = open_warehouse(home)
     try:
         return con.execute(
-            "SELECT * FROM price_snapshots WHERE provider = ? AND snapshot_date = ? ORDER BY ALL", [provider, day]
+            "SELECT * FROM price_snapshots WHERE provider = ? AND snapshot_date = ?"
+            " AND source IN ('scrape', 'archive') ORDER BY ALL", [provider, day]
         ).fetchall()
     finally:
         con.close()
@@ -79,6 +82,13 @@ def published_latest(home: Path) -> tuple[dict[str, dt.date], dict[str, bool]]:
     return latest, stale
 
 
+def _comparable(column: str) -> str:
+    # Raw pages are recorded by absolute path; a copied GPUPRICE_HOME holds the same files.
+    if column == "stored_path":
+        return "regexp_replace(stored_path, '^.*/raw/', 'raw/') AS stored_path"
+    return f'"{column}"'
+
+
 def table_fingerprint(db: Path, *, exclude: frozenset[str] = AUDIT_COLUMNS) -> dict[str, list[tuple]]:
     """Every base table's rows (sorted), audit timestamps left out: equal fingerprints, equal data."""
     con = duckdb.connect(str(db), read_only=True)
@@ -91,7 +101,7 @@ def table_fingerprint(db: Path, *, exclude: frozenset[str] = AUDIT_COLUMNS) -> d
             columns = [c for (c,) in con.execute(
                 "SELECT column_name FROM duckdb_columns() WHERE table_name = ? AND schema_name = 'main'"
                 " AND database_name = current_database() ORDER BY column_index", [table]).fetchall()]
-            kept = ", ".join(f'"{c}"' for c in columns if c not in exclude)
+            kept = ", ".join(_comparable(c) for c in columns if c not in exclude)
             result[table] = con.execute(f'SELECT {kept} FROM "{table}" ORDER BY ALL').fetchall()
         return result
     finally:
