@@ -65,9 +65,11 @@ def export_parquet(
         if count == 0:
             final.unlink(missing_ok=True)
             continue
+        # Date and path as parameters: a GPUPRICE_HOME like /home/o'brien must not end the SQL string.
         con.execute(
-            f"COPY (SELECT * EXCLUDE (snapshot_date) FROM price_snapshots WHERE snapshot_date = DATE '{day.isoformat()}'"
-            f" ORDER BY provider, sku, gpu_count, tier) TO '{tmp.as_posix()}' (FORMAT parquet, COMPRESSION zstd)"
+            "COPY (SELECT * EXCLUDE (snapshot_date) FROM price_snapshots WHERE snapshot_date = ?"
+            " ORDER BY provider, sku, gpu_count, tier) TO ? (FORMAT parquet, COMPRESSION zstd)",
+            [day, tmp.as_posix()],
         )
         os.replace(tmp, final)
         written.append(final)
