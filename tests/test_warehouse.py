@@ -198,3 +198,39 @@ def test_offers_with_specs_join_and_derived_metrics(con):
     assert ("usd_per_gb_hour", "on_demand", 1, "pcie1") in best or ("usd_per_gb_hour", "on_demand", 1, "pcie8") in best
     by_gpu = table(con, "SELECT gpu, tier, sku FROM analytics.best_value_by_gpu ORDER BY gpu")
     assert by_gpu == [("h100-pcie", "on_demand", "pcie1"), ("h100-sxm", "on_demand", "sxm8")]
+
+
+def test_a_scheduled_price_replaces_the_current_one_once_in_force(con):
+    from warehouse.queries import offers_as_of
+
+    write(con, "nebius", D4, [
+        make_offer(provider="nebius", sku="h100", usd_per_gpu_hour=3.85),
+        make_offer(provider="nebius", sku="h100", usd_per_gpu_hour=4.50, effective_from=D2),  # already in force
+        make_offer(provider="nebius", sku="b200", gpu="b200", usd_per_gpu_hour=7.15),
+        make_offer(provider="nebius", sku="b200", gpu="b200", usd_per_gpu_hour=8.50, effective_from=dt.date(2026, 11, 1)),
+    ])
+    cheapest = table(con, "SELECT gpu, usd_per_gpu_hour::DOUBLE FROM analytics.cheapest_by_gpu ORDER BY gpu")
+    assert cheapest == [("b200", 7.15), ("h100-sxm", 4.5)]
+    in_force = table(con, "SELECT sku, usd_per_gpu_hour::DOUBLE FROM analytics.offers_with_specs WHERE in_force ORDER BY 1")
+    assert in_force == [("b200", 7.15), ("h100", 4.5)]
+    # On 2026-11-02 the B200 schedule has come too.
+    later = offers_as_of(con, dt.date(2026, 11, 2))[["sku", "usd_per_gpu_hour"]].values.tolist()
+    assert later == [["b200", 8.5], ["h100", 4.5]]
+    assert offers_as_of(con, D4)[["sku", "usd_per_gpu_hour"]].values.tolist() == [["b200", 7.15], ["h100", 4.5]]
+
+
+def test_public_reports_fill_only_dates_without_a_scrape(con):
+    import pandas as pd
+
+    from warehouse.writes import replace_public_reports
+
+    write(con, "lambda", D1, [make_offer(usd_per_gpu_hour=2.99)])
+    reports = pd.DataFrame([
+        dict(snapshot_date=D1, provider="lambda", sku="H100 x1 [on_demand]", gpu="h100-sxm", gpu_raw="H100",
+             gpu_count=1, tier="on_demand", community=False, usd_per_gpu_hour=2.49, price_basis="list"),
+        dict(snapshot_date=D2, provider="lambda", sku="H100 x1 [on_demand]", gpu="h100-sxm", gpu_raw="H100",
+             gpu_count=1, tier="on_demand", community=False, usd_per_gpu_hour=2.59, price_basis="list"),
+    ])
+    replace_public_reports(con, reports, [])
+    cheapest = table(con, "SELECT snapshot_date, usd_per_gpu_hour::DOUBLE, source FROM analytics.cheapest_by_gpu ORDER BY 1")
+    assert cheapest == [(D1, 2.99, "archive"), (D2, 2.59, "public_report")]

@@ -11,7 +11,7 @@ import pandas as pd
 from gpuprice.errors import BadInput
 from warehouse import settings
 from warehouse.connection import connect_reader
-from warehouse.views import STALE_AFTER_DAYS
+from warehouse.views import OFFER_KEY, STALE_AFTER_DAYS
 
 
 def open_analytics(path: Path | None = None) -> duckdb.DuckDBPyConnection:
@@ -23,20 +23,25 @@ def open_analytics(path: Path | None = None) -> duckdb.DuckDBPyConnection:
 
 
 def offers_as_of(con: duckdb.DuckDBPyConnection, day: dt.date) -> pd.DataFrame:
-    """Per provider, the offers of its newest scraped snapshot at or before ``day``.
+    """Per provider, the offers of its newest scraped snapshot at or before ``day``, as priced on ``day``.
 
-    Scheduled prices that are not yet in force on ``day`` are left out.
+    A scheduled price whose date has come (``effective_from <= day``) replaces the offer's
+    current price; one still in the future is left out.
     """
     return con.execute(
-        """
+        f"""
         WITH newest AS (
-            SELECT provider, max(snapshot_date) AS snapshot_date FROM main.price_snapshots
-            WHERE source IN ('scrape', 'archive') AND snapshot_date <= ? GROUP BY provider
+            SELECT provider, max(snapshot_date) AS snapshot_date FROM main.provider_runs
+            WHERE status = 'success' AND snapshot_date <= ? GROUP BY provider
         )
         SELECT p.* REPLACE (CAST(p.usd_per_gpu_hour AS DOUBLE) AS usd_per_gpu_hour,
                             CAST(p.usd_per_instance_hour AS DOUBLE) AS usd_per_instance_hour)
         FROM main.price_snapshots p JOIN newest n USING (provider, snapshot_date)
         WHERE p.source IN ('scrape', 'archive') AND (p.effective_from IS NULL OR p.effective_from <= ?)
+        QUALIFY row_number() OVER (
+            PARTITION BY p.provider, {OFFER_KEY.replace(", effective_from", "").replace("provider, ", "")}
+            ORDER BY p.effective_from DESC NULLS LAST
+        ) = 1
         ORDER BY p.provider, p.sku, p.gpu_count, p.tier
         """,
         [day, day],

@@ -103,11 +103,32 @@ _BASE_VIEWS: dict[str, str] = {
         WHERE old_usd_per_gpu_hour IS NOT NULL AND old_usd_per_gpu_hour <> usd_per_gpu_hour
     """,
     # Per date and GPU: the cheapest offer of each tier (known GPUs, prices in force that day).
+    # Every snapshot row, flagged ``in_force`` when it is the price that applies on its date:
+    # a scheduled price ("Effective October 1") replaces the current one once its date has
+    # come, and a cited public report is only used for a provider and date without a scrape.
+    "v_snapshots_in_force": f"""
+        WITH scraped AS (
+            SELECT DISTINCT provider, snapshot_date FROM main.provider_runs WHERE status = 'success'
+        ),
+        flagged AS (
+            SELECT p.*,
+                ((p.effective_from IS NULL OR p.effective_from <= p.snapshot_date)
+                 AND (p.source <> 'public_report' OR s.provider IS NULL)) AS eligible
+            FROM main.price_snapshots p
+            LEFT JOIN scraped s ON s.provider = p.provider AND s.snapshot_date = p.snapshot_date
+        )
+        SELECT * EXCLUDE (eligible),
+            eligible AND row_number() OVER (
+                PARTITION BY snapshot_date, {OFFER_KEY.replace(", effective_from", "")}, source, eligible
+                ORDER BY effective_from DESC NULLS LAST
+            ) = 1 AS in_force
+        FROM flagged
+    """,
     "v_cheapest_by_gpu": """
         SELECT snapshot_date, gpu, tier, provider, sku, gpu_raw, gpu_count, community,
             commitment_months, price_basis, usd_per_gpu_hour, source
-        FROM main.price_snapshots
-        WHERE gpu <> 'unknown' AND (effective_from IS NULL OR effective_from <= snapshot_date)
+        FROM main.v_snapshots_in_force
+        WHERE gpu <> 'unknown' AND in_force
         QUALIFY row_number() OVER (
             PARTITION BY snapshot_date, gpu, tier ORDER BY usd_per_gpu_hour, provider, sku, gpu_count
         ) = 1
@@ -136,7 +157,7 @@ _BASE_VIEWS: dict[str, str] = {
     "v_offers_with_specs": """
         SELECT p.snapshot_date, p.provider, p.sku, p.gpu, p.gpu_raw, p.gpu_count, p.tier,
             p.community, p.commitment_months, p.region, p.price_basis, p.effective_from,
-            p.available, p.source,
+            p.available, p.source, p.in_force,
             p.usd_per_gpu_hour, p.usd_per_instance_hour,
             g.vendor, g.architecture, g.memory_gb, g.memory_bandwidth_tbps,
             g.dense_bf16_tflops, g.dense_fp8_tflops, g.form_factor, g.nvlink_gbps, g.ecc,
@@ -153,12 +174,12 @@ _BASE_VIEWS: dict[str, str] = {
             round(CAST(p.usd_per_gpu_hour AS DOUBLE) / (g.dense_bf16_tflops / 1000.0), 4) AS usd_per_pflop_hour,
             round(CAST(p.usd_per_gpu_hour AS DOUBLE) / g.memory_gb, 5) AS usd_per_gb_hour,
             round(CAST(p.usd_per_gpu_hour AS DOUBLE) / g.memory_bandwidth_tbps, 4) AS usd_per_tbps_hour
-        FROM main.price_snapshots p
+        FROM main.v_snapshots_in_force p
         LEFT JOIN main.dim_gpu g ON g.slug = p.gpu
     """,
     "v_best_value_by_gpu": """
         SELECT * FROM main.v_offers_with_specs
-        WHERE memory_gb IS NOT NULL AND (effective_from IS NULL OR effective_from <= snapshot_date)
+        WHERE memory_gb IS NOT NULL AND in_force
         QUALIFY row_number() OVER (
             PARTITION BY snapshot_date, gpu, tier ORDER BY usd_per_gpu_hour, provider, sku, gpu_count
         ) = 1
@@ -167,8 +188,7 @@ _BASE_VIEWS: dict[str, str] = {
     "v_best_value_by_metric": """
         WITH priced AS (
             SELECT * FROM main.v_offers_with_specs
-            WHERE memory_gb IS NOT NULL AND tier IN ('on_demand', 'spot')
-              AND (effective_from IS NULL OR effective_from <= snapshot_date)
+            WHERE memory_gb IS NOT NULL AND in_force AND tier IN ('on_demand', 'spot')
         ),
         long AS (
             SELECT 'usd_per_pflop_hour' AS metric, usd_per_pflop_hour AS metric_value, * FROM priced
