@@ -62,7 +62,10 @@ def register(app: typer.Typer) -> None:
             from rich.console import Console
             from rich.table import Table
 
+            cells = [["" if v is None else str(_jsonable(v)) for v in row] for row in rows]
+            widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
             table = Table(*columns, show_lines=False, highlight=False)
-            for row in rows:
-                table.add_row(*["" if v is None else str(_jsonable(v)) for v in row])
-            Console(width=max(120, min(400, 14 * len(columns)))).print(table)
+            for row in cells:
+                table.add_row(*row)
+            # Wide enough for every cell: analysts page or pipe the output rather than lose text.
+            Console(width=sum(widths) + 3 * len(widths) + 1, highlight=False).print(table, markup=False)
