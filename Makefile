@@ -24,8 +24,8 @@ test: $(STAMP)
 
 dev: $(STAMP)
 	@mkdir -p $(GPUPRICE_HOME)/dagster
-	@test -f $(GPUPRICE_HOME)/dagster/dagster.yaml || cp dagster.yaml $(GPUPRICE_HOME)/dagster/dagster.yaml
-	DAGSTER_HOME=$(GPUPRICE_HOME)/dagster $(BIN)/dagster dev -m pipelines.definitions
+	@test -f $(GPUPRICE_HOME)/dagster/dagster.yaml || cp pipelines/dagster.yaml $(GPUPRICE_HOME)/dagster/dagster.yaml
+	DAGSTER_HOME=$(GPUPRICE_HOME)/dagster $(BIN)/dg dev
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run
