@@ -129,6 +129,7 @@ def iter_live_pages(
     own_fetcher = fetcher is None
     active = fetcher or PoliteFetcher()
     failures: list[str] = []
+    last_cause = ""
     yielded = False
     try:
         for request in ordered:
@@ -138,6 +139,7 @@ def iter_live_pages(
             except FetchError as exc:
                 log.warning("%s", exc)
                 failures.append(f"{exc.url}: {exc.cause}")
+                last_cause = exc.cause
                 continue
             # Stored before anything parses it, so a page that later fails to parse is kept.
             raw = store_raw(
@@ -173,6 +175,8 @@ def iter_live_pages(
             active.close()
     if not yielded:
         first = ordered[0].url
+        if len(ordered) == 1:  # one request: its own cause, without the URL a second time
+            raise FetchError(provider, first, last_cause)
         summary = "; ".join(failures)
         raise FetchError(provider, first, f"all {len(ordered)} requests failed: {summary}")
 
