@@ -23,6 +23,7 @@ import duckdb
 import pytest
 
 from faults.runs import RunResult, environment, gpuprice
+from faults.seed import SEED_DAYS, TODAY, seeded_home
 from faults.tally import Tally
 from faults.tables import partition_counts, partition_rows, provider_run, table_fingerprint
 from scrapers.archive import find_archived_page, read_archived
@@ -34,7 +35,8 @@ from warehouse.settings import SAMPLE_ARCHIVE
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
-DAY_A, DAY_B, DAY_C = dt.date(2026, 10, 5), dt.date(2026, 10, 6), dt.date(2026, 10, 7)
+DAY_A, DAY_B = SEED_DAYS
+DAY_C = TODAY
 SUBPROCESS_TIMEOUT = 240  # seconds; a run takes ~10 s, more on a loaded machine
 
 TALLY = Tally("process_faults")
@@ -94,11 +96,8 @@ def offers_on_page(provider: str, body: bytes, day: dt.date) -> int:
 
 @pytest.fixture(scope="module")
 def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Every provider's snapshots of DAY_A and DAY_B, replayed from the sample archive."""
-    home = tmp_path_factory.mktemp("seeded") / "home"
-    for day in (DAY_A, DAY_B):
-        assert_all_landed(run_in_process(home, "--date", day.isoformat(), "--no-reports"))
-    return home
+    """Every provider's snapshots of DAY_A and DAY_B (shared with the provider-fault tests)."""
+    return seeded_home(tmp_path_factory)
 
 
 @pytest.fixture

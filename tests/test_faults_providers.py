@@ -7,7 +7,7 @@ own: the provider fails (or its blocking check flags it), the body that arrived 
 raw store, the previous snapshot stays the latest and turns stale, the run exits 1 and its
 output names the provider and the cause, and no row of anything else is lost.
 
-All runs start from one seeded warehouse (the day before), copied per run.
+All runs start from one seeded warehouse (the two days before), copied per run.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import pytest
 
 from faults import http, pages
 from faults.runs import RunResult, environment, gpuprice
+from faults.seed import SEED_DAYS, TODAY, seeded_home
 from faults.tally import Tally
 from faults.tables import partition_counts, partition_rows, provider_run, published_latest, raw_page_rows
 from scrapers.archive import DEFAULT_ARCHIVE_MAX_BYTES, find_archived_page, read_archived
@@ -31,8 +32,7 @@ from scrapers.rawstore import read_raw
 from scrapers.registry import provider_module
 from warehouse.settings import SAMPLE_ARCHIVE
 
-TODAY = dt.datetime.now(dt.UTC).date()  # live runs only accept today
-SEED_DAY = TODAY - dt.timedelta(days=1)
+SEED_DAY = SEED_DAYS[-1]  # the previous snapshot every fault run must leave in place
 
 TALLY = Tally("provider_faults")
 
@@ -95,14 +95,8 @@ def _write_tally() -> Iterator[None]:
 
 @pytest.fixture(scope="module")
 def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A warehouse holding every provider's snapshot of SEED_DAY (replayed from the sample archive)."""
-    home = tmp_path_factory.mktemp("seed") / "home"
-    with environment({"GPUPRICE_HOME": str(home), "GPUPRICE_ARCHIVE": None}):
-        result = gpuprice("run", "--date", SEED_DAY.isoformat(), "--source", "archive", "--no-reports")
-    lines = result.provider_lines()
-    assert sorted(lines) == sorted(PROVIDERS), result
-    assert all(" ok " in line for line in lines.values()), result.out
-    return home
+    """Every provider's snapshots of the two days before today (shared with the process tests)."""
+    return seeded_home(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
