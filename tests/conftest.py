@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-if not SHARED.exists():  # CI lays shared/ beside the clone
-    SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+# The project's read-only research folder: beside the checkout (as CI lays it out), or
+# GPUPRICE_SHARED. Tests read public measurements from it; the product never does.
+SHARED = Path(os.environ.get("GPUPRICE_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+if not (SHARED / "data").is_dir():
+    raise RuntimeError(f"shared research folder not found at {SHARED}; set GPUPRICE_SHARED")
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from models.catalog import (
 )
 from models.gpu_names import UNKNOWN, normalize_gpu
 
-SHARED = Path("/work/shared")
+from conftest import SHARED
 CONTRACT = SHARED / "CONTRACT.md"
 PEAK_FLOPS = SHARED / "data" / "gpu_peak_flops.csv"
 OBSERVED_PRICES = SHARED / "data" / "observed_prices.csv"

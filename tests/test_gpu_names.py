@@ -10,7 +10,9 @@ import pytest
 from models.catalog import gpu_slugs
 from models.gpu_names import UNKNOWN, normalize_gpu
 
-OBSERVED_PRICES = Path("/work/shared/data/observed_prices.csv")
+from conftest import SHARED
+
+OBSERVED_PRICES = SHARED / "data" / "observed_prices.csv"
 
 # (provider, gpu) exactly as the `gpu` column of /work/shared/data/observed_prices.csv writes it.
 OBSERVED: list[tuple[str, str, str]] = [

@@ -14,7 +14,9 @@ from scrapers.registry import provider_module
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pages" / "lambda"
 ARCHIVE = Path(__file__).resolve().parent.parent / "scrapers" / "sample_archive" / "lambda"
-SHARED_PRICES = Path("/work/shared/data/observed_prices.csv")
+from conftest import SHARED
+
+SHARED_PRICES = SHARED / "data" / "observed_prices.csv"
 
 
 def offer(**fields: object) -> dict:

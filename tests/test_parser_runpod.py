@@ -15,7 +15,9 @@ from scrapers.registry import provider_module
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pages" / "runpod"
 ARCHIVE = Path(__file__).resolve().parent.parent / "scrapers" / "sample_archive" / "runpod"
-SHARED_PRICES = Path("/work/shared/data/observed_prices.csv")
+from conftest import SHARED
+
+SHARED_PRICES = SHARED / "data" / "observed_prices.csv"
 
 
 def offer(**fields: object) -> dict:
