@@ -55,6 +55,7 @@ RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _SECRET_QUERY_KEYS = frozenset({"api_key", "apikey", "key", "token", "access_token", "auth", "secret"})
 _REDACTED = "[redacted]"
+_ROBOTS_UNREACHABLE = "robots.txt unreachable"
 
 
 class _SecretFilter(logging.Filter):
@@ -531,7 +532,7 @@ class PoliteFetcher:
             if failure.status is not None and 400 <= failure.status < 500 and failure.status != 429:
                 policy = RobotsPolicy.allow_all(f"robots.txt missing (HTTP {failure.status})")
             else:
-                policy = RobotsPolicy.deny_all(f"robots.txt unreachable ({failure.cause}); treated as disallow all")
+                policy = RobotsPolicy.deny_all(f"{_ROBOTS_UNREACHABLE} ({failure.cause}); treated as disallow all")
         else:
             policy = parse_robots(exchange.body[:ROBOTS_MAX_BYTES], self.settings.user_agent)
         self._log(logging.DEBUG, "robots.txt for %s: %s", host, policy.origin)
@@ -543,8 +544,13 @@ class PoliteFetcher:
             return
         policy = self._robots_policy(provider, url)
         if not policy.allows(url):
-            reason = policy.origin if policy.disallow_all else "a rule for this path"
-            raise self._error(RobotsDisallowed, provider, url, f"robots.txt disallows {_scrub_url(url)} ({reason})")
+            if policy.disallow_all and policy.origin.startswith(_ROBOTS_UNREACHABLE):
+                # Usually the host itself is unreachable (offline, DNS): say that first.
+                cause = f"{policy.origin.split(';')[0]}, so {_scrub_url(url)} is not fetched"
+            else:
+                reason = policy.origin if policy.disallow_all else "a rule for this path"
+                cause = f"robots.txt disallows {_scrub_url(url)} ({reason})"
+            raise self._error(RobotsDisallowed, provider, url, cause)
 
     # -- redirects -------------------------------------------------------------------------------
 
