@@ -9,6 +9,7 @@ from pathlib import Path
 
 import duckdb
 
+from gpuprice.errors import BadInput
 from warehouse import settings
 from warehouse.schema import migrate
 from warehouse.views import create_views
@@ -30,7 +31,10 @@ def connect_writer(path: Path | None = None, *, wait_seconds: float = 60.0) -> d
     for the first one and then fails with a one-line error rather than corrupting anything.
     """
     path = path or settings.warehouse_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BadInput(f"cannot create the warehouse folder {path.parent}: {exc.strerror or exc}") from None
     con = _connect_waiting(path, read_only=False, wait_seconds=wait_seconds)
     migrate(con)
     create_views(con)

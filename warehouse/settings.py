@@ -18,6 +18,18 @@ def home() -> Path:
     return path
 
 
+def ensure_home() -> Path:
+    """GPUPRICE_HOME, created when missing; BadInput when it cannot be created or written to."""
+    path = home()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BadInput(f"cannot create GPUPRICE_HOME {path}: {exc.strerror or exc}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise BadInput(f"GPUPRICE_HOME {path} is not writable")
+    return path
+
+
 def warehouse_path() -> Path:
     return home() / "warehouse.duckdb"
 

@@ -40,7 +40,7 @@ def register(app: typer.Typer) -> None:
         if day < first:  # Dagster knows no partition before it: refuse here, not with a traceback
             raise BadInput(f"--date {day} is before the first snapshot date {first}")
         chosen = parse_providers(providers)
-        home = settings.home()
+        home = settings.ensure_home()  # an unusable folder is one line now, not every step failing later
         archive = settings.archive_dir()
         if source == "archive" and not archive.is_dir():
             raise BadInput(f"archive folder {archive} does not exist (GPUPRICE_ARCHIVE)")
