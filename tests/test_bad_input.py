@@ -73,6 +73,8 @@ CASES: list[Case] = [
     case("run", "--date", DAY.isoformat(), expect="missing-archive", env={"GPUPRICE_ARCHIVE": f"{F}/missing-archive"}),
     case("run", "--date", DAY.isoformat(), expect="GPUPRICE_ARCHIVE", env={"GPUPRICE_ARCHIVE": f"{F}/config-truncated.json"}),
     case("run", "--date", DAY.isoformat(), expect="GPUPRICE_HOME", env={"GPUPRICE_HOME": f"{F}/config-truncated.json"}),
+    case("run", "--date", DAY.isoformat(), expect=("GPUPRICE_HOME", "config-truncated.json/home"),
+         env={"GPUPRICE_HOME": f"{F}/config-truncated.json/home"}),  # cannot be created: a file is in the way
     # --- sql --------------------------------------------------------------------------------------
     case("sql", "DROP TABLE price_snapshots", expect="read-only"),
     case("sql", "SELEC 1", expect="SELEC"),
@@ -104,6 +106,8 @@ CASES: list[Case] = [
     case("import-observations", f"{F}/binary.csv", expect="binary.csv"),
     case("import-observations", f"{F}/observations-bad-row.csv", expect="observations-bad-row.csv"),
     case("import-observations", expect="file"),
+    case("import-observations", f"{F}/observations-ok.csv", expect="config-truncated.json/home",
+         env={"GPUPRICE_HOME": f"{F}/config-truncated.json/home"}),
     # --- report -----------------------------------------------------------------------------------
     case("report", "--week", "2026-W60", expect="2026-W60"),
     case("report", "--week", "lastweek", expect="lastweek"),
@@ -233,6 +237,8 @@ BAD_FILES: dict[str, bytes | str] = {
     "batch-bad-model.csv": "model,method\nno/such-model,lora\n",
     "observations-bad-row.csv": "provider,gpu,gpu_count,tier,usd_per_gpu_hour,observed_on,source_url\n"
                                 "lambda,h100-sxm,one,on_demand,abc,2026-13-45,https://example.com\n",
+    "observations-ok.csv": "provider,gpu,gpu_count,tier,usd_per_gpu_hour,observed_on,source_url\n"
+                           "lambda,H100 SXM,1,on_demand,2.99,2026-10-01,https://lambda.ai/pricing\n",
     "empty.csv": "",
     "binary.csv": bytes(range(256)) * 4,
     "workloads-syntax.yaml": WORKLOAD_HEAD + "    tokens: [1e9\n    seq_len: 2048\n",
