@@ -90,6 +90,7 @@ def run_day(
     """Run every phase for ``day``; provider failures are recorded, not raised."""
     from warehouse.queries import provider_run_status
 
+    started = dt.datetime.now(dt.timezone.utc)
     assets, checks = _all_definitions()
     resources = default_resources(home=home, source=source, archive_dir=archive_dir)
     instance = dg.DagsterInstance.ephemeral()
@@ -149,7 +150,9 @@ def run_day(
         finally:
             con.close()
     for provider in providers:
-        if status is not None and provider in status.index:
+        # Only a row this run wrote tells how this run went: a step that failed before recording
+        # its outcome leaves an earlier run's row for the date in place.
+        if status is not None and provider in status.index and status.loc[provider, "finished_at"] >= started:
             row = status.loc[provider]
             summary.providers.append(
                 ProviderOutcome(

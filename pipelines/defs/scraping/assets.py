@@ -165,7 +165,14 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
 
         day = partition_date(context)
         module = provider_module(provider)
-        body = read_raw(raw_page["stored_path"])
+        try:
+            body = read_raw(raw_page["stored_path"])
+        except (OSError, ValueError) as exc:  # damaged or missing stored page: this provider fails, visibly
+            record_failure(
+                warehouse, provider=provider, snapshot_date=day, source=raw_page["source"],
+                error=f"stored page unreadable: {exc}", started_at=raw_page.get("started_at"),
+            )
+            raise dg.Failure(description=f"{provider}: stored page unreadable: {exc}") from exc
         try:
             result: ParseResult = module.parse(body, observed_on=day)
         except StructureMissing as exc:
