@@ -22,9 +22,11 @@ from scrapers.pages import PageRequest
 from scrapers.rawstore import (
     PageKind,
     RawPage,
+    RawStoreError,
     check_date,
     check_provider,
     lookup_validators,
+    read_raw,
     remember_validators,
     store_raw,
 )
@@ -73,6 +75,20 @@ class CollectedPage(BaseModel):
     archived_path: Path | None = None
     # Requests that failed before this one succeeded ("url: cause"), for the run log.
     earlier_failures: tuple[str, ...] = ()
+
+
+def _store_intact(home: Path, provider: str, day: dt.date, url: str, body: bytes, **fields) -> RawPage:
+    """store_raw, then read the copy back: a damaged file already stored under the same digest
+    (store_raw leaves an existing file alone) is replaced, so one bad copy cannot fail every
+    later run that fetches the same content."""
+    raw = store_raw(home, provider, day, url, body, **fields)
+    try:
+        read_raw(raw.stored_path)
+    except (OSError, RawStoreError) as exc:
+        log.warning("%s %s: stored copy %s is damaged (%s); storing it again", provider, day, raw.stored_path, exc)
+        Path(raw.stored_path).unlink(missing_ok=True)
+        raw = store_raw(home, provider, day, url, body, **fields)
+    return raw
 
 
 def _utc_today() -> dt.date:
@@ -142,7 +158,7 @@ def iter_live_pages(
                 last_cause = exc.cause
                 continue
             # Stored before anything parses it, so a page that later fails to parse is kept.
-            raw = store_raw(
+            raw = _store_intact(
                 home,
                 provider,
                 day,
@@ -201,7 +217,7 @@ def collect_archived(
     if page is None:
         raise NoArchivedPage(provider, day, archive_dir, archive_dates(archive_dir).get(provider, []))
     body = read_archived(page.path, max_bytes)
-    raw = store_raw(
+    raw = _store_intact(
         home,
         provider,
         day,
