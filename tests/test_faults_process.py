@@ -165,6 +165,47 @@ def test_a_run_killed_inside_a_partition_write_leaves_the_old_partition_and_the_
     assert provider_run(home, "nebius", DAY_B) == ("success", None)
 
 
+def test_a_write_that_fails_is_reported_failed_even_after_an_earlier_success_that_day(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import warehouse.writes as writes
+
+    original = writes.replace_snapshot_partition
+
+    def disk_full(con, **kwargs):
+        if kwargs["provider"] == "coreweave":
+            raise duckdb.IOException("IO Error: No space left on device")
+        return original(con, **kwargs)
+
+    monkeypatch.setattr(writes, "replace_snapshot_partition", disk_full)
+    before = partition_rows(home, "coreweave", DAY_B)
+    assert provider_run(home, "coreweave", DAY_B) == ("success", None)  # the seed's run of the same date
+    result = run_in_process(home, "--date", DAY_B.isoformat(), "--providers", "coreweave,lambda", "--no-reports")
+    TALLY.fault("disk_full_during_partition_write")
+    TALLY.run(survived="Traceback" not in result.err and result.code == 1)
+    lines = result.provider_lines()
+    assert " FAILED " in lines["coreweave"] and "No space left on device" in lines["coreweave"], result.out
+    assert " ok " in lines["lambda"]
+    assert result.code == 1
+    after = partition_rows(home, "coreweave", DAY_B)
+    TALLY.rows(len(before), len(after))
+    assert after == before
+
+
+def test_a_damaged_page_in_the_raw_store_is_stored_again(home: Path):
+    from scrapers.rawstore import read_raw
+
+    stored = sorted((home / "raw" / "lambda" / DAY_B.isoformat()).glob("*.gz"))
+    assert stored
+    for path in stored:  # a copy cut short (a failed backup restore, a bad disk)
+        path.write_bytes(path.read_bytes()[:100])
+    result = run_in_process(home, "--date", DAY_B.isoformat(), "--providers", "lambda", "--no-reports")
+    TALLY.fault("damaged_raw_page")
+    TALLY.run(survived="Traceback" not in result.err)
+    assert_all_landed(result, ["lambda"])
+    assert all(read_raw(path) for path in stored)
+
+
 # ---------------------------------------------------------------------------------------------
 # Two runs at once; an analyst holding the published copy
 # ---------------------------------------------------------------------------------------------
