@@ -91,7 +91,7 @@ def _print_headlines(out, summary) -> None:
     try:
         rows = con.execute(
             """
-            SELECT gpu, provider, gpu_count, tier, usd_per_gpu_hour FROM (
+            SELECT gpu, provider, gpu_count, community, price_basis, usd_per_gpu_hour FROM (
                 SELECT *, row_number() OVER (PARTITION BY gpu ORDER BY usd_per_gpu_hour, provider) AS r
                 FROM analytics.latest_prices
                 WHERE gpu IN ('h100-sxm', 'h200-sxm', 'b200') AND tier = 'on_demand'
@@ -105,5 +105,7 @@ def _print_headlines(out, summary) -> None:
         con.close()
     if rows:
         out.print("cheapest on-demand offers now:", markup=False)
-        for gpu, provider, count, tier, price in rows:
-            out.print(f"  {gpu:<9} ${float(price):.2f}/GPU-h  {provider} ({count}x)", markup=False)
+        for gpu, provider, count, community, basis, price in rows:
+            notes = [f"{count}x"] + (["community cloud"] if community else []) + (
+                ["cheapest machine now"] if basis == "lowest_now" else [])
+            out.print(f"  {gpu:<9} ${float(price):.2f}/GPU-h  {provider} ({', '.join(notes)})", markup=False)
