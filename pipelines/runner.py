@@ -128,9 +128,13 @@ def run_day(
     materialize(scrape, partition, "scrape")
 
     progress("[3/4] offers with specs, workload rankings, analytics copy and Parquet export")
-    materialize(dg.AssetSelection.assets("offers_with_specs", "workload_rankings"), partition, "models")
-    # Published even when a model step failed: analysts still get the day's prices.
-    materialize(dg.AssetSelection.assets("analytics_copy"), partition, "publish")
+    models = materialize(
+        dg.AssetSelection.assets("offers_with_specs", "workload_rankings", "analytics_copy"), partition, "models"
+    )
+    published = {e.asset_key for e in models.get_asset_materialization_events()}
+    if dg.AssetKey("analytics_copy") not in published:
+        # Published even when a model step failed: analysts still get the day's prices.
+        materialize(dg.AssetSelection.assets("analytics_copy"), partition, "publish")
 
     if render_reports:
         year, week, weekday = day.isocalendar()
