@@ -13,6 +13,7 @@ from typing import Any
 import dagster as dg
 
 from pipelines.defs.scraping.checks import baseline_offer_count, check_specs, evaluate_checks
+from pipelines.defs.scraping.connections import step_connection
 from pipelines.partitions import daily_partitions
 from pipelines.resources import WAREHOUSE_POOL, ScrapeSettings, WarehouseResource
 from scrapers.offer import PROVIDERS, Offer, ParseResult, StructureMissing
@@ -48,7 +49,7 @@ def record_failure(
     started_at: dt.datetime | None = None,
 ) -> None:
     """Mark the provider's run for this date failed; its previous snapshot stays the latest."""
-    with warehouse.open() as con:
+    with step_connection(warehouse) as con:
         writes.record_provider_run(
             con,
             provider=provider,
@@ -133,7 +134,7 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
                 description=f"{provider}: fetch failed: {exc}",
                 allow_retries=scrape.source == "live" and step_retries_allowed(context),
             ) from exc
-        with warehouse.open() as con:
+        with step_connection(warehouse) as con:
             for page in pages:
                 writes.record_raw_page(con, page.raw.model_dump())
         collected = pages[-1]
@@ -224,7 +225,7 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
         day = partition_date(context)
         result: ParseResult = parsed["result"]
         raw = parsed["raw"]
-        with warehouse.open() as con:
+        with step_connection(warehouse) as con:
             count = writes.replace_snapshot_partition(
                 con,
                 provider=provider,

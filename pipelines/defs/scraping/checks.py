@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import dagster as dg
 
+from pipelines.defs.scraping.connections import step_connection
 from pipelines.resources import WarehouseResource
 from scrapers.offer import ParseResult
 
@@ -84,7 +85,7 @@ def baseline_offer_count(warehouse: WarehouseResource, provider: str, day, curre
     row (the previous attempt failed with about as many offers as today) is a real change on the
     provider's side, not a broken page, so it is accepted rather than blocking the provider forever.
     """
-    with warehouse.open() as con:
+    with step_connection(warehouse) as con:
         rows = con.execute(
             """SELECT status, offers, CAST(json_extract(parse_report, '$.offers') AS INTEGER), snapshot_date
                FROM provider_runs
