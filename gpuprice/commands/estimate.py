@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
+import functools
 import math
-import sys
 from typing import Annotated, Any, Optional
 
 import typer
@@ -13,25 +12,12 @@ from gpuprice.commands.model_options import (
     MODEL_OPTION_NAMES,
     BatchOpt,
     BatchRow,
-    ConfigOpt,
     GpuOpt,
-    GpusOpt,
-    GradCkptOpt,
     JsonOpt,
-    LoraRankOpt,
-    LoraTargetsOpt,
-    MarginOpt,
-    MethodOpt,
-    MicroBatchOpt,
-    ModelOpt,
-    OptimizerOpt,
-    ParamsBOpt,
-    PrecisionOpt,
-    SeqLenOpt,
-    ShardingOpt,
-    read_batch_csv,
-    setup_from_batch_row,
+    print_result,
+    run_batch,
     setup_from_options,
+    with_model_options,
 )
 from gpuprice.errors import BadInput
 from models.cost import hours_for_tokens, run_cost
@@ -60,6 +46,8 @@ def parse_number(option: str, text: str | None, *, suffixes: bool = False) -> fl
     if not math.isfinite(value):
         raise BadInput(f"{option} {text!r} is not a finite number")
     return value
+
+
 RUN_COLUMNS = ("gpu", "tokens", "hours", "usd_per_gpu_hour")
 
 
@@ -147,30 +135,11 @@ def _print_summary(result: dict[str, Any]) -> None:
     console.print(f"  memory      {result['planning_gb']:.1f} GB planned per GPU: {verdict} in {result['gpu_memory_gb']:g} GB")
 
 
-def _number_cell(row: BatchRow, name: str) -> float | None:
-    try:
-        return parse_number(name, row.values.get(name), suffixes=name == "tokens")
-    except BadInput as exc:
-        raise BadInput(f"{row.where()}: {exc}") from None
-
-
 def register(app: typer.Typer) -> None:
     @app.command("estimate")
+    @with_model_options
     def estimate(
-        model: ModelOpt = None,
-        config: ConfigOpt = None,
-        params_b: ParamsBOpt = None,
-        method: MethodOpt = None,
-        optimizer: OptimizerOpt = None,
-        precision: PrecisionOpt = None,
-        seq_len: SeqLenOpt = None,
-        micro_batch: MicroBatchOpt = None,
-        grad_checkpointing: GradCkptOpt = None,
-        lora_rank: LoraRankOpt = None,
-        lora_targets: LoraTargetsOpt = None,
-        gpus: GpusOpt = None,
-        sharding: ShardingOpt = None,
-        margin: MarginOpt = None,
+        options: dict[str, Any],
         gpu: GpuOpt = None,
         tokens: TokensOpt = None,
         hours: HoursOpt = None,
@@ -179,47 +148,30 @@ def register(app: typer.Typer) -> None:
         batch: BatchOpt = None,
     ) -> None:
         """Estimate tokens/s, MFU, hours and cost of a training run (GPUs x hours x $/GPU-hour)."""
-        options = dict(
-            model=model, config=config, params_b=params_b, method=method, optimizer=optimizer,
-            precision=precision, seq_len=seq_len, micro_batch=micro_batch,
-            grad_checkpointing=grad_checkpointing, lora_rank=lora_rank, lora_targets=lora_targets,
-            gpus=gpus, sharding=sharding, margin=margin,
-        )
         numbers = (
             parse_number("--tokens", tokens, suffixes=True),
             parse_number("--hours", hours),
             parse_number("--usd-per-gpu-hour", usd_per_gpu_hour),
         )
         if batch is not None:
-            _run_batch(batch, options, gpu, *numbers)
+            run_batch(
+                batch, options, functools.partial(_row_result, gpu, *numbers),
+                allowed_columns=(*MODEL_OPTION_NAMES, *RUN_COLUMNS),
+            )
             return
         request = RunRequest(gpu, *numbers)
-        result = estimate_result(setup_from_options(**options), request)
-        if json_out:
-            json.dump(result, sys.stdout, indent=1)
-            sys.stdout.write("\n")
-        else:
-            _print_summary(result)
+        print_result(estimate_result(setup_from_options(**options), request), json_out, _print_summary)
 
 
-def _run_batch(
-    path: Any, options: dict[str, Any], gpu: str | None, tokens: float | None, hours: float | None, price: float | None
-) -> None:
-    """Validate every row first, then print one JSON line per row in file order.
-
-    A row's tokens or hours replaces both command-line values (they are alternatives)."""
-    rows = read_batch_csv(path, allowed_columns=(*MODEL_OPTION_NAMES, *RUN_COLUMNS))
-    results = []
-    for row in rows:
-        setup = setup_from_batch_row(row, options)
-        row_tokens, row_hours = _number_cell(row, "tokens"), _number_cell(row, "hours")
-        if row_tokens is None and row_hours is None:
-            row_tokens, row_hours = tokens, hours
-        row_price = _number_cell(row, "usd_per_gpu_hour")
-        try:
-            request = RunRequest(row.values.get("gpu", gpu), row_tokens, row_hours, row_price if row_price is not None else price)
-            results.append(estimate_result(setup, request))
-        except BadInput as exc:
-            raise BadInput(f"{row.where()}: {exc}") from None
-    for result in results:
-        sys.stdout.write(json.dumps(result) + "\n")
+def _row_result(
+    gpu: str | None, tokens: float | None, hours: float | None, price: float | None, row: BatchRow, setup: TrainingSetup
+) -> dict[str, Any]:
+    """One --batch row's estimate: its gpu and price cells replace the command-line values, and
+    its tokens or hours replaces both (they are alternatives)."""
+    row_tokens = parse_number("tokens", row.values.get("tokens"), suffixes=True)
+    row_hours = parse_number("hours", row.values.get("hours"))
+    if row_tokens is None and row_hours is None:
+        row_tokens, row_hours = tokens, hours
+    row_price = parse_number("usd_per_gpu_hour", row.values.get("usd_per_gpu_hour"))
+    request = RunRequest(row.values.get("gpu", gpu), row_tokens, row_hours, row_price if row_price is not None else price)
+    return estimate_result(setup, request)

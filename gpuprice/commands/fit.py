@@ -2,35 +2,19 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Any
 
 import typer
 
 from gpuprice.commands.model_options import (
     BatchOpt,
-    ConfigOpt,
     GpuOpt,
-    GpusOpt,
-    GradCkptOpt,
     JsonOpt,
-    LoraRankOpt,
-    LoraTargetsOpt,
-    MarginOpt,
-    MicroBatchOpt,
-    MethodOpt,
-    ModelOpt,
-    OptimizerOpt,
-    ParamsBOpt,
-    PrecisionOpt,
-    SeqLenOpt,
-    ShardingOpt,
-    read_batch_csv,
-    setup_from_batch_row,
+    print_result,
+    run_batch,
     setup_from_options,
+    with_model_options,
 )
-from gpuprice.errors import BadInput
 from models.memory import BREAKDOWN_TERMS, MemoryEstimate, TrainingSetup, estimate_memory
 
 
@@ -96,53 +80,11 @@ def _print_table(result: dict[str, Any]) -> None:
 
 def register(app: typer.Typer) -> None:
     @app.command("fit")
-    def fit(
-        model: ModelOpt = None,
-        config: ConfigOpt = None,
-        params_b: ParamsBOpt = None,
-        method: MethodOpt = None,
-        optimizer: OptimizerOpt = None,
-        precision: PrecisionOpt = None,
-        seq_len: SeqLenOpt = None,
-        micro_batch: MicroBatchOpt = None,
-        grad_checkpointing: GradCkptOpt = None,
-        lora_rank: LoraRankOpt = None,
-        lora_targets: LoraTargetsOpt = None,
-        gpus: GpusOpt = None,
-        sharding: ShardingOpt = None,
-        margin: MarginOpt = None,
-        gpu: GpuOpt = None,
-        json_out: JsonOpt = False,
-        batch: BatchOpt = None,
-    ) -> None:
+    @with_model_options
+    def fit(options: dict[str, Any], gpu: GpuOpt = None, json_out: JsonOpt = False, batch: BatchOpt = None) -> None:
         """Predict peak training memory per GPU (GB) and whether it fits a GPU."""
-        options = dict(
-            model=model, config=config, params_b=params_b, method=method, optimizer=optimizer,
-            precision=precision, seq_len=seq_len, micro_batch=micro_batch,
-            grad_checkpointing=grad_checkpointing, lora_rank=lora_rank, lora_targets=lora_targets,
-            gpus=gpus, sharding=sharding, margin=margin,
-        )
         if batch is not None:
-            _run_batch(batch, options, gpu)
+            # A row's gpu column replaces --gpu.
+            run_batch(batch, options, lambda row, setup: fit_result(setup, row.values.get("gpu", gpu)))
             return
-        result = fit_result(setup_from_options(**options), gpu)
-        if json_out:
-            json.dump(result, sys.stdout, indent=1)
-            sys.stdout.write("\n")
-        else:
-            _print_table(result)
-
-
-def _run_batch(path: Any, options: dict[str, Any], gpu: str | None) -> None:
-    """Validate every row first, then print one JSON line per row in file order."""
-    rows = read_batch_csv(path)
-    results = []
-    for row in rows:
-        setup = setup_from_batch_row(row, options)
-        row_gpu = row.values.get("gpu", gpu)
-        try:
-            results.append(fit_result(setup, row_gpu))
-        except BadInput as exc:
-            raise BadInput(f"{row.where()}: {exc}") from None
-    for result in results:
-        sys.stdout.write(json.dumps(result) + "\n")
+        print_result(fit_result(setup_from_options(**options), gpu), json_out, _print_table)

@@ -1,18 +1,23 @@
 """Model and training options shared by ``gpuprice fit`` and ``gpuprice estimate``.
 
-Commands declare the options with the ``*Opt`` aliases below (all default to ``None`` so a
-``--batch`` CSV column can fill what the command line leaves out), then call
-:func:`setup_from_options`. ``--batch`` files go through :func:`read_batch_csv` and
-:func:`setup_from_batch_row`; every error is a one-line :class:`BadInput` naming the value, and for
-CSV files the file and line.
+A command declares them all with :func:`with_model_options` (every option defaults to ``None`` so
+a ``--batch`` CSV column can fill what the command line leaves out), then calls
+:func:`setup_from_options`. ``--batch`` files go through :func:`run_batch` (:func:`read_batch_csv`
+and :func:`setup_from_batch_row`); every error is a one-line :class:`BadInput` naming the value,
+and for CSV files the file and line.
 """
 
 from __future__ import annotations
 
 import csv
 import difflib
+import functools
+import inspect
+import json
 import math
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -23,48 +28,89 @@ from gpuprice.errors import BadInput, unknown_choice
 from models.architectures import resolve_model
 from models.memory import LORA_TARGETS, METHODS, OPTIMIZERS, PRECISIONS, SHARDINGS, TrainingSetup
 
-# ----- Typer option aliases (declare these in a command signature) ------------------------------
-# Numbers arrive as text and are parsed by setup_from_options, so a bad value is a one-line
-# BadInput naming the option rather than a usage error from the argument parser.
-ModelOpt = Annotated[Optional[str], typer.Option("--model", help="Catalog model (Hugging Face repo id), e.g. meta-llama/Llama-3.1-70B.")]
-ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="A Hugging Face config.json.")]
-ParamsBOpt = Annotated[Optional[str], typer.Option("--params-b", help="Model size in billions (representative dense shape).")]
-MethodOpt = Annotated[Optional[str], typer.Option("--method", help="full, lora or qlora (required).")]
-OptimizerOpt = Annotated[Optional[str], typer.Option("--optimizer", help="adamw, adamw8bit, paged_adamw8bit or sgd [adamw].")]
-PrecisionOpt = Annotated[Optional[str], typer.Option("--precision", help="fp32, bf16-mixed or bf16-true [bf16-mixed].")]
-SeqLenOpt = Annotated[Optional[str], typer.Option("--seq-len", help="Tokens per sequence [2048].")]
-MicroBatchOpt = Annotated[Optional[str], typer.Option("--micro-batch", help="Sequences per GPU per step [1].")]
-GradCkptOpt = Annotated[
-    Optional[bool],
-    typer.Option("--grad-checkpointing/--no-grad-checkpointing", help="Recompute activations in backward [off; on for qlora].", show_default=False),
-]
-LoraRankOpt = Annotated[Optional[str], typer.Option("--lora-rank", help="LoRA rank [16].")]
-LoraTargetsOpt = Annotated[Optional[str], typer.Option("--lora-targets", help="all or qv [all].")]
-GpusOpt = Annotated[Optional[str], typer.Option("--gpus", help="GPUs in the job [1].")]
-ShardingOpt = Annotated[Optional[str], typer.Option("--sharding", help="none, zero2, zero3 or fsdp [none].")]
-MarginOpt = Annotated[Optional[str], typer.Option("--margin", help="Planning margin, 0.15-0.30 [0.20].")]
+
+# ----- the model options ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ModelOption:
+    """One model/training option: its name (``_`` for ``-``, as in --batch CSV headers), the
+    contract default that :func:`setup_from_options` applies, and its ``--help`` line."""
+
+    name: str
+    default: Any
+    help: str
+    # Numbers arrive as text (str) and are parsed by setup_from_options, so a bad value is a
+    # one-line BadInput naming the option rather than a usage error from the argument parser.
+    kind: type = str
+
+    def annotation(self) -> Any:
+        """The Typer parameter type of this option (an on/off pair for a bool)."""
+        flag = "--" + self.name.replace("_", "-")
+        if self.kind is bool:
+            option = typer.Option(f"{flag}/--no-{flag[2:]}", help=self.help, show_default=False)
+        else:
+            option = typer.Option(flag, help=self.help)
+        return Annotated[Optional[self.kind], option]
+
+
+MODEL_OPTIONS: tuple[ModelOption, ...] = (
+    ModelOption("model", None, "Catalog model (Hugging Face repo id), e.g. meta-llama/Llama-3.1-70B."),
+    ModelOption("config", None, "A Hugging Face config.json.", Path),
+    ModelOption("params_b", None, "Model size in billions (representative dense shape)."),
+    ModelOption("method", None, "full, lora or qlora (required)."),
+    ModelOption("optimizer", "adamw", "adamw, adamw8bit, paged_adamw8bit or sgd [adamw]."),
+    ModelOption("precision", "bf16-mixed", "fp32, bf16-mixed or bf16-true [bf16-mixed]."),
+    ModelOption("seq_len", 2048, "Tokens per sequence [2048]."),
+    ModelOption("micro_batch", 1, "Sequences per GPU per step [1]."),
+    # None: on for qlora (PEFT's recipe), off otherwise
+    ModelOption("grad_checkpointing", None, "Recompute activations in backward [off; on for qlora].", bool),
+    ModelOption("lora_rank", 16, "LoRA rank [16]."),
+    ModelOption("lora_targets", "all", "all or qv [all]."),
+    ModelOption("gpus", 1, "GPUs in the job [1]."),
+    ModelOption("sharding", "none", "none, zero2, zero3 or fsdp [none]."),
+    ModelOption("margin", 0.20, "Planning margin, 0.15-0.30 [0.20]."),
+)
+# Option name -> contract default.
+MODEL_OPTION_DEFAULTS: dict[str, Any] = {option.name: option.default for option in MODEL_OPTIONS}
+MODEL_OPTION_NAMES: tuple[str, ...] = tuple(MODEL_OPTION_DEFAULTS)
+
+# ----- the other options both commands declare (Typer aliases for a command signature) -------------
 GpuOpt = Annotated[Optional[str], typer.Option("--gpu", help="GPU slug, e.g. h100-sxm.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 BatchOpt = Annotated[Optional[Path], typer.Option("--batch", help="CSV, one run per row; JSON lines out in row order.")]
 
-# Option name (underscore form, as in --batch CSV headers) -> contract default.
-MODEL_OPTION_DEFAULTS: dict[str, Any] = {
-    "model": None,
-    "config": None,
-    "params_b": None,
-    "method": None,
-    "optimizer": "adamw",
-    "precision": "bf16-mixed",
-    "seq_len": 2048,
-    "micro_batch": 1,
-    "grad_checkpointing": None,  # None: on for qlora (PEFT's recipe), off otherwise
-    "lora_rank": 16,
-    "lora_targets": "all",
-    "gpus": 1,
-    "sharding": "none",
-    "margin": 0.20,
-}
-MODEL_OPTION_NAMES: tuple[str, ...] = tuple(MODEL_OPTION_DEFAULTS)
+
+def with_model_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Declare every model option on a Typer command, ahead of the command's own options.
+
+    ``command`` takes ``options`` first: a dict of the model options' values by name (``None``
+    where not given), ready for :func:`setup_from_options` or :func:`run_batch`."""
+    own = list(inspect.signature(command, eval_str=True).parameters.values())
+    if not own or own[0].name != "options":
+        raise TypeError(f"{command.__name__}: the first parameter must be 'options'")
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    params = [inspect.Parameter(o.name, keyword, default=None, annotation=o.annotation()) for o in MODEL_OPTIONS]
+    params += [p.replace(kind=keyword) for p in own[1:]]
+
+    @functools.wraps(command)
+    def declared(**values: Any) -> None:
+        options = {name: values.pop(name) for name in MODEL_OPTION_NAMES}
+        command(options, **values)
+
+    # Typer reads the parameters from the signature (it stops at __signature__, not __wrapped__).
+    declared.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    declared.__annotations__ = {p.name: p.annotation for p in params}
+    return declared
+
+
+def print_result(result: dict[str, Any], json_out: bool, show: Callable[[dict[str, Any]], None]) -> None:
+    """One command result: indented JSON with ``--json``, else ``show`` renders it for people."""
+    if json_out:
+        json.dump(result, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        show(result)
+
+
 _CHOICES: dict[str, tuple[str, ...]] = {
     "method": METHODS,
     "optimizer": OPTIMIZERS,
@@ -246,3 +292,24 @@ def setup_from_batch_row(row: BatchRow, defaults: Mapping[str, Any] | None = Non
         return setup_from_options(**merged)
     except BadInput as exc:
         raise BadInput(f"{row.where()}: {exc}") from None
+
+
+def run_batch(
+    path: str | Path,
+    options: Mapping[str, Any],
+    row_result: Callable[[BatchRow, TrainingSetup], dict[str, Any]],
+    allowed_columns: Iterable[str] = (*MODEL_OPTION_NAMES, "gpu"),
+) -> None:
+    """Validate every row first, then print one JSON line per row in file order.
+
+    ``options`` (the command line) fill a row's empty cells; ``row_result`` turns a row and its
+    setup into the command's result, and its BadInput is reported with the file and line."""
+    results = []
+    for row in read_batch_csv(path, allowed_columns):
+        setup = setup_from_batch_row(row, options)
+        try:
+            results.append(row_result(row, setup))
+        except BadInput as exc:
+            raise BadInput(f"{row.where()}: {exc}") from None
+    for result in results:
+        sys.stdout.write(json.dumps(result) + "\n")
