@@ -33,11 +33,10 @@ class ProviderFreshness(_Frozen):
     days_since_success: int | None = None
 
 
-class PriceChange(_Frozen):
-    """One offer whose price moved between two consecutive snapshots."""
+class _SnapshotOffer(_Frozen):
+    """Which offer of which snapshot: what price changes and current prices are about."""
 
     snapshot_date: dt.date
-    previous_snapshot_date: dt.date | None = None
     provider: str
     sku: str
     gpu: str
@@ -48,6 +47,12 @@ class PriceChange(_Frozen):
     commitment_months: int | None = None
     region: str | None = None
     price_basis: str | None = None
+
+
+class PriceChange(_SnapshotOffer):
+    """One offer whose price moved between two consecutive snapshots."""
+
+    previous_snapshot_date: dt.date | None = None
     old_usd_per_gpu_hour: float
     new_usd_per_gpu_hour: float
 
@@ -59,20 +64,9 @@ class PriceChange(_Frozen):
         return (self.new_usd_per_gpu_hour - self.old_usd_per_gpu_hour) / self.old_usd_per_gpu_hour
 
 
-class PricedOffer(_Frozen):
+class PricedOffer(_SnapshotOffer):
     """An offer from the snapshot a report treats as current (e.g. the cheapest per GPU type)."""
 
-    snapshot_date: dt.date
-    provider: str
-    sku: str
-    gpu: str
-    gpu_raw: str
-    gpu_count: int
-    tier: str
-    community: bool = False
-    commitment_months: int | None = None
-    region: str | None = None
-    price_basis: str | None = None
     usd_per_gpu_hour: float
     offers_for_gpu: int = Field(default=1, description="offers for this GPU type and tier across providers")
     providers_for_gpu: int = 1
