@@ -8,6 +8,7 @@ and never stops the other providers.
 
 
 import datetime as dt
+import functools
 from typing import Any
 
 import dagster as dg
@@ -107,16 +108,24 @@ def offers_markdown(offers: list[Offer], limit: int = 10) -> str:
 
 
 def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
-    module_name = provider  # asset keys: raw/<p>, parsed/<p>, snapshot/<p>
+    def stage(name: str, upstream: dict[str, str] | None = None, **spec: Any):
+        """The asset ``<name>/<provider>``, fed by ``{input name: upstream stage}``: every stage is
+        daily, in the scraping group and the warehouse pool."""
+        ins = {arg: dg.AssetIn(key=dg.AssetKey([up, provider])) for arg, up in (upstream or {}).items()}
+        return dg.asset(
+            key=dg.AssetKey([name, provider]),
+            ins=ins or None,
+            partitions_def=daily_partitions,
+            group_name="scraping",
+            pool=WAREHOUSE_POOL,
+            **spec,
+        )
 
-    @dg.asset(
-        key=dg.AssetKey(["raw", module_name]),
-        partitions_def=daily_partitions,
-        group_name="scraping",
+    @stage(
+        "raw",
         kinds={"python", "file"},
         retry_policy=FETCH_RETRY,
         description=f"{provider}: the pricing page for the day, stored gzipped and content-addressed before parsing.",
-        pool=WAREHOUSE_POOL,
     )
     def raw_page(context: dg.AssetExecutionContext, warehouse: WarehouseResource, scrape: ScrapeSettings) -> dict:
         day = partition_date(context)
@@ -151,14 +160,11 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
         )
         return {**raw, "source": scrape.source, "started_at": started}
 
-    @dg.asset(
-        key=dg.AssetKey(["parsed", module_name]),
-        ins={"raw_page": dg.AssetIn(key=dg.AssetKey(["raw", module_name]))},
-        partitions_def=daily_partitions,
-        group_name="scraping",
+    @stage(
+        "parsed",
+        {"raw_page": "raw"},
         kinds={"python"},
         description=f"{provider}: offers parsed from the stored page, with the parse report (not yet published).",
-        pool=WAREHOUSE_POOL,
         check_specs=check_specs(provider),
     )
     def parsed_offers(context: dg.AssetExecutionContext, raw_page: dict, warehouse: WarehouseResource):
@@ -166,37 +172,29 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
 
         day = partition_date(context)
         module = provider_module(provider)
+        fail = functools.partial(
+            record_failure, warehouse, provider=provider, snapshot_date=day, source=raw_page["source"],
+            started_at=raw_page.get("started_at"),
+        )
         try:
             body = read_raw(raw_page["stored_path"])
         except (OSError, ValueError) as exc:  # damaged or missing stored page: this provider fails, visibly
-            record_failure(
-                warehouse, provider=provider, snapshot_date=day, source=raw_page["source"],
-                error=f"stored page unreadable: {exc}", started_at=raw_page.get("started_at"),
-            )
+            fail(error=f"stored page unreadable: {exc}")
             raise dg.Failure(description=f"{provider}: stored page unreadable: {exc}") from exc
         try:
             result: ParseResult = module.parse(body, observed_on=day)
         except StructureMissing as exc:
-            record_failure(
-                warehouse, provider=provider, snapshot_date=day, source=raw_page["source"],
-                error=f"parse failed: {exc}", started_at=raw_page.get("started_at"),
-            )
+            fail(error=f"parse failed: {exc}")
             raise dg.Failure(description=f"{provider}: {exc}") from exc
         except Exception as exc:
-            record_failure(
-                warehouse, provider=provider, snapshot_date=day, source=raw_page["source"],
-                error=f"parser crashed: {type(exc).__name__}: {exc}", started_at=raw_page.get("started_at"),
-            )
+            fail(error=f"parser crashed: {type(exc).__name__}: {exc}")
             raise
         report = result.report
         check_results, failures = evaluate_checks(
             provider, result, baseline_offer_count(warehouse, provider, day, len(result.offers))
         )
         if failures:
-            record_failure(
-                warehouse, provider=provider, snapshot_date=day, source=raw_page["source"],
-                error="check failed: " + "; ".join(failures), report=report, started_at=raw_page.get("started_at"),
-            )
+            fail(error="check failed: " + "; ".join(failures), report=report)
         yield dg.Output(
             {"result": result, "raw": raw_page},
             metadata={
@@ -210,14 +208,11 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
         )
         yield from check_results
 
-    @dg.asset(
-        key=dg.AssetKey(["snapshot", module_name]),
-        ins={"parsed": dg.AssetIn(key=dg.AssetKey(["parsed", module_name]))},
-        partitions_def=daily_partitions,
-        group_name="scraping",
+    @stage(
+        "snapshot",
+        {"parsed": "parsed"},
         kinds={"duckdb"},
         description=f"{provider}: the day's partition of price_snapshots (replaced in one transaction).",
-        pool=WAREHOUSE_POOL,
     )
     def snapshot_partition(
         context: dg.AssetExecutionContext, parsed: dict[str, Any], warehouse: WarehouseResource
