@@ -17,7 +17,7 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
 
 from reports import formatting as fmt  # noqa: E402
 from reports.data import MEMORY_PARTS, GpuCapacity, GpuPriceHistory, MemoryBar, RankedOffer  # noqa: E402
-from reports.svg import chart_text, figure_to_svg  # noqa: E402
+from reports.svg import SVG_DPI, chart_text, figure_to_svg  # noqa: E402
 from reports.weeks import IsoWeek  # noqa: E402
 from scrapers.offer import PROVIDERS  # noqa: E402
 
@@ -59,8 +59,11 @@ def provider_color(provider: str) -> str:
 
 
 def _figure(width: float, height: float) -> Figure:
-    """A one-axes figure; call inside ``rc_context(_STYLE)`` so artists pick up the style."""
-    fig = Figure(figsize=(width, height), layout="constrained")
+    """A one-axes figure; call inside ``rc_context(_STYLE)`` so artists pick up the style.
+
+    No layout engine: ``figure_to_svg`` fits the margins in one measuring pass (constrained
+    layout would draw each figure twice)."""
+    fig = Figure(figsize=(width, height), dpi=SVG_DPI)
     fig.subplots()
     return fig
 
