@@ -20,11 +20,18 @@ app = typer.Typer(
 )
 
 
+_registered = False
+
+
 def _register() -> None:
-    # Imported here so `gpuprice fit` does not pay for importing Dagster.
+    """Add the commands to the app once (main() may be called many times in one process)."""
+    global _registered
+    if _registered:
+        return
     from gpuprice.commands import register_all
 
     register_all(app)
+    _registered = True
 
 
 def _click_exceptions() -> tuple[type[Exception], ...]:

@@ -40,9 +40,12 @@ class WarehouseResource(DuckDBResource):
     def open(self) -> Iterator[duckdb.DuckDBPyConnection]:
         self.home_path.mkdir(parents=True, exist_ok=True)
         with self.get_connection() as con:
-            migrate(con)
-            create_views(con)
-            yield con
+            try:
+                migrate(con)
+                create_views(con)
+                yield con
+            finally:
+                con.close()  # dagster-duckdb closes only when the block succeeds
 
 
 class ScrapeSettings(dg.ConfigurableResource):

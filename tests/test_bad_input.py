@@ -298,16 +298,6 @@ def _write_tally() -> Iterator[None]:
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(autouse=True)
-def _one_registration_per_case() -> Iterator[None]:
-    # gpuprice.cli.main registers every command again on each call (harmless once per process);
-    # over 130 in-process calls the app would hold 1,300 commands and each call take seconds.
-    from gpuprice.cli import app
-
-    app.registered_commands.clear()
-    yield
-
-
 @pytest.mark.parametrize("bad", CASES, ids=[c.label for c in CASES])
 def test_bad_input_gets_one_clean_line(bad: Case, cli, files: Path, published_home: Path, tmp_path: Path,
                                        monkeypatch: pytest.MonkeyPatch):

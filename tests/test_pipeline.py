@@ -123,3 +123,12 @@ def test_run_rejects_bad_input_with_one_line(cli, home, args, needle):
     res = cli("run", *args)
     assert res.code == 2, res
     assert needle in res.err and len(res.err.strip().splitlines()) == 1 and "Traceback" not in res.err
+
+
+def test_commands_are_registered_once_however_often_main_runs(cli):
+    from gpuprice.cli import app
+
+    for _ in range(3):
+        assert cli("workloads").code == 0
+    names = [c.name for c in app.registered_commands]
+    assert len(names) == len(set(names))
