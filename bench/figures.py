@@ -81,6 +81,16 @@ class Figure(BaseModel):
         )
 
 
+def rate_figure(
+    name: str, count: float, unit: str, *, seconds: float, baseline: str, baseline_seconds: float, **rest: Any
+) -> Figure:
+    """A throughput figure: the same ``count`` of items per ``seconds`` of the product and per
+    ``baseline_seconds`` of the baseline (``rest``: ratio_meaning, target, details)."""
+    return Figure(
+        name=name, value=count / seconds, unit=unit, baseline=baseline, baseline_value=count / baseline_seconds, **rest
+    )
+
+
 def _num(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
 

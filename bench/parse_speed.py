@@ -26,7 +26,7 @@ import bs4
 import lxml.html
 from pydantic import BaseModel, ConfigDict
 
-from bench.figures import Bound, Figure, interleaved_medians
+from bench.figures import Bound, Figure, interleaved_medians, rate_figure
 from scrapers.archive import archive_dates, find_archived_page, read_archived
 from scrapers.offer import StructureMissing
 from scrapers.registry import provider_module
@@ -180,12 +180,9 @@ def measure(repeats: int = 15, archive: Path = SAMPLE_ARCHIVE) -> list[Figure]:
             target=(Bound(on="value", op="<=", limit=SIX_PAGES_TARGET_S),),
             details={**common, "offers": offers_lxml, "lxml_only_items": extracted},
         ),
-        Figure(
-            name="parse.pages_per_s_vs_html_parser",
-            value=n_pages / product,
-            unit="pages/s",
-            baseline="bs4 + html.parser",
-            baseline_value=n_pages / html_parser,
+        rate_figure(
+            "parse.pages_per_s_vs_html_parser", n_pages, "pages/s",
+            seconds=product, baseline="bs4 + html.parser", baseline_seconds=html_parser,
             ratio_meaning="speed-up of lxml over html.parser",
             # The product chose lxml for speed: it should not be slower than the alternative.
             target=(Bound(on="ratio", op=">=", limit=1.0),),
@@ -196,12 +193,9 @@ def measure(repeats: int = 15, archive: Path = SAMPLE_ARCHIVE) -> list[Figure]:
                 "same_offer_counts": offers_html == offers_lxml,
             },
         ),
-        Figure(
-            name="parse.pages_per_s_vs_lxml_only",
-            value=n_pages / product,
-            unit="pages/s",
-            baseline="lxml alone + minimal XPath",
-            baseline_value=n_pages / lxml_only,
+        rate_figure(
+            "parse.pages_per_s_vs_lxml_only", n_pages, "pages/s",
+            seconds=product, baseline="lxml alone + minimal XPath", baseline_seconds=lxml_only,
             ratio_meaning="share of the practical limit",
             details={**common, "lxml_only_mb_per_s": round(megabytes / lxml_only, 3)},
         ),

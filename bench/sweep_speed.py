@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bench.figures import Bound, Figure
+from bench.figures import Bound, Figure, rate_figure
 from bench.parse_speed import newest_pages
 from models.catalog import get_gpu, gpu_slugs
 from models.cost import checkpoint_cost, checkpoint_count
@@ -230,23 +230,17 @@ def measure(
         "repeats": repeats,
     }
     return [
-        Figure(
-            name="sweep.configs_per_s",
-            value=configs / product_s,
-            unit="configs/s",
-            baseline="plain per-row Python loop",
-            baseline_value=configs / loop_s,
+        rate_figure(
+            "sweep.configs_per_s", configs, "configs/s",
+            seconds=product_s, baseline="plain per-row Python loop", baseline_seconds=loop_s,
             ratio_meaning="speed-up of fit_sweep + rank_offers over the loop",
             target=(Bound(on="value", op=">=", limit=CONFIGS_PER_S_TARGET), Bound(on="ratio", op=">=", limit=SPEEDUP_TARGET)),
             details={**common, "product_s": round(product_s, 4), "fit_sweep_s": round(sweep_s, 4),
                      "rank_offers_s": round(max(product_s - sweep_s, 0.0), 4), "loop_s": round(loop_s, 3)},
         ),
-        Figure(
-            name="sweep.memory_fit_configs_per_s",
-            value=configs / sweep_s,
-            unit="configs/s",
-            baseline="estimate_memory per configuration",
-            baseline_value=configs / loop_memory_full_s,
+        rate_figure(
+            "sweep.memory_fit_configs_per_s", configs, "configs/s",
+            seconds=sweep_s, baseline="estimate_memory per configuration", baseline_seconds=loop_memory_full_s,
             ratio_meaning="speed-up of fit_sweep alone over the loop",
             details={**common, "fit_sweep_s": round(sweep_s, 4), "loop_s": round(loop_memory_full_s, 3)},
         ),
