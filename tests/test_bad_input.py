@@ -53,6 +53,22 @@ def case(*argv: str, expect: str | tuple[str, ...], env: dict[str, str] | None =
 
 F = "{files}"
 MODEL = ("--model", "meta-llama/Llama-3.1-8B")
+# Valid commands up to the bad option each case appends.
+FIT_FULL = ("fit", *MODEL, "--method", "full")
+FIT_LORA = ("fit", *MODEL, "--method", "lora")
+ESTIMATE_H100 = ("estimate", *MODEL, "--method", "lora", "--gpu", "h100-sxm")
+RANK = ("rank", "--workload", "llama-3.1-8b-lora")
+
+
+def fit_config(name: str) -> tuple[str, ...]:
+    """A LoRA fit of the prepared config file ``name``."""
+    return ("fit", "--config", f"{F}/{name}", "--method", "lora")
+
+
+def workloads_file(name: str) -> dict[str, str]:
+    """The environment that makes the prepared file ``name`` the workload catalog."""
+    return {"GPUPRICE_WORKLOADS": f"{F}/{name}"}
+
 
 CASES: list[Case] = [
     # --- run ------------------------------------------------------------------------------------
@@ -114,7 +130,7 @@ CASES: list[Case] = [
     case("report", "--week", "2026-13", expect="2026-13"),
     case("report", "--workload", "nope", expect="nope"),
     case("report", expect="analytics.duckdb", home="empty"),
-    case("report", expect=("workloads-syntax.yaml", "line"), env={"GPUPRICE_WORKLOADS": f"{F}/workloads-syntax.yaml"}),
+    case("report", expect=("workloads-syntax.yaml", "line"), env=workloads_file("workloads-syntax.yaml")),
     # --- fit --------------------------------------------------------------------------------------
     case("fit", "--model", "no/such-model", "--method", "lora", expect="no/such-model"),
     case("fit", *MODEL, expect="--method"),
@@ -125,29 +141,29 @@ CASES: list[Case] = [
     case("fit", "--params-b", "1e12", "--method", "full", expect="--params-b"),
     case("fit", "--params-b", "seven", "--method", "full", expect="seven"),
     case("fit", "--params-b", "inf", "--method", "full", expect="inf"),
-    case("fit", *MODEL, "--method", "full", "--seq-len", "0", expect="seq-len"),
-    case("fit", *MODEL, "--method", "full", "--seq-len", "100000000000", expect="seq-len"),
-    case("fit", *MODEL, "--method", "full", "--seq-len", "2k", expect="2k"),
-    case("fit", *MODEL, "--method", "full", "--gpus", "0", expect="gpus"),
-    case("fit", *MODEL, "--method", "full", "--gpus", "-8", expect="gpus"),
-    case("fit", *MODEL, "--method", "full", "--micro-batch", "0", expect="micro-batch"),
-    case("fit", *MODEL, "--method", "lora", "--lora-rank", "0", expect="lora-rank"),
+    case(*FIT_FULL, "--seq-len", "0", expect="seq-len"),
+    case(*FIT_FULL, "--seq-len", "100000000000", expect="seq-len"),
+    case(*FIT_FULL, "--seq-len", "2k", expect="2k"),
+    case(*FIT_FULL, "--gpus", "0", expect="gpus"),
+    case(*FIT_FULL, "--gpus", "-8", expect="gpus"),
+    case(*FIT_FULL, "--micro-batch", "0", expect="micro-batch"),
+    case(*FIT_LORA, "--lora-rank", "0", expect="lora-rank"),
     case("fit", *MODEL, "--method", "finetune", expect="finetune"),
-    case("fit", *MODEL, "--method", "full", "--optimizer", "adam", expect="adam"),
-    case("fit", *MODEL, "--method", "full", "--precision", "fp8", expect="fp8"),
-    case("fit", *MODEL, "--method", "full", "--sharding", "zero4", expect="zero4"),
-    case("fit", *MODEL, "--method", "lora", "--lora-targets", "everything", expect="everything"),
-    case("fit", *MODEL, "--method", "full", "--margin", "5", expect="margin"),
-    case("fit", *MODEL, "--method", "full", "--gpu", "h100", expect="h100"),
-    case("fit", *MODEL, "--method", "full", "--gpu", "../../etc/passwd", expect="../../etc/passwd"),
-    case("fit", "--config", f"{F}/missing.json", "--method", "lora", expect="missing.json"),
-    case("fit", "--config", f"{F}/adir", "--method", "lora", expect="adir"),
-    case("fit", "--config", f"{F}/config-truncated.json", "--method", "lora", expect=("config-truncated.json", "line")),
-    case("fit", "--config", f"{F}/config-not-json.json", "--method", "lora", expect="config-not-json.json"),
-    case("fit", "--config", f"{F}/config-no-hidden.json", "--method", "lora", expect="config-no-hidden.json"),
-    case("fit", "--config", f"{F}/config-list.json", "--method", "lora", expect="config-list.json"),
-    case("fit", "--config", f"{F}/config-negative.json", "--method", "lora", expect="config-negative.json"),
-    case("fit", "--config", f"{F}/binary.csv", "--method", "lora", expect="binary.csv"),
+    case(*FIT_FULL, "--optimizer", "adam", expect="adam"),
+    case(*FIT_FULL, "--precision", "fp8", expect="fp8"),
+    case(*FIT_FULL, "--sharding", "zero4", expect="zero4"),
+    case(*FIT_LORA, "--lora-targets", "everything", expect="everything"),
+    case(*FIT_FULL, "--margin", "5", expect="margin"),
+    case(*FIT_FULL, "--gpu", "h100", expect="h100"),
+    case(*FIT_FULL, "--gpu", "../../etc/passwd", expect="../../etc/passwd"),
+    case(*fit_config("missing.json"), expect="missing.json"),
+    case(*fit_config("adir"), expect="adir"),
+    case(*fit_config("config-truncated.json"), expect=("config-truncated.json", "line")),
+    case(*fit_config("config-not-json.json"), expect="config-not-json.json"),
+    case(*fit_config("config-no-hidden.json"), expect="config-no-hidden.json"),
+    case(*fit_config("config-list.json"), expect="config-list.json"),
+    case(*fit_config("config-negative.json"), expect="config-negative.json"),
+    case(*fit_config("binary.csv"), expect="binary.csv"),
     case("fit", "--batch", f"{F}/missing.csv", expect="missing.csv"),
     case("fit", "--batch", f"{F}/adir", expect="adir"),
     case("fit", "--batch", f"{F}/batch-bad-cell.csv", expect=("batch-bad-cell.csv", "line 3", "abc")),
@@ -168,41 +184,39 @@ CASES: list[Case] = [
     # --- estimate -----------------------------------------------------------------------------------
     case("estimate", *MODEL, "--method", "lora", "--tokens", "1e9", expect="--gpu"),
     case("estimate", *MODEL, "--method", "lora", "--gpu", "h100", "--tokens", "1e9", expect="h100"),
-    case("estimate", *MODEL, "--method", "lora", "--gpu", "h100-sxm", "--tokens", "10^12", expect="10^12"),
-    case("estimate", *MODEL, "--method", "lora", "--gpu", "h100-sxm", "--tokens", "0", expect="--tokens"),
-    case("estimate", *MODEL, "--method", "lora", "--gpu", "h100-sxm", "--tokens", "-1e9", expect="--tokens"),
-    case("estimate", *MODEL, "--method", "lora", "--gpu", "h100-sxm", "--hours", "-3", expect="--hours"),
-    case("estimate", *MODEL, "--method", "lora", "--gpu", "h100-sxm", "--tokens", "1e9", "--hours", "3", expect="--tokens"),
-    case("estimate", *MODEL, "--method", "lora", "--gpu", "h100-sxm", expect="--tokens"),
-    case("estimate", *MODEL, "--method", "lora", "--gpu", "h100-sxm", "--tokens", "1e9", "--usd-per-gpu-hour", "-2",
-         expect="--usd-per-gpu-hour"),
-    case("estimate", *MODEL, "--method", "lora", "--gpu", "h100-sxm", "--tokens", "1e9", "--gpus", "0", expect="gpus"),
+    case(*ESTIMATE_H100, "--tokens", "10^12", expect="10^12"),
+    case(*ESTIMATE_H100, "--tokens", "0", expect="--tokens"),
+    case(*ESTIMATE_H100, "--tokens", "-1e9", expect="--tokens"),
+    case(*ESTIMATE_H100, "--hours", "-3", expect="--hours"),
+    case(*ESTIMATE_H100, "--tokens", "1e9", "--hours", "3", expect="--tokens"),
+    case(*ESTIMATE_H100, expect="--tokens"),
+    case(*ESTIMATE_H100, "--tokens", "1e9", "--usd-per-gpu-hour", "-2", expect="--usd-per-gpu-hour"),
+    case(*ESTIMATE_H100, "--tokens", "1e9", "--gpus", "0", expect="gpus"),
     case("estimate", "--params-b", "-5", "--method", "lora", "--gpu", "h100-sxm", "--tokens", "1e9", expect="-5"),
     case("estimate", "--batch", f"{F}/batch-bad-cell.csv", "--gpu", "h100-sxm", "--tokens", "1e9",
          expect=("batch-bad-cell.csv", "line 3")),
     # --- workloads --------------------------------------------------------------------------------
-    case("workloads", expect=("workloads-syntax.yaml", "line"), env={"GPUPRICE_WORKLOADS": f"{F}/workloads-syntax.yaml"}),
+    case("workloads", expect=("workloads-syntax.yaml", "line"), env=workloads_file("workloads-syntax.yaml")),
     case("workloads", expect=("workloads-bad-field.yaml", "line 6", "seq_len"),
-         env={"GPUPRICE_WORKLOADS": f"{F}/workloads-bad-field.yaml"}),
+         env=workloads_file("workloads-bad-field.yaml")),
     case("workloads", expect=("workloads-unknown-field.yaml", "line 5", "checkpoint_every"),
-         env={"GPUPRICE_WORKLOADS": f"{F}/workloads-unknown-field.yaml"}),
+         env=workloads_file("workloads-unknown-field.yaml")),
     case("workloads", expect=("workloads-bad-model.yaml", "line 3", "model"),
-         env={"GPUPRICE_WORKLOADS": f"{F}/workloads-bad-model.yaml"}),
-    case("workloads", expect="missing.yaml", env={"GPUPRICE_WORKLOADS": f"{F}/missing.yaml"}),
-    case("workloads", expect="adir", env={"GPUPRICE_WORKLOADS": f"{F}/adir"}),
-    case("workloads", expect="empty.csv", env={"GPUPRICE_WORKLOADS": f"{F}/empty.csv"}),
+         env=workloads_file("workloads-bad-model.yaml")),
+    case("workloads", expect="missing.yaml", env=workloads_file("missing.yaml")),
+    case("workloads", expect="adir", env=workloads_file("adir")),
+    case("workloads", expect="empty.csv", env=workloads_file("empty.csv")),
     case("workloads", "--bogus", expect="--bogus"),
     # --- rank -------------------------------------------------------------------------------------
     case("rank", "--workload", "nope", expect="nope"),
     case("rank", expect="--workload"),
-    case("rank", "--workload", "llama-3.1-8b-lora", "--date", "2026-13-01", expect="2026-13-01"),
-    case("rank", "--workload", "llama-3.1-8b-lora", "--top", "0", expect="--top"),
-    case("rank", "--workload", "llama-3.1-8b-lora", "--top", "-1", expect="--top"),
-    case("rank", "--workload", "llama-3.1-8b-lora", "--top", "abc", expect="abc"),
-    case("rank", "--workload", "llama-3.1-8b-lora", "--format", "xml", expect="xml"),
-    case("rank", "--workload", "llama-3.1-8b-lora", expect="analytics.duckdb", home="empty"),
-    case("rank", "--workload", "llama-3.1-8b-lora", expect=("workloads-syntax.yaml", "line"),
-         env={"GPUPRICE_WORKLOADS": f"{F}/workloads-syntax.yaml"}),
+    case(*RANK, "--date", "2026-13-01", expect="2026-13-01"),
+    case(*RANK, "--top", "0", expect="--top"),
+    case(*RANK, "--top", "-1", expect="--top"),
+    case(*RANK, "--top", "abc", expect="abc"),
+    case(*RANK, "--format", "xml", expect="xml"),
+    case(*RANK, expect="analytics.duckdb", home="empty"),
+    case(*RANK, expect=("workloads-syntax.yaml", "line"), env=workloads_file("workloads-syntax.yaml")),
     # --- the program itself -------------------------------------------------------------------------
     case("no-such-command", expect="no-such-command"),
 ]
