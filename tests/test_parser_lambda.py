@@ -2,37 +2,32 @@
 
 from __future__ import annotations
 
-import csv
 import gzip
-from pathlib import Path
 
 import pytest
 
+from parser_support import (
+    archive_dir,
+    archive_observations,
+    archive_page_names,
+    assert_archive_sources_copied,
+    assert_registered,
+    dumped,
+    fixture_dir,
+    full_offer,
+    live_request_summary,
+    parse_archive_page,
+)
 from scrapers.offer import StructureMissing
 from scrapers.providers import lambda_cloud
-from scrapers.registry import provider_module
 
-FIXTURES = Path(__file__).parent / "fixtures" / "pages" / "lambda"
-ARCHIVE = Path(__file__).resolve().parent.parent / "scrapers" / "sample_archive" / "lambda"
-from conftest import SHARED
-
-SHARED_PRICES = SHARED / "data" / "observed_prices.csv"
+FIXTURES = fixture_dir("lambda")
+ARCHIVE = archive_dir("lambda")
 
 
 def offer(**fields: object) -> dict:
     """An expected offer with every field: Lambda defaults, overridden per offer."""
-    base = {
-        "provider": "lambda", "gpu": None, "gpu_raw": None, "gpu_count": None, "vram_gb": None,
-        "tier": "on_demand", "community": False, "commitment_months": None, "usd_per_gpu_hour": None,
-        "usd_per_instance_hour": None, "region": None, "available": None, "effective_from": None,
-        "sku": None, "vcpus": None, "ram_gb": None, "storage_gb": None, "price_basis": "list",
-    }
-    assert set(fields) <= set(base), set(fields) - set(base)
-    return base | fields
-
-
-def dumped(result) -> list[dict]:
-    return [o.model_dump(mode="json") for o in result.offers]
+    return full_offer("lambda", **fields)
 
 
 def parse_fixture(name: str):
@@ -196,15 +191,11 @@ def test_undecodable_bytes_and_gzip() -> None:
 
 
 def test_module_interface_through_the_registry() -> None:
-    module = provider_module("lambda")
-    assert module is lambda_cloud
-    assert (module.PROVIDER, module.PARSER_VERSION, module.PRICING_URL) == (
-        "lambda", "lambda/1", "https://lambda.ai/pricing")
-    primary, fallback = module.live_requests()
-    assert (primary.url, primary.method, primary.kind, primary.fallback) == (
-        "https://lambda.ai/pricing", "GET", "html", False)
-    assert (fallback.url, fallback.method, fallback.kind, fallback.fallback) == (
-        "https://lambda.ai/instances", "GET", "html", True)
+    assert_registered(lambda_cloud, "lambda", "lambda/1", "https://lambda.ai/pricing")
+    assert live_request_summary(lambda_cloud) == [
+        ("https://lambda.ai/pricing", "GET", "html", False),  # primary
+        ("https://lambda.ai/instances", "GET", "html", True),  # fallback
+    ]
 
 
 # --- sample archive --------------------------------------------------------------------------
@@ -216,26 +207,24 @@ SLUGS = {"H100 SXM": "h100-sxm", "H100 PCIe": "h100-pcie", "A100 SXM 80GB": "a10
 
 
 def test_sample_archive_dates_and_layouts() -> None:
-    pages = sorted(p.name for p in ARCHIVE.iterdir() if p.suffix == ".html")
-    assert pages == list(ARCHIVE_COUNTS)
+    assert archive_page_names("lambda") == list(ARCHIVE_COUNTS)
     assert "self.__next_f.push" in (ARCHIVE / "2025-10-21.html").read_text()  # the older layout
     assert 'role="tabpanel"' in (ARCHIVE / "2026-08-30.html").read_text()  # newest Lambda observation
 
 
 @pytest.mark.parametrize("name", list(ARCHIVE_COUNTS))
 def test_sample_archive_page_parses_cleanly(name: str) -> None:
-    result = lambda_cloud.parse((ARCHIVE / name).read_bytes())
+    result = parse_archive_page(lambda_cloud, name, dated=False)
     assert len(result.offers) == ARCHIVE_COUNTS[name]
-    assert result.report.rejected == [] and result.report.unknown_gpus == []
     assert result.report.missing_columns == [] and result.report.unpriced_rows == 0
     assert {o.gpu_count for o in result.offers} == {1, 2, 4, 8}
 
 
 @pytest.mark.parametrize("name", list(ARCHIVE_COUNTS))
 def test_sample_archive_carries_every_price_observed_on_its_date(name: str) -> None:
-    date = name.split(".")[0]
-    prices = {(o.gpu, o.gpu_count): o.usd_per_gpu_hour for o in lambda_cloud.parse((ARCHIVE / name).read_bytes()).offers}
-    observed = [r for r in csv.DictReader((ARCHIVE / "observed_prices.csv").open()) if r["observed_on"] == date]
+    offers = parse_archive_page(lambda_cloud, name, dated=False).offers
+    prices = {(o.gpu, o.gpu_count): o.usd_per_gpu_hour for o in offers}
+    observed = archive_observations("lambda", name)
     assert observed
     for row in observed:
         assert prices[(SLUGS[row["gpu"]], int(row["gpu_count"]))] == float(row["usd_per_gpu_hour"]), row
@@ -243,7 +232,7 @@ def test_sample_archive_carries_every_price_observed_on_its_date(name: str) -> N
 
 def test_known_prices_and_changes_across_archive_dates() -> None:
     def price(name: str, gpu: str, count: int) -> float:
-        offers = lambda_cloud.parse((ARCHIVE / name).read_bytes()).offers
+        offers = parse_archive_page(lambda_cloud, name, dated=False).offers
         return next(o.usd_per_gpu_hour for o in offers if o.gpu == gpu and o.gpu_count == count)
 
     assert [price(n, "h100-sxm", 8) for n in ARCHIVE_COUNTS] == [2.99, 3.99, 3.99]
@@ -253,12 +242,4 @@ def test_known_prices_and_changes_across_archive_dates() -> None:
 
 
 def test_sample_archive_sources_are_copied_from_the_shared_observations() -> None:
-    local = list(csv.DictReader((ARCHIVE / "observed_prices.csv").open()))
-    assert local and all(r["provider"] == "lambda" for r in local)
-    if SHARED_PRICES.exists():
-        shared = list(csv.DictReader(SHARED_PRICES.open()))
-        assert all(row in shared for row in local)
-    sources = (ARCHIVE / "SOURCES.md").read_text()
-    assert "reconstructions, not captures" in sources
-    for name in ARCHIVE_COUNTS:
-        assert f"## {name}" in sources
+    assert_archive_sources_copied("lambda", ARCHIVE_COUNTS)

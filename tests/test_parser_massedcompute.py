@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-from pathlib import Path
 
 import pytest
 
-from scrapers.offer import CONTRACT_FIELDS, Offer, ParseResult, StructureMissing
-from scrapers.pages import PageRequest
+from parser_support import (
+    archive_observations,
+    archive_page_names,
+    assert_offers,
+    assert_registered,
+    assert_structure_missing,
+    assert_undecodable_bytes_noted,
+    fixture_dir,
+    full_offer,
+    live_request_summary,
+    parse_archive_page,
+    report_of,
+)
+from scrapers.offer import Offer, ParseResult
 from scrapers.providers import massedcompute
-from scrapers.registry import provider_module
 
-FIXTURES = Path(__file__).parent / "fixtures" / "pages" / "massedcompute"
-ARCHIVE = Path(__file__).parent.parent / "scrapers" / "sample_archive" / "massedcompute"
+FIXTURES = fixture_dir("massedcompute")
 
 
 def parse_fixture(name: str) -> ParseResult:
@@ -27,24 +35,11 @@ def expected_offer(
     region: str | None = None, available: bool | None = None,
 ) -> dict:
     """A full offer as Massed Compute prices it: on-demand instances priced per instance-hour."""
-    return {
-        "provider": "massedcompute", "gpu": gpu, "gpu_raw": gpu_raw, "gpu_count": gpu_count, "vram_gb": vram_gb,
-        "tier": "on_demand", "community": False, "commitment_months": None, "usd_per_gpu_hour": usd_per_gpu_hour,
-        "usd_per_instance_hour": usd_per_instance_hour, "region": region, "available": available,
-        "effective_from": None, "sku": sku, "vcpus": vcpus, "ram_gb": ram_gb, "storage_gb": storage_gb,
-        "price_basis": "list",
-    }
-
-
-def assert_offers(result: ParseResult, expected: list[dict]) -> None:
-    assert [o.contract_dict() for o in result.offers] == [{k: e[k] for k in CONTRACT_FIELDS} for e in expected]
-    assert [o.model_dump(mode="json") for o in result.offers] == expected
-
-
-def report_of(result: ParseResult) -> dict:
-    data = result.report.model_dump()
-    assert data.pop("provider") == "massedcompute"
-    return data
+    return full_offer(
+        "massedcompute", gpu=gpu, gpu_raw=gpu_raw, gpu_count=gpu_count, vram_gb=vram_gb,
+        usd_per_gpu_hour=usd_per_gpu_hour, usd_per_instance_hour=usd_per_instance_hour, region=region,
+        available=available, sku=sku, vcpus=vcpus, ram_gb=ram_gb, storage_gb=storage_gb,
+    )
 
 
 def test_table_with_reordered_columns_cross_checks_and_naming_traps() -> None:
@@ -77,7 +72,7 @@ def test_table_with_reordered_columns_cross_checks_and_naming_traps() -> None:
                        usd_per_gpu_hour=0.99, usd_per_instance_hour=1.98, vram_gb=48.0, vcpus=32.0,
                        ram_gb=128.0, storage_gb=1000.0, region="US-Central"),
     ])
-    assert report_of(result) == {
+    assert report_of(result, "massedcompute") == {
         "rows_seen": 12,  # group rows name GPUs, they are not instances
         "offers": 7,
         "unpriced_rows": 1,  # gpu_1x_h200_nvl "Sold out"
@@ -113,7 +108,7 @@ def test_labelled_rows_without_a_table_take_gpu_and_count_from_the_sku() -> None
                        usd_per_gpu_hour=0.625, usd_per_instance_hour=1.25, vram_gb=None, vcpus=16.0,
                        ram_gb=96.0, storage_gb=500.0, available=True),
     ])
-    assert report_of(result) == {
+    assert report_of(result, "massedcompute") == {
         "rows_seen": 4,
         "offers": 3,
         "unpriced_rows": 0,
@@ -152,17 +147,12 @@ def test_per_gpu_price_only_and_count_from_the_name() -> None:
     ],
 )
 def test_pages_without_a_price_structure_raise_structure_missing(content: bytes, what: str) -> None:
-    with pytest.raises(StructureMissing) as info:
-        massedcompute.parse(content)
-    assert info.value.provider == "massedcompute"
-    assert info.value.what == what
+    assert_structure_missing(massedcompute.parse, content, "massedcompute", what)
 
 
 def test_undecodable_bytes_are_replaced_and_noted() -> None:
     content = (FIXTURES / "table.html").read_bytes().replace(b"<main>", b"<main>\xc3\x28", 1)
-    result = massedcompute.parse(content)
-    assert result.report.offers == 7
-    assert "page is not valid UTF-8; undecodable bytes replaced" in result.report.notes
+    assert_undecodable_bytes_noted(massedcompute.parse(content), offers=7)
 
 
 # ---------------------------------------------------------------- sample archive
@@ -176,22 +166,21 @@ ARCHIVE_COUNTS = {  # file -> offers (one row per instance size, all priced)
 
 
 def archive_offers(name: str) -> list[Offer]:
-    result = massedcompute.parse((ARCHIVE / name).read_bytes(), observed_on=dt.date.fromisoformat(name[:10]))
+    result = parse_archive_page(massedcompute, name, dated=True)
     report = result.report
-    assert report.rejected == [] and report.unknown_gpus == [] and report.unpriced_rows == 0
+    assert report.unpriced_rows == 0
     assert report.offers == report.rows_seen == ARCHIVE_COUNTS[name]
     return result.offers
 
 
 def test_archive_holds_the_expected_dates() -> None:
-    assert sorted(p.name for p in ARCHIVE.glob("*.html")) == sorted(ARCHIVE_COUNTS)
+    assert archive_page_names("massedcompute") == sorted(ARCHIVE_COUNTS)
 
 
 @pytest.mark.parametrize("name", sorted(ARCHIVE_COUNTS))
 def test_archive_page_parses_and_every_price_was_observed(name: str) -> None:
     offers = archive_offers(name)
-    with (ARCHIVE / "observed_prices.csv").open() as f:
-        observed = {float(r["usd_per_gpu_hour"]) for r in csv.DictReader(f)}
+    observed = {float(r["usd_per_gpu_hour"]) for r in archive_observations("massedcompute")}
     assert {o.usd_per_gpu_hour for o in offers} <= observed
     for o in offers:
         assert o.sku == f"gpu_{o.gpu_count}x_{o.sku.split('_', 2)[2]}"
@@ -223,20 +212,13 @@ def test_archive_pages_parse_without_an_observation_date() -> None:
     # As `gpuprice parse FILE` without --observed-on reads them. How fast is measured by
     # `make bench` (bench/parse_speed.py), never asserted in a test.
     for name in sorted(ARCHIVE_COUNTS):
-        report = massedcompute.parse((ARCHIVE / name).read_bytes()).report
-        assert report.rejected == [], name
+        report = parse_archive_page(massedcompute, name, dated=False).report
         assert report.offers == ARCHIVE_COUNTS[name], name
 
 
 def test_registry_exposes_the_module_interface() -> None:
-    module = provider_module("massedcompute")
-    assert module is massedcompute
-    assert (module.PROVIDER, module.PARSER_VERSION, module.PRICING_URL) == (
-        "massedcompute", "massedcompute/1", "https://vm.massedcompute.com/pricing")
-    requests = module.live_requests()
-    assert [type(r) for r in requests] == [PageRequest]
-    assert (requests[0].url, requests[0].method, requests[0].kind, requests[0].fallback) == (
-        "https://vm.massedcompute.com/pricing", "GET", "html", False)
+    assert_registered(massedcompute, "massedcompute", "massedcompute/1", "https://vm.massedcompute.com/pricing")
+    assert live_request_summary(massedcompute) == [("https://vm.massedcompute.com/pricing", "GET", "html", False)]
 
 
 def test_aria_grid_and_captions_under_their_values() -> None:

@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import json
 import re
-from pathlib import Path
 
 import pytest
 
-from scrapers.offer import CONTRACT_FIELDS, Offer, ParseResult, StructureMissing
-from scrapers.pages import PageRequest
+from parser_support import (
+    archive_observations,
+    archive_page_names,
+    assert_offers,
+    assert_registered,
+    assert_structure_missing,
+    assert_undecodable_bytes_noted,
+    fixture_dir,
+    full_offer,
+    live_request_summary,
+    parse_archive_page,
+    report_of,
+)
+from scrapers.offer import Offer, ParseResult
 from scrapers.providers import nebius
-from scrapers.registry import provider_module
 
-FIXTURES = Path(__file__).parent / "fixtures" / "pages" / "nebius"
-ARCHIVE = Path(__file__).parent.parent / "scrapers" / "sample_archive" / "nebius"
+FIXTURES = fixture_dir("nebius")
 
 
 def parse_fixture(name: str, observed_on: dt.date | None = dt.date(2026, 10, 6)) -> ParseResult:
@@ -28,23 +36,10 @@ def expected_offer(
     vcpus: float | None, ram_gb: float | None, effective_from: str | None = None,
 ) -> dict:
     """A full offer as Nebius prices it: per GPU-hour, no region/availability on the page."""
-    return {
-        "provider": "nebius", "gpu": gpu, "gpu_raw": gpu_raw, "gpu_count": gpu_count, "vram_gb": None,
-        "tier": tier, "community": False, "commitment_months": None, "usd_per_gpu_hour": usd_per_gpu_hour,
-        "usd_per_instance_hour": None, "region": None, "available": None, "effective_from": effective_from,
-        "sku": gpu_raw, "vcpus": vcpus, "ram_gb": ram_gb, "storage_gb": None, "price_basis": "list",
-    }
-
-
-def assert_offers(result: ParseResult, expected: list[dict]) -> None:
-    assert [o.contract_dict() for o in result.offers] == [{k: e[k] for k in CONTRACT_FIELDS} for e in expected]
-    assert [o.model_dump(mode="json") for o in result.offers] == expected
-
-
-def report_of(result: ParseResult) -> dict:
-    data = result.report.model_dump()
-    assert data.pop("provider") == "nebius"
-    return data
+    return full_offer(
+        "nebius", gpu=gpu, gpu_raw=gpu_raw, gpu_count=gpu_count, tier=tier, usd_per_gpu_hour=usd_per_gpu_hour,
+        effective_from=effective_from, sku=gpu_raw, vcpus=vcpus, ram_gb=ram_gb,
+    )
 
 
 H100 = dict(gpu="h100-sxm", gpu_raw="NVIDIA HGX H100", gpu_count=8, vcpus=128.0, ram_gb=1600.0)
@@ -68,7 +63,7 @@ def test_current_layout_with_scheduled_prices_and_every_kind_of_bad_row() -> Non
                        tier="on_demand", usd_per_gpu_hour=0.65),
         expected_offer(**B300, tier="spot", usd_per_gpu_hour=4.3),
     ])
-    assert report_of(result) == {
+    assert report_of(result, "nebius") == {
         "rows_seen": 8,  # the "NVIDIA Hopper" section row is not a row; the CPU table is skipped
         "offers": 9,
         "unpriced_rows": 1,  # GB300 NVL72: "Contact sales" everywhere
@@ -95,7 +90,7 @@ def test_swapped_preemptible_and_on_demand_columns_are_mapped_by_header() -> Non
         expected_offer(**H100, tier="on_demand", usd_per_gpu_hour=3.85),
         expected_offer(**H100, tier="spot", usd_per_gpu_hour=2.15),
     ])
-    assert report_of(result) == {
+    assert report_of(result, "nebius") == {
         "rows_seen": 2, "offers": 4, "unpriced_rows": 0, "rejected": [], "unknown_gpus": [],
         "missing_columns": [], "unexpected_columns": ["InfiniBand"], "notes": [],
     }
@@ -109,7 +104,7 @@ def test_old_four_column_layout_repeated_in_props_is_read_once() -> None:
         expected_offer(gpu="l40s", gpu_raw="NVIDIA L40S", gpu_count=1, vcpus=8.0, ram_gb=32.0,
                        tier="on_demand", usd_per_gpu_hour=1.55),  # "FROM $1.55"
     ])
-    assert report_of(result) == {
+    assert report_of(result, "nebius") == {
         "rows_seen": 3, "offers": 3, "unpriced_rows": 0, "rejected": [], "unknown_gpus": [],
         "missing_columns": [], "unexpected_columns": [],
         "notes": ["'from' prices (lowest host variant): NVIDIA L40S"],
@@ -174,17 +169,12 @@ def test_missing_vcpu_and_ram_columns_are_reported_not_fatal() -> None:
     ],
 )
 def test_pages_without_a_price_structure_raise_structure_missing(content: bytes, what: str) -> None:
-    with pytest.raises(StructureMissing) as info:
-        nebius.parse(content)
-    assert info.value.provider == "nebius"
-    assert info.value.what == what
+    assert_structure_missing(nebius.parse, content, "nebius", what)
 
 
 def test_undecodable_bytes_are_replaced_and_noted() -> None:
     content = (FIXTURES / "old_layout.html").read_bytes().replace(b"<main>", b"<main>\xff\xfe caf\xe9")
-    result = nebius.parse(content)
-    assert len(result.offers) == 3
-    assert "page is not valid UTF-8; undecodable bytes replaced" in result.report.notes
+    assert_undecodable_bytes_noted(nebius.parse(content), offers=3)
 
 
 # ---------------------------------------------------------------- sample archive
@@ -198,21 +188,19 @@ ARCHIVE_COUNTS = {  # file -> (offers, rows_seen)
 
 
 def archive_offers(name: str) -> list[Offer]:
-    result = nebius.parse((ARCHIVE / name).read_bytes(), observed_on=dt.date.fromisoformat(name[:10]))
-    assert result.report.rejected == [] and result.report.unknown_gpus == []
+    result = parse_archive_page(nebius, name, dated=True)
     assert (result.report.offers, result.report.rows_seen) == ARCHIVE_COUNTS[name]
     return result.offers
 
 
 def test_archive_holds_the_expected_dates() -> None:
-    assert sorted(p.name for p in ARCHIVE.glob("*.html")) == sorted(ARCHIVE_COUNTS)
+    assert archive_page_names("nebius") == sorted(ARCHIVE_COUNTS)
 
 
 @pytest.mark.parametrize("name", sorted(ARCHIVE_COUNTS))
 def test_archive_page_parses_and_every_price_was_observed(name: str) -> None:
     offers = archive_offers(name)
-    with (ARCHIVE / "observed_prices.csv").open() as f:
-        rows = list(csv.DictReader(f))
+    rows = archive_observations("nebius")
     observed = {float(r["usd_per_gpu_hour"]) for r in rows}
     # Some values are stated in a row's notes ("older on-demand column (H100 3.85, ...)").
     observed |= {float(x) for r in rows for x in re.findall(r"\d+\.\d+", r["notes"])}
@@ -243,16 +231,10 @@ def test_archive_pages_parse_without_an_observation_date() -> None:
     # As `gpuprice parse FILE` without --observed-on reads them. How fast is measured by
     # `make bench` (bench/parse_speed.py), never asserted in a test.
     for name in sorted(ARCHIVE_COUNTS):
-        report = nebius.parse((ARCHIVE / name).read_bytes()).report
-        assert report.rejected == [], name
+        report = parse_archive_page(nebius, name, dated=False).report
         assert (report.offers, report.rows_seen) == ARCHIVE_COUNTS[name], name
 
 
 def test_registry_exposes_the_module_interface() -> None:
-    module = provider_module("nebius")
-    assert module is nebius
-    assert (module.PROVIDER, module.PARSER_VERSION, module.PRICING_URL) == ("nebius", "nebius/1", "https://nebius.com/prices")
-    requests = module.live_requests()
-    assert [type(r) for r in requests] == [PageRequest]
-    assert (requests[0].url, requests[0].method, requests[0].kind, requests[0].fallback) == (
-        "https://nebius.com/prices", "GET", "html", False)
+    assert_registered(nebius, "nebius", "nebius/1", "https://nebius.com/prices")
+    assert live_request_summary(nebius) == [("https://nebius.com/prices", "GET", "html", False)]

@@ -2,38 +2,33 @@
 
 from __future__ import annotations
 
-import csv
 import gzip
 import json
-from pathlib import Path
 
 import pytest
 
+from parser_support import (
+    archive_dir,
+    archive_observations,
+    archive_page_names,
+    assert_archive_sources_copied,
+    assert_registered,
+    dumped,
+    fixture_dir,
+    full_offer,
+    live_request_summary,
+    parse_archive_page,
+)
 from scrapers.offer import StructureMissing
 from scrapers.providers import runpod
-from scrapers.registry import provider_module
 
-FIXTURES = Path(__file__).parent / "fixtures" / "pages" / "runpod"
-ARCHIVE = Path(__file__).resolve().parent.parent / "scrapers" / "sample_archive" / "runpod"
-from conftest import SHARED
-
-SHARED_PRICES = SHARED / "data" / "observed_prices.csv"
+FIXTURES = fixture_dir("runpod")
+ARCHIVE = archive_dir("runpod")
 
 
 def offer(**fields: object) -> dict:
-    """An expected offer with every field: Runpod defaults, overridden per offer."""
-    base = {
-        "provider": "runpod", "gpu": None, "gpu_raw": None, "gpu_count": 1, "vram_gb": None,
-        "tier": "on_demand", "community": False, "commitment_months": None, "usd_per_gpu_hour": None,
-        "usd_per_instance_hour": None, "region": None, "available": None, "effective_from": None,
-        "sku": None, "vcpus": None, "ram_gb": None, "storage_gb": None, "price_basis": "list",
-    }
-    assert set(fields) <= set(base), set(fields) - set(base)
-    return base | fields
-
-
-def dumped(result) -> list[dict]:
-    return [o.model_dump(mode="json") for o in result.offers]
+    """An expected offer with every field: Runpod defaults (one GPU), overridden per offer."""
+    return full_offer("runpod", **{"gpu_count": 1, **fields})
 
 
 def parse_fixture(name: str):
@@ -226,19 +221,15 @@ def test_gzipped_body_is_inflated_and_a_gzip_bomb_is_refused(monkeypatch: pytest
 
 
 def test_module_interface_through_the_registry() -> None:
-    module = provider_module("runpod")
-    assert module is runpod
-    assert (module.PROVIDER, module.PARSER_VERSION, module.PRICING_URL) == (
-        "runpod", "runpod/1", "https://www.runpod.io/pricing")
-    primary, fallback = module.live_requests()
-    assert (primary.method, primary.kind, primary.fallback, primary.url) == (
-        "POST", "json", False, "https://api.runpod.io/graphql")
-    query = primary.json_body["query"]
+    assert_registered(runpod, "runpod", "runpod/1", "https://www.runpod.io/pricing")
+    assert live_request_summary(runpod) == [
+        ("https://api.runpod.io/graphql", "POST", "json", False),  # primary
+        ("https://www.runpod.io/pricing", "GET", "html", True),  # fallback
+    ]
+    query = runpod.live_requests()[0].json_body["query"]
     for field in ("securePrice", "communityPrice", "secureSpotPrice", "communitySpotPrice", "oneWeekPrice",
                   "sixMonthPrice", "uninterruptablePrice", "stockStatus", "communityLowestPrice: lowestPrice"):
         assert field in query
-    assert (fallback.method, fallback.kind, fallback.fallback, fallback.url) == (
-        "GET", "html", True, "https://www.runpod.io/pricing")
 
 
 # --- sample archive --------------------------------------------------------------------------
@@ -254,27 +245,25 @@ TIERS = {"on_demand_secure": (False, "list"), "on_demand_community": (True, "lis
 
 
 def test_sample_archive_has_json_for_the_newest_dates_and_html_before() -> None:
-    pages = sorted(p.name for p in ARCHIVE.iterdir() if p.suffix in (".html", ".json"))
+    pages = archive_page_names("runpod", (".html", ".json"))
     assert pages == list(ARCHIVE_COUNTS)
     assert pages[-1] == "2026-10-06.json"  # the newest Runpod observation date
 
 
 @pytest.mark.parametrize("name", list(ARCHIVE_COUNTS))
 def test_sample_archive_page_parses_cleanly(name: str) -> None:
-    result = runpod.parse((ARCHIVE / name).read_bytes())
+    result = parse_archive_page(runpod, name, dated=False)
     assert len(result.offers) == ARCHIVE_COUNTS[name]
-    assert result.report.rejected == [] and result.report.unknown_gpus == []
     assert all(o.gpu_count == 1 and o.usd_per_instance_hour is None for o in result.offers)
 
 
 @pytest.mark.parametrize("name", list(ARCHIVE_COUNTS))
 def test_sample_archive_carries_every_price_observed_on_its_date(name: str) -> None:
-    date = name.split(".")[0]
     prices = {
         (o.gpu, o.community, o.price_basis): o.usd_per_gpu_hour
-        for o in runpod.parse((ARCHIVE / name).read_bytes()).offers if o.tier == "on_demand"
+        for o in parse_archive_page(runpod, name, dated=False).offers if o.tier == "on_demand"
     }
-    observed = [r for r in csv.DictReader((ARCHIVE / "observed_prices.csv").open()) if r["observed_on"] == date]
+    observed = archive_observations("runpod", name)
     assert observed
     for row in observed:
         community, basis = TIERS[row["tier"]]
@@ -283,25 +272,17 @@ def test_sample_archive_carries_every_price_observed_on_its_date(name: str) -> N
 
 def test_known_prices_and_real_changes_across_archive_dates() -> None:
     def secure_list(name: str, gpu: str) -> float:
-        offers = runpod.parse((ARCHIVE / name).read_bytes()).offers
+        offers = parse_archive_page(runpod, name, dated=False).offers
         return next(o.usd_per_gpu_hour for o in offers
                     if o.gpu == gpu and not o.community and o.tier == "on_demand" and o.price_basis == "list")
 
     assert [secure_list(n, "h100-sxm") for n in ARCHIVE_COUNTS] == [3.29, 2.99, 3.49, 3.49]
     assert [secure_list(n, "b200") for n in ARCHIVE_COUNTS] == [5.89, 5.89, 6.79, 6.79]
-    lowest = runpod.parse((ARCHIVE / "2026-08-30.json").read_bytes()).offers
+    lowest = parse_archive_page(runpod, "2026-08-30.json", dated=False).offers
     # provider-pages.md: H200 $4.39 on the page (2026-07) vs $3.79 from the API (2026-08-30)
     assert [o.usd_per_gpu_hour for o in lowest if o.gpu == "h200-sxm" and o.price_basis == "lowest_now"] == [3.79, 3.59]
 
 
 def test_sample_archive_sources_are_copied_from_the_shared_observations() -> None:
-    local = list(csv.DictReader((ARCHIVE / "observed_prices.csv").open()))
-    shared = list(csv.DictReader(SHARED_PRICES.open())) if SHARED_PRICES.exists() else None
-    assert local and all(r["provider"] == "runpod" for r in local)
-    if shared is not None:
-        assert all(row in shared for row in local)
-    sources = (ARCHIVE / "SOURCES.md").read_text()
-    assert "reconstructions, not captures" in sources
-    for name in ARCHIVE_COUNTS:
-        assert f"## {name}" in sources
+    assert_archive_sources_copied("runpod", ARCHIVE_COUNTS)
     json.loads((ARCHIVE / "2026-10-06.json").read_text())  # the archive's JSON is valid
