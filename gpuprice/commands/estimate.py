@@ -16,6 +16,8 @@ from gpuprice.commands.model_options import (
     JsonOpt,
     print_result,
     run_batch,
+    sequence_text,
+    setup_echo,
     setup_from_options,
     with_model_options,
 )
@@ -99,16 +101,7 @@ def estimate_result(setup: TrainingSetup, request: RunRequest) -> dict[str, Any]
         "hfu": round(speed.hfu, 4),
         "flops_per_token": speed.flops_per_token,
         "communication_share": round(speed.communication_share, 4),
-        "model": setup.arch.name,
-        "method": setup.method,
-        "optimizer": setup.optimizer,
-        "precision": setup.precision,
-        "seq_len": setup.seq_len,
-        "micro_batch": setup.micro_batch,
-        "grad_checkpointing": setup.grad_checkpointing,
-        "gpu": request.gpu,
-        "gpus": setup.gpus,
-        "sharding": setup.sharding,
+        **setup_echo(setup, request.gpu),
         "per_gpu_gb": round(memory.per_gpu_gb, 3),
         "planning_gb": round(memory.planning_gb, 3),
         "gpu_memory_gb": gpu_memory,
@@ -122,8 +115,7 @@ def _print_summary(result: dict[str, Any]) -> None:
     console = Console()
     console.print(
         f"[bold]{result['model']}[/bold] {result['method']} on {result['gpus']}x {result['gpu']} "
-        f"(sharding {result['sharding']}, seq {result['seq_len']} x micro-batch {result['micro_batch']}"
-        f"{', grad checkpointing' if result['grad_checkpointing'] else ''})"
+        f"(sharding {result['sharding']}, {sequence_text(result)})"
     )
     console.print(f"  throughput  {result['tokens_per_sec_per_gpu']:,.0f} tokens/s per GPU, MFU {result['mfu']:.1%}")
     console.print(f"  run         {result['hours']:,.2f} h for {result['tokens']:,.0f} tokens = {result['gpu_hours']:,.2f} GPU-hours")

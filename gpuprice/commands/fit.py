@@ -12,6 +12,8 @@ from gpuprice.commands.model_options import (
     JsonOpt,
     print_result,
     run_batch,
+    sequence_text,
+    setup_echo,
     setup_from_options,
     with_model_options,
 )
@@ -21,18 +23,7 @@ from models.memory import BREAKDOWN_TERMS, MemoryEstimate, TrainingSetup, estima
 def fit_result(setup: TrainingSetup, gpu: str | None) -> dict[str, Any]:
     """The ``fit --json`` object: contract fields, the setup echoed, and the GPU check if asked."""
     estimate = estimate_memory(setup)
-    result: dict[str, Any] = {
-        "model": setup.arch.name,
-        "method": setup.method,
-        "optimizer": setup.optimizer,
-        "precision": setup.precision,
-        "seq_len": setup.seq_len,
-        "micro_batch": setup.micro_batch,
-        "grad_checkpointing": setup.grad_checkpointing,
-        "gpus": setup.gpus,
-        "sharding": setup.sharding,
-        **estimate.contract_dict(),
-    }
+    result: dict[str, Any] = {**setup_echo(setup), **estimate.contract_dict()}
     if gpu is not None:
         result.update(gpu_check(estimate, gpu, result["planning_gb"]))
     return result
@@ -59,9 +50,7 @@ def _print_table(result: dict[str, Any]) -> None:
     console = Console()
     console.print(
         f"[bold]{result['model']}[/bold]: {result['method']}, {result['optimizer']}, {result['precision']}, "
-        f"seq {result['seq_len']} x micro-batch {result['micro_batch']}"
-        f"{', grad checkpointing' if result['grad_checkpointing'] else ''}, "
-        f"{result['gpus']} GPU(s), sharding {result['sharding']}"
+        f"{sequence_text(result)}, {result['gpus']} GPU(s), sharding {result['sharding']}"
     )
     table = Table(show_header=True)
     table.add_column("term")

@@ -102,6 +102,29 @@ def with_model_options(command: Callable[..., None]) -> Callable[..., None]:
     return declared
 
 
+def setup_echo(setup: TrainingSetup, gpu: str | None = None) -> dict[str, Any]:
+    """The setup as a command result repeats it, with the GPU (when the command names one) next
+    to the GPU count."""
+    return {
+        "model": setup.arch.name,
+        "method": setup.method,
+        "optimizer": setup.optimizer,
+        "precision": setup.precision,
+        "seq_len": setup.seq_len,
+        "micro_batch": setup.micro_batch,
+        "grad_checkpointing": setup.grad_checkpointing,
+        **({"gpu": gpu} if gpu is not None else {}),
+        "gpus": setup.gpus,
+        "sharding": setup.sharding,
+    }
+
+
+def sequence_text(result: Mapping[str, Any]) -> str:
+    """"seq 2048 x micro-batch 1, grad checkpointing" of a result's setup echo, for people."""
+    checkpointing = ", grad checkpointing" if result["grad_checkpointing"] else ""
+    return f"seq {result['seq_len']} x micro-batch {result['micro_batch']}{checkpointing}"
+
+
 def print_result(result: dict[str, Any], json_out: bool, show: Callable[[dict[str, Any]], None]) -> None:
     """One command result: indented JSON with ``--json``, else ``show`` renders it for people."""
     if json_out:
