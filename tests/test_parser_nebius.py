@@ -15,6 +15,7 @@ from parser_support import (
     assert_registered,
     assert_structure_missing,
     assert_undecodable_bytes_noted,
+    dumped,
     fixture_dir,
     full_offer,
     live_request_summary,
@@ -138,14 +139,14 @@ def test_header_variants_name_column_and_instance_totals() -> None:
     table = [["NVIDIA GPU", "vCPU per GPU", "RAM per instance, GB", "On-demand price"],
              ["NVIDIA HGX H200", "16", "1,600", "$4.50"]]
     result = nebius.parse(next_data_page({"props": {"pageProps": {"t": table}}}))
-    assert [o.model_dump(mode="json") for o in result.offers] == [
+    assert dumped(result) == [
         expected_offer(**H200, tier="on_demand", usd_per_gpu_hour=4.5)]  # 16 x 8 vCPUs, RAM already a total
 
 
 def test_missing_vcpu_and_ram_columns_are_reported_not_fatal() -> None:
     page = next_data_page({"props": {"pageProps": {"t": [["GPU", "Price per GPU-hour"], ["NVIDIA L40S", "$1.55"]]}}})
     result = nebius.parse(page)
-    assert [o.model_dump(mode="json") for o in result.offers] == [
+    assert dumped(result) == [
         expected_offer(gpu="l40s", gpu_raw="NVIDIA L40S", gpu_count=1, vcpus=None, ram_gb=None,
                        tier="on_demand", usd_per_gpu_hour=1.55)]
     assert result.report.missing_columns == ["vcpus", "ram"]
