@@ -120,7 +120,7 @@ def setup_echo(setup: TrainingSetup, gpu: str | None = None) -> dict[str, Any]:
 
 
 def sequence_text(result: Mapping[str, Any]) -> str:
-    """"seq 2048 x micro-batch 1, grad checkpointing" of a result's setup echo, for people."""
+    """The "seq 2048 x micro-batch 1, grad checkpointing" part of a result's setup, for people."""
     checkpointing = ", grad checkpointing" if result["grad_checkpointing"] else ""
     return f"seq {result['seq_len']} x micro-batch {result['micro_batch']}{checkpointing}"
 
