@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import re
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -21,6 +22,10 @@ from pipelines.defs.scraping.assets import STEP_RETRIES_TAG
 from pipelines.resources import default_resources
 from scrapers.offer import PROVIDERS
 from warehouse.connection import connect_read_only
+
+
+# Step failures of the providers' own assets ("scrape: parsed__nebius: ...") are reported per provider.
+_PROVIDER_STEP = re.compile(r"^scrape: (raw|parsed|snapshot)__")
 
 
 @dataclass
@@ -50,7 +55,7 @@ class RunSummary:
     @property
     def other_errors(self) -> list[str]:
         """Step failures outside the providers' own assets (models, publishing, reports)."""
-        return [e for e in self.phase_errors if not e.startswith("scrape:")]
+        return [e for e in self.phase_errors if not _PROVIDER_STEP.match(e)]
 
 
 def _all_definitions():
@@ -118,14 +123,13 @@ def run_day(
         summary.phase_errors.extend(f"{label}: {e}" for e in _step_errors(result))
         return result
 
+    # Reference data and the providers in one Dagster run: nothing in one depends on the other,
+    # so a failure in either leaves the rest to land, and one run costs less bookkeeping than two.
     progress("[1/4] reference data: GPU catalog, public price history, memory-fit sweep")
-    materialize(dg.AssetSelection.assets("dim_gpu", "public_price_observations", "memory_fit"), None, "reference")
-
     progress(f"[2/4] providers ({source}, {partition}): {', '.join(providers)}")
-    scrape = dg.AssetSelection.assets(
-        *[dg.AssetKey([stage, p]) for p in providers for stage in ("raw", "parsed", "snapshot")]
-    )
-    materialize(scrape, partition, "scrape")
+    reference = [dg.AssetKey(k) for k in ("dim_gpu", "public_price_observations", "memory_fit")]
+    scrape = [dg.AssetKey([stage, p]) for p in providers for stage in ("raw", "parsed", "snapshot")]
+    materialize(dg.AssetSelection.assets(*reference, *scrape), partition, "scrape")
 
     progress("[3/4] offers with specs, workload rankings, analytics copy and Parquet export")
     models = materialize(
