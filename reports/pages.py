@@ -8,7 +8,6 @@ the template marks it with ``md_safe`` (static markup and links we build ourselv
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -17,9 +16,9 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from reports import charts
+from reports import chart_jobs, drawing
 from reports import formatting as fmt
-from reports.data import MEMORY_PARTS, GpuPriceHistory, WeekOverview, WorkloadReport
+from reports.data import MEMORY_PARTS, WeekOverview, WorkloadReport
 from reports.links import pricing_url
 from reports.loading import STALE_AFTER_DAYS
 
@@ -121,65 +120,23 @@ class WorkloadLinks:
     md: str
 
 
-@dataclass(frozen=True)
-class HistoryChart:
-    svg: Markup
-    caption: str
-
-
 def render_index(overview: WeekOverview, links: Mapping[str, WorkloadLinks]) -> str:
     return html_env().get_template("index.html.j2").render(
         css=_css(), meta=overview.meta, overview=overview, links=dict(links)
     )
 
 
-def workload_charts(
-    report: WorkloadReport, chart_prefix: str, history_cache: dict[str, HistoryChart] | None = None
-) -> dict[str, Any]:
-    """The SVG charts of one workload page (ids prefixed so several SVGs share a page safely).
-
-    A GPU's price history is the same in every workload report of a week: pass one
-    ``history_cache`` for the week's pages to draw each GPU once.
-    """
-    memory = report.memory
-    memory_svg = (
-        charts.memory_chart(memory.bars, memory.capacities, chart_id=f"{chart_prefix}-memory") if memory.bars else None
-    )
-    tradeoff_svg = (
-        charts.cost_time_chart(report.rankings, deadline_hours=report.definition.deadline_hours, chart_id=f"{chart_prefix}-cost")
-        if report.rankings
-        else None
-    )
-    cache = history_cache if history_cache is not None else {}
-    history = []
-    for item in report.price_history:
-        if not item.series:
-            continue
-        if item.gpu not in cache:
-            cache[item.gpu] = _history_chart(item, report)
-        history.append(cache[item.gpu])
-    return {"memory": memory_svg, "tradeoff": tradeoff_svg, "history": history}
-
-
-def _history_chart(item: GpuPriceHistory, report: WorkloadReport) -> HistoryChart:
-    moved = [c for c in item.changes if c.tier == "on_demand"]
-    caption = f"Cheapest on-demand {item.gpu} price per GPU-hour by provider; the report week is shaded" + (
-        f"; {len(moved)} on-demand change{'s' if len(moved) != 1 else ''} this week (largest labelled)." if moved else "."
-    )
-    # The id prefix names the GPU only, so the same SVG can be reused on every page of the week.
-    chart_id = "history-" + re.sub(r"[^A-Za-z0-9_-]", "-", item.gpu)
-    return HistoryChart(svg=charts.price_history_chart(item, report.meta.week, chart_id=chart_id), caption=caption)
-
-
-def render_workload_html(
-    report: WorkloadReport, chart_prefix: str = "w", history_cache: dict[str, HistoryChart] | None = None
-) -> str:
+def render_workload_html(report: WorkloadReport, chart_prefix: str = "w", drawn: Mapping[str, Markup] | None = None) -> str:
+    """One workload page. ``drawn``: its charts' SVG by job key (``reports.chart_jobs``), as
+    drawn for the whole week at once; without it the page's charts are drawn here."""
+    if drawn is None:
+        drawn = drawing.draw_charts(chart_jobs.workload_jobs(report, chart_prefix))
     return html_env().get_template("workload.html.j2").render(
         css=_css(),
         meta=report.meta,
         report=report,
         top=report.rankings[:TOP_OFFERS_HTML],
-        charts=workload_charts(report, chart_prefix, history_cache),
+        charts=chart_jobs.page_charts(report, chart_prefix, drawn),
     )
 
 

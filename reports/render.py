@@ -19,7 +19,7 @@ from typing import Any
 import duckdb
 
 from gpuprice.errors import BadInput, unknown_choice
-from reports import build, loading, pages, workload_info
+from reports import build, chart_jobs, drawing, loading, pages, workload_info
 from reports.pages import WorkloadLinks
 from reports.weeks import IsoWeek
 from warehouse import settings
@@ -126,39 +126,40 @@ def _render_week(
     generated_at: dt.datetime | None,
     catalog: Mapping[str, Any] | None,
 ) -> list[Path]:
-    own_connection = con is None
-    source_path: Path | None = None
-    if con is None:
-        con, source_path = _open_published(analytics_file)
-    try:
-        iso_week = resolve_week(con, week)
-        catalog = workload_info.load_catalog() if catalog is None else catalog
-        names = build.workload_order(con, iso_week, catalog)
-        if workload is not None and workload not in names:
-            raise unknown_choice("workload", workload, names)
-        overview, reports = build.build_week(
-            con,
-            iso_week,
-            generated_at=generated_at or dt.datetime.now(dt.timezone.utc),
-            catalog=catalog,
-            warehouse=str(source_path) if source_path else None,
+    with contextlib.ExitStack() as drawing_stage:
+        with contextlib.ExitStack() as reading_stage:  # the connection closes before drawing
+            source_path: Path | None = None
+            if con is None:
+                con, source_path = _open_published(analytics_file)
+                reading_stage.callback(con.close)
+            iso_week = resolve_week(con, week)
+            catalog = workload_info.load_catalog() if catalog is None else catalog
+            names = build.workload_order(con, iso_week, catalog)
+            if workload is not None and workload not in names:
+                raise unknown_choice("workload", workload, names)
+            # At least two charts a page. A helper process starts now, so that loading matplotlib
+            # there overlaps reading the week here.
+            pages_to_draw = len(names) if workload is None else 1
+            drawer = drawing_stage.enter_context(drawing.ChartDrawer(use_helper=drawing.helper_pays(2 * pages_to_draw)))
+            overview, reports = build.build_week(
+                con,
+                iso_week,
+                generated_at=generated_at or dt.datetime.now(dt.timezone.utc),
+                catalog=catalog,
+                warehouse=str(source_path) if source_path else None,
+            )
+        out_dir = (out_root or settings.reports_dir()) / str(iso_week)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        stems = _unique_stems(names)
+        selected = [r for r in reports if workload is None or r.definition.name == workload]
+        drawn = drawer.draw(
+            [job for r in selected for job in chart_jobs.workload_jobs(r, chart_prefix=stems[r.definition.name])]
         )
-    finally:
-        if own_connection:
-            con.close()
-
-    out_dir = (out_root or settings.reports_dir()) / str(iso_week)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    stems = _unique_stems(names)
 
     written: list[Path] = []
-    history_charts: dict[str, pages.HistoryChart] = {}  # one drawing per GPU for the whole week
-    for report in reports:
-        name = report.definition.name
-        if workload is not None and name != workload:
-            continue
-        stem = stems[name]
-        html = pages.render_workload_html(report, chart_prefix=stem, history_cache=history_charts)
+    for report in selected:
+        stem = stems[report.definition.name]
+        html = pages.render_workload_html(report, chart_prefix=stem, drawn=drawn)
         written.append(_write_atomic(out_dir / f"{stem}.html", html))
         written.append(_write_atomic(out_dir / f"{stem}.md", pages.render_workload_md(report, html_name=f"{stem}.html")))
 

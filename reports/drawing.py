@@ -1,0 +1,173 @@
+"""Draw a week's charts, sharing the work with one helper process when that pays.
+
+Drawing is pure-Python matplotlib work, so threads cannot share it; a second process can. The
+helper is a fresh interpreter (``python -m reports.chart_helper``), not a fork: a fork of the
+Dagster run would count its whole memory twice and inherit the locks of its threads. A fresh
+interpreter needs about a second to import matplotlib, so it is started only for a week with
+enough charts and only when this process may use a second CPU, and early (``ChartDrawer``
+before the week's data is read) so that second overlaps the reading.
+
+This process draws from the back of the queue while a feeder thread hands the helper jobs from
+the front, one at a time. Whatever the helper does not deliver (it failed to start, died, or
+raised) goes back on the queue and is drawn here, so the charts never depend on the helper.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+import threading
+from collections import deque
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+
+from markupsafe import Markup
+
+from reports.chart_jobs import ChartJob, unique_jobs
+
+# About 0.1 s a chart here; below ~1.5 s of drawing, the helper's start-up eats the gain.
+MIN_CHARTS_FOR_HELPER = 16
+HELPER_GRACE_SECONDS = 60.0  # a helper silent this long after the queue ran dry is stopped
+_PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+
+
+def usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def helper_pays(chart_count: int) -> bool:
+    return chart_count >= MIN_CHARTS_FOR_HELPER and usable_cpus() >= 2
+
+
+def helper_command() -> list[str]:
+    return [sys.executable, "-m", "reports.chart_helper"]
+
+
+class _Helper:
+    """The helper process and the thread that feeds it."""
+
+    def __init__(self, command: Sequence[str]) -> None:
+        env = dict(os.environ)
+        # The helper imports this package however this process found it (tests, checkouts).
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PACKAGE_ROOT), env.get("PYTHONPATH")]))
+        self._process = subprocess.Popen(
+            list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+        )
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+
+    def start_feeding(self, queue: deque[ChartJob], drawn: dict[str, Markup]) -> None:
+        self._thread = threading.Thread(target=self._feed, args=(queue, drawn), name="chart-helper-feeder", daemon=True)
+        self._thread.start()
+
+    def _feed(self, queue: deque[ChartJob], drawn: dict[str, Markup]) -> None:
+        requests, replies = self._process.stdin, self._process.stdout
+        assert requests is not None and replies is not None
+        while not self._stopping.is_set():
+            try:
+                job = queue.popleft()
+            except IndexError:
+                return
+            try:
+                pickle.dump(job, requests, protocol=pickle.HIGHEST_PROTOCOL)
+                requests.flush()
+                key, svg = pickle.load(replies)
+            except (OSError, EOFError, ValueError, pickle.PickleError):
+                queue.append(job)  # the helper is gone: this process draws it
+                return
+            if key != job.key or svg is None:
+                queue.append(job)  # the helper could not draw it; drawing it here shows why
+                continue
+            drawn[key] = Markup(svg)
+
+    def finish(self, *, wait_for_job: bool = True) -> None:
+        """End the helper: after the job in flight (if ``wait_for_job``) at the end of its
+        input; at once when it never got a job (it may still be loading matplotlib) or when
+        the caller is failing anyway."""
+        self._stopping.set()
+        if self._thread is None or not wait_for_job:
+            self._process.kill()  # the feeder's read ends; its job goes back on the queue
+        if self._thread is not None:
+            self._thread.join(HELPER_GRACE_SECONDS)
+            if self._thread.is_alive():  # a helper that hangs
+                self._process.kill()
+                self._thread.join()
+        try:
+            if self._process.stdin is not None:
+                self._process.stdin.close()  # end of input: the helper exits
+        except OSError:  # it has gone already
+            pass
+        try:
+            self._process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        if self._process.stdout is not None:
+            self._process.stdout.close()
+
+
+class ChartDrawer:
+    """Draws chart jobs, with a helper process when ``use_helper`` (see :func:`helper_pays`).
+
+    Use as a context manager: the helper starts on entry, so it loads matplotlib while the
+    caller reads the week's data, and always ends on exit.
+    """
+
+    def __init__(self, *, use_helper: bool, command: Sequence[str] | None = None) -> None:
+        self._use_helper = use_helper
+        self._command = list(command) if command is not None else helper_command()
+        self._helper: _Helper | None = None
+
+    def __enter__(self) -> ChartDrawer:
+        if self._use_helper:
+            try:
+                self._helper = _Helper(self._command)
+            except OSError:  # cannot start a process here: draw everything in this one
+                self._helper = None
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._end_helper(wait_for_job=exc is None)
+
+    def _end_helper(self, *, wait_for_job: bool = True) -> None:
+        if self._helper is not None:
+            helper, self._helper = self._helper, None
+            helper.finish(wait_for_job=wait_for_job)
+
+    def draw(self, jobs: Sequence[ChartJob]) -> dict[str, Markup]:
+        """SVG per job key, each distinct key drawn once. The helper serves one call only."""
+        queue: deque[ChartJob] = deque(unique_jobs(jobs))
+        drawn: dict[str, Markup] = {}
+        if self._helper is not None and queue:
+            self._helper.start_feeding(queue, drawn)
+        try:
+            _draw_here(queue, drawn)
+        except BaseException:
+            self._end_helper(wait_for_job=False)
+            raise
+        self._end_helper()
+        _draw_here(queue, drawn)  # whatever the helper handed back
+        return drawn
+
+
+def _draw_here(queue: deque[ChartJob], drawn: dict[str, Markup]) -> None:
+    while True:
+        try:
+            job = queue.pop()
+        except IndexError:
+            return
+        drawn[job.key] = job.draw()
+
+
+def draw_charts(jobs: Sequence[ChartJob]) -> dict[str, Markup]:
+    """Draw ``jobs`` in this process (no helper): for a single page or a handful of charts."""
+    with ChartDrawer(use_helper=False) as drawer:
+        return drawer.draw(jobs)

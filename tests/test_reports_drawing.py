@@ -1,0 +1,139 @@
+"""Chart drawing shared with a helper process: the same SVG whoever draws it, and every chart
+still drawn when the helper cannot start, dies or talks nonsense."""
+
+from __future__ import annotations
+
+import io
+import pickle
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+import pytest
+from markupsafe import Markup
+
+from conftest_reports import NOW, WEEK, build_warehouse, catalog
+from reports import build, chart_jobs, drawing
+from reports.render import render_weekly_reports
+from reports.weeks import IsoWeek
+from warehouse.connection import connect_reader
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_warehouse(tmp_path_factory.mktemp("wh") / "warehouse.duckdb")
+
+
+@pytest.fixture(scope="module")
+def jobs(warehouse: Path) -> list[chart_jobs.ChartJob]:
+    con = connect_reader(warehouse)
+    try:
+        _, reports = build.build_week(con, IsoWeek.parse(WEEK), generated_at=NOW, catalog=catalog())
+    finally:
+        con.close()
+    listed = [job for i, r in enumerate(reports) for job in chart_jobs.workload_jobs(r, chart_prefix=f"w{i}")]
+    return chart_jobs.unique_jobs(listed)
+
+
+@pytest.fixture(scope="module")
+def drawn_here(jobs: list[chart_jobs.ChartJob]) -> dict[str, Markup]:
+    return drawing.draw_charts(jobs)
+
+
+def test_jobs_cover_every_chart_once(jobs: list[chart_jobs.ChartJob]) -> None:
+    kinds = {type(job) for job in jobs}
+    assert kinds == {chart_jobs.MemoryChartJob, chart_jobs.CostChartJob, chart_jobs.HistoryChartJob}
+    keys = [job.key for job in jobs]
+    assert len(keys) == len(set(keys))
+
+
+def test_history_keys_are_id_safe_and_never_shared() -> None:
+    assert chart_jobs.history_key("h100-sxm") == "history-h100-sxm"
+    slash, dash = chart_jobs.history_key("h100/sxm"), chart_jobs.history_key("h100 sxm")
+    assert slash != dash and slash.startswith("history-h100-sxm-")
+    assert all(c.isalnum() or c in "-_" for c in slash)
+
+
+def test_helper_process_draws_the_same_svg(jobs: list[chart_jobs.ChartJob], drawn_here: dict[str, Markup]) -> None:
+    """The real helper, fed every job over its pipe: byte-identical charts, then a clean exit."""
+    requests = b"".join(pickle.dumps(job) for job in jobs)
+    done = subprocess.run(
+        drawing.helper_command(), input=requests, capture_output=True, timeout=120, check=True,
+        cwd=Path(drawing.__file__).resolve().parent.parent,
+    )
+    replies = []
+    stream = io.BytesIO(done.stdout)
+    while stream.tell() < len(done.stdout):
+        replies.append(pickle.load(stream))
+    assert [key for key, _ in replies] == [job.key for job in jobs]
+    assert {key: svg for key, svg in replies} == {key: str(svg) for key, svg in drawn_here.items()}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        [sys.executable, "-c", "import sys; sys.exit(3)"],  # dies at once
+        [sys.executable, "-c", "import sys; sys.stdin.buffer.read(1); sys.stdout.write('nonsense'); sys.stdout.flush()"],
+        ["/nonexistent/python-for-charts"],  # cannot start at all
+    ],
+    ids=["dies", "garbage", "missing"],
+)
+def test_every_chart_is_drawn_when_the_helper_fails(
+    command: list[str], jobs: list[chart_jobs.ChartJob], drawn_here: dict[str, Markup]
+) -> None:
+    some = jobs[:3]
+    with drawing.ChartDrawer(use_helper=True, command=command) as drawer:
+        drawn = drawer.draw(some)
+    assert drawn == {job.key: drawn_here[job.key] for job in some}
+    assert not _helpers_alive()
+
+
+@dataclass(frozen=True)
+class _BrokenJob:
+    key: str
+
+    def draw(self) -> Markup:
+        raise ValueError("chart data the charts cannot draw")
+
+
+def test_a_chart_error_surfaces_here_and_ends_the_helper(jobs: list[chart_jobs.ChartJob]) -> None:
+    with pytest.raises(ValueError, match="cannot draw"):
+        with drawing.ChartDrawer(use_helper=True) as drawer:
+            drawer.draw([*jobs[:1], _BrokenJob("broken")])  # type: ignore[list-item]
+    assert not _helpers_alive()
+
+
+def test_reports_are_identical_with_the_helper(
+    warehouse: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    serial_root = tmp_path_factory.mktemp("serial")
+    render_weekly_reports(WEEK, analytics_file=warehouse, out_root=serial_root, generated_at=NOW, catalog=catalog())
+    monkeypatch.setattr(drawing, "MIN_CHARTS_FOR_HELPER", 1)
+    monkeypatch.setattr(drawing, "usable_cpus", lambda: 2)
+    paths = render_weekly_reports(WEEK, analytics_file=warehouse, out_root=tmp_path, generated_at=NOW, catalog=catalog())
+    assert len(paths) == 2 + 2 * len(catalog())
+    for path in paths:
+        assert path.read_bytes() == (serial_root / WEEK / path.name).read_bytes(), path.name
+    assert not _helpers_alive()
+
+
+def test_helper_only_for_enough_charts_and_a_spare_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(drawing, "usable_cpus", lambda: 2)
+    assert drawing.helper_pays(drawing.MIN_CHARTS_FOR_HELPER)
+    assert not drawing.helper_pays(drawing.MIN_CHARTS_FOR_HELPER - 1)
+    monkeypatch.setattr(drawing, "usable_cpus", lambda: 1)
+    assert not drawing.helper_pays(10 * drawing.MIN_CHARTS_FOR_HELPER)
+
+
+def _helpers_alive() -> list[psutil.Process]:
+    alive = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if "reports.chart_helper" in " ".join(child.cmdline()) and child.status() != psutil.STATUS_ZOMBIE:
+                alive.append(child)
+        except psutil.Error:
+            continue
+    return alive
+
