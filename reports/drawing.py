@@ -78,10 +78,10 @@ class _Helper:
                 pickle.dump(job, requests, protocol=pickle.HIGHEST_PROTOCOL)
                 requests.flush()
                 key, svg = pickle.load(replies)
-            except (OSError, EOFError, ValueError, pickle.PickleError):
-                queue.append(job)  # the helper is gone: this process draws it
+            except Exception:  # noqa: BLE001 - a dead pipe or a garbled reply: either way the helper is done
+                queue.append(job)  # this process draws it
                 return
-            if key != job.key or svg is None:
+            if key != job.key or not isinstance(svg, str):
                 queue.append(job)  # the helper could not draw it; drawing it here shows why
                 continue
             drawn[key] = Markup(svg)
