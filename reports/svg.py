@@ -16,6 +16,7 @@ import itertools
 import re
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")  # never open a window; reports are written headless
 
@@ -85,8 +86,12 @@ def _visible_extents(fig: Figure, renderer: RendererSVG) -> list[Bbox]:
             for child in ax.get_children()
             if isinstance(child, (Text, Legend)) and child.get_visible() and child.get_in_layout()
         )
-    extents.extend(legend.get_window_extent(renderer) for legend in fig.legends if legend.get_visible())
-    return [e for e in extents if e is not None and e.width > 0 and e.height > 0]
+    extents.extend(
+        artist.get_window_extent(renderer)
+        for artist in (*fig.legends, *fig.texts)
+        if artist.get_visible() and artist.get_in_layout()
+    )
+    return [e for e in extents if e is not None and e.width > 0 and e.height > 0 and np.isfinite(e.bounds).all()]
 
 
 def fit_axes(fig: Figure, *, pad_inches: float = EDGE_PAD_INCHES) -> None:

@@ -137,3 +137,34 @@ def _helpers_alive() -> list[psutil.Process]:
             continue
     return alive
 
+
+
+def test_fitted_margins_keep_every_label_inside_the_figure() -> None:
+    """What constrained layout did: long tick labels, an outside legend and a title all fit."""
+    import io as _io
+
+    from matplotlib.backends.backend_svg import RendererSVG
+    from matplotlib.figure import Figure
+
+    from reports.svg import SVG_DPI, fit_axes
+
+    fig = Figure(figsize=(5, 3), dpi=SVG_DPI)
+    ax = fig.subplots()
+    ax.plot([1, 2, 3], [1_000_000, 2_500_000, 3_000_000], label="a rather long legend entry")
+    ax.yaxis.set_major_formatter(lambda v, _: f"${v:,.0f} per run")
+    ax.set_title("a title", loc="left")
+    ax.set_xlabel("hours")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    width, height = fig.get_size_inches()
+
+    def outer():  # everything drawn, in inches
+        return fig.get_tightbbox(RendererSVG(width * SVG_DPI, height * SVG_DPI, _io.StringIO()))
+
+    before = outer()
+    assert before.x0 < 0 or before.x1 > width  # matplotlib's default margins cut the labels off
+    fit_axes(fig)
+    after = outer()
+    assert -0.01 <= after.x0 and after.x1 <= width + 0.01
+    assert -0.01 <= after.y0 and after.y1 <= height + 0.01
+    box = ax.get_position()
+    assert box.width > 0.2 and box.height > 0.5  # the plot keeps most of the room it can have
