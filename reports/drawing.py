@@ -46,18 +46,25 @@ def helper_pays(chart_count: int) -> bool:
 
 
 def helper_command() -> list[str]:
-    return [sys.executable, "-m", "reports.chart_helper"]
+    # -P: the working directory does not go on the helper's path, so a `reports` package
+    # there cannot stand in for this one (PYTHONPATH, set below, points at this one).
+    return [sys.executable, "-P", "-m", "reports.chart_helper"]
+
+
+def helper_env() -> dict[str, str]:
+    """This environment, with this package first on the path: the helper imports the same
+    code however this process found it (installed, a checkout, a test run)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PACKAGE_ROOT), env.get("PYTHONPATH")]))
+    return env
 
 
 class _Helper:
     """The helper process and the thread that feeds it."""
 
     def __init__(self, command: Sequence[str]) -> None:
-        env = dict(os.environ)
-        # The helper imports this package however this process found it (tests, checkouts).
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PACKAGE_ROOT), env.get("PYTHONPATH")]))
         self._process = subprocess.Popen(
-            list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+            list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=helper_env()
         )
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()

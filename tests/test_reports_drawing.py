@@ -56,13 +56,20 @@ def test_history_keys_are_id_safe_and_never_shared() -> None:
     assert all(c.isalnum() or c in "-_" for c in slash)
 
 
-def test_helper_process_draws_the_same_svg(jobs: list[chart_jobs.ChartJob], drawn_here: dict[str, Markup]) -> None:
-    """The real helper, fed every job over its pipe: byte-identical charts, then a clean exit."""
+def test_helper_process_draws_the_same_svg(
+    jobs: list[chart_jobs.ChartJob], drawn_here: dict[str, Markup], tmp_path: Path
+) -> None:
+    """The real helper, fed every job over its pipe: byte-identical charts, then a clean exit;
+    started in a folder holding another `reports` package, which it must not pick up."""
+    decoy = tmp_path / "reports"
+    decoy.mkdir()
+    (decoy / "__init__.py").write_text('raise SystemExit("imported the wrong reports package")\n')
     requests = b"".join(pickle.dumps(job) for job in jobs)
     done = subprocess.run(
-        drawing.helper_command(), input=requests, capture_output=True, timeout=120, check=True,
-        cwd=Path(drawing.__file__).resolve().parent.parent,
+        drawing.helper_command(), input=requests, capture_output=True, timeout=120, cwd=tmp_path,
+        env=drawing.helper_env(),
     )
+    assert done.returncode == 0, done.stderr.decode()[-500:]
     replies = []
     stream = io.BytesIO(done.stdout)
     while stream.tell() < len(done.stdout):
