@@ -1,7 +1,7 @@
 """Draw a week's charts, sharing the work with one helper process when that pays.
 
 Drawing is pure-Python matplotlib work, so threads cannot share it; a second process can. The
-helper is a fresh interpreter (``python -m reports.chart_helper``), not a fork: a fork of the
+helper is a fresh interpreter (``python -P -m reports.chart_helper``), not a fork: a fork of the
 Dagster run would count its whole memory twice and inherit the locks of its threads. A fresh
 interpreter needs about a second to import matplotlib, so it is started only for a week with
 enough charts and only when this process may use a second CPU, and early (``ChartDrawer``
