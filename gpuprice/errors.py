@@ -28,3 +28,16 @@ def unknown_choice(kind: str, value: str, choices: Iterable[str], *, limit: int 
         shown = ", ".join(options[:limit]) + (", ..." if len(options) > limit else "")
         hint = f"valid: {shown}"
     return BadInput(f"unknown {kind} {value!r}; {hint}")
+
+
+def read_text_input(path, kind: str, *, encoding: str = "utf-8") -> str:
+    """A user-named text file's content; a missing or unreadable file is one BadInput line.
+
+    ``kind`` names the file in the message ("config", "batch", "workloads").
+    """
+    try:
+        return path.read_text(encoding=encoding)
+    except FileNotFoundError:
+        raise BadInput(f"{kind} file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"cannot read {kind} file {path}: {exc}") from None

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gpuprice.errors import BadInput
+from gpuprice.errors import BadInput, read_text_input
 from models.architectures import ModelArch
 
 HIDDEN = ("hidden_size", "n_embd", "d_model", "dim", "model_dim")
@@ -90,12 +90,7 @@ class _Config:
 
 def load_config_json(path: Path) -> dict[str, Any]:
     """Parse a config file, turning every failure into a one-line BadInput."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BadInput(f"config file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"cannot read config file {path}: {exc}") from None
+    text = read_text_input(path, "config")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from gpuprice.errors import BadInput, unknown_choice
+from gpuprice.errors import BadInput, read_text_input, unknown_choice
 from models.cost import CostTerms, resumable_checkpoint_gb
 
 BUILTIN_PATH = Path(__file__).with_name("workloads.yaml")
@@ -244,12 +244,7 @@ def _validation_error(path: Path, node: yaml.Node, entry: dict[str, Any], exc: V
 def load_file(path: str | Path) -> list[Workload]:
     """Workloads of one YAML file, validated (model names resolved), in file order."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BadInput(f"workloads file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"cannot read workloads file {path}: {exc}") from None
+    text = read_text_input(path, "workloads")
     workloads: list[Workload] = []
     seen: dict[str, int] = {}
     for entry, node in _items(path, text):

@@ -24,7 +24,7 @@ from typing import Annotated, Any, Optional
 import typer
 from pydantic import BaseModel, ConfigDict
 
-from gpuprice.errors import BadInput, unknown_choice
+from gpuprice.errors import BadInput, read_text_input, unknown_choice
 from models.architectures import resolve_model
 from models.memory import LORA_TARGETS, METHODS, OPTIMIZERS, PRECISIONS, SHARDINGS, TrainingSetup
 
@@ -222,12 +222,7 @@ def read_batch_csv(path: str | Path, allowed_columns: Iterable[str] = (*MODEL_OP
     quoting and files without data rows are BadInput naming the file and line."""
     path = Path(path)
     allowed = tuple(allowed_columns)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise BadInput(f"batch file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"cannot read batch file {path}: {exc}") from None
+    text = read_text_input(path, "batch", encoding="utf-8-sig")
     if "\x00" in text:
         raise BadInput(f"{path}: not a text CSV (NUL byte at line {text[: text.index(chr(0))].count(chr(10)) + 1})")
     reader = csv.reader(text.splitlines(keepends=True), strict=True)
