@@ -5,22 +5,38 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export GPUPRICE_HOME ?= $(CURDIR)/data
 
-.PHONY: demo test dev bench install clean
+.PHONY: demo test test-fast lint format dev bench lock install clean
 
-$(STAMP): pyproject.toml
-	@test -n "$(PYTHON)" || { echo "make: $(PYTHON) not found; set PYTHON=/path/to/python3.11" >&2; exit 2; }
+# Installs only what requirements.lock pins (hash-checked), then the project itself without
+# touching those pins: the versions the tests ran with are the versions a fresh machine gets.
+$(STAMP): pyproject.toml requirements.lock
+	@test -n "$(PYTHON)" || { echo "make: python3.11 not found; set PYTHON=/path/to/python3.11" >&2; exit 2; }
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/pip check
 	@touch $(STAMP)
 
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/gpuprice run --source archive --date $$($(BIN)/python -c "from scrapers.archive import newest_archive_date; from warehouse.settings import archive_dir; print(newest_archive_date(archive_dir()))")
+	$(BIN)/gpuprice run --source archive --date $$($(BIN)/python -c "from gpuprice.scrapers.archive import newest_archive_date; from gpuprice.warehouse.settings import archive_dir; print(newest_archive_date(archive_dir()))")
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The suite without the slow and browser tests: the loop to run while editing.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow and not browser"
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+format: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
 
 dev: $(STAMP)
 	@mkdir -p $(GPUPRICE_HOME)/dagster
@@ -29,6 +45,11 @@ dev: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run
+
+# Re-resolves every pin (hashes included) within pyproject.toml's ranges; commit the result.
+lock: $(STAMP)
+	$(BIN)/uv pip compile pyproject.toml --extra dev --generate-hashes --universal \
+	  --python-version 3.11 --index-url https://pypi.org/simple -o requirements.lock
 
 clean:
 	rm -rf $(VENV) *.egg-info

@@ -27,16 +27,16 @@ import pandas as pd
 
 from bench.figures import Bound, Figure, rate_figure
 from bench.parse_speed import newest_pages
-from models.catalog import get_gpu, gpu_slugs
-from models.cost import checkpoint_cost, checkpoint_count
-from models.memory import SWEEP_STRATEGIES, estimate_memory, fit_sweep
-from models.ranking import rank_offers
-from models.throughput import predict_throughput
-from models.workloads import BUILTIN_PATH, Workload, load_file
-from scrapers.offer import Offer, StructureMissing
-from scrapers.registry import provider_module
-from warehouse.settings import SAMPLE_ARCHIVE
-from warehouse.writes import offers_frame
+from gpuprice.models.catalog import get_gpu, gpu_slugs
+from gpuprice.models.cost import checkpoint_cost, checkpoint_count
+from gpuprice.models.memory import SWEEP_STRATEGIES, estimate_memory, fit_sweep
+from gpuprice.models.ranking import rank_offers
+from gpuprice.models.throughput import predict_throughput
+from gpuprice.models.workloads import BUILTIN_PATH, Workload, load_file
+from gpuprice.scrapers.offer import Offer, StructureMissing
+from gpuprice.scrapers.registry import provider_module
+from gpuprice.warehouse.settings import SAMPLE_ARCHIVE
+from gpuprice.warehouse.writes import offers_frame
 
 CONFIGS_PER_S_TARGET = 1_000_000
 SPEEDUP_TARGET = 50.0

@@ -20,8 +20,8 @@ import math
 import duckdb
 import pandas as pd
 
-from models.catalog import get_gpu, gpu_slugs, plausible_price_band
-from scrapers.offer import PROVIDERS
+from gpuprice.models.catalog import get_gpu, gpu_slugs, plausible_price_band
+from gpuprice.scrapers.offer import PROVIDERS
 
 # Offers per provider in the pool; about 80% are listed on a given day. 470 gives ~4.0 M rows over
 # five years (6 x 470 x 1826 x ~0.78), the scale the issue asks for.

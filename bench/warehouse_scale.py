@@ -24,10 +24,10 @@ import duckdb
 
 from bench.figures import Bound, Figure
 from bench.synthetic_history import DEFAULT_END, DEFAULT_OFFERS_PER_PROVIDER, generate_history
-from scrapers.offer import Offer
-from warehouse.connection import connect_reader, connect_writer
-from warehouse.publish import publish_analytics_copy
-from warehouse.writes import replace_snapshot_partition
+from gpuprice.scrapers.offer import Offer
+from gpuprice.warehouse.connection import connect_reader, connect_writer
+from gpuprice.warehouse.publish import publish_analytics_copy
+from gpuprice.warehouse.writes import replace_snapshot_partition
 
 QUERY_TARGET_MS = 100.0
 APPEND_RATIO_TARGET = 1.5

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from gpuprice.errors import BadInput, unknown_choice
-from scrapers.offer import PROVIDERS
+from gpuprice.scrapers.offer import PROVIDERS
 
 
 def parse_date(value: str, option: str = "date") -> dt.date:

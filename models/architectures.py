@@ -324,7 +324,7 @@ def resolve_model(
             raise unknown_choice("model", model_id, model_ids())
         return arch
     if config_path is not None:
-        from models.hf_config import arch_from_config_file
+        from gpuprice.models.hf_config import arch_from_config_file
 
         return arch_from_config_file(Path(config_path))
     assert params_b is not None

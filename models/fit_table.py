@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from models.catalog import load_gpu_catalog
-from models.memory import fit_sweep
-from models.workloads import Workload
+from gpuprice.models.catalog import load_gpu_catalog
+from gpuprice.models.memory import fit_sweep
+from gpuprice.models.workloads import Workload
 
 # Counts providers sell: single nodes of 1-8 GPUs, and whole 8-GPU nodes for multi-node runs.
 GPU_COUNTS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)

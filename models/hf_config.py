@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from gpuprice.errors import BadInput, read_text_input
-from models.architectures import ModelArch
+from gpuprice.models.architectures import ModelArch
 
 HIDDEN = ("hidden_size", "n_embd", "d_model", "dim", "model_dim")
 LAYERS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")

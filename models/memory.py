@@ -45,7 +45,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gpuprice.errors import BadInput
-from models.architectures import ModelArch, find_model, shape_for_params
+from gpuprice.models.architectures import ModelArch, find_model, shape_for_params
 
 Method = Literal["full", "lora", "qlora"]
 Optimizer = Literal["adamw", "adamw8bit", "paged_adamw8bit", "sgd"]

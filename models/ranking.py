@@ -27,15 +27,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from models.cost import CostTermArrays, checkpoint_costs
-from models.throughput import (
+from gpuprice.models.cost import CostTermArrays, checkpoint_costs
+from gpuprice.models.throughput import (
     PCIE_BUSBW_GBS,
     ModelShape,
     gpu_profile,
     intra_node_busbw_gbs,
     predict_columns,
 )
-from models.workloads import GPUS_PER_NODE, Workload
+from gpuprice.models.workloads import GPUS_PER_NODE, Workload
 
 RANKING_COLUMNS: tuple[str, ...] = (
     "snapshot_date",
@@ -115,7 +115,7 @@ def _column(frame: pd.DataFrame, name: str, default: object) -> pd.Series:
 
 @functools.cache
 def _catalog_memory() -> dict[str, float]:
-    from models.catalog import load_gpu_catalog
+    from gpuprice.models.catalog import load_gpu_catalog
 
     catalog = load_gpu_catalog()
     return dict(zip(catalog["slug"].tolist(), catalog["memory_gb"].tolist(), strict=True))
@@ -277,7 +277,7 @@ def _memory_fit(
 ) -> dict[str, np.ndarray]:
     """Least complex fitting strategy per (workload, key, GPU count) for the workloads ``members``;
     entries only where something fits."""
-    from models.memory import fit_sweep
+    from gpuprice.models.memory import fit_sweep
 
     names = {f"{i}": memory for i, (_, memory) in enumerate(keys)}
     sweep = fit_sweep([workloads.items[m].setup() for m in members.tolist()], names, sorted(set(counts)), STRATEGIES)
@@ -503,7 +503,7 @@ def _cost_terms_json(costs: dict[str, np.ndarray], suffixes: list[str], situatio
 
 
 def _ecc(gpu: str) -> bool:
-    from models.catalog import get_gpu
+    from gpuprice.models.catalog import get_gpu
 
     return get_gpu(gpu).ecc
 

@@ -250,7 +250,7 @@ def gpu_profile(slug: str) -> GpuProfile:
 
 
 def _raise_unknown_gpu(slug: str) -> GpuProfile:
-    from models.catalog import get_gpu
+    from gpuprice.models.catalog import get_gpu
 
     get_gpu(slug)  # raises BadInput naming close matches
     raise AssertionError("unreachable")
@@ -261,7 +261,7 @@ _PROFILE_CACHE: dict[str, GpuProfile] = {}
 
 def _catalog_profiles() -> dict[str, GpuProfile]:
     if not _PROFILE_CACHE:
-        from models.catalog import load_gpu_catalog
+        from gpuprice.models.catalog import load_gpu_catalog
 
         for row in load_gpu_catalog().itertuples(index=False):
             nvlink = None if pd.isna(row.nvlink_gbps) else float(row.nvlink_gbps)
@@ -710,7 +710,7 @@ def _number(row: Mapping[str, object], key: str) -> float | None:
 
 def benchmark_gpu(raw: str) -> GpuProfile:
     """Map a benchmark's GPU text ("h100_80gb", "A100-40GB-SXM", "RTX 6000 Ada 48GB") to a profile."""
-    from models.gpu_names import UNKNOWN, normalize_gpu
+    from gpuprice.models.gpu_names import UNKNOWN, normalize_gpu
 
     text = raw.replace("_", " ")
     slug = normalize_gpu(text)
@@ -813,7 +813,7 @@ def _nominal_size_b(model: str) -> float | None:
 
 
 def _benchmark_shape(model: str, params_b: float | None) -> ModelShape:
-    from models.architectures import find_model
+    from gpuprice.models.architectures import find_model
 
     arch = find_model(model) if model else None
     if arch is not None:

@@ -17,7 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gpuprice.errors import BadInput, read_text_input, unknown_choice
-from models.cost import CostTerms, resumable_checkpoint_gb
+from gpuprice.models.cost import CostTerms, resumable_checkpoint_gb
 
 BUILTIN_PATH = Path(__file__).with_name("workloads.yaml")
 ENV_VAR = "GPUPRICE_WORKLOADS"
@@ -111,7 +111,7 @@ class Workload(BaseModel):
 
     def setup(self, gpus: int = 1, sharding: str = "none") -> Any:
         """The memory model's ``TrainingSetup`` for this workload on ``gpus`` GPUs."""
-        from models.memory import TrainingSetup
+        from gpuprice.models.memory import TrainingSetup
 
         return TrainingSetup.checked(
             arch=self.arch(),
@@ -130,7 +130,7 @@ class Workload(BaseModel):
     def adapter_params(self) -> float:
         if self.method == "full":
             return 0.0
-        from models.memory import lora_params
+        from gpuprice.models.memory import lora_params
 
         return float(lora_params(self.arch(), self.lora_rank, self.lora_targets))
 
@@ -167,7 +167,7 @@ class Workload(BaseModel):
 
 @functools.cache
 def _resolve_arch(model: str | None, params_b: float | None) -> Any:
-    from models.architectures import resolve_model
+    from gpuprice.models.architectures import resolve_model
 
     return resolve_model(model_id=model, params_b=params_b)
 

@@ -11,9 +11,9 @@ import dagster as dg
 import duckdb
 from dagster_duckdb import DuckDBResource
 
-from warehouse import settings
-from warehouse.schema import migrate
-from warehouse.views import create_views
+from gpuprice.warehouse import settings
+from gpuprice.warehouse.schema import migrate
+from gpuprice.warehouse.views import create_views
 
 # Every asset that writes to DuckDB runs in this pool; dagster.yaml limits it to 1 slot.
 WAREHOUSE_POOL = "duckdb"

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import dagster as dg
 
-from pipelines.defs.scraping.assets import STEP_RETRIES_TAG
-from pipelines.resources import default_resources
-from scrapers.offer import PROVIDERS
-from warehouse.connection import connect_read_only
+from gpuprice.pipelines.defs.scraping.assets import STEP_RETRIES_TAG
+from gpuprice.pipelines.resources import default_resources
+from gpuprice.scrapers.offer import PROVIDERS
+from gpuprice.warehouse.connection import connect_read_only
 
 
 # Step failures of the providers' own assets ("scrape: parsed__nebius: ...") are reported per provider.
@@ -59,7 +59,7 @@ class RunSummary:
 
 
 def _all_definitions():
-    from pipelines.definitions import defs
+    from gpuprice.pipelines.definitions import defs
 
     assets = list(defs.assets or [])
     checks = list(defs.asset_checks or [])
@@ -93,7 +93,7 @@ def run_day(
     render_reports: bool = True,
 ) -> RunSummary:
     """Run every phase for ``day``; provider failures are recorded, not raised."""
-    from warehouse.queries import provider_run_status
+    from gpuprice.warehouse.queries import provider_run_status
 
     started = dt.datetime.now(dt.timezone.utc)
     assets, checks = _all_definitions()

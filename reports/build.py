@@ -8,8 +8,8 @@ from typing import Any
 
 import duckdb
 
-from reports import costs, loading, workload_info
-from reports.data import (
+from gpuprice.reports import costs, loading, workload_info
+from gpuprice.reports.data import (
     GpuCapacity,
     GpuCheapest,
     MemoryFitRow,
@@ -21,7 +21,7 @@ from reports.data import (
     WorkloadReport,
     WorkloadSummary,
 )
-from reports.weeks import IsoWeek
+from gpuprice.reports.weeks import IsoWeek
 
 TOP_CHANGES = 12
 HISTORY_GPUS = 4  # price-history charts per workload report: the GPU types of the best offers

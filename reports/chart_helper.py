@@ -15,7 +15,7 @@ from typing import BinaryIO
 
 
 def serve(requests: BinaryIO, replies: BinaryIO) -> None:
-    from reports import charts  # noqa: F401  matplotlib loads while the parent reads the week's data
+    from gpuprice.reports import charts  # noqa: F401  matplotlib loads while the parent reads the week's data
 
     while True:
         try:

@@ -15,8 +15,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from reports.data import GpuCapacity, GpuPriceHistory, MemoryBar, RankedOffer, WorkloadReport
-from reports.weeks import IsoWeek
+from gpuprice.reports.data import GpuCapacity, GpuPriceHistory, MemoryBar, RankedOffer, WorkloadReport
+from gpuprice.reports.weeks import IsoWeek
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class MemoryChartJob:
     capacities: Sequence[GpuCapacity]
 
     def draw(self) -> Markup:
-        from reports import charts  # matplotlib: imported only where something is drawn
+        from gpuprice.reports import charts  # matplotlib: imported only where something is drawn
 
         return charts.memory_chart(self.bars, self.capacities, chart_id=self.key)
 
@@ -38,7 +38,7 @@ class CostChartJob:
     deadline_hours: float | None
 
     def draw(self) -> Markup:
-        from reports import charts
+        from gpuprice.reports import charts
 
         return charts.cost_time_chart(self.offers, deadline_hours=self.deadline_hours, chart_id=self.key)
 
@@ -53,7 +53,7 @@ class HistoryChartJob:
         return history_key(self.history.gpu)
 
     def draw(self) -> Markup:
-        from reports import charts
+        from gpuprice.reports import charts
 
         return charts.price_history_chart(self.history, self.week, chart_id=self.key)
 

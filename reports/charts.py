@@ -16,11 +16,11 @@ from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
 
-from reports import formatting as fmt  # noqa: E402
-from reports.data import MEMORY_PARTS, GpuCapacity, GpuPriceHistory, MemoryBar, RankedOffer  # noqa: E402
-from reports.svg import SVG_DPI, chart_text, figure_to_svg  # noqa: E402
-from reports.weeks import IsoWeek  # noqa: E402
-from scrapers.offer import PROVIDERS  # noqa: E402
+from gpuprice.reports import formatting as fmt  # noqa: E402
+from gpuprice.reports.data import MEMORY_PARTS, GpuCapacity, GpuPriceHistory, MemoryBar, RankedOffer  # noqa: E402
+from gpuprice.reports.svg import SVG_DPI, chart_text, figure_to_svg  # noqa: E402
+from gpuprice.reports.weeks import IsoWeek  # noqa: E402
+from gpuprice.scrapers.offer import PROVIDERS  # noqa: E402
 
 # One colour per provider across every chart, so a reader learns them once (colour-blind-safe
 # Okabe-Ito palette); unknown providers cycle through greys.

@@ -8,9 +8,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from reports import formatting as fmt
-from reports.data import CostAssumption, DefinitionItem, RankedOffer
-from reports.workload_info import format_value
+from gpuprice.reports import formatting as fmt
+from gpuprice.reports.data import CostAssumption, DefinitionItem, RankedOffer
+from gpuprice.reports.workload_info import format_value
 
 # Known keys of the ranking's cost_terms JSON (models/ranking.py), in reading order.
 _AMOUNTS: tuple[tuple[str, str], ...] = (

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reports.weeks import IsoWeek
+from gpuprice.reports.weeks import IsoWeek
 
 MEMORY_PARTS: tuple[str, ...] = ("weights", "gradients", "optimizer", "activations", "logits", "overhead")
 

@@ -26,7 +26,7 @@ from types import TracebackType
 
 from markupsafe import Markup
 
-from reports.chart_jobs import ChartJob, unique_jobs
+from gpuprice.reports.chart_jobs import ChartJob, unique_jobs
 
 # About 0.1 s a chart here; below ~1.5 s of drawing, the helper's start-up eats the gain.
 MIN_CHARTS_FOR_HELPER = 16
@@ -48,7 +48,7 @@ def helper_pays(chart_count: int) -> bool:
 def helper_command() -> list[str]:
     # -P: the working directory does not go on the helper's path, so a `reports` package
     # there cannot stand in for this one (PYTHONPATH, set below, points at this one).
-    return [sys.executable, "-P", "-m", "reports.chart_helper"]
+    return [sys.executable, "-P", "-m", "gpuprice.reports.chart_helper"]
 
 
 def helper_env() -> dict[str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from urllib.parse import urlparse
 
-from scrapers.offer import PROVIDERS
+from gpuprice.scrapers.offer import PROVIDERS
 
 # Fallback while a provider module is missing; source: shared/reference/provider-pages.md.
 _FALLBACK_URLS: dict[str, str] = {
@@ -31,7 +31,7 @@ def pricing_url(provider: str) -> str | None:
     if provider not in PROVIDERS:
         return None
     try:
-        from scrapers.registry import provider_module
+        from gpuprice.scrapers.registry import provider_module
 
         url = getattr(provider_module(provider), "PRICING_URL", None)
     except ImportError:  # the provider's parser has not landed in this checkout

@@ -17,7 +17,7 @@ from typing import Any
 import duckdb
 
 from gpuprice.errors import BadInput
-from reports.data import (
+from gpuprice.reports.data import (
     GpuCapacity,
     GpuCheapest,
     GpuPriceHistory,
@@ -29,12 +29,12 @@ from reports.data import (
     RankedOffer,
     SourceSnapshot,
 )
-from reports.weeks import IsoWeek
-from scrapers.offer import PROVIDERS
+from gpuprice.reports.weeks import IsoWeek
+from gpuprice.scrapers.offer import PROVIDERS
 
 # Same rule as analytics.provider_freshness: stale when the newest successful snapshot is more
 # than STALE_AFTER_DAYS behind the newest run.
-from warehouse.views import STALE_AFTER_DAYS  # noqa: E402
+from gpuprice.warehouse.views import STALE_AFTER_DAYS  # noqa: E402
 
 SCRAPED_SOURCES: tuple[str, ...] = ("scrape", "archive")
 HISTORY_WEEKS = 13  # a quarter of daily prices: long enough for a trend, short enough to see a week

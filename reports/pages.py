@@ -16,11 +16,11 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from reports import chart_jobs, drawing
-from reports import formatting as fmt
-from reports.data import MEMORY_PARTS, WeekOverview, WorkloadReport
-from reports.links import pricing_url
-from reports.loading import STALE_AFTER_DAYS
+from gpuprice.reports import chart_jobs, drawing
+from gpuprice.reports import formatting as fmt
+from gpuprice.reports.data import MEMORY_PARTS, WeekOverview, WorkloadReport
+from gpuprice.reports.links import pricing_url
+from gpuprice.reports.loading import STALE_AFTER_DAYS
 
 TOP_OFFERS_HTML = 20
 TOP_OFFERS_MD = 10
@@ -84,7 +84,7 @@ _FILTERS = {
 
 def _environment(*, html: bool) -> Environment:
     env = Environment(
-        loader=PackageLoader("reports", "templates"),
+        loader=PackageLoader("gpuprice.reports", "templates"),
         autoescape=html,
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -109,7 +109,7 @@ def md_env() -> Environment:
 
 @functools.cache
 def _css() -> Markup:
-    return Markup(resources.files("reports").joinpath("templates/report.css").read_text(encoding="utf-8"))
+    return Markup(resources.files("gpuprice.reports").joinpath("templates/report.css").read_text(encoding="utf-8"))
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,10 @@ from typing import Any
 import duckdb
 
 from gpuprice.errors import BadInput, unknown_choice
-from reports import build, chart_jobs, drawing, loading, pages, workload_info
-from reports.pages import WorkloadLinks
-from reports.weeks import IsoWeek
-from warehouse import settings
+from gpuprice.reports import build, chart_jobs, drawing, loading, pages, workload_info
+from gpuprice.reports.pages import WorkloadLinks
+from gpuprice.reports.weeks import IsoWeek
+from gpuprice.warehouse import settings
 
 
 def resolve_week(con: duckdb.DuckDBPyConnection, week: IsoWeek | str | dt.date | None) -> IsoWeek:
@@ -72,7 +72,7 @@ def _open_published(analytics_file: Path | None) -> tuple[duckdb.DuckDBPyConnect
     path = analytics_file or settings.analytics_path()
     if not path.exists():
         raise BadInput(f"no published warehouse at {path}; run `gpuprice run` first")
-    from warehouse.connection import connect_reader
+    from gpuprice.warehouse.connection import connect_reader
 
     return connect_reader(path), path
 

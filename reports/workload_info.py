@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from reports import formatting as fmt
-from reports.data import (
+from gpuprice.reports import formatting as fmt
+from gpuprice.reports.data import (
     MEMORY_PARTS,
     DefinitionItem,
     MemoryBar,
@@ -62,9 +62,9 @@ MAX_BARS = 6
 def load_catalog() -> dict[str, Any]:
     """Workload name -> definition object; empty while ``models.workloads`` has not landed."""
     try:
-        from models.workloads import load_workloads
+        from gpuprice.models.workloads import load_workloads
     except ModuleNotFoundError as exc:
-        if exc.name in ("models.workloads", "models"):
+        if exc.name in ("gpuprice.models.workloads", "models"):
             return {}
         raise
     return {str(_field(w, "name")): w for w in load_workloads()}
@@ -271,9 +271,9 @@ def breakdown(workload: Any, gpu_count: int, sharding: str) -> tuple[dict[str, f
     was computed by an older model version.
     """
     try:
-        from models import memory
+        from gpuprice.models import memory
     except ModuleNotFoundError as exc:
-        if exc.name in ("models.memory", "models"):
+        if exc.name in ("gpuprice.models.memory", "models"):
             return None
         raise
     setup = _memory_setup(workload, gpu_count, sharding)
@@ -299,8 +299,8 @@ def _memory_setup(workload: Any, gpu_count: int, sharding: str) -> Any | None:
                 return factory(gpus=gpu_count, sharding=sharding)
             except TypeError:
                 continue
-    from models.architectures import find_model, shape_for_params
-    from models.memory import TrainingSetup
+    from gpuprice.models.architectures import find_model, shape_for_params
+    from gpuprice.models.memory import TrainingSetup
 
     arch = _field(workload, "arch")
     if arch is None:

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from scrapers.offer import PROVIDERS, Provider
-from scrapers.rawstore import PageKind, check_date, check_provider
+from gpuprice.scrapers.offer import PROVIDERS, Provider
+from gpuprice.scrapers.rawstore import PageKind, check_date, check_provider
 
 log = logging.getLogger("gpuprice.archive")
 

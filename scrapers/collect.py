@@ -15,11 +15,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from scrapers.archive import DEFAULT_ARCHIVE_MAX_BYTES, archive_dates, find_archived_page, read_archived
-from scrapers.fetch import FetchError, PoliteFetcher
-from scrapers.offer import Provider
-from scrapers.pages import PageRequest
-from scrapers.rawstore import (
+from gpuprice.scrapers.archive import DEFAULT_ARCHIVE_MAX_BYTES, archive_dates, find_archived_page, read_archived
+from gpuprice.scrapers.fetch import FetchError, PoliteFetcher
+from gpuprice.scrapers.offer import Provider
+from gpuprice.scrapers.pages import PageRequest
+from gpuprice.scrapers.rawstore import (
     PageKind,
     RawPage,
     RawStoreError,
@@ -114,7 +114,7 @@ def _ordered(requests: Sequence[PageRequest]) -> list[PageRequest]:
 
 
 def _live_requests(provider: str) -> list[PageRequest]:
-    from scrapers.registry import provider_module  # parsers load only when scraping live
+    from gpuprice.scrapers.registry import provider_module  # parsers load only when scraping live
 
     return list(provider_module(provider).live_requests())
 
@@ -210,7 +210,7 @@ def collect_archived(
     provider = check_provider(provider)
     day = check_date(snapshot_date)
     if archive_dir is None:
-        from warehouse.settings import archive_dir as configured_archive
+        from gpuprice.warehouse.settings import archive_dir as configured_archive
 
         archive_dir = configured_archive()
     page = find_archived_page(archive_dir, provider, day)

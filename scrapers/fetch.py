@@ -43,9 +43,9 @@ from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
-from scrapers.pages import PageRequest
-from scrapers.rawstore import RawStoreError, ValidatorEntry, read_raw
-from scrapers.robots import ROBOTS_MAX_BYTES, RobotsPolicy, parse_robots
+from gpuprice.scrapers.pages import PageRequest
+from gpuprice.scrapers.rawstore import RawStoreError, ValidatorEntry, read_raw
+from gpuprice.scrapers.robots import ROBOTS_MAX_BYTES, RobotsPolicy, parse_robots
 
 log = logging.getLogger("gpuprice.fetch")
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from scrapers.offer import PROVIDERS, round_price
+from gpuprice.scrapers.offer import PROVIDERS, round_price
 
 BUNDLED_OBSERVATIONS = Path(__file__).resolve().parent / "data" / "observed_prices.csv"
 PARSER_VERSION = "observations/1"
@@ -44,7 +44,7 @@ class ObservationsFileError(ValueError):
 
 def load_observations(path: Path) -> tuple[pd.DataFrame, list[tuple[str, str, str]]]:
     """Read an observations CSV: (price_snapshots-shaped frame, [(provider, raw row, reason)])."""
-    from models.gpu_names import normalize_gpu
+    from gpuprice.models.gpu_names import normalize_gpu
 
     try:
         text = Path(path).read_text(encoding="utf-8")

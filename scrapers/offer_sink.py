@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from models.gpu_names import UNKNOWN, normalize_gpu
-from scrapers.offer import Offer, ParseReport, ParseResult, Provider, RejectedRow
+from gpuprice.models.gpu_names import UNKNOWN, normalize_gpu
+from gpuprice.scrapers.offer import Offer, ParseReport, ParseResult, Provider, RejectedRow
 
 # Noted once per page by parsers that keep a "from $x" price (a floor over host variants) as the price.
 FROM_PRICE_NOTE = "'from' prices are lower bounds"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import zlib
 
-from scrapers.offer import ParseReport, StructureMissing
+from gpuprice.scrapers.offer import ParseReport, StructureMissing
 
 GZIP_MAGIC = b"\x1f\x8b"
 MAX_PAGE_BYTES = 32 * 1024 * 1024  # pricing pages are well under 1 MB; the cap is for gzip bombs

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from scrapers.parsing import clean_text, parse_number
+from gpuprice.scrapers.parsing import clean_text, parse_number
 
 GB_PER_UNIT: dict[str, float] = {
     "tib": 1024**4 / 1e9,

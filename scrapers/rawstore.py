@@ -29,7 +29,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from scrapers.offer import PROVIDERS, Provider
+from gpuprice.scrapers.offer import PROVIDERS, Provider
 
 try:  # POSIX: serialise read-modify-write of the validators index across processes.
     import fcntl

@@ -12,15 +12,15 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from scrapers.offer import PROVIDERS
+from gpuprice.scrapers.offer import PROVIDERS
 
 _MODULES = {
-    "runpod": "scrapers.providers.runpod",
-    "lambda": "scrapers.providers.lambda_cloud",
-    "coreweave": "scrapers.providers.coreweave",
-    "nebius": "scrapers.providers.nebius",
-    "crusoe": "scrapers.providers.crusoe",
-    "massedcompute": "scrapers.providers.massedcompute",
+    "runpod": "gpuprice.scrapers.providers.runpod",
+    "lambda": "gpuprice.scrapers.providers.lambda_cloud",
+    "coreweave": "gpuprice.scrapers.providers.coreweave",
+    "nebius": "gpuprice.scrapers.providers.nebius",
+    "crusoe": "gpuprice.scrapers.providers.crusoe",
+    "massedcompute": "gpuprice.scrapers.providers.massedcompute",
 }
 assert set(_MODULES) == set(PROVIDERS)
 

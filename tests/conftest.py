@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
-# The project's read-only research folder: beside the checkout (as CI lays it out), or
-# GPUPRICE_SHARED. Tests read public measurements from it; the product never does.
-SHARED = Path(os.environ.get("GPUPRICE_SHARED", Path(__file__).resolve().parents[2] / "shared"))
-if not (SHARED / "data").is_dir():
-    raise RuntimeError(f"shared research folder not found at {SHARED}; set GPUPRICE_SHARED")
+# Public measurements and the command-line contract, copied into the repository with their
+# sources (tests/data/README.md): the suite needs nothing beside the checkout.
+TEST_DATA = Path(__file__).resolve().parent / "data"
+OBSERVED_PRICES = Path(__file__).resolve().parents[1] / "scrapers" / "data" / "observed_prices.csv"
 
 
 @pytest.fixture
@@ -51,7 +50,7 @@ def cli(capsys: pytest.CaptureFixture[str]):
 
 
 def make_offer(**overrides):
-    from scrapers.offer import Offer
+    from gpuprice.scrapers.offer import Offer
 
     base = dict(
         provider="lambda", gpu="h100-sxm", gpu_raw="NVIDIA H100 SXM", gpu_count=1, vram_gb=80.0,

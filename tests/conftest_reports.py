@@ -15,8 +15,8 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from warehouse.schema import migrate
-from warehouse.views import create_views
+from gpuprice.warehouse.schema import migrate
+from gpuprice.warehouse.views import create_views
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = '"><img src=x onerror=alert(1)>'
@@ -232,7 +232,7 @@ CATALOG_NAMES = ("llama-3.1-70b-qlora", "llama-3.1-8b-full", "budget-lora-experi
 
 def catalog() -> dict:
     """The two workloads the warehouse has output for, plus one catalog workload without any."""
-    from models.workloads import load_workloads
+    from gpuprice.models.workloads import load_workloads
 
     found = {w.name: w for w in load_workloads()}
     return {name: found[name] for name in CATALOG_NAMES}

@@ -15,13 +15,12 @@ from types import ModuleType
 
 import pytest
 
-from conftest import SHARED
-from scrapers.offer import CONTRACT_FIELDS, ParseResult, StructureMissing
-from scrapers.pages import PageRequest
-from scrapers.registry import provider_module
+from conftest import OBSERVED_PRICES
+from gpuprice.scrapers.offer import CONTRACT_FIELDS, ParseResult, StructureMissing
+from gpuprice.scrapers.pages import PageRequest
+from gpuprice.scrapers.registry import provider_module
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_PRICES = SHARED / "data" / "observed_prices.csv"
 # The note the HTML parsers add when a page had bytes that are not UTF-8.
 UNDECODABLE_NOTE = "page is not valid UTF-8; undecodable bytes replaced"
 
@@ -112,19 +111,18 @@ def archive_observations(provider: str, name: str | None = None) -> list[dict[st
     return rows if name is None else [r for r in rows if r["observed_on"] == name.split(".")[0]]
 
 
-def shared_observations() -> list[dict[str, str]] | None:
-    """Rows of the shared research data's observed_prices.csv, or None where it is not present."""
-    return _csv_rows(SHARED_PRICES) if SHARED_PRICES.exists() else None
+def cited_observations() -> list[dict[str, str]]:
+    """Rows of the product's cited public observations (scrapers/data/observed_prices.csv)."""
+    return _csv_rows(OBSERVED_PRICES)
 
 
 def assert_archive_sources_copied(provider: str, names: Iterable[str]) -> None:
-    """The archive's observed prices are the provider's rows of the shared observations, and its
+    """The archive's observed prices are the provider's rows of the cited observations, and its
     SOURCES.md calls the pages reconstructions and has a section per page ``names``."""
     local = archive_observations(provider)
     assert local and all(r["provider"] == provider for r in local)
-    shared = shared_observations()
-    if shared is not None:
-        assert all(row in shared for row in local)
+    cited = cited_observations()
+    assert all(row in cited for row in local)
     sources = (archive_dir(provider) / "SOURCES.md").read_text()
     assert "reconstructions, not captures" in sources
     for name in names:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpuprice.errors import BadInput
-from models.architectures import (
+from gpuprice.models.architectures import (
     ModelArch,
     catalog,
     find_model,
@@ -18,11 +18,11 @@ from models.architectures import (
     resolve_model,
     shape_for_params,
 )
-from models.hf_config import arch_from_config, arch_from_config_file
-from tests.conftest import SHARED
+from gpuprice.models.hf_config import arch_from_config, arch_from_config_file
+from tests.conftest import TEST_DATA
 
 CONFIGS = Path(__file__).parent / "fixtures" / "configs"
-MEASURED_CSV = SHARED / "data" / "measured_memory_public.csv"
+MEASURED_CSV = TEST_DATA / "measured_memory_public.csv"
 
 # Families the brief requires (Hugging Face repo ids).
 REQUIRED_IDS = [

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from scrapers.archive import (
+from gpuprice.scrapers.archive import (
     ArchiveError,
     archive_dates,
     find_archived_page,
@@ -18,8 +18,8 @@ from scrapers.archive import (
     parse_archive_name,
     read_archived,
 )
-from scrapers.collect import NoArchivedPage, collect_page
-from scrapers.rawstore import RawStoreError, read_raw
+from gpuprice.scrapers.collect import NoArchivedPage, collect_page
+from gpuprice.scrapers.rawstore import RawStoreError, read_raw
 
 D = dt.date.fromisoformat
 MB = 1024 * 1024

@@ -280,9 +280,9 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def published_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A warehouse with one provider's snapshot of DAY and its published analytics copy."""
     from conftest import make_offer
-    from warehouse.connection import connect_writer
-    from warehouse.publish import publish_analytics_copy
-    from warehouse.writes import record_provider_run, replace_snapshot_partition
+    from gpuprice.warehouse.connection import connect_writer
+    from gpuprice.warehouse.publish import publish_analytics_copy
+    from gpuprice.warehouse.writes import record_provider_run, replace_snapshot_partition
 
     home = tmp_path_factory.mktemp("published") / "home"
     home.mkdir()
@@ -315,8 +315,6 @@ def _write_tally() -> Iterator[None]:
 @pytest.mark.parametrize("bad", CASES, ids=[c.label for c in CASES])
 def test_bad_input_gets_one_clean_line(bad: Case, cli, files: Path, published_home: Path, tmp_path: Path,
                                        monkeypatch: pytest.MonkeyPatch):
-    if not command_exists(bad.command):
-        pytest.skip(f"gpuprice {bad.command} is not written yet")
     home = published_home if bad.home == "published" else tmp_path / "empty-home"
     monkeypatch.setenv("GPUPRICE_HOME", str(home))
     monkeypatch.delenv("GPUPRICE_ARCHIVE", raising=False)

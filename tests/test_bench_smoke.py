@@ -16,9 +16,9 @@ import pytest
 from bench import end_to_end, parse_speed, run, sweep_speed, warehouse_scale
 from bench.figures import Bound, Figure
 from bench.synthetic_history import generate_history
-from scrapers.offer import PROVIDERS
-from scrapers.registry import provider_module
-from warehouse.connection import connect_writer
+from gpuprice.scrapers.offer import PROVIDERS
+from gpuprice.scrapers.registry import provider_module
+from gpuprice.warehouse.connection import connect_writer
 
 
 def assert_well_formed(figures: list[Figure], names: set[str]) -> None:

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from gpuprice.errors import BadInput
-from models import catalog
-from models.catalog import (
+from gpuprice.models import catalog
+from gpuprice.models.catalog import (
     CATALOG_VERSION,
     GpuSpec,
     get_gpu,
@@ -19,12 +19,11 @@ from models.catalog import (
     load_gpu_catalog,
     plausible_price_band,
 )
-from models.gpu_names import UNKNOWN, normalize_gpu
+from gpuprice.models.gpu_names import UNKNOWN, normalize_gpu
 
-from conftest import SHARED
-CONTRACT = SHARED / "CONTRACT.md"
-PEAK_FLOPS = SHARED / "data" / "gpu_peak_flops.csv"
-OBSERVED_PRICES = SHARED / "data" / "observed_prices.csv"
+from conftest import OBSERVED_PRICES, TEST_DATA
+CONTRACT = TEST_DATA / "CONTRACT.md"
+PEAK_FLOPS = TEST_DATA / "gpu_peak_flops.csv"
 
 
 def _contract_slugs() -> list[str]:

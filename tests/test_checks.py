@@ -7,10 +7,10 @@ import datetime as dt
 import pytest
 
 from conftest import make_offer
-from pipelines.defs.scraping import checks
-from pipelines.resources import WarehouseResource
-from scrapers.offer import ParseReport, ParseResult
-from warehouse.writes import record_provider_run
+from gpuprice.pipelines.defs.scraping import checks
+from gpuprice.pipelines.resources import WarehouseResource
+from gpuprice.scrapers.offer import ParseReport, ParseResult
+from gpuprice.warehouse.writes import record_provider_run
 
 
 def result(offers) -> ParseResult:

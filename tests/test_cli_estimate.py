@@ -145,10 +145,10 @@ def test_workloads_reports_a_broken_user_file(cli, home, tmp_path: Path, monkeyp
 # ----------------------------------------------------------------------------- rank
 @pytest.fixture
 def published(home: Path) -> Path:
-    from warehouse import settings
-    from warehouse.connection import connect_writer
-    from warehouse.publish import publish_analytics_copy
-    from warehouse.writes import record_provider_run, replace_snapshot_partition
+    from gpuprice.warehouse import settings
+    from gpuprice.warehouse.connection import connect_writer
+    from gpuprice.warehouse.publish import publish_analytics_copy
+    from gpuprice.warehouse.writes import record_provider_run, replace_snapshot_partition
 
     con = connect_writer(settings.warehouse_path())
     offers = [

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from conftest import D1, make_offer
-from warehouse import settings
-from warehouse.connection import connect_writer
-from warehouse.publish import publish_analytics_copy
-from warehouse.writes import replace_snapshot_partition
+from gpuprice.warehouse import settings
+from gpuprice.warehouse.connection import connect_writer
+from gpuprice.warehouse.publish import publish_analytics_copy
+from gpuprice.warehouse.writes import replace_snapshot_partition
 
 
 @pytest.fixture

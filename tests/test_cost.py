@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from models.cost import (
+from gpuprice.models.cost import (
     DEFAULT_COST_TERMS,
     HOURS_PER_MONTH,
     CostTermArrays,

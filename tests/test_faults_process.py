@@ -26,11 +26,11 @@ from faults.runs import RunResult, environment, gpuprice
 from faults.seed import SEED_DAYS, TODAY, seeded_home
 from faults.tally import Tally
 from faults.tables import partition_counts, partition_rows, provider_run, table_fingerprint
-from scrapers.archive import find_archived_page, read_archived
-from scrapers.offer import PROVIDERS
-from scrapers.registry import provider_module
-from warehouse.connection import connect_reader
-from warehouse.settings import SAMPLE_ARCHIVE
+from gpuprice.scrapers.archive import find_archived_page, read_archived
+from gpuprice.scrapers.offer import PROVIDERS
+from gpuprice.scrapers.registry import provider_module
+from gpuprice.warehouse.connection import connect_reader
+from gpuprice.warehouse.settings import SAMPLE_ARCHIVE
 
 pytestmark = pytest.mark.slow
 
@@ -168,7 +168,7 @@ def test_a_run_killed_inside_a_partition_write_leaves_the_old_partition_and_the_
 def test_a_write_that_fails_is_reported_failed_even_after_an_earlier_success_that_day(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    import warehouse.writes as writes
+    import gpuprice.warehouse.writes as writes
 
     original = writes.replace_snapshot_partition
 
@@ -193,7 +193,7 @@ def test_a_write_that_fails_is_reported_failed_even_after_an_earlier_success_tha
 
 
 def test_a_damaged_page_in_the_raw_store_is_stored_again(home: Path):
-    from scrapers.rawstore import read_raw
+    from gpuprice.scrapers.rawstore import read_raw
 
     stored = sorted((home / "raw" / "lambda" / DAY_B.isoformat()).glob("*.gz"))
     assert stored
@@ -250,7 +250,7 @@ ANALYST = textwrap.dedent(
     """
     import sys, duckdb
     con = duckdb.connect()                                # an analyst's session, as the README shows
-    con.execute("ATTACH ? AS gp (READ_ONLY)", [sys.argv[1]])
+    con.execute("ATTACH '" + sys.argv[1].replace("'", "''") + "' AS gp (READ_ONLY)")
     con.execute("USE gp")
     query = "SELECT max(snapshot_date) FROM analytics.latest_prices"
     print(con.execute(query).fetchone()[0], flush=True)
@@ -288,7 +288,7 @@ def test_an_analyst_holding_the_published_copy_never_blocks_a_run(home: Path):
 
 
 def test_a_version_1_warehouse_is_migrated_in_place_not_recreated(tmp_path: Path):
-    from warehouse.schema import SCHEMA_VERSION, V1_DDL
+    from gpuprice.warehouse.schema import SCHEMA_VERSION, V1_DDL
 
     home = tmp_path / "home"
     home.mkdir()

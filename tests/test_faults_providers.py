@@ -26,11 +26,11 @@ from faults.runs import RunResult, environment, gpuprice
 from faults.seed import SEED_DAYS, TODAY, seeded_home
 from faults.tally import Tally
 from faults.tables import partition_counts, partition_rows, provider_run, published_latest, raw_page_rows
-from scrapers.archive import DEFAULT_ARCHIVE_MAX_BYTES, find_archived_page, read_archived
-from scrapers.offer import PROVIDERS
-from scrapers.rawstore import read_raw
-from scrapers.registry import provider_module
-from warehouse.settings import SAMPLE_ARCHIVE
+from gpuprice.scrapers.archive import DEFAULT_ARCHIVE_MAX_BYTES, find_archived_page, read_archived
+from gpuprice.scrapers.offer import PROVIDERS
+from gpuprice.scrapers.rawstore import read_raw
+from gpuprice.scrapers.registry import provider_module
+from gpuprice.warehouse.settings import SAMPLE_ARCHIVE
 
 SEED_DAY = SEED_DAYS[-1]  # the previous snapshot every fault run must leave in place
 
@@ -150,7 +150,7 @@ def _run_batch(name: str, batch: Batch, seeded: Path, workdir: Path) -> Outcome:
         args = ("run", "--date", TODAY.isoformat(), "--source", "live", "--no-reports")
         started = time.perf_counter()
         with environment(env), pytest.MonkeyPatch.context() as patch:
-            patch.setattr("scrapers.collect.PoliteFetcher", internet.fetcher_factory())
+            patch.setattr("gpuprice.scrapers.collect.PoliteFetcher", internet.fetcher_factory())
             result = gpuprice(*args)
     seconds = time.perf_counter() - started
     survived = result.code == 1 and "Traceback" not in result.err and len(result.provider_lines()) == len(PROVIDERS)

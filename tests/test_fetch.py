@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from scrapers.collect import collect_page, iter_live_pages
-from scrapers.fetch import (
+from gpuprice.scrapers.collect import collect_page, iter_live_pages
+from gpuprice.scrapers.fetch import (
     FetchError,
     FetchSettings,
     PoliteFetcher,
@@ -21,9 +21,9 @@ from scrapers.fetch import (
     default_user_agent,
     parse_retry_after,
 )
-from scrapers.pages import PageRequest
-from scrapers.rawstore import load_validators, lookup_validators, read_raw, store_raw
-from scrapers.robots import parse_robots
+from gpuprice.scrapers.pages import PageRequest
+from gpuprice.scrapers.rawstore import load_validators, lookup_validators, read_raw, store_raw
+from gpuprice.scrapers.robots import parse_robots
 
 NOW = dt.datetime(2026, 10, 12, 6, 0, tzinfo=dt.UTC)
 TODAY = NOW.date()
@@ -288,7 +288,7 @@ def test_304_reuses_the_stored_page(tmp_path: Path) -> None:
 
 def test_304_with_a_lost_stored_copy_fetches_again(tmp_path: Path) -> None:
     stored = store_raw(tmp_path, "lambda", TODAY, "https://example.com/pricing", PAGE, etag='"v1"')
-    from scrapers.rawstore import remember_validators
+    from gpuprice.scrapers.rawstore import remember_validators
 
     cached = remember_validators(tmp_path, stored)
     Path(stored.stored_path).unlink()

@@ -13,10 +13,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from scrapers.collect import collect_page
-from scrapers.fetch import FetchError, FetchSettings, PoliteFetcher
-from scrapers.pages import PageRequest
-from scrapers.rawstore import read_raw
+from gpuprice.scrapers.collect import collect_page
+from gpuprice.scrapers.fetch import FetchError, FetchSettings, PoliteFetcher
+from gpuprice.scrapers.pages import PageRequest
+from gpuprice.scrapers.rawstore import read_raw
 
 URL = "https://prices.example/pricing"
 TODAY = dt.date(2026, 10, 12)

@@ -1,8 +1,8 @@
 """The stored memory-fit table agrees with the scalar memory model."""
 
-from models.fit_table import memory_fit_table
-from models.memory import estimate_memory
-from models.workloads import load_workloads
+from gpuprice.models.fit_table import memory_fit_table
+from gpuprice.models.memory import estimate_memory
+from gpuprice.models.workloads import load_workloads
 
 
 def test_fit_table_matches_scalar_estimates_and_marks_one_least_complex_fit():

@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from models.catalog import gpu_slugs
-from models.gpu_names import UNKNOWN, normalize_gpu
+from gpuprice.models.catalog import gpu_slugs
+from gpuprice.models.gpu_names import UNKNOWN, normalize_gpu
 
-from conftest import SHARED
+from conftest import OBSERVED_PRICES, TEST_DATA
 
-OBSERVED_PRICES = SHARED / "data" / "observed_prices.csv"
 
 # (provider, gpu) exactly as the `gpu` column of /work/shared/data/observed_prices.csv writes it.
 OBSERVED: list[tuple[str, str, str]] = [

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from gpuprice.errors import BadInput
-from models.architectures import catalog, shape_for_params
-from models.memory import (
+from gpuprice.models.architectures import catalog, shape_for_params
+from gpuprice.models.memory import (
     GB,
     NF4_BYTES,
     NF4_DQ_BYTES,

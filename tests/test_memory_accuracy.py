@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from models.memory import (
+from gpuprice.models.memory import (
     DEFAULT_CONSTANTS,
     GB,
     GIB,
@@ -44,9 +44,9 @@ from models.memory import (
     estimate_memory,
     setup_from_measurement_row,
 )
-from tests.conftest import SHARED
+from tests.conftest import TEST_DATA
 
-MEASURED_CSV = SHARED / "data" / "measured_memory_public.csv"
+MEASURED_CSV = TEST_DATA / "measured_memory_public.csv"
 
 UNMODELLED = re.compile(
     r"(?<!no )(?<!no torch\.)\bcompile\b|chunked cross-entropy|activation offloading|fused into backward"
@@ -175,8 +175,6 @@ def calibrate(prepared: PreparedSetups, measured: np.ndarray, start: MemoryConst
 
 @pytest.fixture(scope="module")
 def selection() -> Selection:
-    if not MEASURED_CSV.exists():
-        pytest.skip("shared measurement data not available")
     return select_rows()
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from scrapers.offer import Offer, ParseResult
-from scrapers.offer_sink import OfferSink
+from gpuprice.scrapers.offer import Offer, ParseResult
+from gpuprice.scrapers.offer_sink import OfferSink
 
 
 def fields(**overrides: Any) -> dict[str, Any]:

@@ -6,8 +6,8 @@ import gzip
 
 import pytest
 
-from scrapers.offer import ParseReport, StructureMissing
-from scrapers.page_input import (
+from gpuprice.scrapers.offer import ParseReport, StructureMissing
+from gpuprice.scrapers.page_input import (
     UNDECODABLE_NOTE,
     UNDECODABLE_NOTE_SEMICOLON,
     gunzip_page,

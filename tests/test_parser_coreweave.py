@@ -14,8 +14,8 @@ from parser_support import (
     live_request_summary,
     parse_archive_page,
 )
-from scrapers.offer import StructureMissing
-from scrapers.providers import coreweave
+from gpuprice.scrapers.offer import StructureMissing
+from gpuprice.scrapers.providers import coreweave
 
 FIXTURES = fixture_dir("coreweave")
 
@@ -202,5 +202,5 @@ def test_known_prices_lineup_and_spot_across_archive_dates() -> None:
     assert parsed["2026-10-06.html"].report.unpriced_rows == 1  # HGX B300 "Contact sales"
 
 
-def test_sample_archive_sources_are_copied_from_the_shared_observations() -> None:
+def test_sample_archive_sources_are_copied_from_the_cited_observations() -> None:
     assert_archive_sources_copied("coreweave", ARCHIVE_COUNTS)

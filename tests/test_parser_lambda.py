@@ -18,8 +18,8 @@ from parser_support import (
     live_request_summary,
     parse_archive_page,
 )
-from scrapers.offer import StructureMissing
-from scrapers.providers import lambda_cloud
+from gpuprice.scrapers.offer import StructureMissing
+from gpuprice.scrapers.providers import lambda_cloud
 
 FIXTURES = fixture_dir("lambda")
 ARCHIVE = archive_dir("lambda")
@@ -241,5 +241,5 @@ def test_known_prices_and_changes_across_archive_dates() -> None:
     assert [price("2026-08-30.html", "b200", c) for c in (1, 2, 4, 8)] == [6.99, 6.89, 6.79, 6.69]
 
 
-def test_sample_archive_sources_are_copied_from_the_shared_observations() -> None:
+def test_sample_archive_sources_are_copied_from_the_cited_observations() -> None:
     assert_archive_sources_copied("lambda", ARCHIVE_COUNTS)

@@ -19,8 +19,8 @@ from parser_support import (
     parse_archive_page,
     report_of,
 )
-from scrapers.offer import Offer, ParseResult
-from scrapers.providers import massedcompute
+from gpuprice.scrapers.offer import Offer, ParseResult
+from gpuprice.scrapers.providers import massedcompute
 
 FIXTURES = fixture_dir("massedcompute")
 

@@ -22,8 +22,8 @@ from parser_support import (
     parse_archive_page,
     report_of,
 )
-from scrapers.offer import Offer, ParseResult
-from scrapers.providers import nebius
+from gpuprice.scrapers.offer import Offer, ParseResult
+from gpuprice.scrapers.providers import nebius
 
 FIXTURES = fixture_dir("nebius")
 

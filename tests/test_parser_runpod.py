@@ -19,8 +19,8 @@ from parser_support import (
     live_request_summary,
     parse_archive_page,
 )
-from scrapers.offer import StructureMissing
-from scrapers.providers import runpod
+from gpuprice.scrapers.offer import StructureMissing
+from gpuprice.scrapers.providers import runpod
 
 FIXTURES = fixture_dir("runpod")
 ARCHIVE = archive_dir("runpod")
@@ -283,6 +283,6 @@ def test_known_prices_and_real_changes_across_archive_dates() -> None:
     assert [o.usd_per_gpu_hour for o in lowest if o.gpu == "h200-sxm" and o.price_basis == "lowest_now"] == [3.79, 3.59]
 
 
-def test_sample_archive_sources_are_copied_from_the_shared_observations() -> None:
+def test_sample_archive_sources_are_copied_from_the_cited_observations() -> None:
     assert_archive_sources_copied("runpod", ARCHIVE_COUNTS)
     json.loads((ARCHIVE / "2026-10-06.json").read_text())  # the archive's JSON is valid

@@ -4,7 +4,7 @@ from decimal import Decimal
 
 import pytest
 
-from scrapers.parsing import map_columns, parse_number, parse_price
+from gpuprice.scrapers.parsing import map_columns, parse_number, parse_price
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from scrapers.offer import PROVIDERS
-from warehouse.settings import SAMPLE_ARCHIVE
+from gpuprice.scrapers.offer import PROVIDERS
+from gpuprice.warehouse.settings import SAMPLE_ARCHIVE
 
 CAPTCHA = b"<html><head><title>Just a moment...</title></head><body>Checking your browser</body></html>"
 
@@ -18,7 +18,7 @@ CAPTCHA = b"<html><head><title>Just a moment...</title></head><body>Checking you
 def test_definitions_load_with_schedules_pools_and_checks():
     import dagster as dg
 
-    from pipelines.definitions import defs
+    from gpuprice.pipelines.definitions import defs
 
     keys = {k.to_user_string() for k in defs.resolve_all_asset_keys()}
     for p in PROVIDERS:
@@ -39,7 +39,7 @@ def test_definitions_load_with_schedules_pools_and_checks():
 
 
 def newest_sample_date() -> dt.date:
-    from scrapers.archive import newest_archive_date
+    from gpuprice.scrapers.archive import newest_archive_date
 
     return newest_archive_date(SAMPLE_ARCHIVE)
 
@@ -56,7 +56,7 @@ def snapshot_rows(home: Path):
 
 @pytest.mark.slow
 def test_a_date_materializes_every_provider_and_reruns_identically(home: Path):
-    from pipelines.runner import run_day
+    from gpuprice.pipelines.runner import run_day
 
     day = newest_sample_date()
     summary = run_day(day, source="archive", providers=PROVIDERS, home=home, archive_dir=SAMPLE_ARCHIVE,

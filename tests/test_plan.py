@@ -7,7 +7,7 @@ import json
 import pytest
 
 from gpuprice.errors import BadInput
-from models.rules_of_thumb import CONFIG_KEYS, GUIDE_CONFIGS, plan
+from gpuprice.models.rules_of_thumb import CONFIG_KEYS, GUIDE_CONFIGS, plan
 
 # seed-guide.md section 3, copied verbatim: config -> (total VRAM, QLoRA, LoRA, 8-bit Adam, AdamW)
 GUIDE_TABLE_70B = {
@@ -76,7 +76,7 @@ def test_rejects_bad_sizes(bad: float) -> None:
 
 
 def test_guide_configs_name_real_catalog_gpus() -> None:
-    from models.catalog import get_gpu
+    from gpuprice.models.catalog import get_gpu
 
     for cfg in GUIDE_CONFIGS:
         spec = get_gpu(cfg.gpu_slug)

@@ -10,9 +10,9 @@ from pathlib import Path
 import duckdb
 
 from conftest import D1, D2, make_offer
-from warehouse.connection import connect_reader, connect_writer
-from warehouse.publish import export_parquet, publish_analytics_copy
-from warehouse.writes import replace_snapshot_partition
+from gpuprice.warehouse.connection import connect_reader, connect_writer
+from gpuprice.warehouse.publish import export_parquet, publish_analytics_copy
+from gpuprice.warehouse.writes import replace_snapshot_partition
 
 ANALYST = textwrap.dedent(
     """
@@ -67,7 +67,7 @@ def test_a_second_writer_waits_then_fails_clearly(tmp_path: Path):
     )
     try:
         assert holder.stdout.readline().strip() == "ok"
-        from warehouse.connection import WarehouseBusy
+        from gpuprice.warehouse.connection import WarehouseBusy
 
         try:
             connect_writer(wh, wait_seconds=0.5)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scrapers.quantities import size_gb, term_months
+from gpuprice.scrapers.quantities import size_gb, term_months
 
 
 @pytest.mark.parametrize(

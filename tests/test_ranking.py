@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from models.ranking import RANKING_COLUMNS, rank_offers
-from models.workloads import Workload, get_workload, load_workloads
+from gpuprice.models.ranking import RANKING_COLUMNS, rank_offers
+from gpuprice.models.workloads import Workload, get_workload, load_workloads
 
 DAY = dt.date(2026, 10, 29)
 
@@ -247,9 +247,9 @@ def test_throughput_of_the_ranking() -> None:
 
 def test_through_the_warehouse(tmp_path: Path) -> None:
     """offers_as_of output ranks, and the result is accepted by the workload_rankings table."""
-    from scrapers.offer import Offer
-    from warehouse import queries, writes
-    from warehouse.connection import connect_writer
+    from gpuprice.scrapers.offer import Offer
+    from gpuprice.warehouse import queries, writes
+    from gpuprice.warehouse.connection import connect_writer
 
     con = connect_writer(tmp_path / "w.duckdb")
     offers = [

@@ -13,8 +13,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from scrapers import rawstore
-from scrapers.rawstore import (
+from gpuprice.scrapers import rawstore
+from gpuprice.scrapers.rawstore import (
     RawPage,
     RawStoreError,
     load_validators,
@@ -25,7 +25,7 @@ from scrapers.rawstore import (
     store_raw,
     validators_path,
 )
-from warehouse.schema import create_v1
+from gpuprice.warehouse.schema import create_v1
 
 DAY = dt.date(2026, 10, 12)
 URL = "https://www.runpod.io/pricing"

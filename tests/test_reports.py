@@ -15,11 +15,11 @@ from markdown_it import MarkdownIt
 
 from conftest_reports import CATALOG_NAMES, IMG, NOW, SCRIPT, WEEK, build_warehouse, catalog
 from gpuprice.errors import BadInput
-from reports import formatting as fmt
-from reports import loading
-from reports.links import pricing_url
-from reports.render import render_weekly_reports, safe_filename
-from reports.weeks import IsoWeek
+from gpuprice.reports import formatting as fmt
+from gpuprice.reports import loading
+from gpuprice.reports.links import pricing_url
+from gpuprice.reports.render import render_weekly_reports, safe_filename
+from gpuprice.reports.weeks import IsoWeek
 
 WORKLOADS = CATALOG_NAMES
 
@@ -42,7 +42,7 @@ def written(warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[s
 
 @pytest.fixture
 def con(warehouse: Path):
-    from warehouse.connection import connect_reader
+    from gpuprice.warehouse.connection import connect_reader
 
     connection = connect_reader(warehouse)
     yield connection
@@ -306,7 +306,7 @@ def test_hostile_strings_are_text_in_markdown(written: dict[str, Path], name: st
 def test_matplotlib_escapes_chart_text_and_inline_check_rejects_live_markup() -> None:
     from matplotlib.figure import Figure
 
-    from reports.svg import UnsafeSvg, assert_inert, chart_text, figure_to_svg
+    from gpuprice.reports.svg import UnsafeSvg, assert_inert, chart_text, figure_to_svg
 
     fig = Figure(figsize=(3, 2))
     ax = fig.subplots()
@@ -350,7 +350,7 @@ def test_html_is_self_contained(written: dict[str, Path], name: str) -> None:
 
 
 def test_pricing_links_come_from_provider_modules() -> None:
-    from scrapers.registry import provider_module
+    from gpuprice.scrapers.registry import provider_module
 
     url = getattr(provider_module("runpod"), "PRICING_URL", None)
     assert pricing_url("runpod") == (url or "https://www.runpod.io/pricing")
@@ -372,7 +372,7 @@ def test_cli_report_writes_the_week_and_prints_paths(cli, published: Path, home:
     assert result.code == 0, result.err
     paths = [Path(line) for line in result.out.splitlines()]
     assert paths[0] == home / "reports" / "2026-W43" / "index.html"
-    from models.workloads import load_workloads
+    from gpuprice.models.workloads import load_workloads
 
     assert all(p.exists() for p in paths) and len(paths) == 2 + 2 * len(load_workloads())  # html + md each
     index = paths[0].read_text()
@@ -413,7 +413,7 @@ def test_cli_report_without_warehouse(cli, home: Path) -> None:
 
 def test_reports_warn_when_the_pipeline_stopped(con) -> None:
     """A week after the newest snapshot shows the last prices, with an unmissable warning."""
-    from reports import build, pages
+    from gpuprice.reports import build, pages
 
     later = dt.datetime(2026, 11, 10, 6, 0, tzinfo=dt.timezone.utc)
     overview, _ = build.build_week(con, IsoWeek.parse("2026-W45"), generated_at=later, catalog={})
@@ -427,8 +427,8 @@ def test_reports_warn_when_the_pipeline_stopped(con) -> None:
 
 
 def test_memory_bars_come_from_the_memory_model(con) -> None:
-    from reports import build
-    from reports.data import MEMORY_PARTS
+    from gpuprice.reports import build
+    from gpuprice.reports.data import MEMORY_PARTS
 
     _, reports = build.build_week(con, IsoWeek.parse(WEEK), generated_at=NOW, catalog=catalog())
     qlora = next(r for r in reports if r.definition.name == "llama-3.1-70b-qlora")
@@ -443,7 +443,7 @@ def test_memory_bars_come_from_the_memory_model(con) -> None:
 
 def test_workloads_missing_on_either_side(con) -> None:
     """Output for a workload the catalog dropped, and a catalog workload without any output."""
-    from reports import build, pages
+    from gpuprice.reports import build, pages
 
     only = {name: w for name, w in catalog().items() if name != "llama-3.1-8b-full"}
     overview, reports = build.build_week(con, IsoWeek.parse(WEEK), generated_at=NOW, catalog=only)
@@ -457,7 +457,7 @@ def test_workloads_missing_on_either_side(con) -> None:
 
 def test_memory_verdict_semantics() -> None:
     """Per cell: a GPU-memory fit beats CPU offload beats a miss; misses show the nearest need."""
-    from reports.data import MemoryFitRow, MemoryVerdict
+    from gpuprice.reports.data import MemoryFitRow, MemoryVerdict
 
     def row(gpu: str, memory: float, count: int, sharding: str, need: float, least: bool = False) -> MemoryFitRow:
         return MemoryFitRow(gpu=gpu, gpu_count=count, sharding=sharding, per_gpu_gb=need / 1.2, planning_gb=need,

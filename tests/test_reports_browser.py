@@ -36,7 +36,7 @@ def _chromium() -> tuple[str, str] | None:
 
 @pytest.fixture(scope="module")
 def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from reports.render import render_weekly_reports
+    from gpuprice.reports.render import render_weekly_reports
 
     root = tmp_path_factory.mktemp("browser")
     warehouse = build_warehouse(root / "warehouse.duckdb")

@@ -15,10 +15,10 @@ import pytest
 from markupsafe import Markup
 
 from conftest_reports import NOW, WEEK, build_warehouse, catalog
-from reports import build, chart_jobs, drawing
-from reports.render import render_weekly_reports
-from reports.weeks import IsoWeek
-from warehouse.connection import connect_reader
+from gpuprice.reports import build, chart_jobs, drawing
+from gpuprice.reports.render import render_weekly_reports
+from gpuprice.reports.weeks import IsoWeek
+from gpuprice.warehouse.connection import connect_reader
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +138,7 @@ def _helpers_alive() -> list[psutil.Process]:
     alive = []
     for child in psutil.Process().children(recursive=True):
         try:
-            if "reports.chart_helper" in " ".join(child.cmdline()) and child.status() != psutil.STATUS_ZOMBIE:
+            if "gpuprice.reports.chart_helper" in " ".join(child.cmdline()) and child.status() != psutil.STATUS_ZOMBIE:
                 alive.append(child)
         except psutil.Error:
             continue
@@ -153,7 +153,7 @@ def test_fitted_margins_keep_every_label_inside_the_figure() -> None:
     from matplotlib.backends.backend_svg import RendererSVG
     from matplotlib.figure import Figure
 
-    from reports.svg import SVG_DPI, fit_axes
+    from gpuprice.reports.svg import SVG_DPI, fit_axes
 
     fig = Figure(figsize=(5, 3), dpi=SVG_DPI)
     ax = fig.subplots()

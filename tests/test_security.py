@@ -24,7 +24,7 @@ from faults.pages import CAPTCHA_PAGE, healthy_page
 from faults.runs import environment, gpuprice
 from faults.tables import table_fingerprint
 from faults.tally import Tally
-from warehouse.settings import SAMPLE_ARCHIVE
+from gpuprice.warehouse.settings import SAMPLE_ARCHIVE
 
 TALLY = Tally("security")
 DAY = dt.date(2026, 10, 6)
@@ -149,7 +149,7 @@ def _files_under(root: Path) -> set[Path]:
 
 @pytest.mark.parametrize("provider", HOSTILE_PROVIDERS)
 def test_the_raw_store_refuses_hostile_provider_names(tmp_path: Path, provider: str):
-    from scrapers.rawstore import RawStoreError, store_raw, validators_path
+    from gpuprice.scrapers.rawstore import RawStoreError, store_raw, validators_path
 
     home = tmp_path / "home"
     with pytest.raises(RawStoreError):
@@ -163,7 +163,7 @@ def test_the_raw_store_refuses_hostile_provider_names(tmp_path: Path, provider: 
 
 @pytest.mark.parametrize("day", HOSTILE_DATES)
 def test_the_raw_store_refuses_hostile_dates(tmp_path: Path, day: str):
-    from scrapers.rawstore import RawStoreError, store_raw
+    from gpuprice.scrapers.rawstore import RawStoreError, store_raw
 
     with pytest.raises(RawStoreError):
         store_raw(tmp_path / "home", "lambda", day, "https://x.example/", b"<html></html>")
@@ -174,7 +174,7 @@ def test_the_raw_store_refuses_hostile_dates(tmp_path: Path, day: str):
 @pytest.mark.parametrize("sha, kind", [("../../../etc/passwd", "html"), ("A" * 64, "html"), ("a" * 64, "html/../../x"),
                                        ("a" * 64, "exe")])
 def test_raw_page_paths_refuse_hostile_digests_and_kinds(tmp_path: Path, sha: str, kind: str):
-    from scrapers.rawstore import RawStoreError, raw_page_path
+    from gpuprice.scrapers.rawstore import RawStoreError, raw_page_path
 
     with pytest.raises(RawStoreError):
         raw_page_path(tmp_path, "lambda", DAY, sha, kind)
@@ -182,7 +182,7 @@ def test_raw_page_paths_refuse_hostile_digests_and_kinds(tmp_path: Path, sha: st
 
 
 def test_the_raw_store_refuses_a_provider_folder_that_leads_outside(tmp_path: Path):
-    from scrapers.rawstore import RawStoreError, store_raw
+    from gpuprice.scrapers.rawstore import RawStoreError, store_raw
 
     home, outside = tmp_path / "home", tmp_path / "outside"
     (home / "raw").mkdir(parents=True)
@@ -195,8 +195,8 @@ def test_the_raw_store_refuses_a_provider_folder_that_leads_outside(tmp_path: Pa
 
 
 def test_the_archive_reads_only_well_named_pages_inside_it(tmp_path: Path):
-    from scrapers.archive import find_archived_page
-    from scrapers.rawstore import RawStoreError
+    from gpuprice.scrapers.archive import find_archived_page
+    from gpuprice.scrapers.rawstore import RawStoreError
 
     archive, outside = tmp_path / "archive", tmp_path / "outside"
     (archive / "lambda").mkdir(parents=True)
@@ -225,7 +225,7 @@ def test_the_archive_reads_only_well_named_pages_inside_it(tmp_path: Path):
 @pytest.mark.parametrize("name", ["../../etc/passwd", "/etc/passwd", "..", ".", "a/../../b", "index", "con\x00.html",
                                   "..\\..\\windows", " "])
 def test_report_file_names_stay_inside_the_week_folder(tmp_path: Path, name: str):
-    from reports.render import safe_filename
+    from gpuprice.reports.render import safe_filename
 
     stem = safe_filename(name)
     assert stem and "/" not in stem and "\\" not in stem and "\x00" not in stem and stem not in (".", "..")
@@ -236,7 +236,7 @@ def test_report_file_names_stay_inside_the_week_folder(tmp_path: Path, name: str
 
 def test_a_workload_named_like_a_path_is_refused_with_file_and_line(tmp_path: Path):
     from gpuprice.errors import BadInput
-    from models.workloads import load_file
+    from gpuprice.models.workloads import load_file
 
     path = tmp_path / "workloads.yaml"
     path.write_text("workloads:\n  - name: ../../pwned\n    model: meta-llama/Llama-3.1-8B\n    method: lora\n"
@@ -291,7 +291,7 @@ def test_an_api_key_never_lands_in_logs_metadata_or_files(tmp_path: Path, monkey
                                                            caplog: pytest.LogCaptureFixture):
     import dagster as dg
 
-    from scrapers.fetch import PoliteFetcher
+    from gpuprice.scrapers.fetch import PoliteFetcher
 
     probe = SecretProbe()
     instances: list[dg.DagsterInstance] = []
@@ -306,7 +306,7 @@ def test_an_api_key_never_lands_in_logs_metadata_or_files(tmp_path: Path, monkey
         return PoliteFetcher(*args, **{"transport": httpx.MockTransport(probe), "sleep": lambda s: None, **kwargs})
 
     monkeypatch.setattr(dg.DagsterInstance, "ephemeral", staticmethod(keep_instance))
-    monkeypatch.setattr("scrapers.collect.PoliteFetcher", fetcher)
+    monkeypatch.setattr("gpuprice.scrapers.collect.PoliteFetcher", fetcher)
     caplog.set_level(logging.DEBUG)
     home = tmp_path / "home"
     today = dt.datetime.now(dt.UTC).date()

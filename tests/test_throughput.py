@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from gpuprice.errors import BadInput
-from models.architectures import resolve_model
-from models.throughput import (
+from gpuprice.models.architectures import resolve_model
+from gpuprice.models.throughput import (
     CALIBRATED_PARAMETERS,
     ModelShape,
     benchmark_case,
@@ -101,7 +101,7 @@ def test_fp32_runs_at_half_the_tensor_rate() -> None:
 
 
 def test_every_catalog_gpu_has_a_sensible_prediction() -> None:
-    from models.catalog import gpu_slugs
+    from gpuprice.models.catalog import gpu_slugs
 
     for slug in gpu_slugs():
         result = tps(gpu=slug, method="lora", mb=2, ac=True)

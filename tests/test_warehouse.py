@@ -9,10 +9,10 @@ import duckdb
 import pytest
 
 from conftest import D1, D2, D3, D4, make_offer
-from scrapers.offer import ParseReport, RejectedRow
-from warehouse.connection import connect_writer
-from warehouse.schema import SCHEMA_VERSION, V1_DDL, current_version
-from warehouse.writes import replace_snapshot_partition
+from gpuprice.scrapers.offer import ParseReport, RejectedRow
+from gpuprice.warehouse.connection import connect_writer
+from gpuprice.warehouse.schema import SCHEMA_VERSION, V1_DDL, current_version
+from gpuprice.warehouse.writes import replace_snapshot_partition
 
 
 def write(con, provider, day, offers, report=None):
@@ -51,7 +51,7 @@ def test_rerunning_a_partition_replaces_it_without_duplicates(con):
 
 
 def test_a_failed_write_leaves_the_previous_partition_whole(con, monkeypatch):
-    from warehouse import writes
+    from gpuprice.warehouse import writes
 
     write(con, "lambda", D1, [make_offer(), make_offer(sku="b", usd_per_gpu_hour=3.0)])
 
@@ -147,7 +147,7 @@ def test_latest_prices_and_cheapest_by_gpu(con):
 
 
 def test_provider_freshness_marks_failed_and_old_providers_stale(con):
-    from warehouse.writes import record_provider_run
+    from gpuprice.warehouse.writes import record_provider_run
 
     now = dt.datetime.now(dt.timezone.utc)
     runs = [("lambda", D1, "success"), ("lambda", D4, "success"), ("nebius", D1, "success"),
@@ -201,7 +201,7 @@ def test_offers_with_specs_join_and_derived_metrics(con):
 
 
 def test_a_scheduled_price_replaces_the_current_one_once_in_force(con):
-    from warehouse.queries import offers_as_of
+    from gpuprice.warehouse.queries import offers_as_of
 
     write(con, "nebius", D4, [
         make_offer(provider="nebius", sku="h100", usd_per_gpu_hour=3.85),
@@ -222,7 +222,7 @@ def test_a_scheduled_price_replaces_the_current_one_once_in_force(con):
 def test_public_reports_fill_only_dates_without_a_scrape(con):
     import pandas as pd
 
-    from warehouse.writes import replace_public_reports
+    from gpuprice.warehouse.writes import replace_public_reports
 
     write(con, "lambda", D1, [make_offer(usd_per_gpu_hour=2.99)])
     reports = pd.DataFrame([

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gpuprice.errors import BadInput
-from models.workloads import BUILTIN_PATH, Workload, get_workload, load_file, load_workloads
+from gpuprice.models.workloads import BUILTIN_PATH, Workload, get_workload, load_file, load_workloads
 
 GOOD = """\
 workloads:

@@ -10,9 +10,9 @@ from pathlib import Path
 import duckdb
 
 from gpuprice.errors import BadInput
-from warehouse import settings
-from warehouse.schema import migrate
-from warehouse.views import create_views
+from gpuprice.warehouse import settings
+from gpuprice.warehouse.schema import migrate
+from gpuprice.warehouse.views import create_views
 
 
 class WarehouseBusy(RuntimeError):
@@ -83,6 +83,12 @@ def connect_reader(path: Path) -> duckdb.DuckDBPyConnection:
     ``analytics`` schema; attaching under another name keeps ``analytics.latest_prices`` valid.
     """
     con = duckdb.connect(":memory:")
-    con.execute("ATTACH ? AS gpuprice (READ_ONLY)", [str(path)])
+    # ATTACH takes no bound parameters in DuckDB 1.4: the path goes in as an escaped literal.
+    con.execute(f"ATTACH '{sql_literal(str(path))}' AS gpuprice (READ_ONLY)")
     con.execute("USE gpuprice")
     return con
+
+
+def sql_literal(text: str) -> str:
+    """``text`` as the inside of a single-quoted SQL string literal."""
+    return text.replace("'", "''")

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse import settings
-from warehouse.views import materialize_price_history
+from gpuprice.warehouse import settings
+from gpuprice.warehouse.connection import sql_literal
+from gpuprice.warehouse.views import materialize_price_history
 
 
 def publish_analytics_copy(con: duckdb.DuckDBPyConnection, warehouse_file: Path, target: Path | None = None) -> Path:
@@ -65,11 +66,13 @@ def export_parquet(
         if count == 0:
             final.unlink(missing_ok=True)
             continue
-        # Date and path as parameters: a GPUPRICE_HOME like /home/o'brien must not end the SQL string.
+        # The date as a parameter; the path as an escaped literal (COPY ... TO takes no bound
+        # parameter in DuckDB 1.4), so a GPUPRICE_HOME like /home/o'brien cannot end the string.
         con.execute(
             "COPY (SELECT * EXCLUDE (snapshot_date) FROM price_snapshots WHERE snapshot_date = ?"
-            " ORDER BY provider, sku, gpu_count, tier) TO ? (FORMAT parquet, COMPRESSION zstd)",
-            [day, tmp.as_posix()],
+            f" ORDER BY provider, sku, gpu_count, tier) TO '{sql_literal(tmp.as_posix())}'"
+            " (FORMAT parquet, COMPRESSION zstd)",
+            [day],
         )
         os.replace(tmp, final)
         written.append(final)

@@ -9,9 +9,9 @@ import duckdb
 import pandas as pd
 
 from gpuprice.errors import BadInput
-from warehouse import settings
-from warehouse.connection import connect_reader
-from warehouse.views import OFFER_KEY, STALE_AFTER_DAYS
+from gpuprice.warehouse import settings
+from gpuprice.warehouse.connection import connect_reader
+from gpuprice.warehouse.views import OFFER_KEY, STALE_AFTER_DAYS
 
 
 def open_analytics(path: Path | None = None) -> duckdb.DuckDBPyConnection:

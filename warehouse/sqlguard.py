@@ -12,22 +12,19 @@ from pathlib import Path
 import duckdb
 
 from gpuprice.errors import BadInput
+from gpuprice.warehouse.connection import sql_literal
 
 ALLOWED_STATEMENTS = {"SELECT", "EXPLAIN"}
 
 
 def open_guarded(analytics_file: Path, data_dir: Path) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(":memory:")
-    con.execute(f"ATTACH '{_sql_literal(str(analytics_file))}' AS gpuprice (READ_ONLY)")
+    con.execute(f"ATTACH '{sql_literal(str(analytics_file))}' AS gpuprice (READ_ONLY)")
     con.execute("USE gpuprice")
-    con.execute(f"SET allowed_directories = ['{_sql_literal(str(data_dir.resolve()))}/']")
+    con.execute(f"SET allowed_directories = ['{sql_literal(str(data_dir.resolve()))}/']")
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
     return con
-
-
-def _sql_literal(text: str) -> str:
-    return text.replace("'", "''")
 
 
 def check_read_only(con: duckdb.DuckDBPyConnection, query: str) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import duckdb
 import pandas as pd
 
-from scrapers.offer import Offer, ParseReport
+from gpuprice.scrapers.offer import Offer, ParseReport
 
 SNAPSHOT_COLUMNS: tuple[str, ...] = (
     "snapshot_date", "provider", "sku", "gpu", "gpu_raw", "gpu_count", "vram_gb", "tier", "community",

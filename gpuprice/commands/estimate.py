@@ -22,9 +22,9 @@ from gpuprice.commands.model_options import (
     with_model_options,
 )
 from gpuprice.errors import BadInput
-from models.cost import hours_for_tokens, run_cost
-from models.memory import TrainingSetup, estimate_memory
-from models.throughput import predict_throughput
+from gpuprice.models.cost import hours_for_tokens, run_cost
+from gpuprice.models.memory import TrainingSetup, estimate_memory
+from gpuprice.models.throughput import predict_throughput
 
 # Read as text and parsed here, so a bad value is named in the one-line error.
 TokensOpt = Annotated[Optional[str], typer.Option("--tokens", help="Training tokens, e.g. 1e9, 500M, 2B (gives the hours).")]
@@ -58,7 +58,7 @@ class RunRequest:
 
     def __init__(self, gpu: str | None, tokens: float | None, hours: float | None, price: float | None) -> None:
         """Numbers already parsed (see :func:`parse_number`); checked for sense here."""
-        from models.catalog import get_gpu
+        from gpuprice.models.catalog import get_gpu
 
         if gpu is None or not gpu.strip():
             raise BadInput("--gpu is required (a GPU slug, e.g. h100-sxm)")
@@ -87,7 +87,7 @@ def estimate_result(setup: TrainingSetup, request: RunRequest) -> dict[str, Any]
         hours, tokens = hours_for_tokens(request.tokens, speed.tokens_per_sec_per_gpu, setup.gpus), request.tokens
     cost = run_cost(setup.gpus, hours, request.price)
     memory = estimate_memory(setup)
-    from models.catalog import get_gpu
+    from gpuprice.models.catalog import get_gpu
 
     gpu_memory = get_gpu(request.gpu).memory_gb
     return {

@@ -17,7 +17,7 @@ from gpuprice.commands.model_options import (
     setup_from_options,
     with_model_options,
 )
-from models.memory import BREAKDOWN_TERMS, MemoryEstimate, TrainingSetup, estimate_memory
+from gpuprice.models.memory import BREAKDOWN_TERMS, MemoryEstimate, TrainingSetup, estimate_memory
 
 
 def fit_result(setup: TrainingSetup, gpu: str | None) -> dict[str, Any]:
@@ -31,7 +31,7 @@ def fit_result(setup: TrainingSetup, gpu: str | None) -> dict[str, Any]:
 
 def gpu_check(estimate: MemoryEstimate, gpu: str, planning_gb: float) -> dict[str, Any]:
     """``fits`` when the planning figure (peak + margin) is within the card; headroom may be negative."""
-    from models.catalog import get_gpu
+    from gpuprice.models.catalog import get_gpu
 
     spec = get_gpu(gpu.strip().lower())
     memory = float(spec.memory_gb)

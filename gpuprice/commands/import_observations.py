@@ -16,11 +16,11 @@ def register(app: typer.Typer) -> None:
         file: Annotated[Path, typer.Argument(help="CSV in the observed_prices.csv format.")],
     ) -> None:
         """Load cited price observations into the warehouse as public_report history."""
-        from scrapers.observations import ObservationsFileError, load_observations
-        from warehouse import settings
-        from warehouse.connection import WarehouseBusy, writer
-        from warehouse.publish import publish_analytics_copy
-        from warehouse.writes import replace_public_reports
+        from gpuprice.scrapers.observations import ObservationsFileError, load_observations
+        from gpuprice.warehouse import settings
+        from gpuprice.warehouse.connection import WarehouseBusy, writer
+        from gpuprice.warehouse.publish import publish_analytics_copy
+        from gpuprice.warehouse.writes import replace_public_reports
 
         if not file.is_file():
             raise BadInput(f"no such file {str(file)!r}")

@@ -25,8 +25,8 @@ import typer
 from pydantic import BaseModel, ConfigDict
 
 from gpuprice.errors import BadInput, read_text_input, unknown_choice
-from models.architectures import resolve_model
-from models.memory import LORA_TARGETS, METHODS, OPTIMIZERS, PRECISIONS, SHARDINGS, TrainingSetup
+from gpuprice.models.architectures import resolve_model
+from gpuprice.models.memory import LORA_TARGETS, METHODS, OPTIMIZERS, PRECISIONS, SHARDINGS, TrainingSetup
 
 
 # ----- the model options ------------------------------------------------------------------------

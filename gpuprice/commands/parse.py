@@ -41,8 +41,8 @@ def register(app: typer.Typer) -> None:
         report: Annotated[bool, typer.Option("--report", help="Print the parse report on stderr.")] = False,
     ) -> None:
         """Parse a saved pricing page and print its offers as JSON."""
-        from scrapers.offer import StructureMissing
-        from scrapers.registry import provider_module
+        from gpuprice.scrapers.offer import StructureMissing
+        from gpuprice.scrapers.registry import provider_module
 
         name = parse_provider(provider)
         day = parse_date(observed_on, "--observed-on") if observed_on else None

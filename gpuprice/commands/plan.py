@@ -45,12 +45,12 @@ def register(app: typer.Typer) -> None:
         json_out: Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")] = False,
     ) -> None:
         """The buying guide's rules of thumb: memory per method and which configurations fit."""
-        from models.rules_of_thumb import plan as rules_plan
+        from gpuprice.models.rules_of_thumb import plan as rules_plan
 
         if (params_b is None) == (model is None):
             raise BadInput("give exactly one of --params-b N or --model ID")
         if model is not None:
-            from models.architectures import resolve_model
+            from gpuprice.models.architectures import resolve_model
 
             size = resolve_model(model_id=model).n_params / 1e9
         else:

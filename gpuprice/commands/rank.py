@@ -105,8 +105,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Rank the offers that fit a workload by cost per successful checkpoint."""
         from gpuprice.validation import parse_date
-        from models.ranking import rank_offers
-        from models.workloads import get_workload
+        from gpuprice.models.ranking import rank_offers
+        from gpuprice.models.workloads import get_workload
 
         if format not in FORMATS:
             raise BadInput(f"unknown format {format!r}; valid: {', '.join(FORMATS)}")
@@ -114,7 +114,7 @@ def register(app: typer.Typer) -> None:
         chosen = get_workload(workload)
         day = parse_date(date, "--date") if date is not None else dt.datetime.now(dt.timezone.utc).date()
 
-        from warehouse import queries
+        from gpuprice.warehouse import queries
 
         con = queries.open_analytics()
         try:

@@ -19,8 +19,8 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Write the weekly reports under $GPUPRICE_HOME/reports/<YYYY-Www>/ and print their paths."""
-        from reports.render import render_weekly_reports
-        from reports.weeks import IsoWeek
+        from gpuprice.reports.render import render_weekly_reports
+        from gpuprice.reports.weeks import IsoWeek
 
         # Check the week's form before opening the warehouse: a typo fails fast with exit 2.
         parsed = IsoWeek.parse(week) if week is not None else None

@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
         """Scrape (or replay) every provider for a date, then rank, publish and report."""
         from rich.console import Console
 
-        from warehouse import settings
+        from gpuprice.warehouse import settings
 
         if source not in ("archive", "live"):
             raise BadInput(f"unknown source {source!r}; valid: archive, live")
@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
                            "use --source archive to replay recorded pages")
         if day > today:
             raise BadInput(f"--date {day} is in the future (today is {today} UTC)")
-        from pipelines.partitions import FIRST_DAY
+        from gpuprice.pipelines.partitions import FIRST_DAY
 
         first = dt.date.fromisoformat(FIRST_DAY)
         if day < first:  # Dagster knows no partition before it: refuse here, not with a traceback
@@ -45,12 +45,12 @@ def register(app: typer.Typer) -> None:
         if source == "archive" and not archive.is_dir():
             raise BadInput(f"archive folder {archive} does not exist (GPUPRICE_ARCHIVE)")
 
-        from pipelines.runner import run_day
+        from gpuprice.pipelines.runner import run_day
 
         err = Console(stderr=True, highlight=False, soft_wrap=True)
         out = Console(highlight=False, soft_wrap=True)
         started = time.perf_counter()
-        from warehouse.connection import WarehouseBusy
+        from gpuprice.warehouse.connection import WarehouseBusy
 
         try:
             summary = run_day(day, source=source, providers=chosen, home=home, archive_dir=archive,
@@ -85,7 +85,7 @@ def _print_headlines(out, summary) -> None:
 
     if not summary.analytics.exists():
         return
-    from warehouse.connection import connect_reader
+    from gpuprice.warehouse.connection import connect_reader
 
     con = connect_reader(summary.analytics)
     try:

@@ -31,8 +31,8 @@ def register(app: typer.Typer) -> None:
         format: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
     ) -> None:
         """Run a read-only query against the published analytics copy ($GPUPRICE_HOME/analytics.duckdb)."""
-        from warehouse import settings
-        from warehouse.sqlguard import open_guarded, run_query
+        from gpuprice.warehouse import settings
+        from gpuprice.warehouse.sqlguard import open_guarded, run_query
 
         if format not in ("table", "csv", "json"):
             raise BadInput(f"unknown format {format!r}; valid: table, csv, json")

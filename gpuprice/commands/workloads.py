@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from models.workloads import load_workloads
+from gpuprice.models.workloads import load_workloads
 
 
 def _size(tokens: float) -> str:

@@ -5,7 +5,7 @@ import os
 
 import dagster as dg
 
-from pipelines.resources import default_resources
+from gpuprice.pipelines.resources import default_resources
 
 
 @dg.definitions

@@ -8,7 +8,7 @@ failed: one provider's failure must not stop rankings and the analysts' copy for
 
 import dagster as dg
 
-from pipelines.partitions import daily_partitions
+from gpuprice.pipelines.partitions import daily_partitions
 
 SCRAPE_SELECTION = dg.AssetSelection.groups("scraping")
 DOWNSTREAM_SELECTION = dg.AssetSelection.assets("offers_with_specs", "workload_rankings", "analytics_copy")

@@ -28,12 +28,12 @@ from decimal import Decimal
 
 from bs4 import BeautifulSoup, SoupStrainer
 
-from scrapers.offer import ParseResult, StructureMissing
-from scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
-from scrapers.page_input import page_text
-from scrapers.pages import PageRequest
-from scrapers.parsing import clean_text, map_columns, normalize_header, parse_number, parse_price
-from scrapers.quantities import size_gb, term_months
+from gpuprice.scrapers.offer import ParseResult, StructureMissing
+from gpuprice.scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
+from gpuprice.scrapers.page_input import page_text
+from gpuprice.scrapers.pages import PageRequest
+from gpuprice.scrapers.parsing import clean_text, map_columns, normalize_header, parse_number, parse_price
+from gpuprice.scrapers.quantities import size_gb, term_months
 
 PROVIDER = "coreweave"
 PARSER_VERSION = "coreweave/1"

@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 
-from scrapers.offer import Offer, ParseResult, StructureMissing, Tier
-from scrapers.offer_sink import OfferSink
-from scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
-from scrapers.pages import PageRequest
-from scrapers.parsing import Price, clean_text, parse_number, parse_price
-from scrapers.quantities import term_months
+from gpuprice.scrapers.offer import Offer, ParseResult, StructureMissing, Tier
+from gpuprice.scrapers.offer_sink import OfferSink
+from gpuprice.scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
+from gpuprice.scrapers.pages import PageRequest
+from gpuprice.scrapers.parsing import Price, clean_text, parse_number, parse_price
+from gpuprice.scrapers.quantities import term_months
 
 PROVIDER = "crusoe"
 PARSER_VERSION = "crusoe/1"

@@ -31,12 +31,12 @@ from typing import Any
 
 from bs4 import BeautifulSoup, Tag
 
-from scrapers.offer import ParseResult, StructureMissing
-from scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
-from scrapers.page_input import page_text
-from scrapers.pages import PageRequest
-from scrapers.parsing import clean_text, map_columns, parse_number, parse_price
-from scrapers.quantities import size_gb
+from gpuprice.scrapers.offer import ParseResult, StructureMissing
+from gpuprice.scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
+from gpuprice.scrapers.page_input import page_text
+from gpuprice.scrapers.pages import PageRequest
+from gpuprice.scrapers.parsing import clean_text, map_columns, parse_number, parse_price
+from gpuprice.scrapers.quantities import size_gb
 
 PROVIDER = "lambda"
 PARSER_VERSION = "lambda/1"

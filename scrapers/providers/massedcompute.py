@@ -26,13 +26,13 @@ from decimal import Decimal
 
 from bs4 import BeautifulSoup, Tag
 
-from models.gpu_names import normalize_gpu
-from scrapers.offer import ParseResult, StructureMissing
-from scrapers.offer_sink import OfferSink
-from scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
-from scrapers.pages import PageRequest
-from scrapers.parsing import clean_text, map_columns, normalize_header, parse_number, parse_price
-from scrapers.quantities import size_gb
+from gpuprice.models.gpu_names import normalize_gpu
+from gpuprice.scrapers.offer import ParseResult, StructureMissing
+from gpuprice.scrapers.offer_sink import OfferSink
+from gpuprice.scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
+from gpuprice.scrapers.pages import PageRequest
+from gpuprice.scrapers.parsing import clean_text, map_columns, normalize_header, parse_number, parse_price
+from gpuprice.scrapers.quantities import size_gb
 
 PROVIDER = "massedcompute"
 PARSER_VERSION = "massedcompute/1"

@@ -23,12 +23,12 @@ from typing import Any
 
 from bs4 import BeautifulSoup, SoupStrainer
 
-from scrapers.offer import Offer, ParseReport, ParseResult, StructureMissing, Tier
-from scrapers.offer_sink import OfferSink
-from scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
-from scrapers.pages import PageRequest
-from scrapers.parsing import clean_text, map_columns, normalize_header, parse_number, parse_price
-from scrapers.quantities import term_months
+from gpuprice.scrapers.offer import Offer, ParseReport, ParseResult, StructureMissing, Tier
+from gpuprice.scrapers.offer_sink import OfferSink
+from gpuprice.scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
+from gpuprice.scrapers.pages import PageRequest
+from gpuprice.scrapers.parsing import clean_text, map_columns, normalize_header, parse_number, parse_price
+from gpuprice.scrapers.quantities import term_months
 
 PROVIDER = "nebius"
 PARSER_VERSION = "nebius/1"

@@ -33,11 +33,11 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from bs4 import BeautifulSoup, SoupStrainer, Tag
 
-from scrapers.offer import ParseReport, ParseResult, StructureMissing
-from scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
-from scrapers.page_input import MAX_PAGE_BYTES, page_text
-from scrapers.pages import PageRequest
-from scrapers.parsing import clean_text, parse_number, parse_price
+from gpuprice.scrapers.offer import ParseReport, ParseResult, StructureMissing
+from gpuprice.scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
+from gpuprice.scrapers.page_input import MAX_PAGE_BYTES, page_text
+from gpuprice.scrapers.pages import PageRequest
+from gpuprice.scrapers.parsing import clean_text, parse_number, parse_price
 
 PROVIDER = "runpod"
 PARSER_VERSION = "runpod/1"

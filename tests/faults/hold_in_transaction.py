@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-import warehouse.writes as writes
+import gpuprice.warehouse.writes as writes
 
 HELD_PROVIDER = os.environ["GPUPRICE_TEST_HOLD"]
 _replace = writes.replace_snapshot_partition

@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from faults.pages import CAPTCHA_PAGE, LOGIN_PAGE, healthy_page, invalid_utf8
-from scrapers.offer import PROVIDERS
-from scrapers.registry import provider_module
+from gpuprice.scrapers.offer import PROVIDERS
+from gpuprice.scrapers.registry import provider_module
 
 MB = 1024 * 1024
 
@@ -193,7 +193,7 @@ class FakeInternet:
 
     def fetcher_factory(self):
         """A drop-in for ``scrapers.collect.PoliteFetcher`` that uses this transport."""
-        from scrapers.fetch import PoliteFetcher
+        from gpuprice.scrapers.fetch import PoliteFetcher
 
         def make(*args, **kwargs):
             kwargs.setdefault("transport", httpx.MockTransport(self))

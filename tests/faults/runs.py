@@ -17,7 +17,7 @@ class RunResult:
 
     def provider_lines(self) -> dict[str, str]:
         """The run's one line per provider ("<provider>  ok ..." / "<provider>  FAILED ..."), by provider."""
-        from scrapers.offer import PROVIDERS
+        from gpuprice.scrapers.offer import PROVIDERS
 
         lines = {}
         for line in self.out.splitlines():

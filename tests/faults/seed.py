@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from faults.runs import environment, gpuprice
-from scrapers.offer import PROVIDERS
+from gpuprice.scrapers.offer import PROVIDERS
 
 TODAY = dt.datetime.now(dt.UTC).date()  # live runs only accept today
 SEED_DAYS = (TODAY - dt.timedelta(days=2), TODAY - dt.timedelta(days=1))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse.connection import connect_reader
+from gpuprice.warehouse.connection import connect_reader
 
 # Columns that record when something happened, not what: they differ between identical runs.
 AUDIT_COLUMNS = frozenset(

@@ -3,9 +3,9 @@
 
 import dagster as dg
 
-from pipelines.resources import WAREHOUSE_POOL, WarehouseResource
-from pipelines.metadata import frame_markdown
-from warehouse import writes
+from gpuprice.pipelines.resources import WAREHOUSE_POOL, WarehouseResource
+from gpuprice.pipelines.metadata import frame_markdown
+from gpuprice.warehouse import writes
 
 
 @dg.asset(
@@ -16,7 +16,7 @@ from warehouse import writes
     description="GPU spec catalog (models/gpu_catalog.csv): memory, bandwidth, dense TFLOPS, form factor, NVLink, ECC.",
 )
 def dim_gpu(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    from models.catalog import CATALOG_VERSION, load_gpu_catalog
+    from gpuprice.models.catalog import CATALOG_VERSION, load_gpu_catalog
 
     catalog = load_gpu_catalog()
     with warehouse.open() as con:
@@ -36,7 +36,7 @@ def dim_gpu(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> 
     description="Cited public price observations (2022 on) loaded as source='public_report' history.",
 )
 def public_price_observations(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    from scrapers.observations import BUNDLED_OBSERVATIONS, load_observations
+    from gpuprice.scrapers.observations import BUNDLED_OBSERVATIONS, load_observations
 
     frame, quarantined = load_observations(BUNDLED_OBSERVATIONS)
     with warehouse.open() as con:

@@ -5,11 +5,11 @@ import datetime as dt
 
 import dagster as dg
 
-from pipelines.metadata import frame_markdown
-from pipelines.partitions import daily_partitions
-from pipelines.resources import WAREHOUSE_POOL, WarehouseResource
-from scrapers.offer import PROVIDERS
-from warehouse import queries, writes
+from gpuprice.pipelines.metadata import frame_markdown
+from gpuprice.pipelines.partitions import daily_partitions
+from gpuprice.pipelines.resources import WAREHOUSE_POOL, WarehouseResource
+from gpuprice.scrapers.offer import PROVIDERS
+from gpuprice.warehouse import queries, writes
 
 SNAPSHOT_KEYS = [dg.AssetKey(["snapshot", p]) for p in PROVIDERS]
 
@@ -75,8 +75,8 @@ def every_offer_gpu_in_catalog(
     description="Memory-fit sweep: every workload x GPU x count x sharding strategy, with the least complex fit.",
 )
 def memory_fit(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    from models.fit_table import memory_fit_table
-    from models.workloads import load_workloads
+    from gpuprice.models.fit_table import memory_fit_table
+    from gpuprice.models.workloads import load_workloads
 
     table = memory_fit_table(load_workloads())
     with warehouse.open() as con:
@@ -103,8 +103,8 @@ def memory_fit(context: dg.AssetExecutionContext, warehouse: WarehouseResource) 
     description="Per workload: every offer of the day that fits, ranked by cost per successful checkpoint.",
 )
 def workload_rankings(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    from models.ranking import rank_offers
-    from models.workloads import load_workloads
+    from gpuprice.models.ranking import rank_offers
+    from gpuprice.models.workloads import load_workloads
 
     day = dt.date.fromisoformat(context.partition_key)
     workloads = load_workloads()

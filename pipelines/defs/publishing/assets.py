@@ -5,9 +5,9 @@ import datetime as dt
 
 import dagster as dg
 
-from pipelines.partitions import daily_partitions, weekly_partitions
-from pipelines.resources import WAREHOUSE_POOL, WarehouseResource
-from warehouse.publish import export_parquet, publish_analytics_copy
+from gpuprice.pipelines.partitions import daily_partitions, weekly_partitions
+from gpuprice.pipelines.resources import WAREHOUSE_POOL, WarehouseResource
+from gpuprice.warehouse.publish import export_parquet, publish_analytics_copy
 
 
 @dg.asset(
@@ -44,7 +44,7 @@ def analytics_copy(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     description="Weekly cost reports per workload under $GPUPRICE_HOME/reports/<YYYY-Www>/.",
 )
 def weekly_reports(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    from reports.render import render_weekly_reports
+    from gpuprice.reports.render import render_weekly_reports
 
     start = dt.date.fromisoformat(context.partition_key)
     year, week, _ = start.isocalendar()

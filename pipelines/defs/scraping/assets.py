@@ -13,13 +13,13 @@ from typing import Any
 
 import dagster as dg
 
-from pipelines.defs.scraping.checks import baseline_offer_count, check_specs, evaluate_checks
-from pipelines.defs.scraping.connections import step_connection
-from pipelines.partitions import daily_partitions
-from pipelines.resources import WAREHOUSE_POOL, ScrapeSettings, WarehouseResource
-from scrapers.offer import PROVIDERS, Offer, ParseResult, StructureMissing
-from scrapers.registry import provider_module
-from warehouse import writes
+from gpuprice.pipelines.defs.scraping.checks import baseline_offer_count, check_specs, evaluate_checks
+from gpuprice.pipelines.defs.scraping.connections import step_connection
+from gpuprice.pipelines.partitions import daily_partitions
+from gpuprice.pipelines.resources import WAREHOUSE_POOL, ScrapeSettings, WarehouseResource
+from gpuprice.scrapers.offer import PROVIDERS, Offer, ParseResult, StructureMissing
+from gpuprice.scrapers.registry import provider_module
+from gpuprice.warehouse import writes
 
 # Run source (--source) -> price_snapshots.source: what the views, reports and partition
 # replacement select on. A live run is a scrape.
@@ -70,7 +70,7 @@ def _collect(provider: str, day: dt.date, scrape: ScrapeSettings, warehouse: War
     Live: the primary request first; when its body has no price structure (Runpod's API
     changed, say), the fallback page is fetched too. Every fetched body is kept.
     """
-    from scrapers.collect import collect_page, iter_live_pages
+    from gpuprice.scrapers.collect import collect_page, iter_live_pages
 
     if scrape.source == "archive":
         return [collect_page(provider, day, source="archive", home=warehouse.home_path,
@@ -168,7 +168,7 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
         check_specs=check_specs(provider),
     )
     def parsed_offers(context: dg.AssetExecutionContext, raw_page: dict, warehouse: WarehouseResource):
-        from scrapers.rawstore import read_raw
+        from gpuprice.scrapers.rawstore import read_raw
 
         day = partition_date(context)
         module = provider_module(provider)

@@ -15,9 +15,9 @@ from collections.abc import Callable
 
 import dagster as dg
 
-from pipelines.defs.scraping.connections import step_connection
-from pipelines.resources import WarehouseResource
-from scrapers.offer import ParseResult
+from gpuprice.pipelines.defs.scraping.connections import step_connection
+from gpuprice.pipelines.resources import WarehouseResource
+from gpuprice.scrapers.offer import ParseResult
 
 MAX_UNKNOWN_SHARE = 1 / 3  # a third unknown means the page changed its naming (Runpod lists ~10 % consumer cards we do not catalog)
 MIN_KEPT_SHARE = 0.5  # losing more than half the offers overnight means a broken or partial page
@@ -29,7 +29,7 @@ def check_has_offers(result: ParseResult, previous_count: int | None) -> tuple[b
 
 
 def check_prices_plausible(result: ParseResult, previous_count: int | None) -> tuple[bool, str]:
-    from models.catalog import plausible_price_band
+    from gpuprice.models.catalog import plausible_price_band
 
     bad = []
     for offer in result.offers:

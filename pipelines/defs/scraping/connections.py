@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import duckdb
 
-from pipelines.resources import WarehouseResource
+from gpuprice.pipelines.resources import WarehouseResource
 
 
 @contextlib.contextmanager
