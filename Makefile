@@ -29,10 +29,14 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow and not browser"
 
+TYPECHECK := build/typecheck/gpuprice
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy
+	@rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)
+	@for f in gpuprice/*; do ln -s ../../../$$f $(TYPECHECK)/; done
+	@for d in scrapers models warehouse reports pipelines; do ln -s ../../../$$d $(TYPECHECK)/$$d; done
+	cd build/typecheck && ../../$(BIN)/mypy --config-file ../../pyproject.toml -p gpuprice
 
 format: $(STAMP)
 	$(BIN)/ruff format .

@@ -76,7 +76,11 @@ def measure_process(cmd: list[str], *, env: dict[str, str], cwd: Path) -> Proces
         err_file = Path(tmp) / "stderr"
         with open(Path(tmp) / "stdout", "wb") as out, open(err_file, "wb") as err:
             launcher = subprocess.Popen(
-                [sys.executable, str(_LAUNCHER), str(result_file), *cmd], env=env, cwd=cwd, stdout=out, stderr=err
+                [sys.executable, str(_LAUNCHER), str(result_file), *cmd],
+                env=env,
+                cwd=cwd,
+                stdout=out,
+                stderr=err,
             )
             watched = psutil.Process(launcher.pid)
             peak = 0
@@ -95,7 +99,9 @@ def measure_process(cmd: list[str], *, env: dict[str, str], cwd: Path) -> Proces
             poller.join()
         tail = err_file.read_bytes()[-2000:].decode("utf-8", errors="replace")
         if launcher.returncode != 0 or not result_file.exists():
-            raise RuntimeError(f"launcher failed ({launcher.returncode}) for {' '.join(cmd)}: {tail.strip()[-500:]}")
+            raise RuntimeError(
+                f"launcher failed ({launcher.returncode}) for {' '.join(cmd)}: {tail.strip()[-500:]}"
+            )
         result = json.loads(result_file.read_text(encoding="utf-8"))
     return ProcessStats(
         wall_s=result["wall_s"],
@@ -107,7 +113,11 @@ def measure_process(cmd: list[str], *, env: dict[str, str], cwd: Path) -> Proces
 
 
 def _clean_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("GPUPRICE_ARCHIVE", "GPUPRICE_WORKLOADS", "DAGSTER_HOME")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("GPUPRICE_ARCHIVE", "GPUPRICE_WORKLOADS", "DAGSTER_HOME")
+    }
     env["GPUPRICE_HOME"] = str(home)
     return env
 
@@ -143,7 +153,9 @@ def measure(
             if index < repeats:
                 stats = measure_process(cmd, env=env, cwd=_REPO)
                 if stats.returncode != 0:
-                    raise RuntimeError(f"{' '.join(cmd)} exited {stats.returncode}: {stats.stderr_tail.strip()[-500:]}")
+                    raise RuntimeError(
+                        f"{' '.join(cmd)} exited {stats.returncode}: {stats.stderr_tail.strip()[-500:]}"
+                    )
                 runs.append(stats)
             if index < baseline_repeats:
                 floors.append(measure_process(floor_cmd, env=env, cwd=_REPO))
@@ -161,12 +173,18 @@ def measure(
     against_floor = functools.partial(Figure, baseline="python " + " ".join(floor_cmd[1:]), details=details)
     return [
         against_floor(
-            name="e2e.run_wall_s", value=run_wall, unit="s", baseline_value=floor_wall,
+            name="e2e.run_wall_s",
+            value=run_wall,
+            unit="s",
+            baseline_value=floor_wall,
             ratio_meaning="times the framework's import time",
             target=(Bound(on="ratio", op="<=", limit=WALL_RATIO_TARGET),),
         ),
         against_floor(
-            name="e2e.run_peak_rss_mb", value=run_rss, unit="MB", baseline_value=floor_rss,
+            name="e2e.run_peak_rss_mb",
+            value=run_rss,
+            unit="MB",
+            baseline_value=floor_rss,
             ratio_meaning="times the framework's import memory",
             target=(Bound(on="value", op="<=", limit=PEAK_RSS_TARGET_MB),),
         ),

@@ -87,7 +87,12 @@ def rate_figure(
     """A throughput figure: the same ``count`` of items per ``seconds`` of the product and per
     ``baseline_seconds`` of the baseline (``rest``: ratio_meaning, target, details)."""
     return Figure(
-        name=name, value=count / seconds, unit=unit, baseline=baseline, baseline_value=count / baseline_seconds, **rest
+        name=name,
+        value=count / seconds,
+        unit=unit,
+        baseline=baseline,
+        baseline_value=count / baseline_seconds,
+        **rest,
     )
 
 

@@ -27,7 +27,10 @@ def main(argv: list[str]) -> int:
     # ru_maxrss: kilobytes on Linux, bytes on macOS
     max_rss_bytes = usage.ru_maxrss if sys.platform == "darwin" else usage.ru_maxrss * 1024
     with open(result_path, "w", encoding="utf-8") as out:
-        json.dump({"wall_s": wall, "max_rss_bytes": max_rss_bytes, "returncode": os.waitstatus_to_exitcode(status)}, out)
+        json.dump(
+            {"wall_s": wall, "max_rss_bytes": max_rss_bytes, "returncode": os.waitstatus_to_exitcode(status)},
+            out,
+        )
     return 0
 
 

@@ -52,7 +52,12 @@ def newest_pages(archive: Path = SAMPLE_ARCHIVE) -> list[SamplePage]:
         page = find_archived_page(archive, provider, dates[-1])
         assert page is not None  # the date came from the same folder listing
         pages.append(
-            SamplePage(provider=provider, page_date=page.page_date, file_name=page.file_name, content=read_archived(page.path))
+            SamplePage(
+                provider=provider,
+                page_date=page.page_date,
+                file_name=page.file_name,
+                content=read_archived(page.path),
+            )
         )
     if not pages:
         raise FileNotFoundError(f"no recorded pages under {archive}")
@@ -181,8 +186,12 @@ def measure(repeats: int = 15, archive: Path = SAMPLE_ARCHIVE) -> list[Figure]:
             details={**common, "offers": offers_lxml, "lxml_only_items": extracted},
         ),
         rate_figure(
-            "parse.pages_per_s_vs_html_parser", n_pages, "pages/s",
-            seconds=product, baseline="bs4 + html.parser", baseline_seconds=html_parser,
+            "parse.pages_per_s_vs_html_parser",
+            n_pages,
+            "pages/s",
+            seconds=product,
+            baseline="bs4 + html.parser",
+            baseline_seconds=html_parser,
             ratio_meaning="speed-up of lxml over html.parser",
             # The product chose lxml for speed: it should not be slower than the alternative.
             target=(Bound(on="ratio", op=">=", limit=1.0),),
@@ -194,8 +203,12 @@ def measure(repeats: int = 15, archive: Path = SAMPLE_ARCHIVE) -> list[Figure]:
             },
         ),
         rate_figure(
-            "parse.pages_per_s_vs_lxml_only", n_pages, "pages/s",
-            seconds=product, baseline="lxml alone + minimal XPath", baseline_seconds=lxml_only,
+            "parse.pages_per_s_vs_lxml_only",
+            n_pages,
+            "pages/s",
+            seconds=product,
+            baseline="lxml alone + minimal XPath",
+            baseline_seconds=lxml_only,
             ratio_meaning="share of the practical limit",
             details={**common, "lxml_only_mb_per_s": round(megabytes / lxml_only, 3)},
         ),

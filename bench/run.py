@@ -51,7 +51,8 @@ def _machine() -> dict[str, object]:
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--only", default=",".join(BENCHMARKS),
+        "--only",
+        default=",".join(BENCHMARKS),
         help=f"comma-separated benchmarks to run (default: all of {', '.join(BENCHMARKS)})",
     )
     parser.add_argument("--output", type=Path, default=RESULTS_PATH, help="where to write the JSON results")
@@ -60,7 +61,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     chosen = [name.strip() for name in args.only.split(",") if name.strip()]
     unknown = [name for name in chosen if name not in BENCHMARKS]
     if unknown or not chosen:
-        parser.error(f"unknown benchmark {unknown[0] if unknown else args.only!r}; valid: {', '.join(BENCHMARKS)}")
+        parser.error(
+            f"unknown benchmark {unknown[0] if unknown else args.only!r}; valid: {', '.join(BENCHMARKS)}"
+        )
     args.chosen = chosen
     return args
 
@@ -88,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
 
     total = time.perf_counter() - started
     results = {
-        "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "generated_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "total_s": round(total, 1),
         "machine": machine,
         "figures": [figure.model_dump(mode="json") for figure in figures],

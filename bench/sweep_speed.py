@@ -72,7 +72,9 @@ def sample_day(archive: Path = SAMPLE_ARCHIVE) -> tuple[dt.date, pd.DataFrame]:
     offers: list[Offer] = []
     for page in pages:
         try:
-            offers.extend(provider_module(page.provider).parse(page.content, observed_on=page.page_date).offers)
+            offers.extend(
+                provider_module(page.provider).parse(page.content, observed_on=page.page_date).offers
+            )
         except StructureMissing:
             continue  # a provider whose page does not parse simply has no offers that day
     day = max(page.page_date for page in pages)
@@ -83,7 +85,9 @@ def sample_day(archive: Path = SAMPLE_ARCHIVE) -> tuple[dt.date, pd.DataFrame]:
     return day, frame
 
 
-def _timed_product(workloads: list[Workload], offers: pd.DataFrame, day: dt.date) -> tuple[pd.DataFrame, pd.DataFrame, float, float]:
+def _timed_product(
+    workloads: list[Workload], offers: pd.DataFrame, day: dt.date
+) -> tuple[pd.DataFrame, pd.DataFrame, float, float]:
     """(sweep, ranking, seconds in fit_sweep, seconds in fit_sweep + rank_offers)."""
     start = time.perf_counter()
     memory = {f"offer{i}": get_gpu(g).memory_gb for i, g in enumerate(offers["gpu"])}
@@ -94,7 +98,9 @@ def _timed_product(workloads: list[Workload], offers: pd.DataFrame, day: dt.date
     return sweep, ranking, swept - start, done - start
 
 
-def _loop_memory(workloads: list[Workload], offers: pd.DataFrame, offer_indexes: list[int]) -> list[tuple[int, int, int, str, float, bool]]:
+def _loop_memory(
+    workloads: list[Workload], offers: pd.DataFrame, offer_indexes: list[int]
+) -> list[tuple[int, int, int, str, float, bool]]:
     """(workload index, offer index, count, strategy, per_gpu_gb, fits), one estimate at a time."""
     rows = []
     for w_index, workload in enumerate(workloads):
@@ -103,7 +109,9 @@ def _loop_memory(workloads: list[Workload], offers: pd.DataFrame, offer_indexes:
             for count in GPU_COUNTS:
                 for strategy in SWEEP_STRATEGIES:
                     estimate = estimate_memory(workload.setup(gpus=count, sharding=strategy))
-                    rows.append((w_index, o_index, count, strategy, estimate.per_gpu_gb, estimate.fits(gpu_memory)))
+                    rows.append(
+                        (w_index, o_index, count, strategy, estimate.per_gpu_gb, estimate.fits(gpu_memory))
+                    )
     return rows
 
 
@@ -116,9 +124,15 @@ def _loop_costs(workloads: list[Workload], ranking: pd.DataFrame) -> list[tuple[
         gpus, sharding = int(row.gpu_count), str(row.sharding)
         per_gpu_gb = estimate_memory(workload.setup(gpus=gpus, sharding=sharding)).per_gpu_gb
         speed = predict_throughput(
-            workload.arch(), workload.method, row.gpu, gpus=gpus, seq_len=workload.seq_len,
-            micro_batch=workload.micro_batch, grad_checkpointing=workload.uses_checkpointing,
-            precision=workload.precision, sharding=sharding,
+            workload.arch(),
+            workload.method,
+            row.gpu,
+            gpus=gpus,
+            seq_len=workload.seq_len,
+            micro_batch=workload.micro_batch,
+            grad_checkpointing=workload.uses_checkpointing,
+            precision=workload.precision,
+            sharding=sharding,
         )
         hours = workload.training_tokens / (speed.tokens_per_sec_per_gpu * gpus * 3600.0)
         per_checkpoint = workload.tokens_per_checkpoint
@@ -127,10 +141,17 @@ def _loop_costs(workloads: list[Workload], ranking: pd.DataFrame) -> list[tuple[
         else:
             checkpoints = int(checkpoint_count(hours, workload.checkpoint_interval_hours))
         cost = checkpoint_cost(
-            gpus=gpus, usd_per_gpu_hour=float(row.usd_per_gpu_hour), compute_hours=hours, checkpoints=checkpoints,
-            checkpoint_gb=workload.checkpoint_gb(), model_gb=workload.model_download_gb(),
-            dataset_gb=workload.dataset_gb(), nodes=int(row.nodes), spot=row.tier == "spot",
-            community=bool(row.community), terms=workload.cost_terms,
+            gpus=gpus,
+            usd_per_gpu_hour=float(row.usd_per_gpu_hour),
+            compute_hours=hours,
+            checkpoints=checkpoints,
+            checkpoint_gb=workload.checkpoint_gb(),
+            model_gb=workload.model_download_gb(),
+            dataset_gb=workload.dataset_gb(),
+            nodes=int(row.nodes),
+            spot=row.tier == "spot",
+            community=bool(row.community),
+            terms=workload.cost_terms,
         )
         out.append((per_gpu_gb, hours, round(cost.gpu_usd, 2), cost.cost_per_checkpoint_usd))
     return out
@@ -161,7 +182,10 @@ def check_agreement(
     strategy_at = {s: i for i, s in enumerate(SWEEP_STRATEGIES)}
     # fit_sweep row order: setup, then GPU column (offer), then count, then strategy
     positions = np.array(
-        [((w * n_offers + o) * n_counts + count_at[c]) * n_strategies + strategy_at[s] for w, o, c, s, _, _ in memory_rows],
+        [
+            ((w * n_offers + o) * n_counts + count_at[c]) * n_strategies + strategy_at[s]
+            for w, o, c, s, _, _ in memory_rows
+        ],
         dtype=np.int64,
     )
     per_gpu = sweep["per_gpu_gb"].to_numpy(dtype=float)[positions]
@@ -169,16 +193,28 @@ def check_agreement(
     loop_fits = np.array([r[5] for r in memory_rows], dtype=bool)
     if not np.array_equal(fits, loop_fits):
         worst = int(np.flatnonzero(fits != loop_fits)[0])
-        raise Disagreement(f"fits: loop says {loop_fits[worst]}, fit_sweep {fits[worst]} for {memory_rows[worst][:4]}")
+        raise Disagreement(
+            f"fits: loop says {loop_fits[worst]}, fit_sweep {fits[worst]} for {memory_rows[worst][:4]}"
+        )
     loop_cost = np.array(cost_rows, dtype=float).reshape(-1, 4)
     return {
-        "sweep_per_gpu_gb": _check_close("fit_sweep per_gpu_gb", np.array([r[4] for r in memory_rows]), per_gpu),
-        "ranking_per_gpu_gb": _check_close("ranking per_gpu_gb", loop_cost[:, 0], ranking["per_gpu_gb"].to_numpy(dtype=float)),
-        "ranking_hours": _check_close("ranking hours", loop_cost[:, 1], ranking["hours"].to_numpy(dtype=float)),
+        "sweep_per_gpu_gb": _check_close(
+            "fit_sweep per_gpu_gb", np.array([r[4] for r in memory_rows]), per_gpu
+        ),
+        "ranking_per_gpu_gb": _check_close(
+            "ranking per_gpu_gb", loop_cost[:, 0], ranking["per_gpu_gb"].to_numpy(dtype=float)
+        ),
+        "ranking_hours": _check_close(
+            "ranking hours", loop_cost[:, 1], ranking["hours"].to_numpy(dtype=float)
+        ),
         # run cost is rounded to cents on both sides; allow the half-cent a last-bit difference can flip
-        "ranking_run_cost_usd": _check_close("ranking run_cost_usd", loop_cost[:, 2], ranking["run_cost_usd"].to_numpy(dtype=float), atol=0.01),
+        "ranking_run_cost_usd": _check_close(
+            "ranking run_cost_usd", loop_cost[:, 2], ranking["run_cost_usd"].to_numpy(dtype=float), atol=0.01
+        ),
         "ranking_cost_per_checkpoint_usd": _check_close(
-            "ranking cost_per_checkpoint_usd", loop_cost[:, 3], ranking["cost_per_checkpoint_usd"].to_numpy(dtype=float)
+            "ranking cost_per_checkpoint_usd",
+            loop_cost[:, 3],
+            ranking["cost_per_checkpoint_usd"].to_numpy(dtype=float),
         ),
     }
 
@@ -231,16 +267,32 @@ def measure(
     }
     return [
         rate_figure(
-            "sweep.configs_per_s", configs, "configs/s",
-            seconds=product_s, baseline="plain per-row Python loop", baseline_seconds=loop_s,
+            "sweep.configs_per_s",
+            configs,
+            "configs/s",
+            seconds=product_s,
+            baseline="plain per-row Python loop",
+            baseline_seconds=loop_s,
             ratio_meaning="speed-up of fit_sweep + rank_offers over the loop",
-            target=(Bound(on="value", op=">=", limit=CONFIGS_PER_S_TARGET), Bound(on="ratio", op=">=", limit=SPEEDUP_TARGET)),
-            details={**common, "product_s": round(product_s, 4), "fit_sweep_s": round(sweep_s, 4),
-                     "rank_offers_s": round(max(product_s - sweep_s, 0.0), 4), "loop_s": round(loop_s, 3)},
+            target=(
+                Bound(on="value", op=">=", limit=CONFIGS_PER_S_TARGET),
+                Bound(on="ratio", op=">=", limit=SPEEDUP_TARGET),
+            ),
+            details={
+                **common,
+                "product_s": round(product_s, 4),
+                "fit_sweep_s": round(sweep_s, 4),
+                "rank_offers_s": round(max(product_s - sweep_s, 0.0), 4),
+                "loop_s": round(loop_s, 3),
+            },
         ),
         rate_figure(
-            "sweep.memory_fit_configs_per_s", configs, "configs/s",
-            seconds=sweep_s, baseline="estimate_memory per configuration", baseline_seconds=loop_memory_full_s,
+            "sweep.memory_fit_configs_per_s",
+            configs,
+            "configs/s",
+            seconds=sweep_s,
+            baseline="estimate_memory per configuration",
+            baseline_seconds=loop_memory_full_s,
             ratio_meaning="speed-up of fit_sweep alone over the loop",
             details={**common, "fit_sweep_s": round(sweep_s, 4), "loop_s": round(loop_memory_full_s, 3)},
         ),

@@ -34,7 +34,14 @@ def _gpu_table() -> pd.DataFrame:
     rows = []
     for index, slug in enumerate(gpu_slugs()):
         low, high = plausible_price_band(slug)
-        rows.append({"idx": index, "slug": slug, "memory_gb": get_gpu(slug).memory_gb, "base_usd": math.sqrt(low * high)})
+        rows.append(
+            {
+                "idx": index,
+                "slug": slug,
+                "memory_gb": get_gpu(slug).memory_gb,
+                "base_usd": math.sqrt(low * high),
+            }
+        )
     return pd.DataFrame(rows)
 
 

@@ -34,9 +34,24 @@ APPEND_RATIO_TARGET = 1.5
 HISTORY_GPU = "h100-sxm"  # the most listed GPU: the heaviest one-GPU history
 
 _OFFER_FIELDS = (
-    "provider", "sku", "gpu", "gpu_raw", "gpu_count", "vram_gb", "tier", "community", "commitment_months",
-    "region", "usd_per_gpu_hour", "usd_per_instance_hour", "vcpus", "ram_gb", "storage_gb", "available",
-    "effective_from", "price_basis",
+    "provider",
+    "sku",
+    "gpu",
+    "gpu_raw",
+    "gpu_count",
+    "vram_gb",
+    "tier",
+    "community",
+    "commitment_months",
+    "region",
+    "usd_per_gpu_hour",
+    "usd_per_instance_hour",
+    "vcpus",
+    "ram_gb",
+    "storage_gb",
+    "available",
+    "effective_from",
+    "price_basis",
 )
 
 
@@ -48,7 +63,12 @@ def one_day_of_offers(con: duckdb.DuckDBPyConnection, day: dt.date) -> dict[str,
     ).fetchall()
     offers: dict[str, list[Offer]] = {}
     for row in rows:
-        offer = Offer(**{k: (float(v) if k.startswith("usd_") and v is not None else v) for k, v in zip(_OFFER_FIELDS, row)})
+        offer = Offer(
+            **{
+                k: (float(v) if k.startswith("usd_") and v is not None else v)
+                for k, v in zip(_OFFER_FIELDS, row)
+            }
+        )
         offers.setdefault(offer.provider, []).append(offer)
     return offers
 
@@ -97,7 +117,9 @@ def _time_ms(fn: Callable[[], object]) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def _paired_medians(short: _Warehouse, long: _Warehouse, run: Callable[[_Warehouse], object], repeats: int) -> tuple[float, float]:
+def _paired_medians(
+    short: _Warehouse, long: _Warehouse, run: Callable[[_Warehouse], object], repeats: int
+) -> tuple[float, float]:
     """Median ms on each warehouse, alternating between them (one warm-up each first)."""
     run(short)
     run(long)
@@ -134,7 +156,10 @@ def _measure(short: _Warehouse, long: _Warehouse, repeats: int, end: dt.date) ->
     queries = {
         "latest_prices": ("SELECT * FROM analytics.latest_prices", []),
         "price_history_one_gpu": ("SELECT * FROM analytics.price_history WHERE gpu = ?", [HISTORY_GPU]),
-        "cheapest_by_gpu_one_date": ("SELECT * FROM analytics.cheapest_by_gpu WHERE snapshot_date = ?", [end]),
+        "cheapest_by_gpu_one_date": (
+            "SELECT * FROM analytics.cheapest_by_gpu WHERE snapshot_date = ?",
+            [end],
+        ),
     }
     scale = {
         "rows": {"short": short.rows, "long": long.rows},
@@ -146,9 +171,12 @@ def _measure(short: _Warehouse, long: _Warehouse, repeats: int, end: dt.date) ->
     figures = []
     for name, (sql, params) in queries.items():
         result_rows = {
-            label: len(w.reader.execute(sql, params).fetchdf()) for label, w in (("short", short), ("long", long))
+            label: len(w.reader.execute(sql, params).fetchdf())
+            for label, w in (("short", short), ("long", long))
         }
-        short_ms, long_ms = _paired_medians(short, long, lambda w: w.reader.execute(sql, params).fetchdf(), repeats)
+        short_ms, long_ms = _paired_medians(
+            short, long, lambda w, sql=sql, params=params: w.reader.execute(sql, params).fetchdf(), repeats
+        )
         figures.append(
             Figure(
                 name=f"warehouse.{name}_ms",
@@ -169,7 +197,7 @@ def _measure(short: _Warehouse, long: _Warehouse, repeats: int, end: dt.date) ->
     times: tuple[list[float], list[float]] = ([], [])
     for repetition in range(repeats + 1):  # the first round warms up and is not counted
         for slot, w in enumerate((short, long)):
-            elapsed = _time_ms(lambda: append_day(w.con, new_day, offers))
+            elapsed = _time_ms(lambda w=w: append_day(w.con, new_day, offers))
             _remove_day(w.con, new_day)
             if repetition:
                 times[slot].append(elapsed)

@@ -127,7 +127,11 @@ class ModelArch(BaseModel):
         return params
 
     def dense_block_params(self) -> int:
-        return self.attention_params() + self.mlp_params(self.intermediate_size) + self.norms_per_layer * self._norm_params()
+        return (
+            self.attention_params()
+            + self.mlp_params(self.intermediate_size)
+            + self.norms_per_layer * self._norm_params()
+        )
 
     def moe_block_params(self, active_only: bool = False) -> int:
         experts = self.experts_per_token if active_only else self.num_experts

@@ -86,8 +86,10 @@ def _split_header(text: str) -> tuple[str, str]:
     header = list(itertools.takewhile(lambda line: line.startswith("#"), lines))
     versions = [m.group(1) for m in (_VERSION_RE.match(line.strip()) for line in header) if m]
     if len(versions) != 1:
-        raise ValueError(f"{CATALOG_PATH.name}: the leading comment lines must hold one '# catalog_version: N'")
-    return versions[0], "".join(lines[len(header):])
+        raise ValueError(
+            f"{CATALOG_PATH.name}: the leading comment lines must hold one '# catalog_version: N'"
+        )
+    return versions[0], "".join(lines[len(header) :])
 
 
 def _spec_from_row(row: dict[str, str]) -> GpuSpec:

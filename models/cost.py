@@ -59,19 +59,28 @@ class CostTerms(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     storage_usd_per_gb_month: float = Field(
-        default=0.10, ge=0,
+        default=0.10,
+        ge=0,
         description="checkpoint storage; between object storage (~$0.02-0.03) and providers' shared "
         "file systems (~$0.07-0.20 per GB-month)",
     )
     checkpoints_retained: int = Field(default=3, ge=1, description="checkpoints kept at once (rolling)")
     data_usd_per_gb: float = Field(
-        default=0.05, ge=0, description="moving the dataset in (cross-cloud egress is typically $0.05-0.09/GB)"
+        default=0.05,
+        ge=0,
+        description="moving the dataset in (cross-cloud egress is typically $0.05-0.09/GB)",
     )
     bytes_per_token: float = Field(
-        default=4.0, gt=0, description="dataset size per training token when dataset_gb is not given (~4 B/token of text)"
+        default=4.0,
+        gt=0,
+        description="dataset size per training token when dataset_gb is not given (~4 B/token of text)",
     )
-    dataset_gb: float | None = Field(default=None, ge=0, description="dataset size; default tokens x bytes_per_token")
-    startup_hours: float = Field(default=0.25, ge=0, description="provisioning, image pull, NCCL init (billed)")
+    dataset_gb: float | None = Field(
+        default=None, ge=0, description="dataset size; default tokens x bytes_per_token"
+    )
+    startup_hours: float = Field(
+        default=0.25, ge=0, description="provisioning, image pull, NCCL init (billed)"
+    )
     model_download_gb_per_hour: float = Field(
         default=360.0, gt=0, description="weights download rate (100 MB/s); the model is fetched once per run"
     )
@@ -79,7 +88,8 @@ class CostTerms(BaseModel):
         default=0.05, ge=0, description="assumed: one preemption per ~20 node-hours of spot capacity"
     )
     failures_per_node_hour: float = Field(
-        default=0.00016, ge=0,
+        default=0.00016,
+        ge=0,
         description="unexpected interruptions on dedicated capacity: Llama 3 paper, 419 in 54 days on "
         "16,384 H100s (2,048 nodes) = 1.6e-4 per node-hour",
     )
@@ -89,7 +99,9 @@ class CostTerms(BaseModel):
     restart_hours: float = Field(default=0.25, ge=0, description="re-queue, reload the checkpoint, warm up")
     engineer_usd_per_hour: float = Field(default=0.0, ge=0, description="optional: value of engineering time")
     engineer_hours: float = Field(default=0.0, ge=0, description="fixed engineering hours per run")
-    engineer_hours_per_interruption: float = Field(default=0.0, ge=0, description="hands-on recovery per interruption")
+    engineer_hours_per_interruption: float = Field(
+        default=0.0, ge=0, description="hands-on recovery per interruption"
+    )
     reusable_checkpoint_value_usd: float = Field(
         default=0.0, ge=0, description="value of checkpoints/evals reused elsewhere, subtracted"
     )
@@ -135,7 +147,9 @@ def run_cost(gpus: int, hours: float, usd_per_gpu_hour: float | None) -> RunCost
         raise ValueError(f"run_cost needs gpus >= 1 and hours >= 0 (got {gpus}, {hours})")
     gpu_hours = gpus * hours
     cost = None if usd_per_gpu_hour is None else round(gpu_hours * usd_per_gpu_hour + 1e-9, 2)
-    return RunCost(gpus=gpus, hours=hours, gpu_hours=gpu_hours, usd_per_gpu_hour=usd_per_gpu_hour, cost_usd=cost)
+    return RunCost(
+        gpus=gpus, hours=hours, gpu_hours=gpu_hours, usd_per_gpu_hour=usd_per_gpu_hour, cost_usd=cost
+    )
 
 
 def hours_for_tokens(tokens: float, tokens_per_sec_per_gpu: float, gpus: int) -> float:
@@ -178,7 +192,9 @@ COST_COMPONENTS: tuple[str, ...] = (
 )
 
 
-def _interruption_rate(terms: CostTerms, nodes: np.ndarray, spot: np.ndarray, community: np.ndarray) -> np.ndarray:
+def _interruption_rate(
+    terms: CostTerms, nodes: np.ndarray, spot: np.ndarray, community: np.ndarray
+) -> np.ndarray:
     per_node = (
         terms.failures_per_node_hour
         + np.where(spot, terms.spot_preemptions_per_node_hour, 0.0)
@@ -219,7 +235,9 @@ def checkpoint_costs(
     # Expected time per segment under Poisson interruptions, exact; expm1 keeps tiny rates accurate.
     with np.errstate(divide="ignore", invalid="ignore"):
         expected_segment = np.where(
-            rate > 0, np.expm1(rate * segment) * (1.0 / np.where(rate > 0, rate, 1.0) + terms.restart_hours), segment
+            rate > 0,
+            np.expm1(rate * segment) * (1.0 / np.where(rate > 0, rate, 1.0) + terms.restart_hours),
+            segment,
         )
     rework_hours = np.maximum(0.0, checkpoints * expected_segment - hours)
     interruptions = rate * (hours + rework_hours)
@@ -233,7 +251,11 @@ def checkpoint_costs(
         "gpu_usd": hourly * hours,
         "orchestration_usd": hourly * orchestration_hours,
         "rework_usd": hourly * rework_hours,
-        "storage_usd": terms.storage_usd_per_gb_month * checkpoint_gb * retained * wall_hours / HOURS_PER_MONTH,
+        "storage_usd": terms.storage_usd_per_gb_month
+        * checkpoint_gb
+        * retained
+        * wall_hours
+        / HOURS_PER_MONTH,
         "data_usd": zeros + terms.data_usd_per_gb * dataset_gb,
         "engineer_usd": terms.engineer_usd_per_hour
         * (terms.engineer_hours + terms.engineer_hours_per_interruption * interruptions),

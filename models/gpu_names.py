@@ -102,7 +102,9 @@ def _normalise(raw: str) -> str:
 
 def _memory_from_text(text: str) -> float | None:
     """Memory per GPU named in the text: the first "N GB" that is not system RAM or disk."""
-    for match in re.finditer(r"\b(\d+(?:\.\d+)?) (?:gb|gib|g)\b(?! (?:ram|ddr\d*|system|ssd|nvme|disk|storage))", text):
+    for match in re.finditer(
+        r"\b(\d+(?:\.\d+)?) (?:gb|gib|g)\b(?! (?:ram|ddr\d*|system|ssd|nvme|disk|storage))", text
+    ):
         return float(match.group(1))
     return None
 
@@ -115,7 +117,24 @@ def _is_mig_slice(raw: str) -> bool:
 # Words that carry no model information; a bare number ("4090") counts as a model name only
 # when nothing but these surrounds it, so "Quantum Widget 4090" is not an RTX 4090.
 _FILLER = frozenset(
-    "nvidia amd tesla geforce instinct rtx gpu gpus on demand ondemand x gb gib g card".split()
+    [
+        "nvidia",
+        "amd",
+        "tesla",
+        "geforce",
+        "instinct",
+        "rtx",
+        "gpu",
+        "gpus",
+        "on",
+        "demand",
+        "ondemand",
+        "x",
+        "gb",
+        "gib",
+        "g",
+        "card",
+    ]
 )
 
 

@@ -23,24 +23,92 @@ HIDDEN = ("hidden_size", "n_embd", "d_model", "dim", "model_dim")
 LAYERS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
 HEADS = ("num_attention_heads", "n_head", "num_heads", "n_heads")
 VOCAB = ("vocab_size", "padded_vocab_size", "n_vocab")
-INTERMEDIATE = ("intermediate_size", "n_inner", "ffn_hidden_size", "d_ff", "ffn_dim", "ffn_hidden_dim",
-                "ff_intermediate_size")
+INTERMEDIATE = (
+    "intermediate_size",
+    "n_inner",
+    "ffn_hidden_size",
+    "d_ff",
+    "ffn_dim",
+    "ffn_hidden_dim",
+    "ff_intermediate_size",
+)
 
 GATED_TYPES = frozenset(
-    {"llama", "mistral", "mixtral", "qwen", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
-     "gemma3_text", "phi3", "chatglm", "glm", "glm4", "stablelm", "deepseek_v2", "deepseek_v3", "olmo", "olmo2",
-     "internlm2", "baichuan", "yi", "cohere", "granite"}
+    {
+        "llama",
+        "mistral",
+        "mixtral",
+        "qwen",
+        "qwen2",
+        "qwen2_moe",
+        "qwen3",
+        "qwen3_moe",
+        "gemma",
+        "gemma2",
+        "gemma3_text",
+        "phi3",
+        "chatglm",
+        "glm",
+        "glm4",
+        "stablelm",
+        "deepseek_v2",
+        "deepseek_v3",
+        "olmo",
+        "olmo2",
+        "internlm2",
+        "baichuan",
+        "yi",
+        "cohere",
+        "granite",
+    }
 )
 UNGATED_TYPES = frozenset(
-    {"falcon", "falcon_new", "gpt_bigcode", "gpt_neox", "bloom", "phi", "gpt2", "gptj", "opt", "starcoder2", "mpt"}
+    {
+        "falcon",
+        "falcon_new",
+        "gpt_bigcode",
+        "gpt_neox",
+        "bloom",
+        "phi",
+        "gpt2",
+        "gptj",
+        "opt",
+        "starcoder2",
+        "mpt",
+    }
 )
 LAYERNORM_TYPES = frozenset(
-    {"falcon", "falcon_new", "gpt_bigcode", "gpt_neox", "bloom", "phi", "stablelm", "gpt2", "gptj", "opt",
-     "starcoder2", "mpt"}
+    {
+        "falcon",
+        "falcon_new",
+        "gpt_bigcode",
+        "gpt_neox",
+        "bloom",
+        "phi",
+        "stablelm",
+        "gpt2",
+        "gptj",
+        "opt",
+        "starcoder2",
+        "mpt",
+    }
 )
 # Families whose LM head shares the embedding matrix unless the config says otherwise.
-TIED_BY_DEFAULT = frozenset({"gemma", "gemma2", "gemma3_text", "falcon", "falcon_new", "gpt_bigcode", "bloom",
-                             "gpt2", "gptj", "opt", "mpt"})
+TIED_BY_DEFAULT = frozenset(
+    {
+        "gemma",
+        "gemma2",
+        "gemma3_text",
+        "falcon",
+        "falcon_new",
+        "gpt_bigcode",
+        "bloom",
+        "gpt2",
+        "gptj",
+        "opt",
+        "mpt",
+    }
+)
 BIASED_TYPES = frozenset({"gpt_bigcode", "gpt_neox", "bloom", "phi", "gpt2", "opt", "starcoder2", "mpt"})
 QKV_BIAS_TYPES = frozenset({"qwen", "qwen2", "qwen2_moe"}) | BIASED_TYPES
 # Falcon-7B, GPT-J and Phi-1/2 run attention and MLP in parallel off one norm.
@@ -49,10 +117,15 @@ PARALLEL_BLOCK_TYPES = frozenset({"phi", "gptj"})
 
 # Legacy / remote-code model types that share a family's layout.
 FAMILY_ALIASES = {
-    "t5": "t5", "mt5": "t5", "umt5": "t5",
-    "phi-msft": "phi", "mixformer-sequential": "phi",
-    "refinedweb": "falcon_new", "refinedwebmodel": "falcon",  # Falcon-40B / Falcon-7B remote code
-    "stablelm_epoch": "stablelm", "stablelm-epoch": "stablelm",
+    "t5": "t5",
+    "mt5": "t5",
+    "umt5": "t5",
+    "phi-msft": "phi",
+    "mixformer-sequential": "phi",
+    "refinedweb": "falcon_new",
+    "refinedwebmodel": "falcon",  # Falcon-40B / Falcon-7B remote code
+    "stablelm_epoch": "stablelm",
+    "stablelm-epoch": "stablelm",
 }
 FALCON = ("falcon", "falcon_new")
 
@@ -75,7 +148,9 @@ class _Config:
             raise BadInput(f"{self.path}: config has no {what} field ({' / '.join(keys)})")
         return default
 
-    def int_(self, keys: Sequence[str], what: str, default: int | None = None, required: bool = False) -> int | None:
+    def int_(
+        self, keys: Sequence[str], what: str, default: int | None = None, required: bool = False
+    ) -> int | None:
         value = self.first(keys, what, default, required)
         if value is None:
             return None
@@ -126,7 +201,9 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
     head_dim = _head_dim(cfg, hidden, heads)
     intermediate = _intermediate(cfg, family, hidden)
     gated = _gated(cfg, family)
-    experts = cfg.int_(("num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts"), "expert count", 1)
+    experts = cfg.int_(
+        ("num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts"), "expert count", 1
+    )
     experts = max(1, experts or 1)
     # HF layout is <model>/config.json; a differently named file names itself.
     folder = path.parent.name if path.name == "config.json" else ""
@@ -145,7 +222,9 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
         tied_embeddings=cfg.bool_("tie_word_embeddings", family in TIED_BY_DEFAULT),
         gated_mlp=gated,
         num_experts=experts,
-        experts_per_token=min(experts, cfg.int_(("num_experts_per_tok", "moe_top_k", "top_k"), "experts per token", 1) or 1),
+        experts_per_token=min(
+            experts, cfg.int_(("num_experts_per_tok", "moe_top_k", "top_k"), "experts per token", 1) or 1
+        ),
         norm_type="layernorm" if family in LAYERNORM_TYPES else "rmsnorm",
         norms_per_layer=_norms_per_layer(cfg, family),
         qkv_bias=_qkv_bias(cfg, family),
@@ -161,7 +240,9 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
         if shared_width and (moe_width or intermediate):
             shared = max(shared, round(shared_width / (moe_width or intermediate)))
         fields["num_shared_experts"] = shared
-        fields["dense_layers"] = min(layers, cfg.int_(("first_k_dense_replace",), "leading dense layers", 0) or 0)
+        fields["dense_layers"] = min(
+            layers, cfg.int_(("first_k_dense_replace",), "leading dense layers", 0) or 0
+        )
     if cfg.has("kv_lora_rank"):  # DeepSeek multi-head latent attention
         rope = cfg.int_(("qk_rope_head_dim",), "RoPE head dim", 0) or 0
         nope = cfg.int_(("qk_nope_head_dim",), "non-RoPE head dim", head_dim) or head_dim
@@ -212,7 +293,9 @@ def _kv_heads(cfg: _Config, family: str, heads: int) -> int:
         return heads
     if cfg.bool_("multi_query", False):  # gpt_bigcode
         return 1
-    kv = cfg.int_(("num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num"), "KV head count", heads)
+    kv = cfg.int_(
+        ("num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num"), "KV head count", heads
+    )
     return kv or heads
 
 

@@ -96,11 +96,21 @@ class MemoryConstants(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    cuda_context_gb: float = Field(default=1.9, ge=0, le=5, description="CUDA context + kernels, device metric only")
-    fragmentation: float = Field(default=0.04, ge=0, le=1, description="reserved-but-unused share of the allocated peak")
-    activation_factor: float = Field(default=1.26, gt=0, le=5, description="multiplies the saved-tensor count")
-    qlora_dequant_layers: float = Field(default=2.0, ge=0, le=10, description="blocks dequantized to bf16 at once")
-    comm_buffer_gb: float = Field(default=1.3, ge=0, le=10, description="NCCL / bucket buffers per rank, gpus > 1")
+    cuda_context_gb: float = Field(
+        default=1.9, ge=0, le=5, description="CUDA context + kernels, device metric only"
+    )
+    fragmentation: float = Field(
+        default=0.04, ge=0, le=1, description="reserved-but-unused share of the allocated peak"
+    )
+    activation_factor: float = Field(
+        default=1.26, gt=0, le=5, description="multiplies the saved-tensor count"
+    )
+    qlora_dequant_layers: float = Field(
+        default=2.0, ge=0, le=10, description="blocks dequantized to bf16 at once"
+    )
+    comm_buffer_gb: float = Field(
+        default=1.3, ge=0, le=10, description="NCCL / bucket buffers per rank, gpus > 1"
+    )
 
 
 DEFAULT_CONSTANTS = MemoryConstants()
@@ -146,7 +156,9 @@ class TrainingSetup(BaseModel):
         if self.method != "full" and self.lora_rank > self.arch.hidden_size:
             raise ValueError(f"lora_rank {self.lora_rank} exceeds the hidden size {self.arch.hidden_size}")
         if self.seq_len * self.micro_batch > 67_108_864:
-            raise ValueError(f"seq_len x micro_batch = {self.seq_len * self.micro_batch} tokens is absurd (max 2^26)")
+            raise ValueError(
+                f"seq_len x micro_batch = {self.seq_len * self.micro_batch} tokens is absurd (max 2^26)"
+            )
         return self
 
     @classmethod
@@ -268,7 +280,9 @@ def _activation_elements(arch: ModelArch, method: str, targets: str, rank: int) 
         adapters = rank * (2 if targets == "qv" else (4 + (3 if arch.gated_mlp else 2)))
     per_layer = attention + mlp + dispatch + adapters
     if arch.cross_attention_layers:  # T5 decoder blocks also attend over the encoder output
-        per_layer += arch.cross_attention_layers / arch.num_layers * (h + 2 * arch.q_width + arch.attn_out_width)
+        per_layer += (
+            arch.cross_attention_layers / arch.num_layers * (h + 2 * arch.q_width + arch.attn_out_width)
+        )
     return float(per_layer)
 
 
@@ -347,7 +361,9 @@ def _features(setup: TrainingSetup) -> dict[str, float]:
 
 
 # ----- the kernel --------------------------------------------------------------------------------
-def _kernel(f: Mapping[str, np.ndarray], gpus: np.ndarray, code: np.ndarray, c: MemoryConstants) -> dict[str, np.ndarray]:
+def _kernel(
+    f: Mapping[str, np.ndarray], gpus: np.ndarray, code: np.ndarray, c: MemoryConstants
+) -> dict[str, np.ndarray]:
     """Per-GPU GB by term. Inputs broadcast against each other; same float64 ops for any shape."""
     n = gpus.astype(np.float64)
     zero3 = code >= 2
@@ -416,15 +432,25 @@ class PreparedSetups:
         return _kernel(self._feats, self._gpus, self._codes, constants)["per_gpu"]
 
 
-def per_gpu_gb_many(setups: Sequence[TrainingSetup], constants: MemoryConstants = DEFAULT_CONSTANTS) -> np.ndarray:
+def per_gpu_gb_many(
+    setups: Sequence[TrainingSetup], constants: MemoryConstants = DEFAULT_CONSTANTS
+) -> np.ndarray:
     """``estimate_memory(s).per_gpu_gb`` for many setups at once (each with its own gpus/sharding)."""
     return PreparedSetups(setups).per_gpu_gb(constants)
 
 
 # ----- vectorised sweep --------------------------------------------------------------------------
 SWEEP_COLUMNS = (
-    "setup_index", "gpu", "gpu_count", "sharding", "per_gpu_gb", "planning_gb",
-    "gpu_memory_gb", "fits", "headroom_gb", "least_complex",
+    "setup_index",
+    "gpu",
+    "gpu_count",
+    "sharding",
+    "per_gpu_gb",
+    "planning_gb",
+    "gpu_memory_gb",
+    "fits",
+    "headroom_gb",
+    "least_complex",
 )
 
 
@@ -467,7 +493,9 @@ def fit_sweep(
     per_gpu = np.broadcast_to(out["per_gpu"], shape)
     margins = np.array([s.margin for s in resolved], dtype=np.float64).reshape(n_s, 1, 1, 1)
     planning = per_gpu * (1 + margins)
-    memory = np.broadcast_to(np.array([gpu_memory_gb[g] for g in gpu_names], dtype=np.float64).reshape(1, n_g, 1, 1), shape)
+    memory = np.broadcast_to(
+        np.array([gpu_memory_gb[g] for g in gpu_names], dtype=np.float64).reshape(1, n_g, 1, 1), shape
+    )
     fits = planning <= memory
 
     # least complex fitting strategy: lowest complexity code among fitting rows (ties: first given)
@@ -517,7 +545,12 @@ def _parse_int(value: Any, name: str) -> int:
 
 def _parse_gc(value: Any, sharding: str) -> bool:
     text = str(value if value is not None else "").strip().lower()
-    if text in _TRUE or text.startswith(("true", "on", "yes", "full")) or "typically on" in text or "likely on" in text:
+    if (
+        text in _TRUE
+        or text.startswith(("true", "on", "yes", "full"))
+        or "typically on" in text
+        or "likely on" in text
+    ):
         return True
     if text in _FALSE or text.startswith(("false", "off", "no", "selective")):
         return False  # selective recomputation keeps most tensors: closest is off
@@ -603,7 +636,9 @@ def _parse_lora(notes: str) -> tuple[int, str]:
     text = notes.lower()
     rank_match = re.search(r"\br\s*=\s*(\d+)", text) or re.search(r"rank\s*(\d+)", text)
     rank = int(rank_match.group(1)) if rank_match else 8
-    if re.search(r"all[ _-]?linear|target[s]? all|lora_target all|all layers|c_attn,\s*c_proj,\s*w1,\s*w2", text):
+    if re.search(
+        r"all[ _-]?linear|target[s]? all|lora_target all|all layers|c_attn,\s*c_proj,\s*w1,\s*w2", text
+    ):
         targets = "all"
     else:  # q,v or attention-only (q,k,v,o): the MLP stays frozen either way
         targets = "qv"
@@ -649,7 +684,11 @@ def setup_from_measurement_row(row: Mapping[str, Any]) -> TrainingSetup:
     notes = str(row.get("notes", "") or "")
     rank, targets = _parse_lora(notes)
     gpus = _parse_int(row.get("num_gpus", 1), "num_gpus")
-    dq = "-dq" in precision_text.lower() or "double" in precision_text.lower() or "gptq" in precision_text.lower()
+    dq = (
+        "-dq" in precision_text.lower()
+        or "double" in precision_text.lower()
+        or "gptq" in precision_text.lower()
+    )
     try:
         return TrainingSetup(
             arch=arch,

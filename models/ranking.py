@@ -72,7 +72,14 @@ REQUIRED_OFFER_COLUMNS: tuple[str, ...] = (
     "usd_per_gpu_hour",
 )
 _OFFER_COLUMNS_USED = frozenset(
-    {*REQUIRED_OFFER_COLUMNS, "snapshot_date", "vram_gb", "commitment_months", "price_basis", "effective_from"}
+    {
+        *REQUIRED_OFFER_COLUMNS,
+        "snapshot_date",
+        "vram_gb",
+        "commitment_months",
+        "price_basis",
+        "effective_from",
+    }
 )
 STRATEGIES: tuple[str, ...] = ("none", "zero2", "zero3")  # CPU offload's speed is not modelled
 RISKS: tuple[int, ...] = (0, 1, 2, 3)  # 2 x spot + community: the interruption classes of offers
@@ -147,13 +154,21 @@ def _usable_offers(offers: pd.DataFrame, day: dt.date) -> _Offers:
     memory = np.round(np.where(plausible, stated, nominal), 1)
     gpu_codes, gpu_names = pd.factorize(frame["gpu"], sort=True)
     memories, memory_codes = np.unique(memory, return_inverse=True)
-    key_values, key_codes = np.unique(gpu_codes.astype(np.int64) * len(memories) + memory_codes, return_inverse=True)
-    keys = [(str(gpu_names[k // len(memories)]), float(memories[k % len(memories)])) for k in key_values.tolist()]
+    key_values, key_codes = np.unique(
+        gpu_codes.astype(np.int64) * len(memories) + memory_codes, return_inverse=True
+    )
+    keys = [
+        (str(gpu_names[k // len(memories)]), float(memories[k % len(memories)])) for k in key_values.tolist()
+    ]
 
-    date_codes, date_values = pd.factorize(_column(frame, "snapshot_date", day), sort=False, use_na_sentinel=False)
+    date_codes, date_values = pd.factorize(
+        _column(frame, "snapshot_date", day), sort=False, use_na_sentinel=False
+    )
     dates = [_as_date(d) for d in date_values]
     provider_codes, providers = pd.factorize(frame["provider"], sort=False)
-    stale_values, stale_codes = np.unique(provider_codes.astype(np.int64) * len(dates) + date_codes, return_inverse=True)
+    stale_values, stale_codes = np.unique(
+        provider_codes.astype(np.int64) * len(dates) + date_codes, return_inverse=True
+    )
     stale_keys = [(str(providers[v // len(dates)]), dates[v % len(dates)]) for v in stale_values.tolist()]
     return _Offers(
         key_codes=key_codes,
@@ -169,8 +184,9 @@ def _usable_offers(offers: pd.DataFrame, day: dt.date) -> _Offers:
             "sku": frame["sku"].to_numpy(dtype=object),
             "gpu": frame["gpu"].to_numpy(dtype=object),
             "tier": frame["tier"].to_numpy(dtype=object),
-            "commitment_months": pd.to_numeric(_column(frame, "commitment_months", np.nan), errors="coerce")
-            .to_numpy(dtype=float, na_value=np.nan),
+            "commitment_months": pd.to_numeric(
+                _column(frame, "commitment_months", np.nan), errors="coerce"
+            ).to_numpy(dtype=float, na_value=np.nan),
             "price_basis": _column(frame, "price_basis", "list").fillna("list").to_numpy(dtype=object),
         },
     )
@@ -205,10 +221,15 @@ class _Workloads:
             shapes=[ModelShape.of(w.arch()) for w in workloads],
             tokens=per(lambda w: w.training_tokens),
             checkpoint_count=per(
-                lambda w: max(1, math.ceil(w.training_tokens / w.tokens_per_checkpoint - 1e-9))
-                if w.tokens_per_checkpoint is not None else np.nan
+                lambda w: (
+                    max(1, math.ceil(w.training_tokens / w.tokens_per_checkpoint - 1e-9))
+                    if w.tokens_per_checkpoint is not None
+                    else np.nan
+                )
             ),
-            checkpoint_hours=per(lambda w: w.checkpoint_interval_hours if w.checkpoint_interval_hours else np.nan),
+            checkpoint_hours=per(
+                lambda w: w.checkpoint_interval_hours if w.checkpoint_interval_hours else np.nan
+            ),
             deadline=per(lambda w: w.deadline_hours if w.deadline_hours is not None else np.nan),
             min_nodes=per(lambda w: w.min_nodes, np.int64),
             max_nodes=per(lambda w: w.max_nodes, np.int64),
@@ -217,7 +238,11 @@ class _Workloads:
             model_gb=per(lambda w: w.model_download_gb()),
             dataset_gb=per(lambda w: w.dataset_gb()),
             assumptions_json=[
-                json.dumps(w.cost_terms.model_dump(mode="json", exclude_defaults=True), separators=(",", ":"), sort_keys=True)
+                json.dumps(
+                    w.cost_terms.model_dump(mode="json", exclude_defaults=True),
+                    separators=(",", ":"),
+                    sort_keys=True,
+                )
                 for w in workloads
             ],
         )
@@ -229,15 +254,30 @@ class _Workloads:
         return np.where(np.isnan(progress), by_clock, progress)
 
     def costs(
-        self, index: np.ndarray, *, gpus: np.ndarray, nodes: np.ndarray, price: np.ndarray, hours: np.ndarray,
-        spot: np.ndarray, community: np.ndarray,
+        self,
+        index: np.ndarray,
+        *,
+        gpus: np.ndarray,
+        nodes: np.ndarray,
+        price: np.ndarray,
+        hours: np.ndarray,
+        spot: np.ndarray,
+        community: np.ndarray,
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """(checkpoints, every cost term) for configurations of the workloads at ``index``."""
         checkpoints = self.checkpoints(index, hours)
         return checkpoints, checkpoint_costs(
-            gpus=gpus, nodes=nodes, usd_per_gpu_hour=price, compute_hours=hours, checkpoints=checkpoints,
-            spot=spot, community=community, checkpoint_gb=self.checkpoint_gb[index], model_gb=self.model_gb[index],
-            dataset_gb=self.dataset_gb[index], terms=CostTermArrays([w.cost_terms for w in self.items], index),
+            gpus=gpus,
+            nodes=nodes,
+            usd_per_gpu_hour=price,
+            compute_hours=hours,
+            checkpoints=checkpoints,
+            spot=spot,
+            community=community,
+            checkpoint_gb=self.checkpoint_gb[index],
+            model_gb=self.model_gb[index],
+            dataset_gb=self.dataset_gb[index],
+            terms=CostTermArrays([w.cost_terms for w in self.items], index),
         )
 
 
@@ -269,7 +309,9 @@ class _Configs:
 
     @staticmethod
     def concat(parts: Sequence[_Configs]) -> _Configs:
-        return _Configs(**{f: np.concatenate([getattr(p, f) for p in parts]) for f in _Configs.__dataclass_fields__})
+        return _Configs(
+            **{f: np.concatenate([getattr(p, f) for p in parts]) for f in _Configs.__dataclass_fields__}
+        )
 
 
 def _memory_fit(
@@ -280,7 +322,9 @@ def _memory_fit(
     from gpuprice.models.memory import fit_sweep
 
     names = {f"{i}": memory for i, (_, memory) in enumerate(keys)}
-    sweep = fit_sweep([workloads.items[m].setup() for m in members.tolist()], names, sorted(set(counts)), STRATEGIES)
+    sweep = fit_sweep(
+        [workloads.items[m].setup() for m in members.tolist()], names, sorted(set(counts)), STRATEGIES
+    )
     best = sweep["least_complex"].to_numpy(dtype=bool)
     return {
         "workload": members[sweep["setup_index"].to_numpy(dtype=np.int64)[best]],
@@ -291,7 +335,9 @@ def _memory_fit(
     }
 
 
-def _throughput(workloads: _Workloads, keys: Sequence[tuple[str, float]], fits: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def _throughput(
+    workloads: _Workloads, keys: Sequence[tuple[str, float]], fits: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
     items, shapes, w = workloads.items, workloads.shapes, fits["workload"]
 
     def per(values: list[Any]) -> np.ndarray:
@@ -323,7 +369,8 @@ def _pcie_collectives(keys: Sequence[tuple[str, float]], key: np.ndarray, gpus: 
     flags = np.array(
         [
             (p % 1_000_003) > 1
-            and intra_node_busbw_gbs(gpu_profile(keys[p // 1_000_003][0]), min(p % 1_000_003, GPUS_PER_NODE)) <= limit
+            and intra_node_busbw_gbs(gpu_profile(keys[p // 1_000_003][0]), min(p % 1_000_003, GPUS_PER_NODE))
+            <= limit
             for p in pairs.tolist()
         ],
         dtype=bool,
@@ -339,12 +386,16 @@ def _configurations(
     sells_nodes = GPUS_PER_NODE in offer_counts
     # One memory sweep per node range: only the workloads that scale out need the node counts.
     groups: dict[tuple[int, int], list[int]] = {}
-    for index, (low, high) in enumerate(zip(workloads.min_nodes.tolist(), workloads.max_nodes.tolist(), strict=True)):
+    for index, (low, high) in enumerate(
+        zip(workloads.min_nodes.tolist(), workloads.max_nodes.tolist(), strict=True)
+    ):
         groups.setdefault((low, min(high, max_gpus // GPUS_PER_NODE)), []).append(index)
     sweeps = []
     for (low, high), members in groups.items():
         scale = [n * GPUS_PER_NODE for n in range(low, high + 1)] if sells_nodes and high > 1 else []
-        sweeps.append(_memory_fit(workloads, np.array(members, dtype=np.int64), keys, [1, *offer_counts, *scale]))
+        sweeps.append(
+            _memory_fit(workloads, np.array(members, dtype=np.int64), keys, [1, *offer_counts, *scale])
+        )
     fits = {name: np.concatenate([sweep[name] for sweep in sweeps]) for name in sweeps[0]}
     w, gpus = fits["workload"], fits["gpus"]
     nodes = -(-gpus // GPUS_PER_NODE)
@@ -398,15 +449,22 @@ def _configurations(
     return configs if len(configs) else None
 
 
-def _choose_nodes(configs: _Configs, candidates: np.ndarray, workloads: _Workloads, risk: int, n_keys: int) -> np.ndarray:
+def _choose_nodes(
+    configs: _Configs, candidates: np.ndarray, workloads: _Workloads, risk: int, n_keys: int
+) -> np.ndarray:
     """Per (workload, key) among ``candidates``: the fewest nodes whose expected wall time (start-up
     and interruptions of this class included) meets the deadline, else the fastest."""
     if candidates.size == 0:
         return candidates
     c = configs.take(candidates)
     _, costs = workloads.costs(
-        c.workload, gpus=c.gpus, nodes=c.nodes, price=np.zeros(len(c)), hours=c.hours,
-        spot=np.full(len(c), risk >= 2), community=np.full(len(c), risk % 2 == 1),
+        c.workload,
+        gpus=c.gpus,
+        nodes=c.nodes,
+        price=np.zeros(len(c)),
+        hours=c.hours,
+        spot=np.full(len(c), risk >= 2),
+        community=np.full(len(c), risk % 2 == 1),
     )
     wall = costs["wall_hours"]
     late = wall > workloads.deadline[c.workload]  # False when there is no deadline (NaN)
@@ -419,19 +477,37 @@ def _choose_nodes(configs: _Configs, candidates: np.ndarray, workloads: _Workloa
 
 # ------------------------------------------------------------------ warnings and cost terms text
 def _config_warnings(
-    workload: Workload, gpu: str, gpus: int, nodes: int, offer_count: int, *, ecc: bool, pcie: bool,
-    comm_share: float, one_gpu_fits: bool, spot: bool, wall_hours: float, checkpoint_every: float,
+    workload: Workload,
+    gpu: str,
+    gpus: int,
+    nodes: int,
+    offer_count: int,
+    *,
+    ecc: bool,
+    pcie: bool,
+    comm_share: float,
+    one_gpu_fits: bool,
+    spot: bool,
+    wall_hours: float,
+    checkpoint_every: float,
 ) -> list[str]:
     """Warnings of one configuration and tier: short stable code, colon, one sentence."""
     out: list[str] = []
     if not ecc and wall_hours >= LONG_JOB_HOURS:
-        out.append(f"no-ecc: {gpu} has no ECC memory; a {wall_hours:.0f} h job risks silent errors and has no support")
+        out.append(
+            f"no-ecc: {gpu} has no ECC memory; a {wall_hours:.0f} h job risks silent errors and has no support"
+        )
     if workload.method == "full" and pcie:
         out.append(
             f"pcie-multi-gpu: {gpus}x {gpu} exchange gradients over PCIe only; "
             f"{comm_share:.0%} of step time is communication in full fine-tuning"
         )
-    if spot and workload.method == "full" and wall_hours >= LONG_SPOT_HOURS and checkpoint_every > FREQUENT_CHECKPOINT_HOURS:
+    if (
+        spot
+        and workload.method == "full"
+        and wall_hours >= LONG_SPOT_HOURS
+        and checkpoint_every > FREQUENT_CHECKPOINT_HOURS
+    ):
         out.append(
             f"spot-long-run: spot capacity for a {wall_hours:.0f} h full fine-tune that checkpoints only every "
             f"{checkpoint_every:.1f} h; preemptions will redo work"
@@ -439,28 +515,46 @@ def _config_warnings(
     if offer_count >= GPUS_PER_NODE and nodes == 1 and one_gpu_fits:
         out.append(f"whole-node: renting {offer_count} GPUs although one {gpu} fits this workload")
     if workload.deadline_hours is not None and wall_hours > workload.deadline_hours:
-        out.append(f"deadline-missed: {wall_hours:.0f} h expected against a {workload.deadline_hours:g} h deadline")
+        out.append(
+            f"deadline-missed: {wall_hours:.0f} h expected against a {workload.deadline_hours:g} h deadline"
+        )
     return out
 
 
-def _staleness_warnings(provider: str, price_date: dt.date | None, day: dt.date, stale: frozenset[str]) -> list[str]:
+def _staleness_warnings(
+    provider: str, price_date: dt.date | None, day: dt.date, stale: frozenset[str]
+) -> list[str]:
     out: list[str] = []
     if provider in stale:
-        out.append(f"stale-provider: {provider}'s latest scrape failed or is more than {STALE_AFTER_DAYS} days old")
+        out.append(
+            f"stale-provider: {provider}'s latest scrape failed or is more than {STALE_AFTER_DAYS} days old"
+        )
     if price_date is not None and (day - price_date).days > STALE_AFTER_DAYS:
         age = (day - price_date).days
-        out.append(f"stale-price: price observed on {price_date.isoformat()}, {age} days before {day.isoformat()}")
+        out.append(
+            f"stale-price: price observed on {price_date.isoformat()}, {age} days before {day.isoformat()}"
+        )
     return out
 
 
 _SUFFIX_VALUES = (
-    "storage_usd", "data_usd", "engineer_usd", "reusable_value_usd", "orchestration_hours", "rework_hours",
-    "wall_hours", "expected_interruptions",
+    "storage_usd",
+    "data_usd",
+    "engineer_usd",
+    "reusable_value_usd",
+    "orchestration_hours",
+    "rework_hours",
+    "wall_hours",
+    "expected_interruptions",
 )
 
 
 def _cost_terms_suffixes(
-    workloads: _Workloads, w: np.ndarray, costs: dict[str, np.ndarray], checkpoints: np.ndarray, rows: np.ndarray
+    workloads: _Workloads,
+    w: np.ndarray,
+    costs: dict[str, np.ndarray],
+    checkpoints: np.ndarray,
+    rows: np.ndarray,
 ) -> list[str]:
     """The price-independent part of each situation's cost_terms JSON (after the per-row amounts).
 
@@ -483,7 +577,9 @@ def _cost_terms_suffixes(
     return out
 
 
-def _cost_terms_json(costs: dict[str, np.ndarray], suffixes: list[str], situation_codes: np.ndarray) -> list[str]:
+def _cost_terms_json(
+    costs: dict[str, np.ndarray], suffixes: list[str], situation_codes: np.ndarray
+) -> list[str]:
     """Per-row JSON: the price-dependent amounts, then the situation's fixed part.
 
     One f-string per row produces the final str objects directly (faster than building numpy
@@ -555,7 +651,12 @@ def _match(offers: _Offers, configs: _Configs, n_workloads: int) -> tuple[np.nda
     order = np.argsort(config_codes, kind="stable")
     config_codes = config_codes[order]
     offer_risk = 2 * offers.spot.astype(np.int64) + offers.community.astype(np.int64)
-    offer_codes = code(np.zeros(len(offers.price), dtype=np.int64), offers.key_codes.astype(np.int64), offers.count, offer_risk)
+    offer_codes = code(
+        np.zeros(len(offers.price), dtype=np.int64),
+        offers.key_codes.astype(np.int64),
+        offers.count,
+        offer_risk,
+    )
     pair_codes = (np.arange(n_workloads, dtype=np.int64)[:, None] * span + offer_codes[None, :]).ravel()
     position = np.clip(np.searchsorted(config_codes, pair_codes), 0, len(config_codes) - 1)
     found = np.flatnonzero(config_codes[position] == pair_codes)
@@ -563,7 +664,9 @@ def _match(offers: _Offers, configs: _Configs, n_workloads: int) -> tuple[np.nda
     return workload, offer, order[position[found]]
 
 
-def _assemble(offers: _Offers, table: _Workloads, configs: _Configs, day: dt.date, stale: frozenset[str]) -> pd.DataFrame:
+def _assemble(
+    offers: _Offers, table: _Workloads, configs: _Configs, day: dt.date, stale: frozenset[str]
+) -> pd.DataFrame:
     wi, rows, cfg = _match(offers, configs, len(table.items))
     if rows.size == 0:
         return _empty()
@@ -571,7 +674,9 @@ def _assemble(offers: _Offers, table: _Workloads, configs: _Configs, day: dt.dat
     nodes = configs.nodes[cfg].astype(float)
     hours = configs.hours[cfg]
     price, spot, community = offers.price[rows], offers.spot[rows], offers.community[rows]
-    checkpoints, costs = table.costs(wi, gpus=gpus, nodes=nodes, price=price, hours=hours, spot=spot, community=community)
+    checkpoints, costs = table.costs(
+        wi, gpus=gpus, nodes=nodes, price=price, hours=hours, spot=spot, community=community
+    )
 
     # Per workload (in the given order) cheapest per checkpoint first; ties by expected wall time,
     # then the offers' own order (offers_as_of sorts by provider, SKU, count, tier).
@@ -588,18 +693,34 @@ def _assemble(offers: _Offers, table: _Workloads, configs: _Configs, day: dt.dat
     situation = (cfg.astype(np.int64) * 2 + spot) * 2 + community
     _, first_row, sit_codes = np.unique(situation, return_index=True, return_inverse=True)
     config_warnings = []
-    firsts = {name: values[first_row].tolist() for name, values in (
-        ("cfg", cfg), ("w", wi), ("gpus", gpus), ("nodes", nodes), ("spot", spot),
-        ("wall", costs["wall_hours"]), ("every", hours / checkpoints),
-    )}
+    firsts = {
+        name: values[first_row].tolist()
+        for name, values in (
+            ("cfg", cfg),
+            ("w", wi),
+            ("gpus", gpus),
+            ("nodes", nodes),
+            ("spot", spot),
+            ("wall", costs["wall_hours"]),
+            ("every", hours / checkpoints),
+        )
+    }
     for i, c in enumerate(firsts["cfg"]):
         gpu = offers.keys[int(configs.key[c])][0]
         config_warnings.append(
             _config_warnings(
-                table.items[firsts["w"][i]], gpu, int(firsts["gpus"][i]), int(firsts["nodes"][i]),
-                int(configs.offer_count[c]), ecc=_ecc(gpu), pcie=bool(configs.pcie_collectives[c]),
-                comm_share=float(configs.communication_share[c]), one_gpu_fits=bool(configs.one_gpu_fits[c]),
-                spot=bool(firsts["spot"][i]), wall_hours=firsts["wall"][i], checkpoint_every=firsts["every"][i],
+                table.items[firsts["w"][i]],
+                gpu,
+                int(firsts["gpus"][i]),
+                int(firsts["nodes"][i]),
+                int(configs.offer_count[c]),
+                ecc=_ecc(gpu),
+                pcie=bool(configs.pcie_collectives[c]),
+                comm_share=float(configs.communication_share[c]),
+                one_gpu_fits=bool(configs.one_gpu_fits[c]),
+                spot=bool(firsts["spot"][i]),
+                wall_hours=firsts["wall"][i],
+                checkpoint_every=firsts["every"][i],
             )
         )
     suffixes = _cost_terms_suffixes(table, wi, costs, checkpoints, first_row)
@@ -607,7 +728,10 @@ def _assemble(offers: _Offers, table: _Workloads, configs: _Configs, day: dt.dat
     # One warning list per distinct (situation, staleness) pair, copied per row (rows own their lists).
     pair = sit_codes.astype(np.int64) * len(stale_warnings) + offers.stale_codes[rows]
     pairs, pair_codes = np.unique(pair, return_inverse=True)
-    pair_lists = [config_warnings[p // len(stale_warnings)] + stale_warnings[p % len(stale_warnings)] for p in pairs.tolist()]
+    pair_lists = [
+        config_warnings[p // len(stale_warnings)] + stale_warnings[p % len(stale_warnings)]
+        for p in pairs.tolist()
+    ]
 
     cols = {name: values[rows] for name, values in offers.columns.items()}
     names = np.array([w.name for w in table.items], dtype=object)
@@ -635,7 +759,9 @@ def _assemble(offers: _Offers, table: _Workloads, configs: _Configs, day: dt.dat
             "cost_per_checkpoint_usd": costs["cost_per_checkpoint_usd"],
             "cost_terms": _cost_terms_json(costs, suffixes, sit_codes),
             "warnings": [list(pair_lists[p]) for p in pair_codes.tolist()],
-            "price_snapshot_date": np.array([d for _, d in offers.stale_keys], dtype=object)[offers.stale_codes[rows]],
+            "price_snapshot_date": np.array([d for _, d in offers.stale_keys], dtype=object)[
+                offers.stale_codes[rows]
+            ],
         },
         columns=list(RANKING_COLUMNS),
     )

@@ -109,15 +109,20 @@ class ThroughputParameters(BaseModel):
     family_efficiency: dict[str, float] = Field(
         description="share of dense peak that large BF16 matmuls reach in training, per GPU family"
     )
-    half_width: float = Field(gt=0, description="hidden size h0 in h/(h+h0): narrow models under-use tensor cores")
+    half_width: float = Field(
+        gt=0, description="hidden size h0 in h/(h+h0): narrow models under-use tensor cores"
+    )
     attention_efficiency: float = Field(gt=0, description="attention FLOPs' efficiency relative to matmuls")
     hopper_attention_factor: float = Field(
-        gt=0, description="extra attention factor on Hopper/Blackwell (FlashAttention-2 does not use their new MMA units)"
+        gt=0,
+        description="extra attention factor on Hopper/Blackwell (FlashAttention-2 does not use their new MMA units)",
     )
     layer_overhead_ms: float = Field(ge=0, description="fixed time per layer and micro-batch")
     dequant_bytes_per_param: float = Field(ge=0, description="memory traffic per 4-bit weight and pass")
     fp8_speedup: float = Field(gt=0, description="FP8 (Transformer Engine) gain over BF16 on FP8 parts")
-    lora_efficiency: float = Field(gt=0, description="LoRA/QLoRA kernels' efficiency relative to full training")
+    lora_efficiency: float = Field(
+        gt=0, description="LoRA/QLoRA kernels' efficiency relative to full training"
+    )
     node_scaling_loss: float = Field(ge=0, description="time added per doubling of the node count")
     comm_overlap: float = Field(ge=0, le=1, description="share of compute time that can hide communication")
 
@@ -360,8 +365,10 @@ def evaluate(cases: Cases, params: ThroughputParameters = CALIBRATED_PARAMETERS)
         * np.where(cases.full, 1.0, params.lora_efficiency)
     )
     rate = cases.peak_flops * efficiency
-    attention_rate = rate * params.attention_efficiency * np.where(
-        _NEW_MMA[cases.family], params.hopper_attention_factor, 1.0
+    attention_rate = (
+        rate
+        * params.attention_efficiency
+        * np.where(_NEW_MMA[cases.family], params.hopper_attention_factor, 1.0)
     )
     compute = (dense + recompute_dense) / rate + (attn + recompute_attn) / attention_rate
 
@@ -369,7 +376,9 @@ def evaluate(cases: Cases, params: ThroughputParameters = CALIBRATED_PARAMETERS)
     overhead = params.layer_overhead_ms * 1e-3 * layers / tokens_mb
     passes = 2.0 + cases.checkpointing
     dequant = np.where(
-        cases.qlora, passes * params.dequant_bytes_per_param * cases.n_params / (cases.memory_bw * tokens_mb), 0.0
+        cases.qlora,
+        passes * params.dequant_bytes_per_param * cases.n_params / (cases.memory_bw * tokens_mb),
+        0.0,
     )
     ring = np.where(cases.gpus > 1, (cases.gpus - 1) / np.maximum(cases.gpus, 1), 0.0)
     comm = cases.comm_bytes_per_param * cases.n_params * ring / (cases.busbw * tokens_mb)
@@ -434,13 +443,13 @@ class ModelShape:
     @classmethod
     def of(cls, arch: object) -> ModelShape:
         """From a ``models.architectures.ModelArch`` (or anything with the same attributes)."""
-        hidden = int(getattr(arch, "hidden_size"))
+        hidden = int(arch.hidden_size)
         q_width = float(getattr(arch, "q_width", hidden))
         v_width = float(getattr(arch, "attn_out_width", q_width))
         return cls(
-            n_params=float(getattr(arch, "n_params")),
-            n_active_params=float(getattr(arch, "n_active_params", getattr(arch, "n_params"))),
-            layers=int(getattr(arch, "num_layers")),
+            n_params=float(arch.n_params),
+            n_active_params=float(getattr(arch, "n_active_params", arch.n_params)),
+            layers=int(arch.num_layers),
             hidden=hidden,
             attn_width=(q_width + v_width) / 2,
         )
@@ -584,7 +593,14 @@ FRAME_INPUT_COLUMNS = (
 )
 
 
-FRAME_OUTPUT_COLUMNS = ("tokens_per_sec_per_gpu", "mfu", "hfu", "flops_per_token", "communication_share", "dequant_share")
+FRAME_OUTPUT_COLUMNS = (
+    "tokens_per_sec_per_gpu",
+    "mfu",
+    "hfu",
+    "flops_per_token",
+    "communication_share",
+    "dequant_share",
+)
 
 
 def predict_frame(frame: pd.DataFrame, params: ThroughputParameters = CALIBRATED_PARAMETERS) -> pd.DataFrame:
@@ -628,16 +644,26 @@ def predict_columns(
 
     # Bandwidth depends on (GPU, count), communication volume on (method, sharding, precision):
     # compute each once per distinct pair/triple and broadcast through integer codes.
-    link_keys, link_codes = np.unique(gpu_codes.astype(np.int64) * len(counts) + count_codes, return_inverse=True)
-    busbw_u = np.array(
-        [collective_busbw_gbs(profiles[k // len(counts)], counts[k % len(counts)]) * 1e9 for k in link_keys.tolist()]
+    link_keys, link_codes = np.unique(
+        gpu_codes.astype(np.int64) * len(counts) + count_codes, return_inverse=True
     )
-    recipe = (method_codes.astype(np.int64) * len(shardings) + sharding_codes) * len(precisions) + precision_codes
+    busbw_u = np.array(
+        [
+            collective_busbw_gbs(profiles[k // len(counts)], counts[k % len(counts)]) * 1e9
+            for k in link_keys.tolist()
+        ]
+    )
+    recipe = (method_codes.astype(np.int64) * len(shardings) + sharding_codes) * len(
+        precisions
+    ) + precision_codes
     recipe_keys, recipe_codes = np.unique(recipe, return_inverse=True)
     comm_u = np.array(
         [
-            comm_bytes_per_param(methods[k // (len(shardings) * len(precisions))],
-                                 shardings[(k // len(precisions)) % len(shardings)], precisions[k % len(precisions)])
+            comm_bytes_per_param(
+                methods[k // (len(shardings) * len(precisions))],
+                shardings[(k // len(precisions)) % len(shardings)],
+                precisions[k % len(precisions)],
+            )
             for k in recipe_keys.tolist()
         ]
     )
@@ -800,8 +826,13 @@ def shape_from_size(params_b: float, nominal_b: float | None = None) -> ModelSha
         layers = np.exp(np.interp(x, grid, np.log(_PUBLISHED_SHAPES[:, 1])))
         hidden = np.exp(np.interp(x, grid, np.log(_PUBLISHED_SHAPES[:, 2])))
     n = params_b * 1e9
-    return ModelShape(n_params=n, n_active_params=n, layers=max(1, round(layers)), hidden=round(hidden),
-                      attn_width=float(round(hidden)))
+    return ModelShape(
+        n_params=n,
+        n_active_params=n,
+        layers=max(1, round(layers)),
+        hidden=round(hidden),
+        attn_width=float(round(hidden)),
+    )
 
 
 def _nominal_size_b(model: str) -> float | None:
@@ -876,7 +907,9 @@ def load_benchmark_rows(path: str) -> list[dict[str, object]]:
 
 
 # --------------------------------------------------------------------------- calibration
-def _nelder_mead(f: Callable[[np.ndarray], float], x0: np.ndarray, *, iterations: int, step: float) -> np.ndarray:
+def _nelder_mead(
+    f: Callable[[np.ndarray], float], x0: np.ndarray, *, iterations: int, step: float
+) -> np.ndarray:
     """Minimise f from x0 (derivative-free: the objective has kinks from max() and medians)."""
     n = len(x0)
     simplex = np.vstack([x0] + [x0 + step * np.eye(n)[i] for i in range(n)])
@@ -890,7 +923,9 @@ def _nelder_mead(f: Callable[[np.ndarray], float], x0: np.ndarray, *, iterations
         if f_reflected < values[0]:
             expanded = centroid + 2.0 * (centroid - simplex[-1])
             f_expanded = f(expanded)
-            simplex[-1], values[-1] = (expanded, f_expanded) if f_expanded < f_reflected else (reflected, f_reflected)
+            simplex[-1], values[-1] = (
+                (expanded, f_expanded) if f_expanded < f_reflected else (reflected, f_reflected)
+            )
         elif f_reflected < values[-2]:
             simplex[-1], values[-1] = reflected, f_reflected
         else:

@@ -32,7 +32,9 @@ class Workload(BaseModel):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=80)
     description: str = ""
     model: str | None = Field(default=None, description="catalog id (Hugging Face repo id)")
-    params_b: float | None = Field(default=None, gt=0, le=5000, description="size, when the model is not in the catalog")
+    params_b: float | None = Field(
+        default=None, gt=0, le=5000, description="size, when the model is not in the catalog"
+    )
     method: Literal["full", "lora", "qlora"]
     optimizer: Literal["adamw", "adamw8bit", "paged_adamw8bit", "sgd"] = "adamw"
     precision: Literal["fp32", "bf16-mixed", "bf16-true"] = "bf16-mixed"
@@ -67,7 +69,11 @@ class Workload(BaseModel):
             raise ValueError("give the training length as tokens, or as steps with global_batch_tokens")
         if self.steps is not None and self.global_batch_tokens is None:
             raise ValueError("steps needs global_batch_tokens")
-        intervals = [self.checkpoint_interval_tokens, self.checkpoint_interval_steps, self.checkpoint_interval_hours]
+        intervals = [
+            self.checkpoint_interval_tokens,
+            self.checkpoint_interval_steps,
+            self.checkpoint_interval_hours,
+        ]
         if sum(v is not None for v in intervals) != 1:
             raise ValueError(
                 "give exactly one of checkpoint_interval_tokens, checkpoint_interval_steps or checkpoint_interval_hours"
@@ -139,7 +145,9 @@ class Workload(BaseModel):
         if self.checkpoint_size_gb is not None:
             return self.checkpoint_size_gb
         arch = self.arch()
-        return resumable_checkpoint_gb(arch.n_params, self.method, self.optimizer, self.precision, self.adapter_params())
+        return resumable_checkpoint_gb(
+            arch.n_params, self.method, self.optimizer, self.precision, self.adapter_params()
+        )
 
     def model_download_gb(self) -> float:
         """The base weights fetched at start-up (BF16)."""
@@ -216,7 +224,9 @@ def _items(path: Path, text: str) -> list[tuple[dict[str, Any], yaml.Node]]:
     if isinstance(data, dict) and isinstance(root, yaml.MappingNode):
         if set(data) != {"workloads"}:
             extra = next(k for k in root.value if k[0].value != "workloads")[0]
-            raise BadInput(f"{path} line {extra.start_mark.line + 1}: unknown top-level key {extra.value!r}; expected 'workloads'")
+            raise BadInput(
+                f"{path} line {extra.start_mark.line + 1}: unknown top-level key {extra.value!r}; expected 'workloads'"
+            )
         data = data["workloads"]
         root = next(v for k, v in root.value if k.value == "workloads")
     if not isinstance(data, list) or not isinstance(root, yaml.SequenceNode):
@@ -224,7 +234,9 @@ def _items(path: Path, text: str) -> list[tuple[dict[str, Any], yaml.Node]]:
     items = []
     for entry, node in zip(data, root.value, strict=True):
         if not isinstance(entry, dict):
-            raise BadInput(f"{path} line {node.start_mark.line + 1}: each workload must be a mapping of fields")
+            raise BadInput(
+                f"{path} line {node.start_mark.line + 1}: each workload must be a mapping of fields"
+            )
         items.append((entry, node))
     return items
 
@@ -238,7 +250,9 @@ def _validation_error(path: Path, node: yaml.Node, entry: dict[str, Any], exc: V
     message = str(err.get("msg", "invalid")).removeprefix("Value error, ")
     value = err.get("input")
     shown = "" if isinstance(value, (dict, list)) or value is None or not loc else f" (got {value!r})"
-    return BadInput(f"{path} line {target.start_mark.line + 1}: workload {name!r} field {field}: {message}{shown}")
+    return BadInput(
+        f"{path} line {target.start_mark.line + 1}: workload {name!r} field {field}: {message}{shown}"
+    )
 
 
 def load_file(path: str | Path) -> list[Workload]:
@@ -254,13 +268,17 @@ def load_file(path: str | Path) -> list[Workload]:
         except ValidationError as exc:
             raise _validation_error(path, node, entry, exc) from None
         if workload.name in seen:
-            raise BadInput(f"{path} line {line}: workload {workload.name!r} defined twice (first at line {seen[workload.name]})")
+            raise BadInput(
+                f"{path} line {line}: workload {workload.name!r} defined twice (first at line {seen[workload.name]})"
+            )
         seen[workload.name] = line
         try:
             workload.arch()
         except BadInput as exc:
             field_line = _node_at(node, ("model",) if workload.model else ("params_b",)).start_mark.line + 1
-            raise BadInput(f"{path} line {field_line}: workload {workload.name!r} field model: {exc}") from None
+            raise BadInput(
+                f"{path} line {field_line}: workload {workload.name!r} field model: {exc}"
+            ) from None
         workloads.append(workload)
     return workloads
 

@@ -25,7 +25,7 @@ class WarehouseResource(DuckDBResource):
     home: str
 
     @classmethod
-    def for_home(cls, home: Path) -> "WarehouseResource":
+    def for_home(cls, home: Path) -> WarehouseResource:
         return cls(database=str(home / "warehouse.duckdb"), home=str(home))
 
     @property
@@ -59,7 +59,9 @@ class ScrapeSettings(dg.ConfigurableResource):
         return Path(self.archive_dir) if self.archive_dir else settings.archive_dir()
 
 
-def default_resources(home: Path | None = None, source: str = "archive", archive_dir: Path | None = None) -> dict:
+def default_resources(
+    home: Path | None = None, source: str = "archive", archive_dir: Path | None = None
+) -> dict:
     home = home or settings.home()
     return {
         "warehouse": WarehouseResource.for_home(home),

@@ -23,7 +23,6 @@ from gpuprice.pipelines.resources import default_resources
 from gpuprice.scrapers.offer import PROVIDERS
 from gpuprice.warehouse.connection import connect_read_only
 
-
 # Step failures of the providers' own assets ("scrape: parsed__nebius: ...") are reported per provider.
 _PROVIDER_STEP = re.compile(r"^scrape: (raw|parsed|snapshot)__")
 
@@ -75,7 +74,9 @@ def _step_errors(result: dg.ExecuteInProcessResult) -> list[str]:
     for event in result.all_events:
         if event.event_type_value == "STEP_FAILURE":
             error = getattr(event.event_specific_data, "error", None)
-            while error is not None and error.cause is not None:  # the user's exception, not Dagster's wrapper
+            while (
+                error is not None and error.cause is not None
+            ):  # the user's exception, not Dagster's wrapper
                 error = error.cause
             message = (error.message if error is not None else "").strip()
             errors.append(f"{event.step_key}: {message.splitlines()[0] if message else 'failed'}")
@@ -95,17 +96,22 @@ def run_day(
     """Run every phase for ``day``; provider failures are recorded, not raised."""
     from gpuprice.warehouse.queries import provider_run_status
 
-    started = dt.datetime.now(dt.timezone.utc)
+    started = dt.datetime.now(dt.UTC)
     assets, checks = _all_definitions()
     resources = default_resources(home=home, source=source, archive_dir=archive_dir)
     instance = dg.DagsterInstance.ephemeral()
     partition = day.isoformat()
     summary = RunSummary(
-        snapshot_date=day, source=source, providers=[], warehouse=home / "warehouse.duckdb",
+        snapshot_date=day,
+        source=source,
+        providers=[],
+        warehouse=home / "warehouse.duckdb",
         analytics=home / "analytics.duckdb",
     )
 
-    def materialize(selection: dg.AssetSelection, partition_key: str | None, label: str) -> dg.ExecuteInProcessResult:
+    def materialize(
+        selection: dg.AssetSelection, partition_key: str | None, label: str
+    ) -> dg.ExecuteInProcessResult:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             logging.getLogger("dagster").setLevel(logging.ERROR)
@@ -133,7 +139,9 @@ def run_day(
 
     progress("[3/4] offers with specs, workload rankings, analytics copy and Parquet export")
     models = materialize(
-        dg.AssetSelection.assets("offers_with_specs", "workload_rankings", "analytics_copy"), partition, "models"
+        dg.AssetSelection.assets("offers_with_specs", "workload_rankings", "analytics_copy"),
+        partition,
+        "models",
     )
     published = {e.asset_key for e in models.get_asset_materialization_events()}
     if dg.AssetKey("analytics_copy") not in published:
@@ -164,14 +172,21 @@ def run_day(
             row = status.loc[provider]
             summary.providers.append(
                 ProviderOutcome(
-                    provider=provider, status=str(row["status"]), offers=int(row["offers"]),
-                    rejected=int(row["rejected"]), unknown_gpus=int(row["unknown_gpus"]),
+                    provider=provider,
+                    status=str(row["status"]),
+                    offers=int(row["offers"]),
+                    rejected=int(row["rejected"]),
+                    unknown_gpus=int(row["unknown_gpus"]),
                     error=None if row["error"] is None or str(row["error"]) == "nan" else str(row["error"]),
                 )
             )
         else:
-            errors = [e for e in summary.phase_errors if f"__{provider}" in e or f"{provider}" in e.split(":")[1]]
+            errors = [
+                e for e in summary.phase_errors if f"__{provider}" in e or f"{provider}" in e.split(":")[1]
+            ]
             summary.providers.append(
-                ProviderOutcome(provider=provider, status="failed", error=errors[0] if errors else "did not complete")
+                ProviderOutcome(
+                    provider=provider, status="failed", error=errors[0] if errors else "did not complete"
+                )
             )
     return summary

@@ -27,10 +27,12 @@ TOP_CHANGES = 12
 HISTORY_GPUS = 4  # price-history charts per workload report: the GPU types of the best offers
 
 
-def build_meta(con: duckdb.DuckDBPyConnection, week: IsoWeek, generated_at: dt.datetime, warehouse: str | None) -> ReportMeta:
+def build_meta(
+    con: duckdb.DuckDBPyConnection, week: IsoWeek, generated_at: dt.datetime, warehouse: str | None
+) -> ReportMeta:
     as_of = loading.as_of_date(con, week)
     # A week still in progress is only judged up to today: Wednesday's data is current on Wednesday.
-    reference = min(week.end, generated_at.astimezone(dt.timezone.utc).date())
+    reference = min(week.end, generated_at.astimezone(dt.UTC).date())
     return ReportMeta(
         week=week,
         as_of=as_of,
@@ -95,7 +97,9 @@ def build_workload_report(
     )
 
 
-def _capacities(con: duckdb.DuckDBPyConnection, gpus: Sequence[str], rows: Sequence[MemoryFitRow]) -> list[GpuCapacity]:
+def _capacities(
+    con: duckdb.DuckDBPyConnection, gpus: Sequence[str], rows: Sequence[MemoryFitRow]
+) -> list[GpuCapacity]:
     """Memory sizes of ``gpus`` from the GPU catalog, or from the sweep when dim_gpu is empty."""
     found = loading.gpu_capacities(con, gpus)
     if found:
@@ -105,7 +109,9 @@ def _capacities(con: duckdb.DuckDBPyConnection, gpus: Sequence[str], rows: Seque
     return [GpuCapacity(gpu=g, memory_gb=m) for g, m in sorted(sizes.items(), key=lambda kv: (kv[1], kv[0]))]
 
 
-def _history_gpus(ranked: Sequence[RankedOffer], memory: MemoryVerdict, cheapest: Sequence[GpuCheapest]) -> list[str]:
+def _history_gpus(
+    ranked: Sequence[RankedOffer], memory: MemoryVerdict, cheapest: Sequence[GpuCheapest]
+) -> list[str]:
     """GPU types worth a price-history chart: those of the best-ranked offers, else the cheapest that fit."""
     chosen: list[str] = []
     for offer in sorted(ranked, key=lambda o: o.rank):
@@ -145,7 +151,13 @@ def build_week(
     cheapest = loading.cheapest_by_gpu(offers)
     reports = [
         build_workload_report(
-            con, week, name, catalog.get(name), meta=meta, changes=changes, cheapest=cheapest,
+            con,
+            week,
+            name,
+            catalog.get(name),
+            meta=meta,
+            changes=changes,
+            cheapest=cheapest,
             # Without a catalog (models.workloads absent) nothing can be "no longer in" it.
             in_catalog=name in catalog or not catalog,
         )

@@ -99,7 +99,9 @@ def unique_jobs(jobs: Sequence[ChartJob]) -> list[ChartJob]:
 def _history_caption(item: GpuPriceHistory) -> str:
     moved = [c for c in item.changes if c.tier == "on_demand"]
     return f"Cheapest on-demand {item.gpu} price per GPU-hour by provider; the report week is shaded" + (
-        f"; {len(moved)} on-demand change{'s' if len(moved) != 1 else ''} this week (largest labelled)." if moved else "."
+        f"; {len(moved)} on-demand change{'s' if len(moved) != 1 else ''} this week (largest labelled)."
+        if moved
+        else "."
     )
 
 

@@ -10,17 +10,17 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.dates as mdates  # noqa: E402
-from markupsafe import Markup  # noqa: E402
-from matplotlib.collections import PolyCollection  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
+import matplotlib.dates as mdates
+from markupsafe import Markup
+from matplotlib.collections import PolyCollection
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from gpuprice.reports import formatting as fmt  # noqa: E402
-from gpuprice.reports.data import MEMORY_PARTS, GpuCapacity, GpuPriceHistory, MemoryBar, RankedOffer  # noqa: E402
-from gpuprice.reports.svg import SVG_DPI, chart_text, figure_to_svg  # noqa: E402
-from gpuprice.reports.weeks import IsoWeek  # noqa: E402
-from gpuprice.scrapers.offer import PROVIDERS  # noqa: E402
+from gpuprice.reports import formatting as fmt
+from gpuprice.reports.data import MEMORY_PARTS, GpuCapacity, GpuPriceHistory, MemoryBar, RankedOffer
+from gpuprice.reports.svg import SVG_DPI, chart_text, figure_to_svg
+from gpuprice.reports.weeks import IsoWeek
+from gpuprice.scrapers.offer import PROVIDERS
 
 # One colour per provider across every chart, so a reader learns them once (colour-blind-safe
 # Okabe-Ito palette); unknown providers cycle through greys.
@@ -86,17 +86,37 @@ def memory_chart(bars: Sequence[MemoryBar], capacities: Sequence[GpuCapacity], *
         bottoms = [0.0] * len(bars)
         for part in parts:
             values = [bar.parts.get(part, 0.0) for bar in bars]
-            _bar_layer(ax, bottoms, values, facecolor=PART_COLORS.get(part, "#666666"),
-                       label=chart_text(fmt.humanize(part)), edgecolor="white")
+            _bar_layer(
+                ax,
+                bottoms,
+                values,
+                facecolor=PART_COLORS.get(part, "#666666"),
+                label=chart_text(fmt.humanize(part)),
+                edgecolor="white",
+            )
             bottoms = [b + v for b, v in zip(bottoms, values)]
         margins = [max((bar.planning_gb or 0.0) - bar.total, 0.0) for bar in bars]
         if any(margins):
-            _bar_layer(ax, bottoms, margins, facecolor="none", edgecolor="#666666", hatch="////",
-                       label="Planning margin")
+            _bar_layer(
+                ax,
+                bottoms,
+                margins,
+                facecolor="none",
+                edgecolor="#666666",
+                hatch="////",
+                label="Planning margin",
+            )
         tops = [b + m for b, m in zip(bottoms, margins)]
         for x, bar, top in zip(xs, bars, tops):
-            ax.annotate(fmt.gb(bar.total), (x, top), textcoords="offset points", xytext=(0, 3),
-                        ha="center", fontsize=7.5, color="#333333")
+            ax.annotate(
+                fmt.gb(bar.total),
+                (x, top),
+                textcoords="offset points",
+                xytext=(0, 3),
+                ha="center",
+                fontsize=7.5,
+                color="#333333",
+            )
         peak = max(tops, default=1.0)
         # An empty band right of the bars holds the memory-size labels, clear of the bars.
         _capacity_lines(ax, capacities, peak, right=len(bars) + 0.75)
@@ -143,7 +163,9 @@ def _capacity_lines(ax, capacities: Sequence[GpuCapacity], peak: float, *, right
     for size, names in shown:
         label = f"{size:,.0f} GB: {names[0]}" + (f" +{len(names) - 1}" if len(names) > 1 else "")
         ax.axhline(size, color="#B22222", linestyle=(0, (4, 3)), linewidth=0.8, zorder=3)
-        ax.text(right, size, chart_text(label), ha="right", va="bottom", fontsize=7, color="#B22222", zorder=4)
+        ax.text(
+            right, size, chart_text(label), ha="right", va="bottom", fontsize=7, color="#B22222", zorder=4
+        )
 
 
 def cost_time_chart(
@@ -158,17 +180,30 @@ def cost_time_chart(
             groups.setdefault((offer.provider, offer.tier), []).append(offer)
         for (provider, tier), members in groups.items():  # one collection per group: fast to draw
             ax.scatter(
-                [o.wall_hours for o in members], [o.total_cost_usd for o in members],
+                [o.wall_hours for o in members],
+                [o.total_cost_usd for o in members],
                 s=[46 if o.rank <= highlight else 26 for o in members],
-                color=provider_color(provider), marker=TIER_MARKERS.get(tier, "D"),
-                alpha=0.85, edgecolor="white", linewidth=0.6, zorder=3,
+                color=provider_color(provider),
+                marker=TIER_MARKERS.get(tier, "D"),
+                alpha=0.85,
+                edgecolor="white",
+                linewidth=0.6,
+                zorder=3,
                 label=chart_text(f"{provider} · {tier.replace('_', '-')}"),
             )
         # Alternate label offsets: the best offers often sit on top of each other.
         offsets = ((6, 5), (6, -12), (-20, 5), (-20, -12))
         for index, offer in enumerate(sorted(offers, key=lambda o: o.rank)[:highlight]):
-            ax.annotate(f"#{offer.rank}", (offer.wall_hours, offer.total_cost_usd), textcoords="offset points",
-                        xytext=offsets[index % len(offsets)], fontsize=8, fontweight="bold", color="#222222", zorder=4)
+            ax.annotate(
+                f"#{offer.rank}",
+                (offer.wall_hours, offer.total_cost_usd),
+                textcoords="offset points",
+                xytext=offsets[index % len(offsets)],
+                fontsize=8,
+                fontweight="bold",
+                color="#222222",
+                zorder=4,
+            )
         hours = [o.wall_hours for o in offers if o.wall_hours > 0]
         costs = [o.total_cost_usd for o in offers if o.total_cost_usd > 0]
         if hours and max(hours) / min(hours) > 30:
@@ -191,12 +226,28 @@ def _deadline(ax, deadline_hours: float, longest: float) -> None:
     """A deadline line, unless it lies far right of every offer (it would squash the points)."""
     label = f"deadline {fmt.hours(deadline_hours)}"
     if longest and deadline_hours > longest * 2.5:
-        ax.text(0.99, 0.98, chart_text(f"{label}: every offer finishes in time"), transform=ax.transAxes,
-                ha="right", va="top", fontsize=8, color="#1B7F3B")
+        ax.text(
+            0.99,
+            0.98,
+            chart_text(f"{label}: every offer finishes in time"),
+            transform=ax.transAxes,
+            ha="right",
+            va="top",
+            fontsize=8,
+            color="#1B7F3B",
+        )
         return
     ax.axvline(deadline_hours, color="#B22222", linestyle=(0, (4, 3)), linewidth=1, zorder=2)
-    ax.annotate(chart_text(label), (deadline_hours, 1), xycoords=("data", "axes fraction"),
-                xytext=(4, -10), textcoords="offset points", fontsize=8, color="#B22222", va="top")
+    ax.annotate(
+        chart_text(label),
+        (deadline_hours, 1),
+        xycoords=("data", "axes fraction"),
+        xytext=(4, -10),
+        textcoords="offset points",
+        fontsize=8,
+        color="#B22222",
+        va="top",
+    )
     low, high = ax.get_xlim()
     ax.set_xlim(min(low, deadline_hours * 0.9), max(high, deadline_hours * 1.1))
 
@@ -207,7 +258,9 @@ def _axis_hours(value: float) -> str:
     return f"{value:,.0f}" if value >= 10 else f"{value:g}"
 
 
-def price_history_chart(history: GpuPriceHistory, week: IsoWeek, *, chart_id: str, callouts: int = 3) -> Markup:
+def price_history_chart(
+    history: GpuPriceHistory, week: IsoWeek, *, chart_id: str, callouts: int = 3
+) -> Markup:
     """On-demand $/GPU-hour per provider over recent weeks; the report week shaded, changes marked."""
     with matplotlib.rc_context(_STYLE):
         fig = _figure(5.6, 3.3)
@@ -216,17 +269,32 @@ def price_history_chart(history: GpuPriceHistory, week: IsoWeek, *, chart_id: st
         for series in history.series:
             days = [d for d, _ in series.points]
             prices = [p for _, p in series.points]
-            ax.step(days, prices, where="post", color=provider_color(series.provider), linewidth=1.6,
-                    linestyle="--" if "community" in series.label or "lowest" in series.label else "-",
-                    label=chart_text(series.label), zorder=2)
-            ax.plot(days[-1:], prices[-1:], "o", color=provider_color(series.provider), markersize=3.5, zorder=3)
+            ax.step(
+                days,
+                prices,
+                where="post",
+                color=provider_color(series.provider),
+                linewidth=1.6,
+                linestyle="--" if "community" in series.label or "lowest" in series.label else "-",
+                label=chart_text(series.label),
+                zorder=2,
+            )
+            ax.plot(
+                days[-1:], prices[-1:], "o", color=provider_color(series.provider), markersize=3.5, zorder=3
+            )
         for change in sorted(history.changes, key=lambda c: -abs(c.change))[:callouts]:
             if change.tier != "on_demand":
                 continue
             ax.annotate(
-                chart_text(fmt.pct(change.change)), (change.snapshot_date, change.new_usd_per_gpu_hour),
-                textcoords="offset points", xytext=(0, 10), ha="center", fontsize=7.5, fontweight="bold",
-                color="#B22222" if change.change > 0 else "#1B7F3B", zorder=5,
+                chart_text(fmt.pct(change.change)),
+                (change.snapshot_date, change.new_usd_per_gpu_hour),
+                textcoords="offset points",
+                xytext=(0, 10),
+                ha="center",
+                fontsize=7.5,
+                fontweight="bold",
+                color="#B22222" if change.change > 0 else "#1B7F3B",
+                zorder=5,
                 bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
                 arrowprops={"arrowstyle": "-", "color": "#999999", "lw": 0.6},
             )

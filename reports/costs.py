@@ -61,10 +61,18 @@ def best_offer_costs(offer: RankedOffer | None) -> list[DefinitionItem]:
     if offer is None or not offer.cost_terms:
         return []
     terms = offer.cost_terms
-    items = [DefinitionItem(label=label, value=fmt.usd(terms[key])) for key, label in _AMOUNTS if key in terms]
+    items = [
+        DefinitionItem(label=label, value=fmt.usd(terms[key])) for key, label in _AMOUNTS if key in terms
+    ]
     if items:
-        items.append(DefinitionItem(label="Cost per successful checkpoint", value=fmt.usd(offer.cost_per_checkpoint_usd)))
-    items += [DefinitionItem(label=label, value=_value(key, terms[key])) for key, label in _FACTS if key in terms]
+        items.append(
+            DefinitionItem(
+                label="Cost per successful checkpoint", value=fmt.usd(offer.cost_per_checkpoint_usd)
+            )
+        )
+    items += [
+        DefinitionItem(label=label, value=_value(key, terms[key])) for key, label in _FACTS if key in terms
+    ]
     known = {k for k, _ in _AMOUNTS} | {k for k, _ in _FACTS} | _SKIPPED
     items += _flatten_items({k: v for k, v in terms.items() if k not in known})
     return items

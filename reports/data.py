@@ -235,7 +235,11 @@ class MemoryVerdict(_Frozen):
     @property
     def smallest(self) -> MemoryFitRow | None:
         """The fewest GPUs that fit (simplest sharding, then the smallest card)."""
-        return min(self.fitting, key=lambda r: (r.gpu_count, sharding_rank(r.sharding), r.gpu_memory_gb, r.gpu), default=None)
+        return min(
+            self.fitting,
+            key=lambda r: (r.gpu_count, sharding_rank(r.sharding), r.gpu_memory_gb, r.gpu),
+            default=None,
+        )
 
     @property
     def counts(self) -> list[int]:
@@ -257,7 +261,9 @@ class MemoryVerdict(_Frozen):
             fitting = [r for r in rows if r.fits_on_gpu]
             fewest = min(fitting, key=lambda r: (r.gpu_count, _cell_preference(r)), default=None)
             result.append(
-                VerdictRow(gpu=gpu, gpu_memory_gb=max(r.gpu_memory_gb for r in rows), cells=cells, fewest=fewest)
+                VerdictRow(
+                    gpu=gpu, gpu_memory_gb=max(r.gpu_memory_gb for r in rows), cells=cells, fewest=fewest
+                )
             )
         return sorted(result, key=lambda v: (v.gpu_memory_gb, v.gpu))
 
@@ -373,4 +379,6 @@ class WorkloadReport(_Frozen):
     cost_assumptions: list[CostAssumption] = Field(default_factory=list)
     best_costs: list[DefinitionItem] = Field(default_factory=list, description="best offer, term by term")
     price_history: list[GpuPriceHistory] = Field(default_factory=list)
-    changes: list[PriceChange] = Field(default_factory=list, description="this week's changes of GPUs that fit")
+    changes: list[PriceChange] = Field(
+        default_factory=list, description="this week's changes of GPUs that fit"
+    )

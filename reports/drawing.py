@@ -64,13 +64,19 @@ class _Helper:
 
     def __init__(self, command: Sequence[str]) -> None:
         self._process = subprocess.Popen(
-            list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=helper_env()
+            list(command),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=helper_env(),
         )
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
 
     def start_feeding(self, queue: deque[ChartJob], drawn: dict[str, Markup]) -> None:
-        self._thread = threading.Thread(target=self._feed, args=(queue, drawn), name="chart-helper-feeder", daemon=True)
+        self._thread = threading.Thread(
+            target=self._feed, args=(queue, drawn), name="chart-helper-feeder", daemon=True
+        )
         self._thread.start()
 
     def _feed(self, queue: deque[ChartJob], drawn: dict[str, Markup]) -> None:
@@ -85,7 +91,7 @@ class _Helper:
                 pickle.dump(job, requests, protocol=pickle.HIGHEST_PROTOCOL)
                 requests.flush()
                 key, svg = pickle.load(replies)
-            except Exception:  # noqa: BLE001 - a dead pipe or a garbled reply: either way the helper is done
+            except Exception:
                 queue.append(job)  # this process draws it
                 return
             if key != job.key or not isinstance(svg, str):

@@ -113,13 +113,22 @@ def timestamp(value: dt.datetime | None) -> str:
     if value is None:
         return MISSING
     if value.tzinfo is not None:
-        value = value.astimezone(dt.timezone.utc)
+        value = value.astimezone(dt.UTC)
     return value.strftime("%Y-%m-%d %H:%M UTC")
 
 
 _ACRONYMS = {
-    "usd": "USD", "gb": "GB", "mfu": "MFU", "gpu": "GPU", "gpus": "GPUs", "lora": "LoRA", "qlora": "QLoRA",
-    "fsdp": "FSDP", "id": "ID", "hf": "HF", "sla": "SLA",
+    "usd": "USD",
+    "gb": "GB",
+    "mfu": "MFU",
+    "gpu": "GPU",
+    "gpus": "GPUs",
+    "lora": "LoRA",
+    "qlora": "QLoRA",
+    "fsdp": "FSDP",
+    "id": "ID",
+    "hf": "HF",
+    "sla": "SLA",
 }
 
 

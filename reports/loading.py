@@ -34,7 +34,7 @@ from gpuprice.scrapers.offer import PROVIDERS
 
 # Same rule as analytics.provider_freshness: stale when the newest successful snapshot is more
 # than STALE_AFTER_DAYS behind the newest run.
-from gpuprice.warehouse.views import STALE_AFTER_DAYS  # noqa: E402
+from gpuprice.warehouse.views import STALE_AFTER_DAYS
 
 SCRAPED_SOURCES: tuple[str, ...] = ("scrape", "archive")
 HISTORY_WEEKS = 13  # a quarter of daily prices: long enough for a trend, short enough to see a week
@@ -70,9 +70,13 @@ def default_week(con: duckdb.DuckDBPyConnection) -> IsoWeek:
 
 def as_of_date(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> dt.date:
     """Newest snapshot date at or before the week's end; BadInput if the week predates all data."""
-    found = _scalar(con, "SELECT max(snapshot_date) FROM price_snapshots WHERE snapshot_date <= ?", [week.end])
+    found = _scalar(
+        con, "SELECT max(snapshot_date) FROM price_snapshots WHERE snapshot_date <= ?", [week.end]
+    )
     if found is None:
-        first, last = con.execute("SELECT min(snapshot_date), max(snapshot_date) FROM price_snapshots").fetchone()
+        first, last = con.execute(
+            "SELECT min(snapshot_date), max(snapshot_date) FROM price_snapshots"
+        ).fetchone()
         if first is None:
             raise BadInput("the warehouse holds no price snapshots yet; run `gpuprice run` first")
         raise BadInput(
@@ -137,7 +141,13 @@ def cheapest_by_gpu(offers: Iterable[dict[str, Any]]) -> list[GpuCheapest]:
                 providers_for_gpu=len({r["provider"] for r in rows}),
             )
         providers = {r["provider"] for rows in tiers.values() for r in rows}
-        result.append(GpuCheapest(gpu=gpu, providers=len(providers), **{t: best.get(t) for t in ("on_demand", "spot", "reserved")}))
+        result.append(
+            GpuCheapest(
+                gpu=gpu,
+                providers=len(providers),
+                **{t: best.get(t) for t in ("on_demand", "spot", "reserved")},
+            )
+        )
     return sorted(result, key=_cheapest_order)
 
 
@@ -159,7 +169,11 @@ def sources_used(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> list[SourceSn
         """,
         [earliest, week.end],
     )
-    rows = [r for r in rows if week.contains(r["snapshot_date"]) or current.get(r["provider"]) == r["snapshot_date"]]
+    rows = [
+        r
+        for r in rows
+        if week.contains(r["snapshot_date"]) or current.get(r["provider"]) == r["snapshot_date"]
+    ]
     by_provider: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_provider[row["provider"]].append(row)
@@ -238,10 +252,16 @@ def freshness(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> list[ProviderFre
             (d for d in (run.get("last_attempt_date"), snap.get("last_date")) if d is not None), default=None
         )
         status = run.get("last_status") or ("success" if snap else None)
-        if run.get("last_attempt_date") and snap.get("last_date") and snap["last_date"] > run["last_attempt_date"]:
+        if (
+            run.get("last_attempt_date")
+            and snap.get("last_date")
+            and snap["last_date"] > run["last_attempt_date"]
+        ):
             status = "success"  # a later snapshot without a run record (imported) still succeeded
         behind = (reference - last_success).days if (reference and last_success) else None
-        stale = last_success is None or status != "success" or (behind is not None and behind > STALE_AFTER_DAYS)
+        stale = (
+            last_success is None or status != "success" or (behind is not None and behind > STALE_AFTER_DAYS)
+        )
         result.append(
             ProviderFreshness(
                 provider=provider,
@@ -326,12 +346,16 @@ def rankings(con: duckdb.DuckDBPyConnection, workload: str, snapshot_date: dt.da
         [workload, snapshot_date],
     )
     return [
-        RankedOffer(**{**row, "cost_terms": _json_object(row["cost_terms"]), "warnings": list(row["warnings"] or [])})
+        RankedOffer(
+            **{**row, "cost_terms": _json_object(row["cost_terms"]), "warnings": list(row["warnings"] or [])}
+        )
         for row in rows
     ]
 
 
-def memory_fit(con: duckdb.DuckDBPyConnection, workload: str) -> tuple[list[MemoryFitRow], dt.datetime | None]:
+def memory_fit(
+    con: duckdb.DuckDBPyConnection, workload: str
+) -> tuple[list[MemoryFitRow], dt.datetime | None]:
     """The workload's memory-fit sweep (newest row per configuration) and when it was computed."""
     rows = _rows(
         con,
@@ -408,12 +432,18 @@ def price_history(
     points: dict[tuple[str, str, bool, str | None], list[tuple[dt.date, float]]] = defaultdict(list)
     for row in rows:
         day = max(row["snapshot_date"], start)
-        points[(row["gpu"], row["provider"], row["community"], row["price_basis"])].append((day, row["price"]))
+        points[(row["gpu"], row["provider"], row["community"], row["price_basis"])].append(
+            (day, row["price"])
+        )
     result = []
     for gpu in gpus:
         series = [
-            PriceSeries(gpu=gpu, provider=provider, label=_series_label(provider, community, basis), points=pts)
-            for (g, provider, community, basis), pts in sorted(points.items(), key=lambda kv: _series_sort(kv[0]))
+            PriceSeries(
+                gpu=gpu, provider=provider, label=_series_label(provider, community, basis), points=pts
+            )
+            for (g, provider, community, basis), pts in sorted(
+                points.items(), key=lambda kv: _series_sort(kv[0])
+            )
             if g == gpu
         ]
         week_changes_for_gpu = [c for c in changes if c.gpu == gpu]

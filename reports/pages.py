@@ -56,7 +56,7 @@ def tier_label(offer: Any) -> str:
 
 
 def qualifiers(offer: Any) -> str:
-    """ (community, lowest now) for offers that are not the plain list price of an operated cloud."""
+    """(community, lowest now) for offers that are not the plain list price of an operated cloud."""
     notes = []
     if getattr(offer, "community", False):
         notes.append("community")
@@ -109,7 +109,9 @@ def md_env() -> Environment:
 
 @functools.cache
 def _css() -> Markup:
-    return Markup(resources.files("gpuprice.reports").joinpath("templates/report.css").read_text(encoding="utf-8"))
+    return Markup(
+        resources.files("gpuprice.reports").joinpath("templates/report.css").read_text(encoding="utf-8")
+    )
 
 
 @dataclass(frozen=True)
@@ -121,22 +123,30 @@ class WorkloadLinks:
 
 
 def render_index(overview: WeekOverview, links: Mapping[str, WorkloadLinks]) -> str:
-    return html_env().get_template("index.html.j2").render(
-        css=_css(), meta=overview.meta, overview=overview, links=dict(links)
+    return (
+        html_env()
+        .get_template("index.html.j2")
+        .render(css=_css(), meta=overview.meta, overview=overview, links=dict(links))
     )
 
 
-def render_workload_html(report: WorkloadReport, chart_prefix: str = "w", drawn: Mapping[str, Markup] | None = None) -> str:
+def render_workload_html(
+    report: WorkloadReport, chart_prefix: str = "w", drawn: Mapping[str, Markup] | None = None
+) -> str:
     """One workload page. ``drawn``: its charts' SVG by job key (``reports.chart_jobs``), as
     drawn for the whole week at once; without it the page's charts are drawn here."""
     if drawn is None:
         drawn = drawing.draw_charts(chart_jobs.workload_jobs(report, chart_prefix))
-    return html_env().get_template("workload.html.j2").render(
-        css=_css(),
-        meta=report.meta,
-        report=report,
-        top=report.rankings[:TOP_OFFERS_HTML],
-        charts=chart_jobs.page_charts(report, chart_prefix, drawn),
+    return (
+        html_env()
+        .get_template("workload.html.j2")
+        .render(
+            css=_css(),
+            meta=report.meta,
+            report=report,
+            top=report.rankings[:TOP_OFFERS_HTML],
+            charts=chart_jobs.page_charts(report, chart_prefix, drawn),
+        )
     )
 
 
@@ -147,17 +157,23 @@ def _bar_parts(report: WorkloadReport) -> list[str]:
 
 
 def render_workload_md(report: WorkloadReport, html_name: str) -> str:
-    return md_env().get_template("workload.md.j2").render(
-        meta=report.meta,
-        report=report,
-        top=report.rankings[:TOP_OFFERS_MD],
-        bar_parts=_bar_parts(report),
-        html_name=html_name,
-        html_href=html_name,
+    return (
+        md_env()
+        .get_template("workload.md.j2")
+        .render(
+            meta=report.meta,
+            report=report,
+            top=report.rankings[:TOP_OFFERS_MD],
+            bar_parts=_bar_parts(report),
+            html_name=html_name,
+            html_href=html_name,
+        )
     )
 
 
 def render_summary(overview: WeekOverview, index_path: str) -> str:
-    return md_env().get_template("summary.md.j2").render(
-        meta=overview.meta, overview=overview, summary_changes=SUMMARY_CHANGES, index_path=index_path
+    return (
+        md_env()
+        .get_template("summary.md.j2")
+        .render(meta=overview.meta, overview=overview, summary_changes=SUMMARY_CHANGES, index_path=index_path)
     )

@@ -140,11 +140,13 @@ def _render_week(
             # At least two charts a page. A helper process starts now, so that loading matplotlib
             # there overlaps reading the week here.
             pages_to_draw = len(names) if workload is None else 1
-            drawer = drawing_stage.enter_context(drawing.ChartDrawer(use_helper=drawing.helper_pays(2 * pages_to_draw)))
+            drawer = drawing_stage.enter_context(
+                drawing.ChartDrawer(use_helper=drawing.helper_pays(2 * pages_to_draw))
+            )
             overview, reports = build.build_week(
                 con,
                 iso_week,
-                generated_at=generated_at or dt.datetime.now(dt.timezone.utc),
+                generated_at=generated_at or dt.datetime.now(dt.UTC),
                 catalog=catalog,
                 warehouse=str(source_path) if source_path else None,
             )
@@ -153,7 +155,11 @@ def _render_week(
         stems = _unique_stems(names)
         selected = [r for r in reports if workload is None or r.definition.name == workload]
         drawn = drawer.draw(
-            [job for r in selected for job in chart_jobs.workload_jobs(r, chart_prefix=stems[r.definition.name])]
+            [
+                job
+                for r in selected
+                for job in chart_jobs.workload_jobs(r, chart_prefix=stems[r.definition.name])
+            ]
         )
 
     written: list[Path] = []
@@ -161,7 +167,9 @@ def _render_week(
         stem = stems[report.definition.name]
         html = pages.render_workload_html(report, chart_prefix=stem, drawn=drawn)
         written.append(_write_atomic(out_dir / f"{stem}.html", html))
-        written.append(_write_atomic(out_dir / f"{stem}.md", pages.render_workload_md(report, html_name=f"{stem}.html")))
+        written.append(
+            _write_atomic(out_dir / f"{stem}.md", pages.render_workload_md(report, html_name=f"{stem}.html"))
+        )
 
     # Link every workload page present in the folder (earlier runs may have written the others).
     links = {

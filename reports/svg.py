@@ -20,12 +20,12 @@ import numpy as np
 
 matplotlib.use("Agg")  # never open a window; reports are written headless
 
-from markupsafe import Markup, escape  # noqa: E402
-from matplotlib.backends.backend_svg import RendererSVG  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.legend import Legend  # noqa: E402
-from matplotlib.text import Text  # noqa: E402
-from matplotlib.transforms import Bbox  # noqa: E402
+from markupsafe import Markup, escape
+from matplotlib.backends.backend_svg import RendererSVG
+from matplotlib.figure import Figure
+from matplotlib.legend import Legend
+from matplotlib.text import Text
+from matplotlib.transforms import Bbox
 
 SVG_DPI = 72  # SVG user units are points: figures are measured and drawn at 72 dpi
 # Space between the outermost label and the figure edge: constrained layout's default pad (3 pt).
@@ -36,7 +36,9 @@ _NO_METADATA = {"Creator": None, "Date": None, "Format": None, "Type": None}
 _PROLOG = re.compile(r"<\?xml[^>]*\?>\s*|<!DOCTYPE[^>]*>\s*|<metadata>.*?</metadata>\s*", re.DOTALL)
 _ROOT_SIZE = re.compile(r'(<svg\b[^>]*?)\s+width="([\d.]+)pt"\s+height="[^"]*"')
 _TAG = re.compile(r"<[^<>]*>")
-_DANGEROUS_TAG = re.compile(r"<\s*(script|foreignObject|iframe|object|embed)\b|\son[a-z]+\s*=|javascript:", re.I)
+_DANGEROUS_TAG = re.compile(
+    r"<\s*(script|foreignObject|iframe|object|embed)\b|\son[a-z]+\s*=|javascript:", re.I
+)
 
 _counter = itertools.count(1)
 
@@ -91,7 +93,9 @@ def _visible_extents(fig: Figure, renderer: RendererSVG) -> list[Bbox]:
         for artist in (*fig.legends, *fig.texts)
         if artist.get_visible() and artist.get_in_layout()
     )
-    return [e for e in extents if e is not None and e.width > 0 and e.height > 0 and np.isfinite(e.bounds).all()]
+    return [
+        e for e in extents if e is not None and e.width > 0 and e.height > 0 and np.isfinite(e.bounds).all()
+    ]
 
 
 def fit_axes(fig: Figure, *, pad_inches: float = EDGE_PAD_INCHES) -> None:
@@ -115,7 +119,9 @@ def fit_axes(fig: Figure, *, pad_inches: float = EDGE_PAD_INCHES) -> None:
     top = outer.y1 - params.top * height + pad_inches
     if left + right >= width * 0.9 or bottom + top >= height * 0.9:
         return  # labels wider than the figure: keep matplotlib's default margins, still readable
-    fig.subplots_adjust(left=left / width, right=1 - right / width, bottom=bottom / height, top=1 - top / height)
+    fig.subplots_adjust(
+        left=left / width, right=1 - right / width, bottom=bottom / height, top=1 - top / height
+    )
 
 
 def figure_to_svg(fig: Figure, *, title: str, chart_id: str | None = None) -> Markup:
@@ -135,7 +141,9 @@ def figure_to_svg(fig: Figure, *, title: str, chart_id: str | None = None) -> Ma
     svg = _prefix_ids(svg, re.sub(r"[^A-Za-z0-9_-]", "-", prefix))
     # Width follows the page (CSS), never wider than drawn; the viewBox keeps the aspect ratio.
     svg = _ROOT_SIZE.sub(
-        lambda m: f'{m.group(1)} class="chart" style="max-width: {float(m.group(2)) * 4 / 3:.0f}px"', svg, count=1
+        lambda m: f'{m.group(1)} class="chart" style="max-width: {float(m.group(2)) * 4 / 3:.0f}px"',
+        svg,
+        count=1,
     )
     assert_inert(svg)  # before adding the label: an escaped title may legitimately read "onerror="
     svg = svg.replace("<svg ", f'<svg role="img" aria-label="{escape(title)}" ', 1)

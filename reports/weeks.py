@@ -17,7 +17,7 @@ class IsoWeek:
     week: int
 
     @classmethod
-    def parse(cls, text: str) -> "IsoWeek":
+    def parse(cls, text: str) -> IsoWeek:
         """Parse ``YYYY-Www`` (also ``YYYYWww``); BadInput naming the value and the expected form."""
         match = _WEEK_RE.match(text.strip())
         expected = "expected an ISO week like 2026-W44"
@@ -31,7 +31,7 @@ class IsoWeek:
         return cls(year, week)
 
     @classmethod
-    def of(cls, day: dt.date) -> "IsoWeek":
+    def of(cls, day: dt.date) -> IsoWeek:
         iso = day.isocalendar()
         return cls(iso.year, iso.week)
 

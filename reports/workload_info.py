@@ -17,10 +17,10 @@ from pydantic import BaseModel
 from gpuprice.reports import formatting as fmt
 from gpuprice.reports.data import (
     MEMORY_PARTS,
+    NODE_GPUS,
     DefinitionItem,
     MemoryBar,
     MemoryFitRow,
-    NODE_GPUS,
     RankedOffer,
     WorkloadDefinition,
     sharding_rank,
@@ -28,10 +28,32 @@ from gpuprice.reports.data import (
 
 # Shown first, in this order; any other field follows in the workload's own order.
 _LEADING_FIELDS: tuple[str, ...] = (
-    "model", "params_b", "method", "optimizer", "precision", "seq_len", "micro_batch", "grad_checkpointing",
-    "lora_rank", "lora_targets", "training_tokens", "tokens", "steps", "global_batch_tokens",
-    "checkpoint_interval_tokens", "checkpoint_interval_steps", "checkpoint_interval_hours", "checkpoints",
-    "checkpoint_size_gb", "deadline_hours", "deadline", "min_nodes", "max_nodes", "mfu", "planning_margin", "margin",
+    "model",
+    "params_b",
+    "method",
+    "optimizer",
+    "precision",
+    "seq_len",
+    "micro_batch",
+    "grad_checkpointing",
+    "lora_rank",
+    "lora_targets",
+    "training_tokens",
+    "tokens",
+    "steps",
+    "global_batch_tokens",
+    "checkpoint_interval_tokens",
+    "checkpoint_interval_steps",
+    "checkpoint_interval_hours",
+    "checkpoints",
+    "checkpoint_size_gb",
+    "deadline_hours",
+    "deadline",
+    "min_nodes",
+    "max_nodes",
+    "mfu",
+    "planning_margin",
+    "margin",
 )
 # Cost terms get their own table; where the definition came from is not a property of the job.
 _HIDDEN_FIELDS = {"name", "description", "cost_terms", "source"}
@@ -175,7 +197,11 @@ def describe(
         data.pop("tokens")  # the same number twice
     flat = dict(_flatten({k: v for k, v in data.items() if k not in _HIDDEN_FIELDS}))
     ordered = [k for k in _LEADING_FIELDS if k in flat] + [k for k in flat if k not in _LEADING_FIELDS]
-    items = [DefinitionItem(label=_label(k), value=format_value(k, flat[k])) for k in ordered if flat[k] not in (None, "", [])]
+    items = [
+        DefinitionItem(label=_label(k), value=format_value(k, flat[k]))
+        for k in ordered
+        if flat[k] not in (None, "", [])
+    ]
     keys = {k.rsplit(".", 1)[-1] for k in flat}
     mfus = [offer.mfu for offer in rankings]
     if mfus and "mfu" not in keys:
@@ -210,7 +236,7 @@ def bar_setups(rows: Sequence[MemoryFitRow], ranked: Sequence[RankedOffer] = ())
     count; without any fit, the lowest-memory setup per count shows how far off the workload is.
     """
     chosen: list[tuple[int, str]] = []
-    for offer in sorted(ranked, key=lambda o: o.rank)[:MAX_BARS // 2]:
+    for offer in sorted(ranked, key=lambda o: o.rank)[: MAX_BARS // 2]:
         if (offer.gpu_count, offer.sharding) not in chosen:
             chosen.append((offer.gpu_count, offer.sharding))
     fitting = [r for r in rows if r.fits_on_gpu and r.gpu_count <= NODE_GPUS]
@@ -254,11 +280,19 @@ def memory_bars(
             estimate = ({"total": row.per_gpu_gb}, row.planning_gb)
         parts, planning = estimate
         bars.append(
-            MemoryBar(label=setup_label(count, sharding), gpu_count=count, sharding=sharding, parts=parts, planning_gb=planning)
+            MemoryBar(
+                label=setup_label(count, sharding),
+                gpu_count=count,
+                sharding=sharding,
+                parts=parts,
+                planning_gb=planning,
+            )
         )
     note = None
     if bars and any("total" in bar.parts for bar in bars):
-        note = "Only the total per-GPU memory is available for some setups (no breakdown from the memory model)."
+        note = (
+            "Only the total per-GPU memory is available for some setups (no breakdown from the memory model)."
+        )
         if failures:
             note += " " + "; ".join(failures[:3])
     return bars, note

@@ -85,7 +85,9 @@ def _provider_pages(archive_dir: Path, provider: Provider) -> list[ArchivedPage]
         if not entry.is_file():
             continue
         day, kind, compressed = parsed
-        pages.append(ArchivedPage(provider=provider, path=entry, page_date=day, kind=kind, compressed=compressed))
+        pages.append(
+            ArchivedPage(provider=provider, path=entry, page_date=day, kind=kind, compressed=compressed)
+        )
     return pages
 
 

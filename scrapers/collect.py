@@ -15,7 +15,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from gpuprice.scrapers.archive import DEFAULT_ARCHIVE_MAX_BYTES, archive_dates, find_archived_page, read_archived
+from gpuprice.scrapers.archive import (
+    DEFAULT_ARCHIVE_MAX_BYTES,
+    archive_dates,
+    find_archived_page,
+    read_archived,
+)
 from gpuprice.scrapers.fetch import FetchError, PoliteFetcher
 from gpuprice.scrapers.offer import Provider
 from gpuprice.scrapers.pages import PageRequest
@@ -40,7 +45,9 @@ SOURCES: tuple[str, ...] = ("live", "archive")
 class NoArchivedPage(FileNotFoundError):
     """The archive holds no page of this provider at or before the date."""
 
-    def __init__(self, provider: str, snapshot_date: dt.date, archive_dir: Path, recorded: Sequence[dt.date]) -> None:
+    def __init__(
+        self, provider: str, snapshot_date: dt.date, archive_dir: Path, recorded: Sequence[dt.date]
+    ) -> None:
         if not Path(archive_dir).is_dir():
             hint = "the archive folder does not exist"
         elif not recorded:
@@ -85,7 +92,9 @@ def _store_intact(home: Path, provider: str, day: dt.date, url: str, body: bytes
     try:
         read_raw(raw.stored_path)
     except (OSError, RawStoreError) as exc:
-        log.warning("%s %s: stored copy %s is damaged (%s); storing it again", provider, day, raw.stored_path, exc)
+        log.warning(
+            "%s %s: stored copy %s is damaged (%s); storing it again", provider, day, raw.stored_path, exc
+        )
         Path(raw.stored_path).unlink(missing_ok=True)
         raw = store_raw(home, provider, day, url, body, **fields)
     return raw

@@ -75,7 +75,14 @@ class _SecretFilter(logging.Filter):
 
 
 _LIBRARY_LOG_FILTER = _SecretFilter()
-_LIBRARY_LOGGERS = ("httpx", "httpcore", "httpcore.connection", "httpcore.http11", "httpcore.http2", "httpcore.proxy")
+_LIBRARY_LOGGERS = (
+    "httpx",
+    "httpcore",
+    "httpcore.connection",
+    "httpcore.http11",
+    "httpcore.http2",
+    "httpcore.proxy",
+)
 
 
 def _redact_text(text: str, secrets: set[str]) -> str:
@@ -384,7 +391,7 @@ class PoliteFetcher:
     def close(self) -> None:
         self._client.close()
 
-    def __enter__(self) -> "PoliteFetcher":
+    def __enter__(self) -> PoliteFetcher:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -469,7 +476,9 @@ class PoliteFetcher:
             raise _Retryable(f"truncated body: {raw_seen} of {declared} bytes")
         return bytes(out)
 
-    def _exchange_once(self, method: str, url: str, headers: dict[str, str], content: bytes | None) -> _Exchange:
+    def _exchange_once(
+        self, method: str, url: str, headers: dict[str, str], content: bytes | None
+    ) -> _Exchange:
         deadline = self._clock() + self.settings.attempt_timeout
         try:
             with self._client.stream(method, url, headers=headers, content=content) as response:
@@ -478,9 +487,15 @@ class PoliteFetcher:
                 if status in RETRY_STATUSES:
                     retry_after = parse_retry_after(response.headers.get("retry-after"), self._now())
                     raise _Retryable(
-                        f"HTTP {status} {response.reason_phrase}".strip(), status=status, retry_after=retry_after
+                        f"HTTP {status} {response.reason_phrase}".strip(),
+                        status=status,
+                        retry_after=retry_after,
                     )
-                body = b"" if status in REDIRECT_STATUSES or status == 304 else self._read_body(response, deadline)
+                body = (
+                    b""
+                    if status in REDIRECT_STATUSES or status == 304
+                    else self._read_body(response, deadline)
+                )
                 return _Exchange(
                     url=url, status=status, reason=response.reason_phrase, headers=exchange_headers, body=body
                 )
@@ -506,14 +521,22 @@ class PoliteFetcher:
                 finally:
                     self._last_request[host] = self._clock()
             if attempt == attempts:
-                raise _Fatal(f"{retry.cause} after {attempt} attempt{'s' if attempt > 1 else ''}", retry.status)
+                raise _Fatal(
+                    f"{retry.cause} after {attempt} attempt{'s' if attempt > 1 else ''}", retry.status
+                )
             delay = self._backoff(attempt)
             if retry.retry_after is not None:
                 delay = min(retry.retry_after, self.settings.retry_after_max)
             self._log(
                 logging.WARNING,
                 "%s: %s %s: %s; retry %d/%d in %.1f s",
-                provider, method, _scrub_url(url), retry.cause, attempt, attempts - 1, delay,
+                provider,
+                method,
+                _scrub_url(url),
+                retry.cause,
+                attempt,
+                attempts - 1,
+                delay,
             )
             self._sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
@@ -532,7 +555,9 @@ class PoliteFetcher:
             if failure.status is not None and 400 <= failure.status < 500 and failure.status != 429:
                 policy = RobotsPolicy.allow_all(f"robots.txt missing (HTTP {failure.status})")
             else:
-                policy = RobotsPolicy.deny_all(f"{_ROBOTS_UNREACHABLE} ({failure.cause}); treated as disallow all")
+                policy = RobotsPolicy.deny_all(
+                    f"{_ROBOTS_UNREACHABLE} ({failure.cause}); treated as disallow all"
+                )
         else:
             policy = parse_robots(exchange.body[:ROBOTS_MAX_BYTES], self.settings.user_agent)
         self._log(logging.DEBUG, "robots.txt for %s: %s", host, policy.origin)
@@ -590,13 +615,16 @@ class PoliteFetcher:
                 chain = " -> ".join(_scrub_url(u) for u in [*seen, target])
                 raise _Fatal(f"redirect loop: {chain}", exchange.status)
             if hop == self.settings.max_redirects:
-                raise _Fatal(f"more than {self.settings.max_redirects} redirects (last to {_scrub_url(target)})")
+                raise _Fatal(
+                    f"more than {self.settings.max_redirects} redirects (last to {_scrub_url(target)})"
+                )
             if (parts.scheme, parts.netloc.lower()) != (origin.scheme, origin.netloc.lower()):
                 # Credentials and validators belong to the original host only.
                 headers = {
                     k: v
                     for k, v in headers.items()
-                    if k.lower() not in secret_headers and k.lower() not in ("if-none-match", "if-modified-since")
+                    if k.lower() not in secret_headers
+                    and k.lower() not in ("if-none-match", "if-modified-since")
                 }
             if exchange.status in (301, 302, 303) and method == "POST":
                 method, content = "GET", None  # what browsers do; 307/308 keep method and body
@@ -615,7 +643,11 @@ class PoliteFetcher:
         self, provider: str, request: PageRequest, cached: ValidatorEntry | None
     ) -> tuple[dict[str, str], frozenset[str], bool]:
         """(headers, names of secret headers, whether the request is conditional)."""
-        accept = "application/json" if request.kind == "json" else "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8"
+        accept = (
+            "application/json"
+            if request.kind == "json"
+            else "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8"
+        )
         headers: dict[str, str] = {"Accept": accept}
         for name, value in request.headers.items():
             # We always say who we are, and only accept encodings we can decode with a cap.
@@ -628,7 +660,9 @@ class PoliteFetcher:
         if key and request.kind == "json":  # API calls only: HTML pricing pages need no key
             headers["Authorization"] = f"Bearer {key}"
             secret.add("authorization")
-        conditional = cached is not None and request.method == "GET" and bool(cached.etag or cached.last_modified)
+        conditional = (
+            cached is not None and request.method == "GET" and bool(cached.etag or cached.last_modified)
+        )
         if conditional and cached is not None:
             if cached.etag:
                 headers["If-None-Match"] = cached.etag
@@ -636,7 +670,9 @@ class PoliteFetcher:
                 headers["If-Modified-Since"] = cached.last_modified
         return headers, frozenset(secret), conditional
 
-    def fetch(self, provider: str, request: PageRequest, *, cached: ValidatorEntry | None = None) -> FetchedPage:
+    def fetch(
+        self, provider: str, request: PageRequest, *, cached: ValidatorEntry | None = None
+    ) -> FetchedPage:
         """Fetch one page request; raises FetchError (or RobotsDisallowed) with a one-line cause.
 
         ``cached`` (the validators index entry for ``request.url``) makes a GET conditional; a
@@ -652,7 +688,9 @@ class PoliteFetcher:
         note = " (conditional)" if conditional else ""
         self._log(logging.INFO, "%s: %s %s%s", provider, request.method, _scrub_url(url), note)
         try:
-            exchange = self._follow(provider, request.method, url, headers, content, secret_headers=secret_headers)
+            exchange = self._follow(
+                provider, request.method, url, headers, content, secret_headers=secret_headers
+            )
         except _Fatal as failure:
             raise self._error(FetchError, provider, url, failure.cause, status=failure.status) from None
         page = FetchedPage(
@@ -669,13 +707,19 @@ class PoliteFetcher:
         )
         if exchange.status == 304:
             if not conditional or cached is None:
-                raise self._error(FetchError, provider, url, "HTTP 304 to an unconditional request", status=304)
+                raise self._error(
+                    FetchError, provider, url, "HTTP 304 to an unconditional request", status=304
+                )
             try:
                 body = read_raw(cached.stored_path)
             except (OSError, RawStoreError) as exc:
-                self._log(logging.WARNING, "%s: stored copy unusable (%s); fetching %s again", provider, exc, url)
+                self._log(
+                    logging.WARNING, "%s: stored copy unusable (%s); fetching %s again", provider, exc, url
+                )
                 return self.fetch(provider, request, cached=None)
-            self._log(logging.INFO, "%s: %s not modified; reusing %s", provider, _scrub_url(url), cached.stored_path)
+            self._log(
+                logging.INFO, "%s: %s not modified; reusing %s", provider, _scrub_url(url), cached.stored_path
+            )
             return page.model_copy(
                 update={
                     "body": body,
@@ -686,9 +730,15 @@ class PoliteFetcher:
                 }
             )
         if not page.body.strip():
-            raise self._error(FetchError, provider, url, f"empty body (HTTP {page.status})", status=page.status)
+            raise self._error(
+                FetchError, provider, url, f"empty body (HTTP {page.status})", status=page.status
+            )
         self._log(
-            logging.INFO, "%s: got %d bytes from %s (HTTP %d)",
-            provider, len(page.body), _scrub_url(page.final_url), page.status,
+            logging.INFO,
+            "%s: got %d bytes from %s (HTTP %d)",
+            provider,
+            len(page.body),
+            _scrub_url(page.final_url),
+            page.status,
         )
         return page

@@ -78,7 +78,7 @@ class Offer(BaseModel):
         return " ".join(value.split())
 
     @model_validator(mode="after")
-    def _instance_price_consistent(self) -> "Offer":
+    def _instance_price_consistent(self) -> Offer:
         if self.usd_per_instance_hour is not None:
             per_gpu = self.usd_per_instance_hour / self.gpu_count
             if abs(per_gpu - self.usd_per_gpu_hour) > max(0.0002, 0.001 * per_gpu):

@@ -30,7 +30,9 @@ def validation_reason(exc: ValidationError, *, name_fields: bool = True) -> str:
     """
     if not name_fields:
         return "; ".join(error["msg"] for error in exc.errors())
-    return "; ".join(f"{'.'.join(map(str, error['loc'])) or 'offer'}: {error['msg']}" for error in exc.errors())
+    return "; ".join(
+        f"{'.'.join(map(str, error['loc'])) or 'offer'}: {error['msg']}" for error in exc.errors()
+    )
 
 
 class OfferSink:
@@ -67,7 +69,10 @@ class OfferSink:
 
     def note_columns(self, *, missing: Iterable[str] = (), unexpected: Iterable[str] = ()) -> None:
         """Record columns a table lacks or has beyond those the parser maps, each name once per page."""
-        for target, names in ((self.report.missing_columns, missing), (self.report.unexpected_columns, unexpected)):
+        for target, names in (
+            (self.report.missing_columns, missing),
+            (self.report.unexpected_columns, unexpected),
+        ):
             target.extend(name for name in dict.fromkeys(names) if name not in target)
 
     def reject(self, raw: str, reason: str) -> None:
@@ -76,7 +81,9 @@ class OfferSink:
 
     # --- offers ----------------------------------------------------------------------------
 
-    def validate(self, raw: str, *, reason_prefix: str = "", name_fields: bool = True, **fields: Any) -> Offer | None:
+    def validate(
+        self, raw: str, *, reason_prefix: str = "", name_fields: bool = True, **fields: Any
+    ) -> Offer | None:
         """The offer built from ``fields`` for this provider, or None with ``raw`` rejected.
 
         The rejection reason is ``reason_prefix`` followed by :func:`validation_reason`.

@@ -11,7 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-_PRICE_RE = re.compile(r"(?P<from>\bfrom\b)?\s*(?:US)?\$?\s*(?P<num>\d{1,3}(?:[,\u202f\u00a0 ]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)", re.I)
+_PRICE_RE = re.compile(
+    r"(?P<from>\bfrom\b)?\s*(?:US)?\$?\s*(?P<num>\d{1,3}(?:[,\u202f\u00a0 ]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)",
+    re.I,
+)
 _UNPRICED_RE = re.compile(
     r"contact\s*(?:us|sales)|talk\s+to\s+(?:us|sales)|coming\s+soon|sold\s+out|request|call\s+us|inquire|n/?a\b|^[-\u2013\u2014\s]*$",
     re.I,
@@ -39,7 +42,7 @@ def parse_price(text: object) -> Price | None:
     if not s or _UNPRICED_RE.search(s):
         return None
     m = _PRICE_RE.search(s)
-    if not m or re.match(r"[.,]\d", s[m.end():]):  # "$3.2.9" is garbage, not $3.20
+    if not m or re.match(r"[.,]\d", s[m.end() :]):  # "$3.2.9" is garbage, not $3.20
         raise ValueError(f"not a price: {s!r}")
     digits = re.sub(r"[,\u202f\u00a0 ]", "", m.group("num"))
     try:

@@ -19,7 +19,9 @@ GB_PER_UNIT: dict[str, float] = {
     "mb": 0.001,
 }
 # "750 GB", "1,800 GiB", "2 x 3.84 TB" (a count of drives); the first size that states its unit.
-_SIZE_WITH_UNIT = re.compile(r"(?:(\d+)\s*[x\u00d7]\s*)?(\d[\d,]*(?:\.\d+)?)\s*(TiB|TB|GiB|GB|MiB|MB)\b", re.I)
+_SIZE_WITH_UNIT = re.compile(
+    r"(?:(\d+)\s*[x\u00d7]\s*)?(\d[\d,]*(?:\.\d+)?)\s*(TiB|TB|GiB|GB|MiB|MB)\b", re.I
+)
 
 # "12 months", "1-year", "3 yr", "36-mo", "one year" ("1 year" is 12 months).
 _NUMERIC_TERM = re.compile(r"(\d+)\s*[\-\u2013\s]?\s*(month|mo|year|yr)s?\b", re.I)

@@ -88,11 +88,11 @@ class RobotsPolicy:
     disallow_all: bool = False
 
     @classmethod
-    def allow_all(cls, origin: str) -> "RobotsPolicy":
+    def allow_all(cls, origin: str) -> RobotsPolicy:
         return cls(origin=origin)
 
     @classmethod
-    def deny_all(cls, origin: str) -> "RobotsPolicy":
+    def deny_all(cls, origin: str) -> RobotsPolicy:
         return cls(origin=origin, disallow_all=True)
 
     def allows(self, url: str) -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,8 +52,14 @@ def make_offer(**overrides):
     from gpuprice.scrapers.offer import Offer
 
     base = dict(
-        provider="lambda", gpu="h100-sxm", gpu_raw="NVIDIA H100 SXM", gpu_count=1, vram_gb=80.0,
-        tier="on_demand", usd_per_gpu_hour=2.99, sku="gpu_1x_h100_sxm",
+        provider="lambda",
+        gpu="h100-sxm",
+        gpu_raw="NVIDIA H100 SXM",
+        gpu_count=1,
+        vram_gb=80.0,
+        tier="on_demand",
+        usd_per_gpu_hour=2.99,
+        sku="gpu_1x_h100_sxm",
     )
     base.update(overrides)
     return Offer(**base)

@@ -26,7 +26,7 @@ WEEK_START = dt.date(2026, 10, 26)
 WEEK_END = dt.date(2026, 11, 1)
 FIRST_DAY = dt.date(2026, 10, 12)
 LAST_DAY = dt.date(2026, 10, 30)  # newest snapshot: Friday of W44
-NOW = dt.datetime(2026, 11, 2, 6, 0, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 11, 2, 6, 0, tzinfo=dt.UTC)
 
 # (provider, sku, gpu, gpu_raw, gpu_count, tier, community, commitment, base price)
 OFFERS: list[tuple] = [
@@ -35,8 +35,28 @@ OFFERS: list[tuple] = [
     ("runpod", "H100 SXM", "h100-sxm", "H100 SXM", 1, "spot", False, None, 1.75),
     ("runpod", "A100 SXM", "a100-80gb-sxm", "A100 SXM 80GB", 1, "on_demand", False, None, 1.49),
     ("runpod", "L40S", "l40s", "L40S", 1, "on_demand", False, None, 0.86),
-    ("lambda", "gpu_8x_h100_sxm5", "h100-sxm", "On-demand 8x NVIDIA H100 SXM", 8, "on_demand", False, None, 2.99),
-    ("lambda", "gpu_1x_h100_sxm5", "h100-sxm", "On-demand 1x NVIDIA H100 SXM", 1, "on_demand", False, None, 3.29),
+    (
+        "lambda",
+        "gpu_8x_h100_sxm5",
+        "h100-sxm",
+        "On-demand 8x NVIDIA H100 SXM",
+        8,
+        "on_demand",
+        False,
+        None,
+        2.99,
+    ),
+    (
+        "lambda",
+        "gpu_1x_h100_sxm5",
+        "h100-sxm",
+        "On-demand 1x NVIDIA H100 SXM",
+        1,
+        "on_demand",
+        False,
+        None,
+        3.29,
+    ),
     ("lambda", "gpu_8x_b200", "b200", "On-demand 8x NVIDIA B200", 8, "on_demand", False, None, 4.99),
     ("coreweave", "HGX H200", "h200-sxm", "NVIDIA HGX H200", 8, "on_demand", False, None, 6.31),
     ("coreweave", "HGX H100", "h100-sxm", "NVIDIA HGX H100", 8, "on_demand", False, None, 6.16),
@@ -44,7 +64,17 @@ OFFERS: list[tuple] = [
     ("nebius", "NVIDIA HGX H200", "h200-sxm", "NVIDIA HGX H200", 8, "on_demand", False, None, 3.50),
     ("nebius", "NVIDIA HGX H100", "h100-sxm", "NVIDIA HGX H100", 8, "on_demand", False, None, 2.95),
     ("nebius", SCRIPT, "h100-sxm", IMG, 1, "on_demand", False, None, 3.05),
-    ("nebius", "Mystery Accelerator", "unknown", "Mystery Accelerator 9000", 1, "on_demand", False, None, 1.11),
+    (
+        "nebius",
+        "Mystery Accelerator",
+        "unknown",
+        "Mystery Accelerator 9000",
+        1,
+        "on_demand",
+        False,
+        None,
+        1.11,
+    ),
     (HOSTILE_PROVIDER, IMG, "h100-sxm", SCRIPT, 1, "on_demand", False, None, 2.59),
 ]
 
@@ -59,7 +89,12 @@ MOVES: list[tuple] = [
 
 # v100 is swept but nobody offers it: the verdict leaves it out.
 GPUS = [
-    ("v100", 32.0), ("l40s", 48.0), ("a100-80gb-sxm", 80.0), ("h100-sxm", 80.0), ("h200-sxm", 141.0), ("b200", 180.0),
+    ("v100", 32.0),
+    ("l40s", 48.0),
+    ("a100-80gb-sxm", 80.0),
+    ("h100-sxm", 80.0),
+    ("h200-sxm", 141.0),
+    ("b200", 180.0),
 ]
 
 
@@ -91,23 +126,141 @@ def insert_snapshots(con: duckdb.DuckDBPyConnection) -> None:
         for offer in OFFERS:
             provider, sku, gpu, gpu_raw, count, tier, community, months, _ = offer
             rows.append(
-                [day, provider, sku, gpu, gpu_raw, count, None, tier, community, months, None, _price(offer, day),
-                 None, None, None, None, True, None, "archive", None, "test", NOW, "list"]
+                [
+                    day,
+                    provider,
+                    sku,
+                    gpu,
+                    gpu_raw,
+                    count,
+                    None,
+                    tier,
+                    community,
+                    months,
+                    None,
+                    _price(offer, day),
+                    None,
+                    None,
+                    None,
+                    None,
+                    True,
+                    None,
+                    "archive",
+                    None,
+                    "test",
+                    NOW,
+                    "list",
+                ]
             )
     # Crusoe: scraped until 2026-10-22, then its page broke (stale by the end of W44).
     for day in _days():
         if day <= dt.date(2026, 10, 22):
-            rows.append([day, "crusoe", "H100 HGX", "h100-sxm", "NVIDIA H100", 1, 80.0, "on_demand", False, None,
-                         None, 3.90, None, None, None, None, None, None, "archive", None, "test", NOW, "list"])
+            rows.append(
+                [
+                    day,
+                    "crusoe",
+                    "H100 HGX",
+                    "h100-sxm",
+                    "NVIDIA H100",
+                    1,
+                    80.0,
+                    "on_demand",
+                    False,
+                    None,
+                    None,
+                    3.90,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    "archive",
+                    None,
+                    "test",
+                    NOW,
+                    "list",
+                ]
+            )
     # Public reports are history only, even one dated on a scrape day with a lower price.
-    rows.append([dt.date(2026, 9, 1), "lambda", "H100 SXM public", "h100-sxm", "H100 SXM", 1, None, "on_demand",
-                 False, None, None, 3.49, None, None, None, None, None, None, "public_report", None, None, NOW, "list"])
-    rows.append([LAST_DAY, "runpod", "L40S blog", "l40s", "L40S", 1, None, "on_demand",
-                 False, None, None, 0.10, None, None, None, None, None, None, "public_report", None, None, NOW, "list"])
+    rows.append(
+        [
+            dt.date(2026, 9, 1),
+            "lambda",
+            "H100 SXM public",
+            "h100-sxm",
+            "H100 SXM",
+            1,
+            None,
+            "on_demand",
+            False,
+            None,
+            None,
+            3.49,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            "public_report",
+            None,
+            None,
+            NOW,
+            "list",
+        ]
+    )
+    rows.append(
+        [
+            LAST_DAY,
+            "runpod",
+            "L40S blog",
+            "l40s",
+            "L40S",
+            1,
+            None,
+            "on_demand",
+            False,
+            None,
+            None,
+            0.10,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            "public_report",
+            None,
+            None,
+            NOW,
+            "list",
+        ]
+    )
     columns = [
-        "snapshot_date", "provider", "sku", "gpu", "gpu_raw", "gpu_count", "vram_gb", "tier", "community",
-        "commitment_months", "region", "usd_per_gpu_hour", "usd_per_instance_hour", "vcpus", "ram_gb", "storage_gb",
-        "available", "effective_from", "source", "raw_sha256", "parser_version", "ingested_at", "price_basis",
+        "snapshot_date",
+        "provider",
+        "sku",
+        "gpu",
+        "gpu_raw",
+        "gpu_count",
+        "vram_gb",
+        "tier",
+        "community",
+        "commitment_months",
+        "region",
+        "usd_per_gpu_hour",
+        "usd_per_instance_hour",
+        "vcpus",
+        "ram_gb",
+        "storage_gb",
+        "available",
+        "effective_from",
+        "source",
+        "raw_sha256",
+        "parser_version",
+        "ingested_at",
+        "price_basis",
     ]
     _insert(con, "price_snapshots", columns, rows)
 
@@ -117,10 +270,34 @@ def insert_runs(con: duckdb.DuckDBPyConnection) -> None:
     for day in _days():
         for provider in ("runpod", "lambda", "coreweave", "nebius", "crusoe"):
             failed = provider == "crusoe" and day > dt.date(2026, 10, 22)
-            rows.append([day, provider, "archive", "failed" if failed else "success", 0 if failed else 5, 0, 0,
-                         "crusoe: no price structure found: pricing cards" if failed else None, None, NOW, NOW])
-    columns = ["snapshot_date", "provider", "source", "status", "offers", "rejected", "unknown_gpus", "error",
-               "parse_report", "started_at", "finished_at"]
+            rows.append(
+                [
+                    day,
+                    provider,
+                    "archive",
+                    "failed" if failed else "success",
+                    0 if failed else 5,
+                    0,
+                    0,
+                    "crusoe: no price structure found: pricing cards" if failed else None,
+                    None,
+                    NOW,
+                    NOW,
+                ]
+            )
+    columns = [
+        "snapshot_date",
+        "provider",
+        "source",
+        "status",
+        "offers",
+        "rejected",
+        "unknown_gpus",
+        "error",
+        "parse_report",
+        "started_at",
+        "finished_at",
+    ]
     _insert(con, "provider_runs", columns, rows)
 
 
@@ -137,23 +314,53 @@ def insert_memory_fit(con: duckdb.DuckDBPyConnection) -> None:
     needs = {  # workload -> (gpu_count, sharding) -> per-GPU GB before the 20 % margin
         "llama-3.1-70b-qlora": {(1, "none"): 52.5, (2, "fsdp"): 30.0, (8, "fsdp"): 12.0},
         "llama-3.1-8b-full": {
-            (1, "none"): 150.0, (1, "offload"): 35.0, (2, "zero3"): 80.0, (8, "zero2"): 60.0, (8, "zero3"): 45.0,
+            (1, "none"): 150.0,
+            (1, "offload"): 35.0,
+            (2, "zero3"): 80.0,
+            (8, "zero2"): 60.0,
+            (8, "zero3"): 45.0,
             (16, "zero3"): 24.0,
         },
     }
     for workload, setups in needs.items():
         for gpu, memory in GPUS:
             simplest_done: set[int] = set()
-            for (count, sharding), per_gpu in sorted(setups.items(), key=lambda kv: (kv[0][0], kv[0][1] != "zero2")):
+            for (count, sharding), per_gpu in sorted(
+                setups.items(), key=lambda kv: (kv[0][0], kv[0][1] != "zero2")
+            ):
                 planning = per_gpu * 1.2
                 fits = planning <= memory
                 least = fits and count not in simplest_done
                 if least:
                     simplest_done.add(count)
-                rows.append([workload, gpu, count, sharding, per_gpu, planning, memory, fits, memory - planning,
-                             least, NOW])
-    columns = ["workload", "gpu", "gpu_count", "sharding", "per_gpu_gb", "planning_gb", "gpu_memory_gb", "fits",
-               "headroom_gb", "least_complex", "computed_at"]
+                rows.append(
+                    [
+                        workload,
+                        gpu,
+                        count,
+                        sharding,
+                        per_gpu,
+                        planning,
+                        memory,
+                        fits,
+                        memory - planning,
+                        least,
+                        NOW,
+                    ]
+                )
+    columns = [
+        "workload",
+        "gpu",
+        "gpu_count",
+        "sharding",
+        "per_gpu_gb",
+        "planning_gb",
+        "gpu_memory_gb",
+        "fits",
+        "headroom_gb",
+        "least_complex",
+        "computed_at",
+    ]
     _insert(con, "memory_fit", columns, rows)
 
 
@@ -189,15 +396,45 @@ def cost_terms(price: float, count: int, hours: float, *, spot: bool) -> dict:
 # (workload, provider, sku, gpu, count, tier, community, price, hours, warnings)
 RANKED: list[tuple] = [
     ("llama-3.1-70b-qlora", "runpod", "A100 SXM", "a100-80gb-sxm", 1, "on_demand", False, 1.49, 30.0, []),
-    ("llama-3.1-70b-qlora", "runpod", "H100 SXM", "h100-sxm", 1, "on_demand", True, 2.39, 14.0,
-     ["community-host: marketplace host without an SLA"]),
+    (
+        "llama-3.1-70b-qlora",
+        "runpod",
+        "H100 SXM",
+        "h100-sxm",
+        1,
+        "on_demand",
+        True,
+        2.39,
+        14.0,
+        ["community-host: marketplace host without an SLA"],
+    ),
     ("llama-3.1-70b-qlora", "nebius", SCRIPT, "h100-sxm", 1, "on_demand", False, 3.05, 14.0, [SCRIPT]),
     ("llama-3.1-70b-qlora", HOSTILE_PROVIDER, IMG, "h100-sxm", 1, "on_demand", False, 2.19, 14.0, [IMG]),
-    ("llama-3.1-70b-qlora", "runpod", "H100 SXM", "h100-sxm", 1, "spot", False, 1.75, 14.0,
-     ["spot: preemptible, checkpoint often"]),
+    (
+        "llama-3.1-70b-qlora",
+        "runpod",
+        "H100 SXM",
+        "h100-sxm",
+        1,
+        "spot",
+        False,
+        1.75,
+        14.0,
+        ["spot: preemptible, checkpoint often"],
+    ),
     ("llama-3.1-70b-qlora", "lambda", "gpu_1x_h100_sxm5", "h100-sxm", 1, "on_demand", False, 3.29, 14.0, []),
-    ("llama-3.1-70b-qlora", "lambda", "gpu_8x_b200", "b200", 8, "on_demand", False, 4.99, 1.2,
-     ["oversized: 8 GPUs for a job that fits on one"]),
+    (
+        "llama-3.1-70b-qlora",
+        "lambda",
+        "gpu_8x_b200",
+        "b200",
+        8,
+        "on_demand",
+        False,
+        4.99,
+        1.2,
+        ["oversized: 8 GPUs for a job that fits on one"],
+    ),
     ("llama-3.1-8b-full", "nebius", "NVIDIA HGX H200", "h200-sxm", 8, "on_demand", False, 3.15, 20.0, []),
     ("llama-3.1-8b-full", "coreweave", "HGX H200", "h200-sxm", 8, "on_demand", False, 6.31, 20.0, []),
     ("llama-3.1-8b-full", "lambda", "gpu_8x_b200", "b200", 8, "on_demand", False, 4.99, 12.0, []),
@@ -209,21 +446,95 @@ def insert_rankings(con: duckdb.DuckDBPyConnection, snapshot: dt.date = LAST_DAY
     for workload, provider, sku, gpu, count, tier, community, price, hours, warnings in RANKED:
         terms = cost_terms(price, count, hours, spot=tier == "spot")
         per_checkpoint = terms["total_usd"] / terms["checkpoints"]
-        rows.append((workload, per_checkpoint, provider, sku, gpu, count, tier, community, price, hours,
-                     price * count * hours, json.dumps(terms), warnings))
+        rows.append(
+            (
+                workload,
+                per_checkpoint,
+                provider,
+                sku,
+                gpu,
+                count,
+                tier,
+                community,
+                price,
+                hours,
+                price * count * hours,
+                json.dumps(terms),
+                warnings,
+            )
+        )
     ranked: dict[str, int] = {}
     values = []
-    for workload, per_checkpoint, provider, sku, gpu, count, tier, community, price, hours, run, terms, warnings in sorted(
-        rows, key=lambda r: (r[0], r[1])
-    ):
+    for (
+        workload,
+        per_checkpoint,
+        provider,
+        sku,
+        gpu,
+        count,
+        tier,
+        community,
+        price,
+        hours,
+        run,
+        terms,
+        warnings,
+    ) in sorted(rows, key=lambda r: (r[0], r[1])):
         ranked[workload] = ranked.get(workload, 0) + 1
-        values.append([snapshot, workload, ranked[workload], provider, sku, gpu, count, 1, tier, community, None,
-                       "list", price, "zero3" if count > 1 else "none", 40.0, 900.0, 0.38, hours, run,
-                       per_checkpoint, terms, warnings, snapshot, NOW])
-    columns = ["snapshot_date", "workload", "rank", "provider", "sku", "gpu", "gpu_count", "nodes", "tier", "community",
-               "commitment_months", "price_basis", "usd_per_gpu_hour", "sharding", "per_gpu_gb",
-               "tokens_per_sec_per_gpu", "mfu", "hours", "run_cost_usd", "cost_per_checkpoint_usd", "cost_terms",
-               "warnings", "price_snapshot_date", "computed_at"]
+        values.append(
+            [
+                snapshot,
+                workload,
+                ranked[workload],
+                provider,
+                sku,
+                gpu,
+                count,
+                1,
+                tier,
+                community,
+                None,
+                "list",
+                price,
+                "zero3" if count > 1 else "none",
+                40.0,
+                900.0,
+                0.38,
+                hours,
+                run,
+                per_checkpoint,
+                terms,
+                warnings,
+                snapshot,
+                NOW,
+            ]
+        )
+    columns = [
+        "snapshot_date",
+        "workload",
+        "rank",
+        "provider",
+        "sku",
+        "gpu",
+        "gpu_count",
+        "nodes",
+        "tier",
+        "community",
+        "commitment_months",
+        "price_basis",
+        "usd_per_gpu_hour",
+        "sharding",
+        "per_gpu_gb",
+        "tokens_per_sec_per_gpu",
+        "mfu",
+        "hours",
+        "run_cost_usd",
+        "cost_per_checkpoint_usd",
+        "cost_terms",
+        "warnings",
+        "price_snapshot_date",
+        "computed_at",
+    ]
     _insert(con, "workload_rankings", columns, values)
 
 

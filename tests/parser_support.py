@@ -37,9 +37,22 @@ def archive_dir(provider: str) -> Path:
 # Every field of an offer as ``Offer.model_dump(mode="json")`` writes it, with the usual values of
 # a plain on-demand list price; ``provider`` is the only field without one.
 _OFFER_DEFAULTS: dict[str, object] = {
-    "gpu": None, "gpu_raw": None, "gpu_count": None, "vram_gb": None, "tier": "on_demand", "community": False,
-    "commitment_months": None, "usd_per_gpu_hour": None, "usd_per_instance_hour": None, "region": None,
-    "available": None, "effective_from": None, "sku": None, "vcpus": None, "ram_gb": None, "storage_gb": None,
+    "gpu": None,
+    "gpu_raw": None,
+    "gpu_count": None,
+    "vram_gb": None,
+    "tier": "on_demand",
+    "community": False,
+    "commitment_months": None,
+    "usd_per_gpu_hour": None,
+    "usd_per_instance_hour": None,
+    "region": None,
+    "available": None,
+    "effective_from": None,
+    "sku": None,
+    "vcpus": None,
+    "ram_gb": None,
+    "storage_gb": None,
     "price_basis": "list",
 }
 
@@ -57,7 +70,9 @@ def dumped(result: ParseResult) -> list[dict]:
 
 def assert_offers(result: ParseResult, expected: list[dict]) -> None:
     """The offers are ``expected`` in order, in the parse contract's fields and in every field."""
-    assert [o.contract_dict() for o in result.offers] == [{k: e[k] for k in CONTRACT_FIELDS} for e in expected]
+    assert [o.contract_dict() for o in result.offers] == [
+        {k: e[k] for k in CONTRACT_FIELDS} for e in expected
+    ]
     assert dumped(result) == expected
 
 
@@ -69,7 +84,9 @@ def report_of(result: ParseResult, provider: str) -> dict:
 
 
 # ----- pages without prices -----------------------------------------------------------------------------
-def assert_structure_missing(parse: Callable[[bytes], ParseResult], content: bytes, provider: str, what: str) -> None:
+def assert_structure_missing(
+    parse: Callable[[bytes], ParseResult], content: bytes, provider: str, what: str
+) -> None:
     """``content`` is refused as a page without a price structure, naming the provider and ``what``."""
     with pytest.raises(StructureMissing) as info:
         parse(content)
@@ -133,7 +150,11 @@ def assert_archive_sources_copied(provider: str, names: Iterable[str]) -> None:
 def assert_registered(module: ModuleType, provider: str, parser_version: str, pricing_url: str) -> None:
     """The registry returns ``module`` for ``provider``, and the module names itself so."""
     assert provider_module(provider) is module
-    assert (module.PROVIDER, module.PARSER_VERSION, module.PRICING_URL) == (provider, parser_version, pricing_url)
+    assert (provider, parser_version, pricing_url) == (
+        module.PROVIDER,
+        module.PARSER_VERSION,
+        module.PRICING_URL,
+    )
 
 
 def live_request_summary(module: ModuleType) -> list[tuple[str, str, str, bool]]:

@@ -26,17 +26,41 @@ MEASURED_CSV = TEST_DATA / "measured_memory_public.csv"
 
 # Families the brief requires (Hugging Face repo ids).
 REQUIRED_IDS = [
-    "meta-llama/Llama-2-7b-hf", "meta-llama/Llama-2-13b-hf", "meta-llama/Llama-2-70b-hf",
-    "meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-70B", "meta-llama/Llama-3.1-405B",
-    "meta-llama/Llama-3.2-1B", "meta-llama/Llama-3.2-3B", "meta-llama/Llama-3.3-70B-Instruct",
-    "mistralai/Mistral-7B-v0.1", "mistralai/Mixtral-8x7B-v0.1", "mistralai/Mixtral-8x22B-v0.1",
-    "Qwen/Qwen-7B", "Qwen/Qwen-14B", "Qwen/Qwen-72B",
-    "Qwen/Qwen2.5-0.5B", "Qwen/Qwen2.5-1.5B", "Qwen/Qwen2.5-3B", "Qwen/Qwen2.5-7B", "Qwen/Qwen2.5-14B",
-    "Qwen/Qwen2.5-32B", "Qwen/Qwen2.5-72B",
-    "google/gemma-2b", "google/gemma-7b", "google/gemma-2-9b", "google/gemma-2-27b",
-    "microsoft/phi-2", "microsoft/Phi-3-mini-4k-instruct", "microsoft/Phi-3-medium-4k-instruct",
-    "tiiuae/falcon-7b", "tiiuae/falcon-40b", "01-ai/Yi-34B", "TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T",
-    "deepseek-ai/DeepSeek-V2-Lite", "bigcode/starcoder",
+    "meta-llama/Llama-2-7b-hf",
+    "meta-llama/Llama-2-13b-hf",
+    "meta-llama/Llama-2-70b-hf",
+    "meta-llama/Llama-3.1-8B",
+    "meta-llama/Llama-3.1-70B",
+    "meta-llama/Llama-3.1-405B",
+    "meta-llama/Llama-3.2-1B",
+    "meta-llama/Llama-3.2-3B",
+    "meta-llama/Llama-3.3-70B-Instruct",
+    "mistralai/Mistral-7B-v0.1",
+    "mistralai/Mixtral-8x7B-v0.1",
+    "mistralai/Mixtral-8x22B-v0.1",
+    "Qwen/Qwen-7B",
+    "Qwen/Qwen-14B",
+    "Qwen/Qwen-72B",
+    "Qwen/Qwen2.5-0.5B",
+    "Qwen/Qwen2.5-1.5B",
+    "Qwen/Qwen2.5-3B",
+    "Qwen/Qwen2.5-7B",
+    "Qwen/Qwen2.5-14B",
+    "Qwen/Qwen2.5-32B",
+    "Qwen/Qwen2.5-72B",
+    "google/gemma-2b",
+    "google/gemma-7b",
+    "google/gemma-2-9b",
+    "google/gemma-2-27b",
+    "microsoft/phi-2",
+    "microsoft/Phi-3-mini-4k-instruct",
+    "microsoft/Phi-3-medium-4k-instruct",
+    "tiiuae/falcon-7b",
+    "tiiuae/falcon-40b",
+    "01-ai/Yi-34B",
+    "TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T",
+    "deepseek-ai/DeepSeek-V2-Lite",
+    "bigcode/starcoder",
 ]
 
 # fixture file -> catalog id it must reproduce
@@ -107,7 +131,10 @@ def test_measured_csv_models_resolve_with_matching_sizes() -> None:
     for row in rows:
         arch = find_model(row["model"])
         assert arch is not None, row["model"]
-        counts = [arch.n_params, arch.n_params + (arch.vocab_size * arch.hidden_size if arch.tied_embeddings else 0)]
+        counts = [
+            arch.n_params,
+            arch.n_params + (arch.vocab_size * arch.hidden_size if arch.tied_embeddings else 0),
+        ]
         reported = float(row["params_b"]) * 1e9
         assert min(abs(c / reported - 1) for c in counts) < 0.02, (row["model"], arch.n_params)
 
@@ -161,7 +188,9 @@ def test_shape_for_params_reproduces_llama2_7b() -> None:
     arch = shape_for_params(6.74)
     llama = catalog()["meta-llama/Llama-2-7b-hf"].arch
     assert (arch.hidden_size, arch.num_layers, arch.intermediate_size) == (
-        llama.hidden_size, llama.num_layers, llama.intermediate_size,
+        llama.hidden_size,
+        llama.num_layers,
+        llama.intermediate_size,
     )
 
 
@@ -184,8 +213,19 @@ def test_config_fixture_matches_catalog(fixture: str) -> None:
     expected = catalog()[FIXTURE_MODELS[fixture]].arch
     assert arch.n_params == pytest.approx(expected.n_params, rel=0.005)
     assert arch.n_active_params == pytest.approx(expected.n_active_params, rel=0.005)
-    for field in ("hidden_size", "num_layers", "num_heads", "num_kv_heads", "head_dim", "intermediate_size",
-                  "vocab_size", "tied_embeddings", "gated_mlp", "num_experts", "experts_per_token"):
+    for field in (
+        "hidden_size",
+        "num_layers",
+        "num_heads",
+        "num_kv_heads",
+        "head_dim",
+        "intermediate_size",
+        "vocab_size",
+        "tied_embeddings",
+        "gated_mlp",
+        "num_experts",
+        "experts_per_token",
+    ):
         assert getattr(arch, field) == getattr(expected, field), field
 
 
@@ -196,7 +236,14 @@ def test_resolve_model_reads_a_config_path() -> None:
 
 def test_field_name_variants(tmp_path: Path) -> None:
     # GPT-2 style names, no intermediate size -> 4h, learned positions, tied head
-    gpt2 = {"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257, "n_positions": 1024}
+    gpt2 = {
+        "model_type": "gpt2",
+        "n_embd": 768,
+        "n_layer": 12,
+        "n_head": 12,
+        "vocab_size": 50257,
+        "n_positions": 1024,
+    }
     arch = arch_from_config(gpt2, "gpt2/config.json")
     assert arch.intermediate_size == 4 * 768 and arch.position_embeddings == 1024 and arch.tied_embeddings
     assert arch.n_params / 1e6 == pytest.approx(124.4, rel=0.01)  # GPT-2 small
@@ -244,7 +291,13 @@ def test_malformed_json_names_file_and_position(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("text", "fragment"),
-    [("[1, 2]", "expected a JSON object"), ('{"hidden_size": "big", "num_attention_heads": 8, "num_hidden_layers": 2, "vocab_size": 10}', "hidden size")],
+    [
+        ("[1, 2]", "expected a JSON object"),
+        (
+            '{"hidden_size": "big", "num_attention_heads": 8, "num_hidden_layers": 2, "vocab_size": 10}',
+            "hidden size",
+        ),
+    ],
 )
 def test_wrong_shapes_and_types(tmp_path: Path, text: str, fragment: str) -> None:
     path = tmp_path / "config.json"
@@ -260,8 +313,27 @@ def test_missing_config_file(tmp_path: Path) -> None:
 
 def test_inconsistent_heads_rejected() -> None:
     with pytest.raises(BadInput, match="not a multiple"):
-        arch_from_config({"model_type": "llama", "hidden_size": 512, "num_hidden_layers": 2,
-                          "num_attention_heads": 8, "num_key_value_heads": 3, "vocab_size": 100})
+        arch_from_config(
+            {
+                "model_type": "llama",
+                "hidden_size": 512,
+                "num_hidden_layers": 2,
+                "num_attention_heads": 8,
+                "num_key_value_heads": 3,
+                "vocab_size": 100,
+            }
+        )
     with pytest.raises(ValueError):
-        ModelArch(name="x", model_type="llama", hidden_size=64, num_layers=1, num_heads=4, num_kv_heads=3,
-                  head_dim=16, intermediate_size=128, vocab_size=10, tied_embeddings=False, gated_mlp=True)
+        ModelArch(
+            name="x",
+            model_type="llama",
+            hidden_size=64,
+            num_layers=1,
+            num_heads=4,
+            num_kv_heads=3,
+            head_dim=16,
+            intermediate_size=128,
+            vocab_size=10,
+            tied_embeddings=False,
+            gated_mlp=True,
+        )

@@ -58,9 +58,16 @@ def archive(tmp_path: Path) -> Path:
 def test_latest_page_at_or_before_the_date(archive: Path) -> None:
     assert find_archived_page(archive, "lambda", D("2026-10-06")).path.name == "2026-10-06.html"
     page = find_archived_page(archive, "lambda", D("2026-10-05"))
-    assert (page.path.name, page.page_date, page.kind, page.compressed) == ("2026-09-01.html.gz", D("2026-09-01"), "html", True)
+    assert (page.path.name, page.page_date, page.kind, page.compressed) == (
+        "2026-09-01.html.gz",
+        D("2026-09-01"),
+        "html",
+        True,
+    )
     assert find_archived_page(archive, "lambda", "2026-08-31").page_date == D("2026-07-16")
-    assert find_archived_page(archive, "lambda", D("2030-01-01")).page_date == D("2026-10-06")  # ignores junk newer names
+    assert find_archived_page(archive, "lambda", D("2030-01-01")).page_date == D(
+        "2026-10-06"
+    )  # ignores junk newer names
     assert find_archived_page(archive, "lambda", D("2026-07-15")) is None
     assert find_archived_page(archive, "crusoe", D("2026-10-06")) is None
     assert find_archived_page(archive.parent / "nowhere", "lambda", D("2026-10-06")) is None
@@ -83,8 +90,16 @@ def test_dates_per_provider(archive: Path) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["../2026-01-01.html", "2026-01-01.html/..", "2026-01-01.html\x00", " 2026-01-01.html", "2026-1-01.html",
-     "٢٠٢٦-01-01.html", "2026-01-01.html.gz.tmp", "2026-13-01.json"],
+    [
+        "../2026-01-01.html",
+        "2026-01-01.html/..",
+        "2026-01-01.html\x00",
+        " 2026-01-01.html",
+        "2026-1-01.html",
+        "٢٠٢٦-01-01.html",
+        "2026-01-01.html.gz.tmp",
+        "2026-13-01.json",
+    ],
 )
 def test_names_that_are_not_exactly_the_pattern_are_refused(name: str) -> None:
     assert parse_archive_name(name) is None
@@ -114,7 +129,9 @@ def test_read_archived_plain_and_gzipped(archive: Path) -> None:
     # A page saved still compressed under a plain name is recognised by its magic bytes.
     sneaky = write(archive / "crusoe" / "2026-10-01.html", gzip.compress(b"<html>crusoe</html>"))
     assert read_archived(sneaky) == b"<html>crusoe</html>"
-    members = write(archive / "crusoe" / "2026-10-02.html.gz", gzip.compress(b"<html>a") + gzip.compress(b"b</html>"))
+    members = write(
+        archive / "crusoe" / "2026-10-02.html.gz", gzip.compress(b"<html>a") + gzip.compress(b"b</html>")
+    )
     assert read_archived(members) == b"<html>ab</html>"
 
 
@@ -163,11 +180,15 @@ def test_no_archived_page_names_provider_date_and_folder(tmp_path: Path, archive
     with pytest.raises(NoArchivedPage, match="has no crusoe recordings"):
         collect_page("crusoe", D("2026-10-06"), source="archive", home=tmp_path, archive_dir=archive)
     with pytest.raises(NoArchivedPage, match="archive folder does not exist"):
-        collect_page("crusoe", D("2026-10-06"), source="archive", home=tmp_path, archive_dir=tmp_path / "nope")
+        collect_page(
+            "crusoe", D("2026-10-06"), source="archive", home=tmp_path, archive_dir=tmp_path / "nope"
+        )
     assert not (tmp_path / "raw").exists()
 
 
-def test_archive_dir_defaults_to_gpuprice_archive(tmp_path: Path, archive: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_archive_dir_defaults_to_gpuprice_archive(
+    tmp_path: Path, archive: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("GPUPRICE_ARCHIVE", str(archive))
     page = collect_page("nebius", D("2026-06-01"), source="archive", home=tmp_path)
     assert page.body == b"<html>may</html>"

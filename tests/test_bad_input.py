@@ -45,8 +45,13 @@ class Case:
         return f"{env} {shown}".strip()
 
 
-def case(*argv: str, expect: str | tuple[str, ...], env: dict[str, str] | None = None, home: str = "published",
-         code: int = 2) -> Case:
+def case(
+    *argv: str,
+    expect: str | tuple[str, ...],
+    env: dict[str, str] | None = None,
+    home: str = "published",
+    code: int = 2,
+) -> Case:
     expected = (expect,) if isinstance(expect, str) else expect
     return Case(tuple(argv), expected, tuple((env or {}).items()), home, code)
 
@@ -86,11 +91,34 @@ CASES: list[Case] = [
     case("run", "--providers", "runpod,../etc", expect="../etc"),
     case("run", "--providers", "/etc/passwd", expect="/etc/passwd"),
     case("run", "--bogus", expect="--bogus"),
-    case("run", "--date", DAY.isoformat(), expect="missing-archive", env={"GPUPRICE_ARCHIVE": f"{F}/missing-archive"}),
-    case("run", "--date", DAY.isoformat(), expect="GPUPRICE_ARCHIVE", env={"GPUPRICE_ARCHIVE": f"{F}/config-truncated.json"}),
-    case("run", "--date", DAY.isoformat(), expect="GPUPRICE_HOME", env={"GPUPRICE_HOME": f"{F}/config-truncated.json"}),
-    case("run", "--date", DAY.isoformat(), expect=("GPUPRICE_HOME", "config-truncated.json/home"),
-         env={"GPUPRICE_HOME": f"{F}/config-truncated.json/home"}),  # cannot be created: a file is in the way
+    case(
+        "run",
+        "--date",
+        DAY.isoformat(),
+        expect="missing-archive",
+        env={"GPUPRICE_ARCHIVE": f"{F}/missing-archive"},
+    ),
+    case(
+        "run",
+        "--date",
+        DAY.isoformat(),
+        expect="GPUPRICE_ARCHIVE",
+        env={"GPUPRICE_ARCHIVE": f"{F}/config-truncated.json"},
+    ),
+    case(
+        "run",
+        "--date",
+        DAY.isoformat(),
+        expect="GPUPRICE_HOME",
+        env={"GPUPRICE_HOME": f"{F}/config-truncated.json"},
+    ),
+    case(
+        "run",
+        "--date",
+        DAY.isoformat(),
+        expect=("GPUPRICE_HOME", "config-truncated.json/home"),
+        env={"GPUPRICE_HOME": f"{F}/config-truncated.json/home"},
+    ),  # cannot be created: a file is in the way
     # --- sql --------------------------------------------------------------------------------------
     case("sql", "DROP TABLE price_snapshots", expect="read-only"),
     case("sql", "SELEC 1", expect="SELEC"),
@@ -122,8 +150,12 @@ CASES: list[Case] = [
     case("import-observations", f"{F}/binary.csv", expect="binary.csv"),
     case("import-observations", f"{F}/observations-bad-row.csv", expect="observations-bad-row.csv"),
     case("import-observations", expect="file"),
-    case("import-observations", f"{F}/observations-ok.csv", expect="config-truncated.json/home",
-         env={"GPUPRICE_HOME": f"{F}/config-truncated.json/home"}),
+    case(
+        "import-observations",
+        f"{F}/observations-ok.csv",
+        expect="config-truncated.json/home",
+        env={"GPUPRICE_HOME": f"{F}/config-truncated.json/home"},
+    ),
     # --- report -----------------------------------------------------------------------------------
     case("report", "--week", "2026-W60", expect="2026-W60"),
     case("report", "--week", "lastweek", expect="lastweek"),
@@ -169,7 +201,12 @@ CASES: list[Case] = [
     case("fit", "--batch", f"{F}/batch-bad-cell.csv", expect=("batch-bad-cell.csv", "line 3", "abc")),
     case("fit", "--batch", f"{F}/batch-bad-header.csv", expect=("batch-bad-header.csv", "modle")),
     case("fit", "--batch", f"{F}/batch-ragged.csv", expect=("batch-ragged.csv", "line 3")),
-    case("fit", "--batch", f"{F}/batch-bad-model.csv", expect=("batch-bad-model.csv", "line 2", "no/such-model")),
+    case(
+        "fit",
+        "--batch",
+        f"{F}/batch-bad-model.csv",
+        expect=("batch-bad-model.csv", "line 2", "no/such-model"),
+    ),
     case("fit", "--batch", f"{F}/empty.csv", expect="empty.csv"),
     case("fit", "--batch", f"{F}/binary.csv", expect="binary.csv"),
     case("fit", "--bogus", expect="--bogus"),
@@ -192,17 +229,45 @@ CASES: list[Case] = [
     case(*ESTIMATE_H100, expect="--tokens"),
     case(*ESTIMATE_H100, "--tokens", "1e9", "--usd-per-gpu-hour", "-2", expect="--usd-per-gpu-hour"),
     case(*ESTIMATE_H100, "--tokens", "1e9", "--gpus", "0", expect="gpus"),
-    case("estimate", "--params-b", "-5", "--method", "lora", "--gpu", "h100-sxm", "--tokens", "1e9", expect="-5"),
-    case("estimate", "--batch", f"{F}/batch-bad-cell.csv", "--gpu", "h100-sxm", "--tokens", "1e9",
-         expect=("batch-bad-cell.csv", "line 3")),
+    case(
+        "estimate",
+        "--params-b",
+        "-5",
+        "--method",
+        "lora",
+        "--gpu",
+        "h100-sxm",
+        "--tokens",
+        "1e9",
+        expect="-5",
+    ),
+    case(
+        "estimate",
+        "--batch",
+        f"{F}/batch-bad-cell.csv",
+        "--gpu",
+        "h100-sxm",
+        "--tokens",
+        "1e9",
+        expect=("batch-bad-cell.csv", "line 3"),
+    ),
     # --- workloads --------------------------------------------------------------------------------
     case("workloads", expect=("workloads-syntax.yaml", "line"), env=workloads_file("workloads-syntax.yaml")),
-    case("workloads", expect=("workloads-bad-field.yaml", "line 6", "seq_len"),
-         env=workloads_file("workloads-bad-field.yaml")),
-    case("workloads", expect=("workloads-unknown-field.yaml", "line 5", "checkpoint_every"),
-         env=workloads_file("workloads-unknown-field.yaml")),
-    case("workloads", expect=("workloads-bad-model.yaml", "line 3", "model"),
-         env=workloads_file("workloads-bad-model.yaml")),
+    case(
+        "workloads",
+        expect=("workloads-bad-field.yaml", "line 6", "seq_len"),
+        env=workloads_file("workloads-bad-field.yaml"),
+    ),
+    case(
+        "workloads",
+        expect=("workloads-unknown-field.yaml", "line 5", "checkpoint_every"),
+        env=workloads_file("workloads-unknown-field.yaml"),
+    ),
+    case(
+        "workloads",
+        expect=("workloads-bad-model.yaml", "line 3", "model"),
+        env=workloads_file("workloads-bad-model.yaml"),
+    ),
     case("workloads", expect="missing.yaml", env=workloads_file("missing.yaml")),
     case("workloads", expect="adir", env=workloads_file("adir")),
     case("workloads", expect="empty.csv", env=workloads_file("empty.csv")),
@@ -244,24 +309,24 @@ BAD_FILES: dict[str, bytes | str] = {
     "config-no-hidden.json": '{"model_type": "llama", "num_hidden_layers": 32}',
     "config-list.json": '[{"hidden_size": 4096}]',
     "config-negative.json": '{"model_type": "llama", "hidden_size": -4096, "num_hidden_layers": 32,'
-                            ' "num_attention_heads": 32, "intermediate_size": 14336, "vocab_size": 128256}',
+    ' "num_attention_heads": 32, "intermediate_size": 14336, "vocab_size": 128256}',
     "batch-bad-cell.csv": "model,method,seq_len\nmeta-llama/Llama-3.1-8B,lora,2048\nmeta-llama/Llama-3.1-8B,lora,abc\n",
     "batch-bad-header.csv": "modle,method\nmeta-llama/Llama-3.1-8B,lora\n",
     "batch-ragged.csv": "model,method\nmeta-llama/Llama-3.1-8B,lora\nmeta-llama/Llama-3.1-8B,lora,2048,extra\n",
     "batch-bad-model.csv": "model,method\nno/such-model,lora\n",
     "observations-bad-row.csv": "provider,gpu,gpu_count,tier,usd_per_gpu_hour,observed_on,source_url\n"
-                                "lambda,h100-sxm,one,on_demand,abc,2026-13-45,https://example.com\n",
+    "lambda,h100-sxm,one,on_demand,abc,2026-13-45,https://example.com\n",
     "observations-ok.csv": "provider,gpu,gpu_count,tier,usd_per_gpu_hour,observed_on,source_url\n"
-                           "lambda,H100 SXM,1,on_demand,2.99,2026-10-01,https://lambda.ai/pricing\n",
+    "lambda,H100 SXM,1,on_demand,2.99,2026-10-01,https://lambda.ai/pricing\n",
     "empty.csv": "",
     "binary.csv": bytes(range(256)) * 4,
     "workloads-syntax.yaml": WORKLOAD_HEAD + "    tokens: [1e9\n    seq_len: 2048\n",
     "workloads-bad-field.yaml": WORKLOAD_HEAD + "    tokens: 100_000_000\n    seq_len: -4\n"
-                                "    checkpoint_interval_tokens: 10_000_000\n",
+    "    checkpoint_interval_tokens: 10_000_000\n",
     "workloads-unknown-field.yaml": WORKLOAD_HEAD + "    checkpoint_every: 10\n    tokens: 100_000_000\n"
-                                    "    checkpoint_interval_tokens: 10_000_000\n",
+    "    checkpoint_interval_tokens: 10_000_000\n",
     "workloads-bad-model.yaml": "workloads:\n  - name: my-run\n    model: no/such-model\n    method: lora\n"
-                                "    tokens: 100_000_000\n    checkpoint_interval_tokens: 10_000_000\n",
+    "    tokens: 100_000_000\n    checkpoint_interval_tokens: 10_000_000\n",
 }
 
 
@@ -289,10 +354,26 @@ def published_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     offers = [make_offer(sku=f"gpu_{n}x_h100_sxm", gpu_count=n, usd_per_gpu_hour=2.99) for n in (1, 2, 8)]
     con = connect_writer(home / "warehouse.duckdb")
     try:
-        replace_snapshot_partition(con, provider="lambda", snapshot_date=DAY, offers=offers, source="archive",
-                                   raw_sha256=None, parser_version=None)
-        record_provider_run(con, provider="lambda", snapshot_date=DAY, source="archive", status="success",
-                            offers=len(offers), report=None, error=None, started_at=dt.datetime.now(dt.UTC))
+        replace_snapshot_partition(
+            con,
+            provider="lambda",
+            snapshot_date=DAY,
+            offers=offers,
+            source="archive",
+            raw_sha256=None,
+            parser_version=None,
+        )
+        record_provider_run(
+            con,
+            provider="lambda",
+            snapshot_date=DAY,
+            source="archive",
+            status="success",
+            offers=len(offers),
+            report=None,
+            error=None,
+            started_at=dt.datetime.now(dt.UTC),
+        )
         publish_analytics_copy(con, home / "warehouse.duckdb", home / "analytics.duckdb")
     finally:
         con.close()
@@ -303,7 +384,9 @@ def published_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _write_tally() -> Iterator[None]:
     yield
     TALLY.notes["commands_covered"] = sorted({c.command for c in CASES if command_exists(c.command)})
-    TALLY.notes["commands_not_yet_written"] = sorted({c.command for c in CASES if not command_exists(c.command)})
+    TALLY.notes["commands_not_yet_written"] = sorted(
+        {c.command for c in CASES if not command_exists(c.command)}
+    )
     TALLY.write()
 
 
@@ -313,8 +396,9 @@ def _write_tally() -> Iterator[None]:
 
 
 @pytest.mark.parametrize("bad", CASES, ids=[c.label for c in CASES])
-def test_bad_input_gets_one_clean_line(bad: Case, cli, files: Path, published_home: Path, tmp_path: Path,
-                                       monkeypatch: pytest.MonkeyPatch):
+def test_bad_input_gets_one_clean_line(
+    bad: Case, cli, files: Path, published_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     home = published_home if bad.home == "published" else tmp_path / "empty-home"
     monkeypatch.setenv("GPUPRICE_HOME", str(home))
     monkeypatch.delenv("GPUPRICE_ARCHIVE", raising=False)
@@ -347,7 +431,18 @@ def test_bad_input_gets_one_clean_line(bad: Case, cli, files: Path, published_ho
 
 
 def test_the_table_covers_every_command_of_the_contract():
-    contract = {"run", "sql", "parse", "import-observations", "fit", "plan", "estimate", "workloads", "rank", "report"}
+    contract = {
+        "run",
+        "sql",
+        "parse",
+        "import-observations",
+        "fit",
+        "plan",
+        "estimate",
+        "workloads",
+        "rank",
+        "report",
+    }
     covered = {c.command for c in CASES}
     assert contract <= covered
     assert len(CASES) >= 100

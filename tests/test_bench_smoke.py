@@ -39,10 +39,16 @@ def assert_well_formed(figures: list[Figure], names: set[str]) -> None:
 # ---------------------------------------------------------------- figures
 def test_a_figure_passes_only_when_every_bound_holds() -> None:
     both = (Bound(on="value", op=">=", limit=1e6), Bound(on="ratio", op=">=", limit=50))
-    assert Figure(name="x", value=2e6, unit="/s", baseline="b", baseline_value=1e4, ratio_meaning="m", target=both).passed
-    slow_ratio = Figure(name="x", value=2e6, unit="/s", baseline="b", baseline_value=1e5, ratio_meaning="m", target=both)
+    assert Figure(
+        name="x", value=2e6, unit="/s", baseline="b", baseline_value=1e4, ratio_meaning="m", target=both
+    ).passed
+    slow_ratio = Figure(
+        name="x", value=2e6, unit="/s", baseline="b", baseline_value=1e5, ratio_meaning="m", target=both
+    )
     assert slow_ratio.ratio == 20 and slow_ratio.passed is False
-    assert Figure(name="x", value=1, unit="s", baseline="b", baseline_value=1, ratio_meaning="m").passed is None
+    assert (
+        Figure(name="x", value=1, unit="s", baseline="b", baseline_value=1, ratio_meaning="m").passed is None
+    )
     assert "ratio >= 50x" in slow_ratio.target_text and "FAIL" in slow_ratio.line()
 
 
@@ -50,7 +56,8 @@ def test_a_figure_passes_only_when_every_bound_holds() -> None:
 def test_parse_benchmark_runs_all_three_ways_on_the_six_newest_pages() -> None:
     figures = parse_speed.measure(repeats=1)
     assert_well_formed(
-        figures, {"parse.six_pages_seconds", "parse.pages_per_s_vs_html_parser", "parse.pages_per_s_vs_lxml_only"}
+        figures,
+        {"parse.six_pages_seconds", "parse.pages_per_s_vs_html_parser", "parse.pages_per_s_vs_lxml_only"},
     )
     details = figures[0].details
     assert set(details["pages"]) == set(PROVIDERS)
@@ -79,7 +86,10 @@ def test_fifty_workload_variants_are_distinct_and_valid() -> None:
     variants = sweep_speed.workload_variants()
     assert len(variants) == 50
     assert len({v.name for v in variants}) == 50
-    definitions = {json.dumps(v.model_dump(mode="json", exclude={"name", "description"}), sort_keys=True) for v in variants}
+    definitions = {
+        json.dumps(v.model_dump(mode="json", exclude={"name", "description"}), sort_keys=True)
+        for v in variants
+    }
     assert len(definitions) == 50  # no two variants describe the same job
 
 
@@ -111,7 +121,9 @@ def test_a_wrong_number_from_either_path_is_caught(two_workloads) -> None:
 
 # ---------------------------------------------------------------- 3. warehouse
 def test_warehouse_benchmark_on_a_tiny_history(tmp_path: Path) -> None:
-    figures = warehouse_scale.measure(repeats=1, short_days=3, long_days=9, offers_per_provider=8, workdir=tmp_path)
+    figures = warehouse_scale.measure(
+        repeats=1, short_days=3, long_days=9, offers_per_provider=8, workdir=tmp_path
+    )
     assert_well_formed(
         figures,
         {
@@ -144,9 +156,12 @@ def test_synthetic_history_is_one_snapshot_per_provider_per_day(tmp_path: Path) 
     ).fetchall()[0][0]
     assert duplicates == 0
     offers = warehouse_scale.one_day_of_offers(con, dt.date(2026, 1, 31))  # every row is a valid Offer
-    assert sum(len(v) for v in offers.values()) == con.execute(
-        "SELECT count(*) FROM price_snapshots WHERE snapshot_date = DATE '2026-01-31'"
-    ).fetchall()[0][0]
+    assert (
+        sum(len(v) for v in offers.values())
+        == con.execute(
+            "SELECT count(*) FROM price_snapshots WHERE snapshot_date = DATE '2026-01-31'"
+        ).fetchall()[0][0]
+    )
     con.close()
 
 
@@ -171,7 +186,9 @@ def _reference_periods(rows: list[tuple], provider_dates: dict[str, list[dt.date
             else:
                 later = [d for d in provider_dates[key[1]] if d > last[0]]
                 valid_to = later[0] if later else None
-            out.add((*key, float(period[0][1]), period[0][0], valid_to, last[0], len(period), last[2], last[3]))
+            out.add(
+                (*key, float(period[0][1]), period[0][0], valid_to, last[0], len(period), last[2], last[3])
+            )
     return out
 
 
@@ -182,10 +199,14 @@ def test_price_history_view_matches_a_reference_on_synthetic_history(tmp_path: P
     generate_history(con, days=240, offers_per_provider=14)
     key = "gpu, provider, sku, gpu_count, tier, community, commitment_months, region, price_basis, effective_from"
     width = len(key.split(","))
-    rows = con.execute(f"SELECT {key}, snapshot_date, usd_per_gpu_hour, gpu_raw, source FROM price_snapshots").fetchall()
+    rows = con.execute(
+        f"SELECT {key}, snapshot_date, usd_per_gpu_hour, gpu_raw, source FROM price_snapshots"
+    ).fetchall()
     rows = [(r[:width], *r[width:]) for r in rows]
     dates: dict[str, list[dt.date]] = defaultdict(list)
-    for provider, day in con.execute("SELECT DISTINCT provider, snapshot_date FROM price_snapshots ORDER BY 2").fetchall():
+    for provider, day in con.execute(
+        "SELECT DISTINCT provider, snapshot_date FROM price_snapshots ORDER BY 2"
+    ).fetchall():
         dates[provider].append(day)
     view = con.execute(
         f"SELECT {key}, usd_per_gpu_hour::DOUBLE, valid_from, valid_to, last_seen, snapshots, gpu_raw, source"
@@ -201,7 +222,11 @@ def test_price_history_view_matches_a_reference_on_synthetic_history(tmp_path: P
 # ---------------------------------------------------------------- 4. end to end
 def test_peak_memory_includes_a_grandchild() -> None:
     allocate = "x = bytearray(150_000_000); x[::4096] = b'1' * len(x[::4096])"
-    cmd = [sys.executable, "-c", f"import subprocess, sys; subprocess.run([sys.executable, '-c', {allocate!r}], check=True)"]
+    cmd = [
+        sys.executable,
+        "-c",
+        f"import subprocess, sys; subprocess.run([sys.executable, '-c', {allocate!r}], check=True)",
+    ]
     stats = end_to_end.measure_process(cmd, env={"PATH": "/usr/bin:/bin"}, cwd=Path.cwd())
     assert stats.returncode == 0
     assert stats.peak_rss_mb >= 150
@@ -221,7 +246,9 @@ def test_end_to_end_benchmark_reports_both_figures() -> None:
 
 def test_a_failing_command_is_an_error_not_a_figure() -> None:
     with pytest.raises(RuntimeError, match="exited 3"):
-        end_to_end.measure(repeats=1, baseline_repeats=1, command=[sys.executable, "-c", "raise SystemExit(3)"])
+        end_to_end.measure(
+            repeats=1, baseline_repeats=1, command=[sys.executable, "-c", "raise SystemExit(3)"]
+        )
 
 
 # ---------------------------------------------------------------- the runner
@@ -237,7 +264,11 @@ def test_runner_writes_results_and_reports_errors(tmp_path: Path, monkeypatch, c
     results = json.loads(out.read_text())
     assert results["errors"] == {"sweep": "ValueError: disk full"}
     names = [f["name"] for f in results["figures"]]
-    assert names == ["parse.six_pages_seconds", "parse.pages_per_s_vs_html_parser", "parse.pages_per_s_vs_lxml_only"]
+    assert names == [
+        "parse.six_pages_seconds",
+        "parse.pages_per_s_vs_html_parser",
+        "parse.pages_per_s_vs_lxml_only",
+    ]
     printed = capsys.readouterr().out.splitlines()
     assert sum(line.split()[1] in names for line in printed if line[:4] in ("PASS", "FAIL", "info")) == 3
     assert any(line.startswith("ERROR sweep") for line in printed)
@@ -251,7 +282,12 @@ def test_runner_rejects_an_unknown_benchmark() -> None:
 
 def test_strict_mode_fails_on_a_missed_target(tmp_path: Path, monkeypatch) -> None:
     missed = Figure(
-        name="x.y", value=2.0, unit="s", baseline="b", baseline_value=1.0, ratio_meaning="m",
+        name="x.y",
+        value=2.0,
+        unit="s",
+        baseline="b",
+        baseline_value=1.0,
+        ratio_meaning="m",
         target=(Bound(on="value", op="<=", limit=1.0),),
     )
     monkeypatch.setattr(run, "BENCHMARKS", {"x": lambda: [missed]})

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import csv
 import re
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from conftest import OBSERVED_PRICES, TEST_DATA
 from gpuprice.errors import BadInput
 from gpuprice.models import catalog
 from gpuprice.models.catalog import (
@@ -21,7 +21,6 @@ from gpuprice.models.catalog import (
 )
 from gpuprice.models.gpu_names import UNKNOWN, normalize_gpu
 
-from conftest import OBSERVED_PRICES, TEST_DATA
 CONTRACT = TEST_DATA / "CONTRACT.md"
 PEAK_FLOPS = TEST_DATA / "gpu_peak_flops.csv"
 
@@ -114,7 +113,13 @@ def test_dense_values_match_the_compiled_peak_flops(slug: str, peak_row: str) ->
 
 @pytest.mark.parametrize(
     ("slug", "dense_bf16", "sparse_headline"),
-    [("h100-sxm", 989, 1979), ("h200-sxm", 989, 1979), ("b200", 2250, 4500), ("a100-80gb-sxm", 312, 624), ("l40s", 362, 733)],
+    [
+        ("h100-sxm", 989, 1979),
+        ("h200-sxm", 989, 1979),
+        ("b200", 2250, 4500),
+        ("a100-80gb-sxm", 312, 624),
+        ("l40s", 362, 733),
+    ],
 )
 def test_dense_not_sparse(slug: str, dense_bf16: float, sparse_headline: float) -> None:
     value = get_gpu(slug).dense_bf16_tflops
@@ -125,9 +130,22 @@ def test_dense_not_sparse(slug: str, dense_bf16: float, sparse_headline: float) 
 @pytest.mark.parametrize(
     ("slug", "memory_gb"),
     [
-        ("h200-nvl", 141), ("h200-sxm", 141), ("b200", 180), ("b300", 288), ("gb200", 186), ("gh200", 96),
-        ("h100-nvl", 94), ("h100-sxm", 80), ("rtx-pro-6000", 96), ("rtx-5090", 32), ("a100-40gb", 40),
-        ("a100-80gb-pcie", 80), ("mi300x", 192), ("rtx-6000-ada", 48), ("l4", 24), ("v100", 32),
+        ("h200-nvl", 141),
+        ("h200-sxm", 141),
+        ("b200", 180),
+        ("b300", 288),
+        ("gb200", 186),
+        ("gh200", 96),
+        ("h100-nvl", 94),
+        ("h100-sxm", 80),
+        ("rtx-pro-6000", 96),
+        ("rtx-5090", 32),
+        ("a100-40gb", 40),
+        ("a100-80gb-pcie", 80),
+        ("mi300x", 192),
+        ("rtx-6000-ada", 48),
+        ("l4", 24),
+        ("v100", 32),
     ],
 )
 def test_memory_per_gpu(slug: str, memory_gb: float) -> None:
@@ -162,8 +180,19 @@ def test_frame_is_typed_and_a_safe_copy() -> None:
     assert frame.loc[frame["slug"] == "a100-40gb", "dense_fp8_tflops"].isna().all()
     # The warehouse's dim_gpu columns are all present.
     dim_gpu = {
-        "slug", "vendor", "architecture", "memory_gb", "memory_bandwidth_tbps", "dense_bf16_tflops",
-        "dense_fp8_tflops", "form_factor", "nvlink_gbps", "ecc", "tdp_w", "release_year", "source_url",
+        "slug",
+        "vendor",
+        "architecture",
+        "memory_gb",
+        "memory_bandwidth_tbps",
+        "dense_bf16_tflops",
+        "dense_fp8_tflops",
+        "form_factor",
+        "nvlink_gbps",
+        "ecc",
+        "tdp_w",
+        "release_year",
+        "source_url",
     }
     assert dim_gpu <= set(frame.columns)
     frame.loc[:, "memory_gb"] = 1.0
@@ -192,7 +221,12 @@ def test_unknown_slug_is_bad_input_naming_choices() -> None:
 def test_bad_catalog_rows_are_rejected() -> None:
     good = {k: str(v) for k, v in get_gpu("h100-sxm").model_dump(mode="json").items()}
     catalog._spec_from_row(good)
-    for field, bad in [("memory_gb", "0"), ("form_factor", "oam"), ("source_url", "not a url"), ("vendor", "")]:
+    for field, bad in [
+        ("memory_gb", "0"),
+        ("form_factor", "oam"),
+        ("source_url", "not a url"),
+        ("vendor", ""),
+    ]:
         with pytest.raises(ValueError, match="h100-sxm"):
             catalog._spec_from_row(good | {field: bad})
 
@@ -206,10 +240,7 @@ def test_missing_version_header_is_an_error() -> None:
 
 def _observed_prices() -> list[tuple[str, str, float]]:
     with OBSERVED_PRICES.open(newline="") as fh:
-        return [
-            (row["provider"], row["gpu"], float(row["usd_per_gpu_hour"]))
-            for row in csv.DictReader(fh)
-        ]
+        return [(row["provider"], row["gpu"], float(row["usd_per_gpu_hour"])) for row in csv.DictReader(fh)]
 
 
 def test_price_band_accepts_every_observed_price() -> None:
@@ -228,10 +259,16 @@ def test_price_band_accepts_every_observed_price() -> None:
     ("slug", "price"),
     [
         # seed-guide.md section 3, whole-config prices of 2026-10-29 divided by GPU count.
-        ("l40s", 0.82), ("a100-80gb-sxm", 0.92), ("h100-sxm", 2.32), ("h200-sxm", 3.07), ("b200", 4.61),
-        ("a100-80gb-sxm", 3.68 / 4), ("h100-sxm", 18.56 / 8),
+        ("l40s", 0.82),
+        ("a100-80gb-sxm", 0.92),
+        ("h100-sxm", 2.32),
+        ("h200-sxm", 3.07),
+        ("b200", 4.61),
+        ("a100-80gb-sxm", 3.68 / 4),
+        ("h100-sxm", 18.56 / 8),
         # Hyperscaler list prices (AWS p3.2xlarge V100 16GB, p5 H100 before the 2025 cut).
-        ("v100-16gb", 3.06), ("h100-sxm", 98.32 / 8),
+        ("v100-16gb", 3.06),
+        ("h100-sxm", 98.32 / 8),
     ],
 )
 def test_price_band_accepts_other_real_prices(slug: str, price: float) -> None:

@@ -18,7 +18,9 @@ def result(offers) -> ParseResult:
 
 
 def test_each_check_passes_on_a_healthy_page():
-    page = result([make_offer(), make_offer(sku="b", gpu="a100-80gb-sxm", gpu_raw="A100", usd_per_gpu_hour=1.29)])
+    page = result(
+        [make_offer(), make_offer(sku="b", gpu="a100-80gb-sxm", gpu_raw="A100", usd_per_gpu_hour=1.29)]
+    )
     for name, (fn, _) in checks.CHECKS.items():
         assert fn(page, 2)[0], name
 
@@ -30,8 +32,14 @@ def test_each_check_passes_on_a_healthy_page():
         ([make_offer(usd_per_gpu_hour=299.0)], "prices_plausible"),  # cents read as dollars
         ([make_offer(usd_per_gpu_hour=0.001)], "prices_plausible"),
         ([make_offer(), make_offer()], "unique_offer_keys"),
-        ([make_offer(gpu="unknown", gpu_raw="X1"), make_offer(sku="b", gpu="unknown", gpu_raw="X2"), make_offer(sku="c")],
-         "few_unknown_gpus"),
+        (
+            [
+                make_offer(gpu="unknown", gpu_raw="X1"),
+                make_offer(sku="b", gpu="unknown", gpu_raw="X2"),
+                make_offer(sku="c"),
+            ],
+            "few_unknown_gpus",
+        ),
     ],
 )
 def test_each_check_fails_on_its_fault(offers, check):
@@ -54,9 +62,17 @@ def warehouse(tmp_path):
 def _run(warehouse, day, status, offers, parsed=None):
     with warehouse.open() as con:
         report = ParseReport(provider="crusoe", offers=parsed if parsed is not None else offers)
-        record_provider_run(con, provider="crusoe", snapshot_date=day, source="archive", status=status,
-                            offers=offers if status == "success" else 0, report=report, error=None,
-                            started_at=dt.datetime.now(dt.timezone.utc))
+        record_provider_run(
+            con,
+            provider="crusoe",
+            snapshot_date=day,
+            source="archive",
+            status=status,
+            offers=offers if status == "success" else 0,
+            report=report,
+            error=None,
+            started_at=dt.datetime.now(dt.UTC),
+        )
 
 
 def test_baseline_is_the_newest_recent_success(warehouse):

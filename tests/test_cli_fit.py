@@ -22,7 +22,9 @@ def one_line_error(result) -> str:
 
 
 def test_verification_command_fits_with_breakdown(cli) -> None:
-    result = cli("fit", "--model", "meta-llama/Llama-3.1-70B", "--method", "qlora", "--gpu", "a100-80gb-sxm", "--json")
+    result = cli(
+        "fit", "--model", "meta-llama/Llama-3.1-70B", "--method", "qlora", "--gpu", "a100-80gb-sxm", "--json"
+    )
     assert result.code == 0, result.err
     data = json.loads(result.out)
     assert data["fits"] is True and data["gpu"] == "a100-80gb-sxm" and data["gpu_memory_gb"] == 80
@@ -44,22 +46,53 @@ def test_without_gpu_no_fit_fields(cli) -> None:
 
 def test_all_options(cli) -> None:
     result = cli(
-        "fit", "--config", str(CONFIGS / "mixtral-8x7b.json"), "--method", "full", "--optimizer", "adamw8bit",
-        "--precision", "bf16-mixed", "--seq-len", "4096", "--micro-batch", "2", "--grad-checkpointing",
-        "--gpus", "8", "--sharding", "zero3", "--gpu", "h100-sxm", "--margin", "0.25", "--json",
+        "fit",
+        "--config",
+        str(CONFIGS / "mixtral-8x7b.json"),
+        "--method",
+        "full",
+        "--optimizer",
+        "adamw8bit",
+        "--precision",
+        "bf16-mixed",
+        "--seq-len",
+        "4096",
+        "--micro-batch",
+        "2",
+        "--grad-checkpointing",
+        "--gpus",
+        "8",
+        "--sharding",
+        "zero3",
+        "--gpu",
+        "h100-sxm",
+        "--margin",
+        "0.25",
+        "--json",
     )
     assert result.code == 0, result.err
     data = json.loads(result.out)
-    assert (data["gpus"], data["sharding"], data["grad_checkpointing"], data["margin"]) == (8, "zero3", True, 0.25)
+    assert (data["gpus"], data["sharding"], data["grad_checkpointing"], data["margin"]) == (
+        8,
+        "zero3",
+        True,
+        0.25,
+    )
     assert data["planning_gb"] == pytest.approx(data["per_gpu_gb"] * 1.25, abs=1e-3)
 
 
 def test_lora_options_and_qlora_checkpointing_switch(cli) -> None:
-    qv = json.loads(cli("fit", "--params-b", "8", "--method", "lora", "--lora-rank", "8", "--lora-targets", "qv", "--json").out)
+    qv = json.loads(
+        cli(
+            "fit", "--params-b", "8", "--method", "lora", "--lora-rank", "8", "--lora-targets", "qv", "--json"
+        ).out
+    )
     alls = json.loads(cli("fit", "--params-b", "8", "--method", "lora", "--lora-rank", "64", "--json").out)
     assert qv["lora_params"] < alls["lora_params"]
     on = json.loads(cli("fit", "--params-b", "8", "--method", "qlora", "--json").out)
-    off = json.loads(cli("fit", "--params-b", "8", "--method", "qlora", "--no-grad-checkpointing", "--json").out)
+    off = json.loads(
+        cli("fit", "--params-b", "8", "--method", "qlora", "--no-grad-checkpointing", "--json").out
+    )
     assert on["grad_checkpointing"] is True and off["grad_checkpointing"] is False
     assert off["breakdown"]["activations"] > on["breakdown"]["activations"]
 
@@ -73,12 +106,27 @@ def test_table_output(cli) -> None:
 @pytest.mark.parametrize(
     ("args", "fragments"),
     [
-        (("--model", "meta-llama/Llama-3.1-7B", "--method", "lora"), ["Llama-3.1-7B", "meta-llama/Llama-3.1-70B"]),
+        (
+            ("--model", "meta-llama/Llama-3.1-7B", "--method", "lora"),
+            ["Llama-3.1-7B", "meta-llama/Llama-3.1-70B"],
+        ),
         (("--params-b", "7", "--method", "lora", "--gpu", "h100"), ["h100", "h100-sxm"]),
         (("--params-b", "7", "--method", "lora", "--precision", "fp16"), ["fp16", "bf16-true", "bf16-mixed"]),
         (("--params-b", "7", "--method", "ful"), ["ful", "full"]),
-        (("--params-b", "7",), ["--method"]),
-        (("--method", "lora",), ["exactly one"]),
+        (
+            (
+                "--params-b",
+                "7",
+            ),
+            ["--method"],
+        ),
+        (
+            (
+                "--method",
+                "lora",
+            ),
+            ["exactly one"],
+        ),
         (("--params-b", "7", "--model", "google/gemma-7b", "--method", "lora"), ["exactly one"]),
         (("--params-b", "7", "--method", "lora", "--seq-len", "0"), ["seq-len"]),
         (("--params-b", "7", "--method", "lora", "--gpus", "two"), ["--gpus", "two"]),
@@ -121,8 +169,16 @@ def test_batch_json_lines_in_row_order(cli, tmp_path: Path) -> None:
     result = cli("fit", "--batch", str(path), "--gpu", "a100-80gb-sxm")
     assert result.code == 0, result.err
     lines = [json.loads(x) for x in result.out.strip().splitlines()]
-    assert [x["model"] for x in lines] == ["meta-llama/Llama-3.1-8B", "configs", "dense-70b"]  # config: its folder
-    assert [x["gpu"] for x in lines] == ["l40s", "a100-80gb-sxm", "h200-sxm"]  # CLI --gpu fills the empty cell
+    assert [x["model"] for x in lines] == [
+        "meta-llama/Llama-3.1-8B",
+        "configs",
+        "dense-70b",
+    ]  # config: its folder
+    assert [x["gpu"] for x in lines] == [
+        "l40s",
+        "a100-80gb-sxm",
+        "h200-sxm",
+    ]  # CLI --gpu fills the empty cell
     assert lines[1]["method"] == "qlora" and lines[2]["gpus"] == 16 and lines[2]["grad_checkpointing"] is True
     for x in lines:
         assert x["per_gpu_gb"] == pytest.approx(sum(x["breakdown"].values()), abs=1e-6)
@@ -134,7 +190,8 @@ def test_batch_command_line_fills_missing_columns(cli, tmp_path: Path) -> None:
     assert result.code == 0, result.err
     lines = [json.loads(x) for x in result.out.strip().splitlines()]
     assert [(x["model"], x["method"], x["seq_len"], x["precision"]) for x in lines] == [
-        ("google/gemma-2b", "lora", 1024, "bf16-true"), ("google/gemma-2b", "full", 512, "bf16-true"),
+        ("google/gemma-2b", "lora", 1024, "bf16-true"),
+        ("google/gemma-2b", "full", 512, "bf16-true"),
     ]
 
 

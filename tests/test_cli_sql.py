@@ -16,18 +16,29 @@ from gpuprice.warehouse.writes import replace_snapshot_partition
 @pytest.fixture
 def published(home):
     con = connect_writer(settings.warehouse_path())
-    replace_snapshot_partition(con, provider="lambda", snapshot_date=D1, source="archive", raw_sha256=None,
-                               parser_version=None, offers=[make_offer(), make_offer(sku="b", usd_per_gpu_hour=5.4325)])
+    replace_snapshot_partition(
+        con,
+        provider="lambda",
+        snapshot_date=D1,
+        source="archive",
+        raw_sha256=None,
+        parser_version=None,
+        offers=[make_offer(), make_offer(sku="b", usd_per_gpu_hour=5.4325)],
+    )
     publish_analytics_copy(con, settings.warehouse_path())
     con.close()
     return home
 
 
 def test_select_in_three_formats(cli, published):
-    res = cli("sql", "select sku, usd_per_gpu_hour from analytics.latest_prices order by sku", "--format", "json")
+    res = cli(
+        "sql", "select sku, usd_per_gpu_hour from analytics.latest_prices order by sku", "--format", "json"
+    )
     assert res.code == 0, res.err
-    assert json.loads(res.out) == [{"sku": "b", "usd_per_gpu_hour": 5.4325},
-                                   {"sku": "gpu_1x_h100_sxm", "usd_per_gpu_hour": 2.99}]
+    assert json.loads(res.out) == [
+        {"sku": "b", "usd_per_gpu_hour": 5.4325},
+        {"sku": "gpu_1x_h100_sxm", "usd_per_gpu_hour": 2.99},
+    ]
     res = cli("sql", "select count(*) as n from analytics.latest_prices", "--format", "csv")
     assert res.out.splitlines() == ["n", "2"]
     res = cli("sql", "select count(*) as n from analytics.latest_prices")

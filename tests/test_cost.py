@@ -12,8 +12,8 @@ from gpuprice.models.cost import (
     CostTermArrays,
     CostTerms,
     checkpoint_cost,
-    checkpoint_count,
     checkpoint_costs,
+    checkpoint_count,
     hours_for_tokens,
     resumable_checkpoint_gb,
     run_cost,
@@ -31,7 +31,9 @@ GUIDE_TABLE = [
 
 
 @pytest.mark.parametrize(("gpus", "price", "hours", "gpu_hours", "cost"), GUIDE_TABLE)
-def test_run_cost_reproduces_the_guide(gpus: int, price: float, hours: float, gpu_hours: float, cost: float) -> None:
+def test_run_cost_reproduces_the_guide(
+    gpus: int, price: float, hours: float, gpu_hours: float, cost: float
+) -> None:
     result = run_cost(gpus, hours, price)
     assert result.gpu_hours == gpu_hours
     assert result.cost_usd == cost
@@ -59,19 +61,36 @@ def test_resumable_checkpoint_sizes() -> None:
     assert resumable_checkpoint_gb(70e9, "full", "adamw", "bf16-mixed") == pytest.approx(840)
     assert resumable_checkpoint_gb(70e9, "full", "adamw8bit", "bf16-mixed") == pytest.approx(420)
     assert resumable_checkpoint_gb(8e9, "full", "adamw", "bf16-true") == pytest.approx(48)
-    assert resumable_checkpoint_gb(70e9, "qlora", "adamw", "bf16-mixed", adapter_params=200e6) == pytest.approx(2.4)
+    assert resumable_checkpoint_gb(
+        70e9, "qlora", "adamw", "bf16-mixed", adapter_params=200e6
+    ) == pytest.approx(2.4)
 
 
 def _one(**overrides):
-    base = dict(gpus=8, usd_per_gpu_hour=3.0, compute_hours=20.0, checkpoints=10, checkpoint_gb=100.0,
-                model_gb=140.0, dataset_gb=50.0)
+    base = dict(
+        gpus=8,
+        usd_per_gpu_hour=3.0,
+        compute_hours=20.0,
+        checkpoints=10,
+        checkpoint_gb=100.0,
+        model_gb=140.0,
+        dataset_gb=50.0,
+    )
     return checkpoint_cost(**{**base, **overrides})
 
 
 def test_each_term_separately() -> None:
-    terms = CostTerms(storage_usd_per_gb_month=0.2, checkpoints_retained=2, data_usd_per_gb=0.1,
-                      startup_hours=0.5, model_download_gb_per_hour=280.0, failures_per_node_hour=0.0,
-                      engineer_usd_per_hour=100.0, engineer_hours=2.0, reusable_checkpoint_value_usd=30.0)
+    terms = CostTerms(
+        storage_usd_per_gb_month=0.2,
+        checkpoints_retained=2,
+        data_usd_per_gb=0.1,
+        startup_hours=0.5,
+        model_download_gb_per_hour=280.0,
+        failures_per_node_hour=0.0,
+        engineer_usd_per_hour=100.0,
+        engineer_hours=2.0,
+        reusable_checkpoint_value_usd=30.0,
+    )
     cost = _one(terms=terms)
     assert cost.gpu_usd == pytest.approx(8 * 3.0 * 20)
     assert cost.orchestration_usd == pytest.approx(8 * 3.0 * (0.5 + 140 / 280))
@@ -116,16 +135,36 @@ def test_multi_node_jobs_fail_more_often_and_community_hosts_more_still() -> Non
 
 def test_vectorised_matches_scalar() -> None:
     out = checkpoint_costs(
-        gpus=np.array([1, 8, 64]), nodes=np.array([1, 1, 8]), usd_per_gpu_hour=np.array([2.0, 3.0, 2.5]),
-        compute_hours=np.array([10.0, 5.0, 40.0]), checkpoints=np.array([1, 5, 20]),
-        spot=np.array([False, True, False]), community=np.array([True, False, False]),
-        checkpoint_gb=10.0, model_gb=16.0, dataset_gb=1.0,
+        gpus=np.array([1, 8, 64]),
+        nodes=np.array([1, 1, 8]),
+        usd_per_gpu_hour=np.array([2.0, 3.0, 2.5]),
+        compute_hours=np.array([10.0, 5.0, 40.0]),
+        checkpoints=np.array([1, 5, 20]),
+        spot=np.array([False, True, False]),
+        community=np.array([True, False, False]),
+        checkpoint_gb=10.0,
+        model_gb=16.0,
+        dataset_gb=1.0,
     )
     for i, (g, n, p, h, c, s, cm) in enumerate(
-        [(1, 1, 2.0, 10.0, 1, False, True), (8, 1, 3.0, 5.0, 5, True, False), (64, 8, 2.5, 40.0, 20, False, False)]
+        [
+            (1, 1, 2.0, 10.0, 1, False, True),
+            (8, 1, 3.0, 5.0, 5, True, False),
+            (64, 8, 2.5, 40.0, 20, False, False),
+        ]
     ):
-        single = checkpoint_cost(gpus=g, nodes=n, usd_per_gpu_hour=p, compute_hours=h, checkpoints=c, spot=s,
-                                 community=cm, checkpoint_gb=10.0, model_gb=16.0, dataset_gb=1.0)
+        single = checkpoint_cost(
+            gpus=g,
+            nodes=n,
+            usd_per_gpu_hour=p,
+            compute_hours=h,
+            checkpoints=c,
+            spot=s,
+            community=cm,
+            checkpoint_gb=10.0,
+            model_gb=16.0,
+            dataset_gb=1.0,
+        )
         assert out["cost_per_checkpoint_usd"][i] == pytest.approx(single.cost_per_checkpoint_usd)
         assert out["total_usd"][i] == pytest.approx(single.total_usd)
 
@@ -134,14 +173,30 @@ def test_per_row_terms_match_one_call_per_workload() -> None:
     cheap = CostTerms(storage_usd_per_gb_month=0.02, spot_preemptions_per_node_hour=0.2, restart_hours=1.0)
     terms = [DEFAULT_COST_TERMS, cheap]
     index = np.array([0, 1, 1, 0])
-    common = dict(gpus=np.array([8, 8, 1, 1]), nodes=np.array([1, 1, 1, 1]), usd_per_gpu_hour=np.array([2.0, 2.0, 3.0, 3.0]),
-                  compute_hours=np.array([30.0, 30.0, 5.0, 5.0]), checkpoints=np.array([3, 3, 1, 1]),
-                  spot=np.array([True, True, False, False]), community=np.array([False, False, True, True]))
-    mixed = checkpoint_costs(**common, checkpoint_gb=np.array([100.0, 50.0, 50.0, 100.0]), model_gb=16.0, dataset_gb=1.0,
-                             terms=CostTermArrays(terms, index))
+    common = dict(
+        gpus=np.array([8, 8, 1, 1]),
+        nodes=np.array([1, 1, 1, 1]),
+        usd_per_gpu_hour=np.array([2.0, 2.0, 3.0, 3.0]),
+        compute_hours=np.array([30.0, 30.0, 5.0, 5.0]),
+        checkpoints=np.array([3, 3, 1, 1]),
+        spot=np.array([True, True, False, False]),
+        community=np.array([False, False, True, True]),
+    )
+    mixed = checkpoint_costs(
+        **common,
+        checkpoint_gb=np.array([100.0, 50.0, 50.0, 100.0]),
+        model_gb=16.0,
+        dataset_gb=1.0,
+        terms=CostTermArrays(terms, index),
+    )
     for row, which in enumerate(index):
-        single = checkpoint_costs(**{k: v[row:row + 1] for k, v in common.items()},
-                                  checkpoint_gb=[100.0, 50.0][which], model_gb=16.0, dataset_gb=1.0, terms=terms[which])
+        single = checkpoint_costs(
+            **{k: v[row : row + 1] for k, v in common.items()},
+            checkpoint_gb=[100.0, 50.0][which],
+            model_gb=16.0,
+            dataset_gb=1.0,
+            terms=terms[which],
+        )
         for name, values in single.items():
             assert mixed[name][row] == pytest.approx(values[0]), name
 

@@ -24,8 +24,8 @@ import pytest
 
 from faults.runs import RunResult, environment, gpuprice
 from faults.seed import SEED_DAYS, TODAY, seeded_home
-from faults.tally import Tally
 from faults.tables import partition_counts, partition_rows, provider_run, table_fingerprint
+from faults.tally import Tally
 from gpuprice.scrapers.archive import find_archived_page, read_archived
 from gpuprice.scrapers.offer import PROVIDERS
 from gpuprice.scrapers.registry import provider_module
@@ -70,8 +70,14 @@ def subprocess_env(home: Path, archive: Path | None = None, **extra: str) -> dic
 
 
 def gpuprice_process(home: Path, *args: str, archive: Path | None = None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "gpuprice", *args], cwd=REPO, env=subprocess_env(home, archive),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "gpuprice", *args],
+        cwd=REPO,
+        env=subprocess_env(home, archive),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def finished(proc: subprocess.Popen) -> RunResult:
@@ -128,8 +134,20 @@ def test_a_run_killed_inside_a_partition_write_leaves_the_old_partition_and_the_
 
     env = subprocess_env(home, archive, GPUPRICE_TEST_HOLD="nebius")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "faults.hold_in_transaction", "run", "--date", DAY_B.isoformat(),
-         "--no-reports"], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "faults.hold_in_transaction",
+            "run",
+            "--date",
+            DAY_B.isoformat(),
+            "--no-reports",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     guard = threading.Timer(SUBPROCESS_TIMEOUT, proc.kill)  # never hang the suite if HOLDING never comes
     guard.start()
@@ -180,7 +198,9 @@ def test_a_write_that_fails_is_reported_failed_even_after_an_earlier_success_tha
     monkeypatch.setattr(writes, "replace_snapshot_partition", disk_full)
     before = partition_rows(home, "coreweave", DAY_B)
     assert provider_run(home, "coreweave", DAY_B) == ("success", None)  # the seed's run of the same date
-    result = run_in_process(home, "--date", DAY_B.isoformat(), "--providers", "coreweave,lambda", "--no-reports")
+    result = run_in_process(
+        home, "--date", DAY_B.isoformat(), "--providers", "coreweave,lambda", "--no-reports"
+    )
     TALLY.fault("disk_full_during_partition_write")
     TALLY.run(survived="Traceback" not in result.err and result.code == 1)
     lines = result.provider_lines()
@@ -221,7 +241,9 @@ def test_two_runs_started_at_once_both_land_without_corrupting_anything(home: Pa
     for result in results:
         # Either it waited for the other run and landed, or it gave up with one clear line.
         if result.code == 2:
-            assert "locked by another gpuprice run" in result.err and len(result.err.strip().splitlines()) == 1
+            assert (
+                "locked by another gpuprice run" in result.err and len(result.err.strip().splitlines()) == 1
+            )
         else:
             assert_all_landed(result)
         TALLY.run(survived="Traceback" not in result.err)
@@ -229,7 +251,9 @@ def test_two_runs_started_at_once_both_land_without_corrupting_anything(home: Pa
 
     # Same pages, so the re-run DAY_B is identical and DAY_C a copy of it; nothing duplicated.
     tables = snapshot_tables(home / "warehouse.duckdb")
-    assert [r for r in tables["price_snapshots"] if r[0] != DAY_C] == before["price_snapshots"]  # r[0]: snapshot_date
+    assert [r for r in tables["price_snapshots"] if r[0] != DAY_C] == before[
+        "price_snapshots"
+    ]  # r[0]: snapshot_date
     for provider in PROVIDERS:
         landed = partition_rows(home, provider, DAY_C)
         TALLY.rows(len(seed_b[provider]), len(landed))
@@ -261,8 +285,13 @@ ANALYST = textwrap.dedent(
 
 
 def test_an_analyst_holding_the_published_copy_never_blocks_a_run(home: Path):
-    analyst = subprocess.Popen([sys.executable, "-c", ANALYST, str(home / "analytics.duckdb")], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    analyst = subprocess.Popen(
+        [sys.executable, "-c", ANALYST, str(home / "analytics.duckdb")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert analyst.stdout.readline().strip() == DAY_B.isoformat()
         result = finished(gpuprice_process(home, "run", "--date", DAY_C.isoformat(), "--no-reports"))
@@ -316,9 +345,14 @@ def test_a_version_1_warehouse_is_migrated_in_place_not_recreated(tmp_path: Path
     try:
         assert con.execute("SELECT max(version) FROM schema_version").fetchone()[0] == SCHEMA_VERSION
         old = con.execute(
-            "SELECT sku, price_basis FROM price_snapshots WHERE snapshot_date = ? ORDER BY sku", [old_day]).fetchall()
-        kept_pages = con.execute("SELECT count(*) FROM raw_pages WHERE snapshot_date = ?", [old_day]).fetchone()[0]
-        new = con.execute("SELECT count(*) FROM price_snapshots WHERE snapshot_date = ?", [DAY_B]).fetchone()[0]
+            "SELECT sku, price_basis FROM price_snapshots WHERE snapshot_date = ? ORDER BY sku", [old_day]
+        ).fetchall()
+        kept_pages = con.execute(
+            "SELECT count(*) FROM raw_pages WHERE snapshot_date = ?", [old_day]
+        ).fetchone()[0]
+        new = con.execute("SELECT count(*) FROM price_snapshots WHERE snapshot_date = ?", [DAY_B]).fetchone()[
+            0
+        ]
     finally:
         con.close()
     TALLY.rows(2, len(old))
@@ -352,7 +386,9 @@ def _partitions_with_audit(home: Path) -> dict[tuple[str, dt.date], list[tuple]]
 def test_a_backfill_after_a_page_change_rewrites_exactly_that_partition(home: Path, tmp_path: Path):
     archive, changed = archive_with(tmp_path, "lambda", DAY_A, "2025-10-21")
     before = _partitions_with_audit(home)
-    result = run_in_process(home, "--date", DAY_A.isoformat(), "--providers", "lambda", "--no-reports", archive=archive)
+    result = run_in_process(
+        home, "--date", DAY_A.isoformat(), "--providers", "lambda", "--no-reports", archive=archive
+    )
     assert_all_landed(result, ["lambda"])
     TALLY.run(survived=True)
     after = _partitions_with_audit(home)
@@ -361,14 +397,18 @@ def test_a_backfill_after_a_page_change_rewrites_exactly_that_partition(home: Pa
     assert len(after[("lambda", DAY_A)]) == offers_on_page("lambda", changed, DAY_A)
 
 
-def test_a_backfill_after_a_parser_change_rewrites_exactly_that_partition(home: Path, monkeypatch: pytest.MonkeyPatch):
+def test_a_backfill_after_a_parser_change_rewrites_exactly_that_partition(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+):
     module = provider_module("crusoe")
     original = module.parse
 
     def parse_v2(content: bytes, observed_on=None):
         # "Version 2" of the parser: same offers, the region now filled in.
         result = original(content, observed_on=observed_on)
-        result.offers[:] = [o.model_copy(update={"region": o.region or "us-east-backfill"}) for o in result.offers]
+        result.offers[:] = [
+            o.model_copy(update={"region": o.region or "us-east-backfill"}) for o in result.offers
+        ]
         return result
 
     monkeypatch.setattr(module, "PARSER_VERSION", "crusoe/999-test")
@@ -381,10 +421,16 @@ def test_a_backfill_after_a_parser_change_rewrites_exactly_that_partition(home: 
     assert sorted(key for key in before if after[key] != before[key]) == [("crusoe", DAY_B)]
     con = duckdb.connect(str(home / "warehouse.duckdb"), read_only=True)
     try:
-        versions = con.execute("SELECT DISTINCT parser_version FROM price_snapshots WHERE provider = 'crusoe' AND source = 'archive'"
-                               " AND snapshot_date = ?", [DAY_B]).fetchall()
-        regions = con.execute("SELECT count(*) FROM price_snapshots WHERE provider = 'crusoe' AND source = 'archive' AND snapshot_date = ?"
-                              " AND region IS NULL", [DAY_B]).fetchone()[0]
+        versions = con.execute(
+            "SELECT DISTINCT parser_version FROM price_snapshots WHERE provider = 'crusoe' AND source = 'archive'"
+            " AND snapshot_date = ?",
+            [DAY_B],
+        ).fetchall()
+        regions = con.execute(
+            "SELECT count(*) FROM price_snapshots WHERE provider = 'crusoe' AND source = 'archive' AND snapshot_date = ?"
+            " AND region IS NULL",
+            [DAY_B],
+        ).fetchone()[0]
     finally:
         con.close()
     assert versions == [("crusoe/999-test",)] and regions == 0

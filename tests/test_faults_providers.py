@@ -24,8 +24,8 @@ import pytest
 from faults import http, pages
 from faults.runs import RunResult, environment, gpuprice
 from faults.seed import SEED_DAYS, TODAY, seeded_home
-from faults.tally import Tally
 from faults.tables import partition_counts, partition_rows, provider_run, published_latest, raw_page_rows
+from faults.tally import Tally
 from gpuprice.scrapers.archive import DEFAULT_ARCHIVE_MAX_BYTES, find_archived_page, read_archived
 from gpuprice.scrapers.offer import PROVIDERS
 from gpuprice.scrapers.rawstore import read_raw
@@ -51,20 +51,62 @@ class Batch:
 
 
 BATCHES: dict[str, Batch] = {
-    "archive-a": Batch("archive", {"runpod": "half_rows", "lambda": "truncated_page", "coreweave": "table_moved",
-                                   "nebius": "captcha_page", "crusoe": "empty_page"}),
-    "archive-b": Batch("archive", {"runpod": "api_list_moved", "lambda": "login_page", "coreweave": "invalid_utf8",
-                                   "nebius": "gzip_bomb", "massedcompute": "page_over_cap"}),
-    "live-a": Batch("live", {"runpod": "http_429_retry_after", "lambda": "http_500", "coreweave": "http_502",
-                             "nebius": "http_503", "crusoe": "connection_refused"},
-                    transient=frozenset({"massedcompute"})),
-    "live-b": Batch("live", {"runpod": "read_timeout", "lambda": "truncated_body", "coreweave": "empty_200",
-                             "nebius": "login_page_200", "crusoe": "redirect_loop"}),
-    "live-c": Batch("live", {"runpod": "body_over_cap", "lambda": "gzip_bomb", "coreweave": "invalid_utf8",
-                             "nebius": "captcha_page_200", "massedcompute": "http_404_page_gone"}),
+    "archive-a": Batch(
+        "archive",
+        {
+            "runpod": "half_rows",
+            "lambda": "truncated_page",
+            "coreweave": "table_moved",
+            "nebius": "captcha_page",
+            "crusoe": "empty_page",
+        },
+    ),
+    "archive-b": Batch(
+        "archive",
+        {
+            "runpod": "api_list_moved",
+            "lambda": "login_page",
+            "coreweave": "invalid_utf8",
+            "nebius": "gzip_bomb",
+            "massedcompute": "page_over_cap",
+        },
+    ),
+    "live-a": Batch(
+        "live",
+        {
+            "runpod": "http_429_retry_after",
+            "lambda": "http_500",
+            "coreweave": "http_502",
+            "nebius": "http_503",
+            "crusoe": "connection_refused",
+        },
+        transient=frozenset({"massedcompute"}),
+    ),
+    "live-b": Batch(
+        "live",
+        {
+            "runpod": "read_timeout",
+            "lambda": "truncated_body",
+            "coreweave": "empty_200",
+            "nebius": "login_page_200",
+            "crusoe": "redirect_loop",
+        },
+    ),
+    "live-c": Batch(
+        "live",
+        {
+            "runpod": "body_over_cap",
+            "lambda": "gzip_bomb",
+            "coreweave": "invalid_utf8",
+            "nebius": "captcha_page_200",
+            "massedcompute": "http_404_page_gone",
+        },
+    ),
 }
 
-CASES = [(batch, provider, fault) for batch, spec in BATCHES.items() for provider, fault in spec.faults.items()]
+CASES = [
+    (batch, provider, fault) for batch, spec in BATCHES.items() for provider, fault in spec.faults.items()
+]
 
 
 @dataclass
@@ -129,7 +171,9 @@ def _run_batch(name: str, batch: Batch, seeded: Path, workdir: Path) -> Outcome:
             fault = pages.ARCHIVE_FAULTS[fault_name]
             healthy, kind = pages.healthy_page(provider, TODAY.isoformat())
             body = fault.build(healthy)
-            pages.write_archive_page(archive, provider, TODAY.isoformat(), body, fault.kind or kind, gz=fault.gz)
+            pages.write_archive_page(
+                archive, provider, TODAY.isoformat(), body, fault.kind or kind, gz=fault.gz
+            )
             outcome_bodies[provider] = body
             TALLY.fault(f"archive:{fault_name}")
         for provider in batch.healthy:
@@ -153,7 +197,9 @@ def _run_batch(name: str, batch: Batch, seeded: Path, workdir: Path) -> Outcome:
             patch.setattr("gpuprice.scrapers.collect.PoliteFetcher", internet.fetcher_factory())
             result = gpuprice(*args)
     seconds = time.perf_counter() - started
-    survived = result.code == 1 and "Traceback" not in result.err and len(result.provider_lines()) == len(PROVIDERS)
+    survived = (
+        result.code == 1 and "Traceback" not in result.err and len(result.provider_lines()) == len(PROVIDERS)
+    )
     TALLY.run(survived)
     TALLY.notes.setdefault("run_seconds", {})[name] = round(seconds, 1)  # type: ignore[index]
     return Outcome(batch, home, result, seconds, before, seed_rows, outcome_bodies, served, internet)

@@ -56,7 +56,8 @@ class Site:
     def on(self, url: str, *responses: httpx.Response | Callable[[httpx.Request], httpx.Response]) -> None:
         parts = httpx.URL(url)
         self.routes[(parts.host, parts.path)] = [
-            r if callable(r) else (lambda _req, r=r: r) for r in responses  # type: ignore[misc]
+            r if callable(r) else (lambda _req, r=r: r)
+            for r in responses  # type: ignore[misc]
         ]
 
     def handler(self, request: httpx.Request) -> httpx.Response:
@@ -76,7 +77,9 @@ class Site:
         return [r for r in self.requests if r.url.path == path]
 
 
-def make_fetcher(site: Site, time_: FakeTime | None = None, env: dict[str, str] | None = None, **settings) -> PoliteFetcher:
+def make_fetcher(
+    site: Site, time_: FakeTime | None = None, env: dict[str, str] | None = None, **settings
+) -> PoliteFetcher:
     time_ = time_ or FakeTime()
     return PoliteFetcher(
         FetchSettings(user_agent=settings.pop("user_agent", default_user_agent({})), **settings),
@@ -103,7 +106,10 @@ def test_default_user_agent_names_us_and_a_contact() -> None:
 
 def test_user_agent_environment_overrides() -> None:
     assert "(+mailto:ops@example.org;" in default_user_agent({"GPUPRICE_CONTACT": "mailto:ops@example.org"})
-    assert default_user_agent({"GPUPRICE_USER_AGENT": "acme-bot/2 (+https://acme.test)"}) == "acme-bot/2 (+https://acme.test)"
+    assert (
+        default_user_agent({"GPUPRICE_USER_AGENT": "acme-bot/2 (+https://acme.test)"})
+        == "acme-bot/2 (+https://acme.test)"
+    )
     with pytest.raises(ValueError, match="one line"):
         default_user_agent({"GPUPRICE_USER_AGENT": "bot\r\nX-Evil: 1"})
 
@@ -112,7 +118,9 @@ def test_every_request_identifies_itself_and_asks_only_for_decodable_encodings()
     site = Site()
     site.on("https://example.com/pricing", httpx.Response(200, content=PAGE))
     with make_fetcher(site) as fetcher:
-        page = fetcher.fetch("lambda", html_request(headers={"User-Agent": "Mozilla/5.0", "Accept-Encoding": "br"}))
+        page = fetcher.fetch(
+            "lambda", html_request(headers={"User-Agent": "Mozilla/5.0", "Accept-Encoding": "br"})
+        )
     assert page.body == PAGE and page.status == 200 and not page.not_modified
     for request in site.requests:  # robots.txt and the page
         assert request.headers["user-agent"].startswith("gpuprice/")
@@ -156,7 +164,9 @@ def test_retry_after_http_date_and_cap() -> None:
 def test_backoff_grows_exponentially_with_jitter() -> None:
     site, clock = Site(), FakeTime()
     site.on("https://example.com/pricing", httpx.Response(502))
-    with make_fetcher(site, clock, max_attempts=4, backoff_base=2.0, backoff_max=60.0, min_host_interval=0) as fetcher:
+    with make_fetcher(
+        site, clock, max_attempts=4, backoff_base=2.0, backoff_max=60.0, min_host_interval=0
+    ) as fetcher:
         with pytest.raises(FetchError):
             fetcher.fetch("crusoe", html_request())
     assert len(clock.sleeps) == 3
@@ -187,7 +197,9 @@ def test_robots_disallow_raises_and_never_requests_the_page() -> None:
     site = Site(robots={"example.com": "User-agent: *\nDisallow: /pricing\n"})
     site.on("https://example.com/pricing", httpx.Response(200, content=PAGE))
     with make_fetcher(site) as fetcher:
-        with pytest.raises(RobotsDisallowed, match="robots.txt disallows https://example.com/pricing") as info:
+        with pytest.raises(
+            RobotsDisallowed, match="robots.txt disallows https://example.com/pricing"
+        ) as info:
             fetcher.fetch("coreweave", html_request())
         with pytest.raises(RobotsDisallowed):
             fetcher.fetch("coreweave", html_request())
@@ -246,8 +258,13 @@ def test_crawl_delay_slows_us_down() -> None:
 
 def test_redirect_to_another_host_checks_its_robots() -> None:
     site = Site(robots={"lambda.ai": "User-agent: *\nDisallow: /instances\n"})
-    site.on("https://lambdalabs.com/pricing", httpx.Response(301, headers={"Location": "https://lambda.ai/pricing"}))
-    site.on("https://lambdalabs.com/old", httpx.Response(302, headers={"Location": "https://lambda.ai/instances"}))
+    site.on(
+        "https://lambdalabs.com/pricing",
+        httpx.Response(301, headers={"Location": "https://lambda.ai/pricing"}),
+    )
+    site.on(
+        "https://lambdalabs.com/old", httpx.Response(302, headers={"Location": "https://lambda.ai/instances"})
+    )
     site.on("https://lambda.ai/pricing", httpx.Response(200, content=PAGE))
     with make_fetcher(site) as fetcher:
         page = fetcher.fetch("lambda", html_request("https://lambdalabs.com/pricing"))
@@ -269,12 +286,20 @@ def test_304_reuses_the_stored_page(tmp_path: Path) -> None:
     )
     request = html_request()
     with make_fetcher(site) as fetcher:
-        first = collect_page("lambda", TODAY - dt.timedelta(days=1), source="live", home=tmp_path, fetcher=fetcher,
-                             today=TODAY - dt.timedelta(days=1), requests=[request])
+        first = collect_page(
+            "lambda",
+            TODAY - dt.timedelta(days=1),
+            source="live",
+            home=tmp_path,
+            fetcher=fetcher,
+            today=TODAY - dt.timedelta(days=1),
+            requests=[request],
+        )
         assert not first.not_modified and first.raw.etag == etag
         assert lookup_validators(tmp_path, "lambda", request.url).etag == etag
-        second = collect_page("lambda", TODAY, source="live", home=tmp_path, fetcher=fetcher, today=TODAY,
-                              requests=[request])
+        second = collect_page(
+            "lambda", TODAY, source="live", home=tmp_path, fetcher=fetcher, today=TODAY, requests=[request]
+        )
     conditional = site.hits("/pricing")[1]
     assert conditional.headers["if-none-match"] == etag
     assert conditional.headers["if-modified-since"] == modified
@@ -295,7 +320,11 @@ def test_304_with_a_lost_stored_copy_fetches_again(tmp_path: Path) -> None:
     site = Site()
     site.on(
         "https://example.com/pricing",
-        lambda req: httpx.Response(304) if "if-none-match" in req.headers else httpx.Response(200, content=b"<p>new</p>"),
+        lambda req: (
+            httpx.Response(304)
+            if "if-none-match" in req.headers
+            else httpx.Response(200, content=b"<p>new</p>")
+        ),
     )
     with make_fetcher(site) as fetcher:
         page = fetcher.fetch("lambda", html_request(), cached=cached)
@@ -326,8 +355,12 @@ def test_api_key_is_sent_as_a_header_but_never_logged_or_raised(caplog: pytest.L
         return httpx.Response(500, text=f"internal error for key {SECRET}")
 
     site.on("https://api.runpod.io/graphql", graphql)
-    api = PageRequest(url="https://api.runpod.io/graphql", method="POST", json_body={"query": "{ gpuTypes { id } }"},
-                      kind="json")
+    api = PageRequest(
+        url="https://api.runpod.io/graphql",
+        method="POST",
+        json_body={"query": "{ gpuTypes { id } }"},
+        kind="json",
+    )
     env = {"GPUPRICE_RUNPOD_API_KEY": SECRET}
     with make_fetcher(site, env=env, max_attempts=2) as fetcher, pytest.raises(FetchError) as info:
         fetcher.fetch("runpod", api)
@@ -341,14 +374,26 @@ def test_api_key_is_sent_as_a_header_but_never_logged_or_raised(caplog: pytest.L
 def test_api_key_stays_off_html_pages_and_other_hosts(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     site = Site()
-    site.on("https://api.runpod.io/graphql",
-            httpx.Response(307, headers={"Location": f"https://elsewhere.example/graphql?api_key={SECRET}"}))
-    site.on("https://elsewhere.example/graphql", lambda r: httpx.Response(200, json={"auth": r.headers.get("authorization")}))
-    site.on("https://www.runpod.io/pricing", lambda r: httpx.Response(200, text=str(r.headers.get("authorization"))))
+    site.on(
+        "https://api.runpod.io/graphql",
+        httpx.Response(307, headers={"Location": f"https://elsewhere.example/graphql?api_key={SECRET}"}),
+    )
+    site.on(
+        "https://elsewhere.example/graphql",
+        lambda r: httpx.Response(200, json={"auth": r.headers.get("authorization")}),
+    )
+    site.on(
+        "https://www.runpod.io/pricing",
+        lambda r: httpx.Response(200, text=str(r.headers.get("authorization"))),
+    )
     env = {"GPUPRICE_RUNPOD_API_KEY": SECRET}
     with make_fetcher(site, env=env) as fetcher:
-        api = fetcher.fetch("runpod", PageRequest(url="https://api.runpod.io/graphql", method="POST",
-                                                  json_body={"query": "{ x }"}, kind="json"))
+        api = fetcher.fetch(
+            "runpod",
+            PageRequest(
+                url="https://api.runpod.io/graphql", method="POST", json_body={"query": "{ x }"}, kind="json"
+            ),
+        )
         html = fetcher.fetch("runpod", html_request("https://www.runpod.io/pricing"))
     assert json.loads(api.body) == {"auth": None}
     assert html.body == b"None"
@@ -360,10 +405,18 @@ def test_api_key_stays_off_html_pages_and_other_hosts(caplog: pytest.LogCaptureF
 
 def test_live_refuses_any_day_but_today(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="cannot scrape the past"):
-        collect_page("runpod", "2026-10-01", source="live", home=tmp_path, today=TODAY, requests=[html_request()])
+        collect_page(
+            "runpod", "2026-10-01", source="live", home=tmp_path, today=TODAY, requests=[html_request()]
+        )
     with pytest.raises(ValueError, match="cannot scrape the future"):
-        collect_page("runpod", TODAY + dt.timedelta(days=1), source="live", home=tmp_path, today=TODAY,
-                     requests=[html_request()])
+        collect_page(
+            "runpod",
+            TODAY + dt.timedelta(days=1),
+            source="live",
+            home=tmp_path,
+            today=TODAY,
+            requests=[html_request()],
+        )
     assert not (tmp_path / "raw").exists()
 
 
@@ -373,10 +426,14 @@ def test_live_tries_primaries_then_fallbacks_and_stores_each_body(tmp_path: Path
     site.on("https://www.runpod.io/pricing", httpx.Response(200, content=PAGE))
     requests = [
         html_request("https://www.runpod.io/pricing", fallback=True),
-        PageRequest(url="https://api.runpod.io/graphql", method="POST", json_body={"query": "{ x }"}, kind="json"),
+        PageRequest(
+            url="https://api.runpod.io/graphql", method="POST", json_body={"query": "{ x }"}, kind="json"
+        ),
     ]
     with make_fetcher(site) as fetcher:
-        pages = iter_live_pages("runpod", TODAY, home=tmp_path, fetcher=fetcher, today=TODAY, requests=requests)
+        pages = iter_live_pages(
+            "runpod", TODAY, home=tmp_path, fetcher=fetcher, today=TODAY, requests=requests
+        )
         first = next(pages)
         assert first.kind == "json" and first.request.url.endswith("/graphql")
         assert site.hits("/pricing") == []  # fallback untouched until asked for
@@ -395,10 +452,24 @@ def test_live_falls_back_when_the_primary_fails_and_reports_all_failures(tmp_pat
     primary = html_request("https://api.runpod.io/missing")
     fallback = html_request("https://www.runpod.io/pricing", fallback=True)
     with make_fetcher(site) as fetcher:
-        page = collect_page("runpod", TODAY, source="live", home=tmp_path, fetcher=fetcher, today=TODAY,
-                            requests=[primary, fallback])
+        page = collect_page(
+            "runpod",
+            TODAY,
+            source="live",
+            home=tmp_path,
+            fetcher=fetcher,
+            today=TODAY,
+            requests=[primary, fallback],
+        )
         assert page.request == fallback and page.earlier_failures and "HTTP 404" in page.earlier_failures[0]
         assert page.raw.url == fallback.url and page.raw.http_status == 200 and page.raw.provider == "runpod"
         with pytest.raises(FetchError, match=r"runpod: .*all 2 requests failed: .*HTTP 404.*HTTP 404"):
-            collect_page("runpod", TODAY, source="live", home=tmp_path, fetcher=fetcher, today=TODAY,
-                         requests=[primary, html_request("https://www.runpod.io/gone", fallback=True)])
+            collect_page(
+                "runpod",
+                TODAY,
+                source="live",
+                home=tmp_path,
+                fetcher=fetcher,
+                today=TODAY,
+                requests=[primary, html_request("https://www.runpod.io/gone", fallback=True)],
+            )

@@ -49,8 +49,9 @@ class ChunkStream(httpx.SyncByteStream):
             raise self.error
 
 
-def streamed(status: int, chunks: list[bytes], headers: dict[str, str] | None = None,
-             error: Exception | None = None) -> httpx.Response:
+def streamed(
+    status: int, chunks: list[bytes], headers: dict[str, str] | None = None, error: Exception | None = None
+) -> httpx.Response:
     """A response as a real transport hands it over: a stream, not pre-read content."""
     return httpx.Response(status, headers=headers or {}, stream=ChunkStream(chunks, error))
 
@@ -122,7 +123,9 @@ def test_client_errors_are_not_retried() -> None:
 
 def test_connection_refused() -> None:
     handler, seen = page_handler(httpx.ConnectError("[Errno 111] Connection refused"))
-    with pytest.raises(FetchError, match=r"crusoe: .*connection failed: \[Errno 111\] Connection refused after 2"):
+    with pytest.raises(
+        FetchError, match=r"crusoe: .*connection failed: \[Errno 111\] Connection refused after 2"
+    ):
         fetch(handler, max_attempts=2)
     assert len(seen) == 2
 
@@ -141,7 +144,9 @@ def test_read_timeout_every_time() -> None:
 
 def test_truncated_body_is_retried_and_reported() -> None:
     broken = streamed(
-        200, [b"<html><table>"], error=httpx.RemoteProtocolError("peer closed connection without sending complete message body")
+        200,
+        [b"<html><table>"],
+        error=httpx.RemoteProtocolError("peer closed connection without sending complete message body"),
     )
     handler, seen = page_handler(broken)
     with pytest.raises(FetchError, match="truncated body") as info:
@@ -168,7 +173,10 @@ def test_a_trickling_server_hits_the_attempt_deadline() -> None:
                 yield b"x"
 
     handler, _ = page_handler(lambda _r: httpx.Response(200, stream=Trickle()))
-    with pytest.raises(FetchError, match="longer than 60 s"), fetcher_for(handler, clock, attempt_timeout=60, max_attempts=1) as f:
+    with (
+        pytest.raises(FetchError, match="longer than 60 s"),
+        fetcher_for(handler, clock, attempt_timeout=60, max_attempts=1) as f,
+    ):
         f.fetch("crusoe", PageRequest(url=URL))
 
 
@@ -239,7 +247,9 @@ def test_gzip_bomb_is_stopped_at_the_cap(gzip_bomb: bytes) -> None:
     assert len(gzip_bomb) < 100_000
     chunks = [gzip_bomb[i : i + 16384] for i in range(0, len(gzip_bomb), 16384)]
     handler, seen = page_handler(
-        lambda _r: streamed(200, chunks, headers={"Content-Encoding": "gzip", "Content-Length": str(len(gzip_bomb))})
+        lambda _r: streamed(
+            200, chunks, headers={"Content-Encoding": "gzip", "Content-Length": str(len(gzip_bomb))}
+        )
     )
     with pytest.raises(FetchError, match=r"inflates past the 5242880-byte cap") as info:
         fetch(handler, max_bytes=5 * MB)
@@ -253,20 +263,32 @@ def test_compressed_bodies_are_decoded_in_their_real_world_forms() -> None:
     raw = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
     raw_deflate = raw.compress(page) + raw.flush()
     two_members = gzip.compress(page[:1000], mtime=0) + gzip.compress(page[1000:], mtime=0)
-    cases = [("gzip", gzip.compress(page)), ("deflate", zlib_wrapped), ("deflate", raw_deflate),
-             ("gzip", two_members), ("identity", page), ("GZIP", gzip.compress(page))]
+    cases = [
+        ("gzip", gzip.compress(page)),
+        ("deflate", zlib_wrapped),
+        ("deflate", raw_deflate),
+        ("gzip", two_members),
+        ("identity", page),
+        ("GZIP", gzip.compress(page)),
+    ]
     for encoding, data in cases:
         chunks = [data[i : i + 777] for i in range(0, len(data), 777)]
-        handler, _ = page_handler(lambda _r, c=chunks, e=encoding: streamed(200, c, headers={"Content-Encoding": e}))
+        handler, _ = page_handler(
+            lambda _r, c=chunks, e=encoding: streamed(200, c, headers={"Content-Encoding": e})
+        )
         assert fetch(handler).body == page, encoding
 
 
 def test_truncated_and_corrupt_gzip() -> None:
     data = gzip.compress(b"<html>" + b"p" * 100_000 + b"</html>")
-    cut, _ = page_handler(lambda _r: streamed(200, [data[: len(data) // 2]], headers={"Content-Encoding": "gzip"}))
+    cut, _ = page_handler(
+        lambda _r: streamed(200, [data[: len(data) // 2]], headers={"Content-Encoding": "gzip"})
+    )
     with pytest.raises(FetchError, match="truncated gzip body"):
         fetch(cut, max_attempts=2)
-    garbage, seen = page_handler(lambda _r: streamed(200, [b"this is not gzip"], headers={"Content-Encoding": "gzip"}))
+    garbage, seen = page_handler(
+        lambda _r: streamed(200, [b"this is not gzip"], headers={"Content-Encoding": "gzip"})
+    )
     with pytest.raises(FetchError, match="corrupt gzip body"):
         fetch(garbage)
     assert len(seen) == 1
@@ -280,10 +302,19 @@ def test_unsupported_content_encoding() -> None:
 
 def test_invalid_utf8_is_stored_byte_exact(tmp_path: Path) -> None:
     body = b"<html><td>H100 \xff\xfe caf\xe9 \xc3\x28</td><td>$2.49</td></html>"
-    handler, _ = page_handler(httpx.Response(200, content=body, headers={"Content-Type": "text/html; charset=utf-8"}))
+    handler, _ = page_handler(
+        httpx.Response(200, content=body, headers={"Content-Type": "text/html; charset=utf-8"})
+    )
     with fetcher_for(handler) as fetcher:
-        page = collect_page("crusoe", TODAY, source="live", home=tmp_path, fetcher=fetcher, today=TODAY,
-                            requests=[PageRequest(url=URL)])
+        page = collect_page(
+            "crusoe",
+            TODAY,
+            source="live",
+            home=tmp_path,
+            fetcher=fetcher,
+            today=TODAY,
+            requests=[PageRequest(url=URL)],
+        )
     assert page.body == body
     assert read_raw(page.raw.stored_path) == body
     assert page.raw.bytes == len(body)

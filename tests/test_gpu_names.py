@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import csv
-from pathlib import Path
 
 import pytest
 
+from conftest import OBSERVED_PRICES
 from gpuprice.models.catalog import gpu_slugs
 from gpuprice.models.gpu_names import UNKNOWN, normalize_gpu
-
-from conftest import OBSERVED_PRICES, TEST_DATA
-
 
 # (provider, gpu) exactly as the `gpu` column of /work/shared/data/observed_prices.csv writes it.
 OBSERVED: list[tuple[str, str, str]] = [
@@ -296,7 +293,9 @@ def test_traps(raw: str, wrong: str, right: str) -> None:
         ("H100", "Massed Compute", None, "h100-pcie"),
     ],
 )
-def test_form_factor_and_memory_rules(raw: str, provider: str | None, vram_gb: float | None, expected: str) -> None:
+def test_form_factor_and_memory_rules(
+    raw: str, provider: str | None, vram_gb: float | None, expected: str
+) -> None:
     assert normalize_gpu(raw, provider=provider, vram_gb=vram_gb) == expected
 
 

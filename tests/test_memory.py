@@ -29,7 +29,9 @@ LLAMA3_8B = catalog()["meta-llama/Llama-3.1-8B"].arch
 LLAMA3_70B = catalog()["meta-llama/Llama-3.1-70B"].arch
 MIXTRAL = catalog()["mistralai/Mixtral-8x7B-v0.1"].arch
 # No context, fragmentation or buffers: isolates the physical terms.
-BARE = MemoryConstants(cuda_context_gb=0, fragmentation=0, activation_factor=1, qlora_dequant_layers=0, comm_buffer_gb=0)
+BARE = MemoryConstants(
+    cuda_context_gb=0, fragmentation=0, activation_factor=1, qlora_dequant_layers=0, comm_buffer_gb=0
+)
 
 
 def setup(**kw) -> TrainingSetup:
@@ -58,7 +60,9 @@ def states_bytes_per_param(s: TrainingSetup) -> float:
     ],
 )
 def test_full_finetune_state_bytes(precision: str, optimizer: str, expected: float) -> None:
-    assert states_bytes_per_param(setup(precision=precision, optimizer=optimizer)) == pytest.approx(expected, abs=0.01)
+    assert states_bytes_per_param(setup(precision=precision, optimizer=optimizer)) == pytest.approx(
+        expected, abs=0.01
+    )
 
 
 def test_lora_params_formula_sheet_example() -> None:
@@ -126,7 +130,9 @@ def test_full_finetune_activation_count_near_formula_sheet() -> None:
 
 def test_gradient_checkpointing_keeps_layer_inputs_plus_one_layer() -> None:
     off = estimate_memory(setup(seq_len=4096, precision="bf16-true"), BARE).breakdown.activations
-    on = estimate_memory(setup(seq_len=4096, precision="bf16-true", grad_checkpointing=True), BARE).breakdown.activations
+    on = estimate_memory(
+        setup(seq_len=4096, precision="bf16-true", grad_checkpointing=True), BARE
+    ).breakdown.activations
     layer = off / LLAMA2_7B.num_layers
     inputs = 4096 * LLAMA2_7B.hidden_size * 2 * LLAMA2_7B.num_layers / GB
     assert on == pytest.approx(inputs + layer)
@@ -135,13 +141,17 @@ def test_gradient_checkpointing_keeps_layer_inputs_plus_one_layer() -> None:
 def test_lora_on_qv_saves_fewer_activations_than_full_or_qlora() -> None:
     full = estimate_memory(setup(method="full"), BARE).breakdown.activations
     lora_qv = estimate_memory(setup(method="lora", lora_targets="qv"), BARE).breakdown.activations
-    qlora_qv = estimate_memory(setup(method="qlora", lora_targets="qv", grad_checkpointing=False), BARE).breakdown.activations
+    qlora_qv = estimate_memory(
+        setup(method="qlora", lora_targets="qv", grad_checkpointing=False), BARE
+    ).breakdown.activations
     assert lora_qv < full
     assert qlora_qv > lora_qv  # bitsandbytes' 4-bit matmul keeps its input
 
 
 def test_logits_ten_bytes_per_logit() -> None:
-    est = estimate_memory(TrainingSetup(arch=LLAMA3_8B, method="lora", precision="bf16-true", seq_len=4096, micro_batch=2), BARE)
+    est = estimate_memory(
+        TrainingSetup(arch=LLAMA3_8B, method="lora", precision="bf16-true", seq_len=4096, micro_batch=2), BARE
+    )
     assert est.breakdown.logits == pytest.approx(2 * 4096 * 128256 * 10 / GB)
 
 
@@ -172,7 +182,9 @@ def test_zero3_divides_weights_and_adds_units_in_flight() -> None:
 
 
 def test_offload_keeps_only_units_in_flight() -> None:
-    est = estimate_memory(TrainingSetup(arch=LLAMA3_70B, method="full", gpus=8, sharding="offload"), BARE).breakdown
+    est = estimate_memory(
+        TrainingSetup(arch=LLAMA3_70B, method="full", gpus=8, sharding="offload"), BARE
+    ).breakdown
     unit = LLAMA3_70B.largest_layer_params
     assert est.optimizer == 0
     assert est.weights == pytest.approx(2 * unit * 2 / GB)
@@ -187,7 +199,9 @@ def test_data_parallel_lora_does_not_shrink_per_gpu() -> None:
 
 def test_full_70b_needs_sharding() -> None:
     single = estimate_memory(TrainingSetup(arch=LLAMA3_70B, method="full"))
-    sharded = estimate_memory(TrainingSetup(arch=LLAMA3_70B, method="full", gpus=16, sharding="zero3", grad_checkpointing=True))
+    sharded = estimate_memory(
+        TrainingSetup(arch=LLAMA3_70B, method="full", gpus=16, sharding="zero3", grad_checkpointing=True)
+    )
     assert single.per_gpu_gb > 1000
     assert sharded.per_gpu_gb < 141
 
@@ -203,7 +217,10 @@ def test_breakdown_sums_to_peak_and_margin_is_separate() -> None:
 
 
 def test_memory_metric_orders_allocated_reserved_device() -> None:
-    peaks = [estimate_memory(setup(method="lora", memory_metric=m)).per_gpu_gb for m in ("allocated", "reserved", "device")]
+    peaks = [
+        estimate_memory(setup(method="lora", memory_metric=m)).per_gpu_gb
+        for m in ("allocated", "reserved", "device")
+    ]
     assert peaks[0] < peaks[1] < peaks[2]
 
 
@@ -222,8 +239,17 @@ def test_default_qlora_70b_fits_one_80gb_gpu_but_lora_does_not() -> None:
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("seq_len", 0), ("gpus", 0), ("micro_batch", -1), ("margin", 0.5), ("margin", 0.1), ("lora_rank", 100_000),
-     ("method", "prefix"), ("sharding", "zero9"), ("seq_len", 10_000_000)],
+    [
+        ("seq_len", 0),
+        ("gpus", 0),
+        ("micro_batch", -1),
+        ("margin", 0.5),
+        ("margin", 0.1),
+        ("lora_rank", 100_000),
+        ("method", "prefix"),
+        ("sharding", "zero9"),
+        ("seq_len", 10_000_000),
+    ],
 )
 def test_validation_one_line(field: str, value: object) -> None:
     fields = {"arch": LLAMA2_7B, "method": "lora", field: value}
@@ -285,7 +311,12 @@ def test_least_complex_marks_first_fitting_strategy() -> None:
             assert order[marked.sharding.iloc[0]] == min(order[s] for s in fitting.sharding)
     # 70B full fine-tune (18 B/param = 1.27 TB of state): up to 8x H200 only with CPU offload; 16x ZeRO-3
     chosen = frame[(frame.setup_index == 0) & (frame.gpu == "h200-sxm") & frame.least_complex]
-    assert dict(zip(chosen.gpu_count, chosen.sharding)) == {1: "offload", 2: "offload", 8: "offload", 16: "zero3"}
+    assert dict(zip(chosen.gpu_count, chosen.sharding)) == {
+        1: "offload",
+        2: "offload",
+        8: "offload",
+        16: "zero3",
+    }
 
 
 def test_sweep_accepts_mappings_and_rejects_unknown_strategy() -> None:
@@ -298,7 +329,10 @@ def test_sweep_accepts_mappings_and_rejects_unknown_strategy() -> None:
 
 def test_sweep_is_fast_for_the_colleague_sized_grid() -> None:
     sizes = np.linspace(0.5, 400, 50)
-    setups = [TrainingSetup(arch=shape_for_params(float(p)), method=("full", "lora", "qlora")[i % 3]) for i, p in enumerate(sizes)]
+    setups = [
+        TrainingSetup(arch=shape_for_params(float(p)), method=("full", "lora", "qlora")[i % 3])
+        for i, p in enumerate(sizes)
+    ]
     gpus = {f"gpu{i}": 16.0 + 8 * i for i in range(40)}
     counts = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
     fit_sweep(setups, gpus, counts)  # warm-up (imports, caches)
@@ -317,9 +351,20 @@ def test_per_gpu_gb_many_matches_scalar() -> None:
 
 # ----- measurement rows ----------------------------------------------------------------------------
 def row(**kw) -> dict[str, str]:
-    base = dict(model="Llama-2-7b", params_b="6.74", method="lora", precision="bf16-true", seq_len="1304",
-                micro_batch="1", grad_checkpointing="False", num_gpus="1", sharding="none", notes="LoRA r=8 q,v only",
-                memory_metric="torch.cuda.max_memory_allocated", gpu="A100-40GB")
+    base = dict(
+        model="Llama-2-7b",
+        params_b="6.74",
+        method="lora",
+        precision="bf16-true",
+        seq_len="1304",
+        micro_batch="1",
+        grad_checkpointing="False",
+        num_gpus="1",
+        sharding="none",
+        notes="LoRA r=8 q,v only",
+        memory_metric="torch.cuda.max_memory_allocated",
+        gpu="A100-40GB",
+    )
     base.update(kw)
     return base
 
@@ -327,7 +372,12 @@ def row(**kw) -> dict[str, str]:
 def test_row_mapping_litgpt() -> None:
     s = setup_from_measurement_row(row())
     assert (s.arch, s.method, s.precision, s.lora_rank, s.lora_targets, s.memory_metric) == (
-        LLAMA2_7B, "lora", "bf16-true", 8, "qv", "allocated",
+        LLAMA2_7B,
+        "lora",
+        "bf16-true",
+        8,
+        "qv",
+        "allocated",
     )
     assert s.grad_checkpointing is False and s.sharding == "none"
 
@@ -350,9 +400,17 @@ def test_row_mapping_precision_regimes(changes: dict[str, str], expected: tuple[
 
 
 def test_row_mapping_details() -> None:
-    s = setup_from_measurement_row(row(method="qlora", precision="bf16-true+bnb.nf4-dq", sharding="fsdp+cpu_offload",
-                                       num_gpus="2", grad_checkpointing="unknown", memory_metric="peak reserved",
-                                       notes="LoRA r=64 on c_attn,c_proj,w1,w2"))
+    s = setup_from_measurement_row(
+        row(
+            method="qlora",
+            precision="bf16-true+bnb.nf4-dq",
+            sharding="fsdp+cpu_offload",
+            num_gpus="2",
+            grad_checkpointing="unknown",
+            memory_metric="peak reserved",
+            notes="LoRA r=64 on c_attn,c_proj,w1,w2",
+        )
+    )
     assert (s.sharding, s.gpus, s.grad_checkpointing, s.qlora_double_quant) == ("offload", 2, True, True)
     assert (s.lora_rank, s.lora_targets, s.memory_metric) == (64, "all", "reserved")
     assert setup_from_measurement_row(row(sharding="ddp", num_gpus="2")).sharding == "none"
@@ -366,9 +424,14 @@ def test_unknown_model_falls_back_to_params_b() -> None:
 
 @pytest.mark.parametrize(
     "changes",
-    [dict(seq_len="short (twitter_complaints)"), dict(micro_batch="unknown"), dict(method="dora"),
-     dict(sharding="fsdp+tp8+pp8"), dict(precision="unknown (likely fp32/mixed)"),
-     dict(model="mystery", params_b="")],
+    [
+        dict(seq_len="short (twitter_complaints)"),
+        dict(micro_batch="unknown"),
+        dict(method="dora"),
+        dict(sharding="fsdp+tp8+pp8"),
+        dict(precision="unknown (likely fp32/mixed)"),
+        dict(model="mystery", params_b=""),
+    ],
 )
 def test_unusable_rows(changes: dict[str, str]) -> None:
     with pytest.raises(UnusableRow):

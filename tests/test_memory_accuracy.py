@@ -53,7 +53,15 @@ UNMODELLED = re.compile(
     r"|fused optimizer|applied cumulatively|unpacked|anomaly",
     re.IGNORECASE,
 )
-FAMILY_MAX_GB = {"a100": 80.0, "h100": 94.0, "h200": 141.0, "a10g": 24.0, "l40s": 48.0, "rtx 3090": 24.0, "rtx 4090": 24.0}
+FAMILY_MAX_GB = {
+    "a100": 80.0,
+    "h100": 94.0,
+    "h200": 141.0,
+    "a10g": 24.0,
+    "l40s": 48.0,
+    "rtx 3090": 24.0,
+    "rtx 4090": 24.0,
+}
 LOWER_BOUND_FILL = {"seq_len": "128", "micro_batch": "1", "precision": "bf16-true"}
 
 # Coordinate-descent grid for the five constants (physically plausible ranges).
@@ -65,8 +73,13 @@ GRID: dict[str, np.ndarray] = {
     "comm_buffer_gb": np.round(np.arange(0.0, 4.0001, 0.1), 4),
 }
 # Start from the formula sheet's suggestions, not from the shipped values.
-SHEET_START = MemoryConstants(cuda_context_gb=1.0, fragmentation=0.05, activation_factor=1.0,
-                              qlora_dequant_layers=1.0, comm_buffer_gb=0.5)
+SHEET_START = MemoryConstants(
+    cuda_context_gb=1.0,
+    fragmentation=0.05,
+    activation_factor=1.0,
+    qlora_dequant_layers=1.0,
+    comm_buffer_gb=0.5,
+)
 LOSS_CAP = math.log(1.5)  # robust loss: a row off by more than 50 % counts as 50 %
 
 # Achieved with the shipped constants (see memory_calibration.md); guards sit slightly worse.
@@ -155,7 +168,9 @@ def stats(predicted: np.ndarray, measured: np.ndarray) -> tuple[float, float]:
     return float(np.median(err) * 100), float(np.mean(err <= 0.20) * 100)
 
 
-def calibrate(prepared: PreparedSetups, measured: np.ndarray, start: MemoryConstants = SHEET_START) -> MemoryConstants:
+def calibrate(
+    prepared: PreparedSetups, measured: np.ndarray, start: MemoryConstants = SHEET_START
+) -> MemoryConstants:
     """Coordinate descent over GRID minimising the capped mean |log(pred/measured)|."""
 
     def loss(c: MemoryConstants) -> float:
@@ -205,7 +220,9 @@ def test_accuracy_targets_on_all_usable_rows(prepared: tuple[PreparedSetups, np.
     assert within >= GUARD_WITHIN_20, f"regression: {within:.1f} % within 20 %"
 
 
-def test_scalar_path_gives_the_same_predictions(selection: Selection, prepared: tuple[PreparedSetups, np.ndarray]) -> None:
+def test_scalar_path_gives_the_same_predictions(
+    selection: Selection, prepared: tuple[PreparedSetups, np.ndarray]
+) -> None:
     batch, _ = prepared
     scalar = [estimate_memory(m.setup).per_gpu_gb for m in selection.measured]
     assert batch.per_gpu_gb().tolist() == scalar
@@ -219,7 +236,7 @@ def test_every_oom_row_is_predicted_not_to_fit(selection: Selection) -> None:
 
 def test_capacity_boundary_rows_plan_near_the_card(selection: Selection) -> None:
     # "max context that fits in N GB": with the default 20 % margin the plan should be ~N GB.
-    for index, row, setup, capacity in selection.boundary:
+    for index, _row, setup, capacity in selection.boundary:
         planning = estimate_memory(setup).planning_gb
         assert planning == pytest.approx(capacity, rel=0.15), (index, planning, capacity)
 
@@ -232,11 +249,19 @@ def test_heldout_halves(prepared: tuple[PreparedSetups, np.ndarray]) -> None:
         train = [i for i in range(len(setups)) if i % 2 == keep]
         test = [i for i in range(len(setups)) if i % 2 != keep]
         constants = calibrate(PreparedSetups([setups[i] for i in train]), measured[train])
-        median, within = stats(PreparedSetups([setups[i] for i in test]).per_gpu_gb(constants), measured[test])
+        median, within = stats(
+            PreparedSetups([setups[i] for i in test]).per_gpu_gb(constants), measured[test]
+        )
         assert median <= TARGET_MEDIAN_APE, f"held-out half {1 - keep}: median {median:.1f} %"
-        assert median <= GUARD_HELDOUT_MEDIAN_APE and within >= GUARD_HELDOUT_WITHIN_20, (keep, median, within)
+        assert median <= GUARD_HELDOUT_MEDIAN_APE and within >= GUARD_HELDOUT_WITHIN_20, (
+            keep,
+            median,
+            within,
+        )
 
 
-def test_shipped_constants_are_the_calibration_on_all_rows(prepared: tuple[PreparedSetups, np.ndarray]) -> None:
+def test_shipped_constants_are_the_calibration_on_all_rows(
+    prepared: tuple[PreparedSetups, np.ndarray],
+) -> None:
     batch, measured = prepared
     assert calibrate(batch, measured) == DEFAULT_CONSTANTS

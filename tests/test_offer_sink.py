@@ -11,8 +11,13 @@ from gpuprice.scrapers.offer_sink import OfferSink
 
 def fields(**overrides: Any) -> dict[str, Any]:
     """A valid one-GPU on-demand offer's fields."""
-    return {"gpu": "h100-sxm", "gpu_raw": "NVIDIA H100", "gpu_count": 1, "usd_per_gpu_hour": Decimal("2.49"),
-            "sku": "h100"} | overrides
+    return {
+        "gpu": "h100-sxm",
+        "gpu_raw": "NVIDIA H100",
+        "gpu_count": 1,
+        "usd_per_gpu_hour": Decimal("2.49"),
+        "sku": "h100",
+    } | overrides
 
 
 def reasons(sink: OfferSink) -> list[tuple[str, str]]:
@@ -41,20 +46,35 @@ def test_invalid_fields_are_rejected_with_every_reason_never_raised() -> None:
     assert sink.add("row", **fields(gpu_count=0, usd_per_gpu_hour=1234.5)) is None
     assert sink.offers == []
     assert reasons(sink) == [
-        ("row", "gpu_count: Input should be greater than or equal to 1; usd_per_gpu_hour: Input should be less than 1000")]
+        (
+            "row",
+            "gpu_count: Input should be greater than or equal to 1; usd_per_gpu_hour: Input should be less than 1000",
+        )
+    ]
 
 
 def test_a_whole_offer_check_is_named_offer_and_a_prefix_is_prepended() -> None:
     sink = OfferSink("nebius")
     sink.add("row", reason_prefix="invalid offer from column 'Reserved': ", **fields(tier="reserved"))
     assert reasons(sink) == [
-        ("row", "invalid offer from column 'Reserved': offer: Value error, a reserved offer needs commitment_months")]
+        (
+            "row",
+            "invalid offer from column 'Reserved': offer: Value error, a reserved offer needs commitment_months",
+        )
+    ]
 
 
 def test_reasons_without_field_names_for_callers_that_name_the_value() -> None:
     sink = OfferSink("crusoe")
-    assert sink.validate("row", reason_prefix="invalid offer ($1234.50/GPU-hr): ", name_fields=False,
-                         **fields(usd_per_gpu_hour=1234.5)) is None
+    assert (
+        sink.validate(
+            "row",
+            reason_prefix="invalid offer ($1234.50/GPU-hr): ",
+            name_fields=False,
+            **fields(usd_per_gpu_hour=1234.5),
+        )
+        is None
+    )
     assert reasons(sink) == [("row", "invalid offer ($1234.50/GPU-hr): Input should be less than 1000")]
 
 
@@ -109,4 +129,3 @@ def test_result_carries_the_offers_and_their_count() -> None:
     assert isinstance(result, ParseResult)
     assert [o.sku for o in result.offers] == ["h100", "h100-b"]
     assert (result.report.provider, result.report.offers, len(result.report.rejected)) == ("lambda", 2, 1)
-

@@ -96,7 +96,9 @@ def test_corrupt_or_truncated_gzip_is_structure_missing(content: bytes, what: st
     assert caught.value.what.startswith(what)
 
 
-@pytest.mark.parametrize("content", [b"", b" \n\t ", b"\xef\xbb\xbf", b"\xef\xbb\xbf  \r\n", gzip.compress(b"")])
+@pytest.mark.parametrize(
+    "content", [b"", b" \n\t ", b"\xef\xbb\xbf", b"\xef\xbb\xbf  \r\n", gzip.compress(b"")]
+)
 def test_blank_pages_are_structure_missing(content: bytes) -> None:
     with pytest.raises(StructureMissing) as caught:
         page_text(content, ParseReport(provider="coreweave"))

@@ -6,6 +6,8 @@ import datetime as dt
 
 import pytest
 
+from gpuprice.scrapers.offer import Offer, ParseResult
+from gpuprice.scrapers.providers import crusoe
 from parser_support import (
     archive_observations,
     archive_page_names,
@@ -19,8 +21,6 @@ from parser_support import (
     parse_archive_page,
     report_of,
 )
-from gpuprice.scrapers.offer import Offer, ParseResult
-from gpuprice.scrapers.providers import crusoe
 
 FIXTURES = fixture_dir("crusoe")
 
@@ -30,13 +30,25 @@ def parse_fixture(name: str) -> ParseResult:
 
 
 def expected_offer(
-    *, gpu: str, gpu_raw: str, vram_gb: float, tier: str, usd_per_gpu_hour: float,
+    *,
+    gpu: str,
+    gpu_raw: str,
+    vram_gb: float,
+    tier: str,
+    usd_per_gpu_hour: float,
     commitment_months: int | None = None,
 ) -> dict:
     """A full offer as Crusoe prices it: per GPU-hour, no vCPU/RAM/region on the page."""
     return full_offer(
-        "crusoe", gpu=gpu, gpu_raw=gpu_raw, gpu_count=1, vram_gb=vram_gb, tier=tier,
-        commitment_months=commitment_months, usd_per_gpu_hour=usd_per_gpu_hour, sku=gpu_raw,
+        "crusoe",
+        gpu=gpu,
+        gpu_raw=gpu_raw,
+        gpu_count=1,
+        vram_gb=vram_gb,
+        tier=tier,
+        commitment_months=commitment_months,
+        usd_per_gpu_hour=usd_per_gpu_hour,
+        sku=gpu_raw,
     )
 
 
@@ -47,50 +59,98 @@ L40S = dict(gpu="l40s", gpu_raw="NVIDIA L40S 48GB PCIe", vram_gb=48.0)
 
 def test_card_grid_labels_before_and_after_prices_contact_sales_and_rejects() -> None:
     result = parse_fixture("cards.html")
-    assert_offers(result, [
-        expected_offer(**H100, tier="on_demand", usd_per_gpu_hour=3.9),
-        expected_offer(**H100, tier="spot", usd_per_gpu_hour=1.6),
-        expected_offer(**H100, tier="reserved", usd_per_gpu_hour=2.93, commitment_months=12),
-        expected_offer(**A100_SXM, tier="on_demand", usd_per_gpu_hour=1.95),  # price above its label
-        expected_offer(**A100_SXM, tier="spot", usd_per_gpu_hour=1.3),
-        expected_offer(gpu="unknown", gpu_raw="Tenstorrent Blackhole 32GB PCIe", vram_gb=32.0,
-                       tier="on_demand", usd_per_gpu_hour=0.75),
-        expected_offer(**L40S, tier="on_demand", usd_per_gpu_hour=1.0),
-    ])
+    assert_offers(
+        result,
+        [
+            expected_offer(**H100, tier="on_demand", usd_per_gpu_hour=3.9),
+            expected_offer(**H100, tier="spot", usd_per_gpu_hour=1.6),
+            expected_offer(**H100, tier="reserved", usd_per_gpu_hour=2.93, commitment_months=12),
+            expected_offer(**A100_SXM, tier="on_demand", usd_per_gpu_hour=1.95),  # price above its label
+            expected_offer(**A100_SXM, tier="spot", usd_per_gpu_hour=1.3),
+            expected_offer(
+                gpu="unknown",
+                gpu_raw="Tenstorrent Blackhole 32GB PCIe",
+                vram_gb=32.0,
+                tier="on_demand",
+                usd_per_gpu_hour=0.75,
+            ),
+            expected_offer(**L40S, tier="on_demand", usd_per_gpu_hour=1.0),
+        ],
+    )
     assert report_of(result, "crusoe") == {
         "rows_seen": 5,  # H100, A100, B200, Tenstorrent, L40S; storage and footer are not GPU cards
         "offers": 7,
         "unpriced_rows": 1,  # B200: "Contact sales" only
         "rejected": [
-            {"raw": "NVIDIA L40S 48GB PCIe | Reserved | $0.80/GPU-hr", "reason": "reserved price without a term in its label"},
-            {"raw": "NVIDIA L40S 48GB PCIe | 3-year reserved | $1,234.50/GPU-hr",
-             "reason": "invalid offer ($1234.50/GPU-hr): Input should be less than 1000"},
+            {
+                "raw": "NVIDIA L40S 48GB PCIe | Reserved | $0.80/GPU-hr",
+                "reason": "reserved price without a term in its label",
+            },
+            {
+                "raw": "NVIDIA L40S 48GB PCIe | 3-year reserved | $1,234.50/GPU-hr",
+                "reason": "invalid offer ($1234.50/GPU-hr): Input should be less than 1000",
+            },
         ],
         "unknown_gpus": ["Tenstorrent Blackhole 32GB PCIe"],
         "missing_columns": [],
         "unexpected_columns": [],
-        "notes": ["'from' price read as the price: Tenstorrent Blackhole 32GB PCIe | On-demand | from $0.75/GPU-hr"],
+        "notes": [
+            "'from' price read as the price: Tenstorrent Blackhole 32GB PCIe | On-demand | from $0.75/GPU-hr"
+        ],
     }
 
 
 def test_redesigned_markup_definition_lists_inline_labels_empty_cells_and_hidden_items() -> None:
     result = parse_fixture("variants.html")
-    assert_offers(result, [
-        expected_offer(gpu="h200-sxm", gpu_raw="NVIDIA H200 141GB HGX", vram_gb=141.0,
-                       tier="on_demand", usd_per_gpu_hour=4.29),
-        # The empty SPOT cell stays empty: $2.10 belongs to "3-Year Reserved", written as "$" + "2.10".
-        expected_offer(gpu="h200-sxm", gpu_raw="NVIDIA H200 141GB HGX", vram_gb=141.0,
-                       tier="reserved", usd_per_gpu_hour=2.1, commitment_months=36),
-        expected_offer(gpu="mi300x", gpu_raw="AMD MI300X 192GB", vram_gb=192.0, tier="on_demand", usd_per_gpu_hour=3.45),
-        expected_offer(gpu="mi300x", gpu_raw="AMD MI300X 192GB", vram_gb=192.0, tier="spot", usd_per_gpu_hour=0.95),
-        expected_offer(gpu="mi300x", gpu_raw="AMD MI300X 192GB", vram_gb=192.0, tier="reserved",
-                       usd_per_gpu_hour=2.6, commitment_months=6),  # "Six-month commitment"
-    ])
+    assert_offers(
+        result,
+        [
+            expected_offer(
+                gpu="h200-sxm",
+                gpu_raw="NVIDIA H200 141GB HGX",
+                vram_gb=141.0,
+                tier="on_demand",
+                usd_per_gpu_hour=4.29,
+            ),
+            # The empty SPOT cell stays empty: $2.10 belongs to "3-Year Reserved", written as "$" + "2.10".
+            expected_offer(
+                gpu="h200-sxm",
+                gpu_raw="NVIDIA H200 141GB HGX",
+                vram_gb=141.0,
+                tier="reserved",
+                usd_per_gpu_hour=2.1,
+                commitment_months=36,
+            ),
+            expected_offer(
+                gpu="mi300x",
+                gpu_raw="AMD MI300X 192GB",
+                vram_gb=192.0,
+                tier="on_demand",
+                usd_per_gpu_hour=3.45,
+            ),
+            expected_offer(
+                gpu="mi300x", gpu_raw="AMD MI300X 192GB", vram_gb=192.0, tier="spot", usd_per_gpu_hour=0.95
+            ),
+            expected_offer(
+                gpu="mi300x",
+                gpu_raw="AMD MI300X 192GB",
+                vram_gb=192.0,
+                tier="reserved",
+                usd_per_gpu_hour=2.6,
+                commitment_months=6,
+            ),  # "Six-month commitment"
+        ],
+    )
     assert report_of(result, "crusoe") == {
         "rows_seen": 3,  # the hidden (w-condition-invisible) A40 card is not shown to visitors
         "offers": 5,
         "unpriced_rows": 0,
-        "rejected": [{"raw": "NVIDIA A100 40GB PCIe | $1.45/GPU-hr", "reason": "price without an on-demand/spot/reserved label"}],
+        "rejected": [
+            {
+                "raw": "NVIDIA A100 40GB PCIe | $1.45/GPU-hr",
+                "reason": "price without an on-demand/spot/reserved label",
+            }
+        ],
         "unknown_gpus": [],
         "missing_columns": [],
         "unexpected_columns": [],
@@ -101,13 +161,18 @@ def test_redesigned_markup_definition_lists_inline_labels_empty_cells_and_hidden
 @pytest.mark.parametrize(
     ("content", "what"),
     [
-        ((FIXTURES / "captcha.html").read_bytes(), "no GPU card with a labelled price (on-demand/spot/reserved)"),
+        (
+            (FIXTURES / "captcha.html").read_bytes(),
+            "no GPU card with a labelled price (on-demand/spot/reserved)",
+        ),
         (b"", "empty page"),
         (b"\n  ", "empty page"),
         # The cards lost their labels: prices cannot be told apart, so the page is not understood.
-        (b"<html><body><div><h3>NVIDIA H100</h3><p>$3.90/GPU-hr</p></div>"
-         b"<div><h3>NVIDIA H200</h3><p>$4.29/GPU-hr</p></div></body></html>",
-         "no GPU card with a labelled price (on-demand/spot/reserved); 2 unlabelled prices seen"),
+        (
+            b"<html><body><div><h3>NVIDIA H100</h3><p>$3.90/GPU-hr</p></div>"
+            b"<div><h3>NVIDIA H200</h3><p>$4.29/GPU-hr</p></div></body></html>",
+            "no GPU card with a labelled price (on-demand/spot/reserved); 2 unlabelled prices seen",
+        ),
     ],
 )
 def test_pages_without_a_price_structure_raise_structure_missing(content: bytes, what: str) -> None:
@@ -157,8 +222,11 @@ def test_archive_known_prices_across_dates() -> None:
     assert price(may_2025, "h100-sxm", "on_demand") == [3.9]
     assert price(may_2025, "h100-sxm", "spot") == []  # spot rows hidden before 2026
     feb = archive_offers("2026-02-26.html")
-    assert (price(feb, "h100-sxm", "spot"), price(feb, "a100-80gb-sxm", "spot"), price(feb, "l40s", "spot")) == (
-        [1.6], [1.3], [0.5])
+    assert (
+        price(feb, "h100-sxm", "spot"),
+        price(feb, "a100-80gb-sxm", "spot"),
+        price(feb, "l40s", "spot"),
+    ) == ([1.6], [1.3], [0.5])
     assert price(feb, "l40s", "on_demand") == [1.0]
     october = archive_offers("2026-10-06.html")
     assert price(october, "l40s", "on_demand") == [1.5]
@@ -187,8 +255,11 @@ def test_webflow_tab_panes_label_the_prices_inside_them() -> None:
         <div data-w-tab="Spot" class="w-tab-pane"><div class="card"><div class="pricing_gpu-name">NVIDIA H100</div><span>80GB</span><span>HGX</span><p>$1.60/GPU-hr</p></div></div>
       </div></div></body></html>"""
     result = crusoe.parse(page)
-    assert_offers(result, [
-        expected_offer(**H100, tier="on_demand", usd_per_gpu_hour=3.9),
-        expected_offer(**H100, tier="spot", usd_per_gpu_hour=1.6),
-    ])
+    assert_offers(
+        result,
+        [
+            expected_offer(**H100, tier="on_demand", usd_per_gpu_hour=3.9),
+            expected_offer(**H100, tier="spot", usd_per_gpu_hour=1.6),
+        ],
+    )
     assert (result.report.rows_seen, result.report.rejected) == (2, [])

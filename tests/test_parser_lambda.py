@@ -6,6 +6,8 @@ import gzip
 
 import pytest
 
+from gpuprice.scrapers.offer import StructureMissing
+from gpuprice.scrapers.providers import lambda_cloud
 from parser_support import (
     archive_dir,
     archive_observations,
@@ -18,8 +20,6 @@ from parser_support import (
     live_request_summary,
     parse_archive_page,
 )
-from gpuprice.scrapers.offer import StructureMissing
-from gpuprice.scrapers.providers import lambda_cloud
 
 FIXTURES = fixture_dir("lambda")
 ARCHIVE = archive_dir("lambda")
@@ -42,21 +42,84 @@ TIB = 1099.511627776
 def test_tabs_give_the_count_and_catch_mismatches_unpriced_unknown_and_bad_rows() -> None:
     result = parse_fixture("tabs.html")
     assert dumped(result) == [
-        offer(gpu="b200", gpu_raw="NVIDIA B200 SXM6", gpu_count=8, vram_gb=180.0, usd_per_gpu_hour=6.69,
-              sku="8x NVIDIA B200 SXM6", vcpus=208.0, ram_gb=round(2900 * GIB, 1), storage_gb=round(22 * TIB, 1)),
-        offer(gpu="h100-sxm", gpu_raw="NVIDIA H100 SXM", gpu_count=8, vram_gb=80.0, usd_per_gpu_hour=3.99,
-              sku="8x NVIDIA H100 SXM", vcpus=208.0, ram_gb=round(1800 * GIB, 1), storage_gb=round(22 * TIB, 1)),
-        offer(gpu="h100-sxm", gpu_raw="NVIDIA H100 SXM", gpu_count=4, vram_gb=80.0, usd_per_gpu_hour=4.09,
-              sku="4x NVIDIA H100 SXM", vcpus=104.0, ram_gb=round(900 * GIB, 1), storage_gb=round(11 * TIB, 1)),
+        offer(
+            gpu="b200",
+            gpu_raw="NVIDIA B200 SXM6",
+            gpu_count=8,
+            vram_gb=180.0,
+            usd_per_gpu_hour=6.69,
+            sku="8x NVIDIA B200 SXM6",
+            vcpus=208.0,
+            ram_gb=round(2900 * GIB, 1),
+            storage_gb=round(22 * TIB, 1),
+        ),
+        offer(
+            gpu="h100-sxm",
+            gpu_raw="NVIDIA H100 SXM",
+            gpu_count=8,
+            vram_gb=80.0,
+            usd_per_gpu_hour=3.99,
+            sku="8x NVIDIA H100 SXM",
+            vcpus=208.0,
+            ram_gb=round(1800 * GIB, 1),
+            storage_gb=round(22 * TIB, 1),
+        ),
+        offer(
+            gpu="h100-sxm",
+            gpu_raw="NVIDIA H100 SXM",
+            gpu_count=4,
+            vram_gb=80.0,
+            usd_per_gpu_hour=4.09,
+            sku="4x NVIDIA H100 SXM",
+            vcpus=104.0,
+            ram_gb=round(900 * GIB, 1),
+            storage_gb=round(11 * TIB, 1),
+        ),
         # no "1x" in the plan: the count comes from the 1x tab
-        offer(gpu="gh200", gpu_raw="NVIDIA GH200", gpu_count=1, vram_gb=96.0, usd_per_gpu_hour=2.29,
-              sku="1x NVIDIA GH200", vcpus=64.0, ram_gb=round(432 * GIB, 1), storage_gb=round(4 * TIB, 1)),
-        offer(gpu="a100-40gb", gpu_raw="NVIDIA A100 SXM", gpu_count=1, vram_gb=40.0, usd_per_gpu_hour=1.99,
-              sku="1x NVIDIA A100 SXM", vcpus=30.0, ram_gb=round(220 * GIB, 1), storage_gb=round(512 * GIB, 1)),
-        offer(gpu="unknown", gpu_raw="NVIDIA Quadro RTX 6000", gpu_count=1, vram_gb=24.0, usd_per_gpu_hour=0.5,
-              sku="1x NVIDIA Quadro RTX 6000", vcpus=14.0, ram_gb=round(46 * GIB, 1), storage_gb=round(512 * GIB, 1)),
-        offer(gpu="a10", gpu_raw="NVIDIA A10", gpu_count=1, vram_gb=24.0, usd_per_gpu_hour=1.29,
-              sku="1x NVIDIA A10", vcpus=30.0, ram_gb=round(226 * GIB, 1), storage_gb=round(1.3 * TIB, 1)),
+        offer(
+            gpu="gh200",
+            gpu_raw="NVIDIA GH200",
+            gpu_count=1,
+            vram_gb=96.0,
+            usd_per_gpu_hour=2.29,
+            sku="1x NVIDIA GH200",
+            vcpus=64.0,
+            ram_gb=round(432 * GIB, 1),
+            storage_gb=round(4 * TIB, 1),
+        ),
+        offer(
+            gpu="a100-40gb",
+            gpu_raw="NVIDIA A100 SXM",
+            gpu_count=1,
+            vram_gb=40.0,
+            usd_per_gpu_hour=1.99,
+            sku="1x NVIDIA A100 SXM",
+            vcpus=30.0,
+            ram_gb=round(220 * GIB, 1),
+            storage_gb=round(512 * GIB, 1),
+        ),
+        offer(
+            gpu="unknown",
+            gpu_raw="NVIDIA Quadro RTX 6000",
+            gpu_count=1,
+            vram_gb=24.0,
+            usd_per_gpu_hour=0.5,
+            sku="1x NVIDIA Quadro RTX 6000",
+            vcpus=14.0,
+            ram_gb=round(46 * GIB, 1),
+            storage_gb=round(512 * GIB, 1),
+        ),
+        offer(
+            gpu="a10",
+            gpu_raw="NVIDIA A10",
+            gpu_count=1,
+            vram_gb=24.0,
+            usd_per_gpu_hour=1.29,
+            sku="1x NVIDIA A10",
+            vcpus=30.0,
+            ram_gb=round(226 * GIB, 1),
+            storage_gb=round(1.3 * TIB, 1),
+        ),
     ]
     assert result.report.model_dump() == {
         "provider": "lambda",
@@ -64,11 +127,18 @@ def test_tabs_give_the_count_and_catch_mismatches_unpriced_unknown_and_bad_rows(
         "offers": 7,
         "unpriced_rows": 2,  # GB300 "Contact sales", 2x H100 "Sold out": not offers, never $0
         "rejected": [
-            {"raw": "On-demand 8x NVIDIA A100 SXM | 80 GB | 120 | 900 GiB | 10 TiB SSD | $2.89",
-             "reason": "GPU count mismatch: tab says 4x, plan says 8x"},
-            {"raw": "On-demand 1x NVIDIA A10 | 24 GB | 30 | 226 GiB | 1.3 TiB SSD | $1.29", "reason": "duplicate offer"},
-            {"raw": "On-demand 1x NVIDIA H100 PCIe | 80 GB | 26 | 200 GiB | 1 TiB SSD | $x.xx",
-             "reason": "not a price: '$x.xx'"},
+            {
+                "raw": "On-demand 8x NVIDIA A100 SXM | 80 GB | 120 | 900 GiB | 10 TiB SSD | $2.89",
+                "reason": "GPU count mismatch: tab says 4x, plan says 8x",
+            },
+            {
+                "raw": "On-demand 1x NVIDIA A10 | 24 GB | 30 | 226 GiB | 1.3 TiB SSD | $1.29",
+                "reason": "duplicate offer",
+            },
+            {
+                "raw": "On-demand 1x NVIDIA H100 PCIe | 80 GB | 26 | 200 GiB | 1 TiB SSD | $x.xx",
+                "reason": "not a price: '$x.xx'",
+            },
         ],
         "unknown_gpus": ["NVIDIA Quadro RTX 6000"],
         "missing_columns": [],
@@ -80,13 +150,31 @@ def test_tabs_give_the_count_and_catch_mismatches_unpriced_unknown_and_bad_rows(
 def test_reordered_and_extra_columns_nbsp_from_prices_thousands_and_regions() -> None:
     result = parse_fixture("reordered.html")
     assert dumped(result) == [
-        offer(gpu="h100-sxm", gpu_raw="NVIDIA H100 SXM", gpu_count=8, vram_gb=80.0, usd_per_gpu_hour=2.99,
-              region="us-east-1", sku="8x NVIDIA H100 SXM", vcpus=208.0, ram_gb=round(1800 * GIB, 1),
-              storage_gb=round(22 * TIB, 1)),
+        offer(
+            gpu="h100-sxm",
+            gpu_raw="NVIDIA H100 SXM",
+            gpu_count=8,
+            vram_gb=80.0,
+            usd_per_gpu_hour=2.99,
+            region="us-east-1",
+            sku="8x NVIDIA H100 SXM",
+            vcpus=208.0,
+            ram_gb=round(1800 * GIB, 1),
+            storage_gb=round(22 * TIB, 1),
+        ),
         # VRAM cell empty: taken from the plan name
-        offer(gpu="b200", gpu_raw="NVIDIA B200 SXM6 (180 GB)", gpu_count=1, vram_gb=180.0, usd_per_gpu_hour=6.99,
-              region="us-south-2", sku="1x NVIDIA B200 SXM6 (180 GB)", vcpus=26.0, ram_gb=round(362 * GIB, 1),
-              storage_gb=round(2.75 * TIB, 1)),
+        offer(
+            gpu="b200",
+            gpu_raw="NVIDIA B200 SXM6 (180 GB)",
+            gpu_count=1,
+            vram_gb=180.0,
+            usd_per_gpu_hour=6.99,
+            region="us-south-2",
+            sku="1x NVIDIA B200 SXM6 (180 GB)",
+            vcpus=26.0,
+            ram_gb=round(362 * GIB, 1),
+            storage_gb=round(2.75 * TIB, 1),
+        ),
     ]
     assert result.report.model_dump() == {
         "provider": "lambda",
@@ -94,8 +182,10 @@ def test_reordered_and_extra_columns_nbsp_from_prices_thousands_and_regions() ->
         "offers": 2,
         "unpriced_rows": 1,
         "rejected": [
-            {"raw": "$1.49 | NVIDIA GH200 | us-east-3 | NVLink-C2C | 96 GB | 4 TiB | 432 GiB | 64",
-             "reason": "GPU count missing (no tab label and no 'Nx' in the plan)"},
+            {
+                "raw": "$1.49 | NVIDIA GH200 | us-east-3 | NVLink-C2C | 96 GB | 4 TiB | 432 GiB | 64",
+                "reason": "GPU count missing (no tab label and no 'Nx' in the plan)",
+            },
         ],
         "unknown_gpus": [],
         "missing_columns": [],
@@ -107,17 +197,49 @@ def test_reordered_and_extra_columns_nbsp_from_prices_thousands_and_regions() ->
 def test_older_layout_table_as_escaped_html_in_streamed_script_chunks() -> None:
     result = parse_fixture("nextjs_escaped.html")
     assert dumped(result) == [
-        offer(gpu="h100-sxm", gpu_raw="NVIDIA H100 SXM", gpu_count=8, vram_gb=80.0, usd_per_gpu_hour=2.99,
-              sku="8x NVIDIA H100 SXM", vcpus=208.0, ram_gb=round(1800 * GIB, 1), storage_gb=round(24.2 * TIB, 1)),
-        offer(gpu="gh200", gpu_raw="NVIDIA GH200", gpu_count=1, vram_gb=96.0, usd_per_gpu_hour=1.49,
-              sku="1x NVIDIA GH200", vcpus=64.0, ram_gb=round(432 * GIB, 1), storage_gb=round(4 * TIB, 1)),
-        offer(gpu="a100-40gb", gpu_raw="NVIDIA A100 (40 GB SXM4)", gpu_count=1, vram_gb=40.0, usd_per_gpu_hour=1.29,
-              sku="1x NVIDIA A100 (40 GB SXM4)", vcpus=30.0, ram_gb=round(200 * GIB, 1),
-              storage_gb=round(512 * GIB, 1)),
+        offer(
+            gpu="h100-sxm",
+            gpu_raw="NVIDIA H100 SXM",
+            gpu_count=8,
+            vram_gb=80.0,
+            usd_per_gpu_hour=2.99,
+            sku="8x NVIDIA H100 SXM",
+            vcpus=208.0,
+            ram_gb=round(1800 * GIB, 1),
+            storage_gb=round(24.2 * TIB, 1),
+        ),
+        offer(
+            gpu="gh200",
+            gpu_raw="NVIDIA GH200",
+            gpu_count=1,
+            vram_gb=96.0,
+            usd_per_gpu_hour=1.49,
+            sku="1x NVIDIA GH200",
+            vcpus=64.0,
+            ram_gb=round(432 * GIB, 1),
+            storage_gb=round(4 * TIB, 1),
+        ),
+        offer(
+            gpu="a100-40gb",
+            gpu_raw="NVIDIA A100 (40 GB SXM4)",
+            gpu_count=1,
+            vram_gb=40.0,
+            usd_per_gpu_hour=1.29,
+            sku="1x NVIDIA A100 (40 GB SXM4)",
+            vcpus=30.0,
+            ram_gb=round(200 * GIB, 1),
+            storage_gb=round(512 * GIB, 1),
+        ),
     ]
     assert result.report.model_dump() == {
-        "provider": "lambda", "rows_seen": 4, "offers": 3, "unpriced_rows": 1, "rejected": [],
-        "unknown_gpus": [], "missing_columns": [], "unexpected_columns": [],
+        "provider": "lambda",
+        "rows_seen": 4,
+        "offers": 3,
+        "unpriced_rows": 1,
+        "rejected": [],
+        "unknown_gpus": [],
+        "missing_columns": [],
+        "unexpected_columns": [],
         "notes": ["table read from escaped HTML in script data (older Next.js layout)"],
     }
 
@@ -125,14 +247,38 @@ def test_older_layout_table_as_escaped_html_in_streamed_script_chunks() -> None:
 def test_older_layout_as_react_server_component_rows() -> None:
     result = parse_fixture("nextjs_rsc.html")
     assert dumped(result) == [
-        offer(gpu="h100-sxm", gpu_raw="NVIDIA H100 SXM", gpu_count=8, vram_gb=80.0, usd_per_gpu_hour=2.99,
-              sku="8x NVIDIA H100 SXM", vcpus=208.0, ram_gb=round(1800 * GIB, 1), storage_gb=round(22 * TIB, 1)),
-        offer(gpu="gh200", gpu_raw="NVIDIA GH200", gpu_count=1, vram_gb=96.0, usd_per_gpu_hour=1.49,
-              sku="1x NVIDIA GH200", vcpus=64.0, ram_gb=round(432 * GIB, 1), storage_gb=round(4 * TIB, 1)),
+        offer(
+            gpu="h100-sxm",
+            gpu_raw="NVIDIA H100 SXM",
+            gpu_count=8,
+            vram_gb=80.0,
+            usd_per_gpu_hour=2.99,
+            sku="8x NVIDIA H100 SXM",
+            vcpus=208.0,
+            ram_gb=round(1800 * GIB, 1),
+            storage_gb=round(22 * TIB, 1),
+        ),
+        offer(
+            gpu="gh200",
+            gpu_raw="NVIDIA GH200",
+            gpu_count=1,
+            vram_gb=96.0,
+            usd_per_gpu_hour=1.49,
+            sku="1x NVIDIA GH200",
+            vcpus=64.0,
+            ram_gb=round(432 * GIB, 1),
+            storage_gb=round(4 * TIB, 1),
+        ),
     ]
     assert result.report.model_dump() == {
-        "provider": "lambda", "rows_seen": 3, "offers": 2, "unpriced_rows": 1, "rejected": [],
-        "unknown_gpus": [], "missing_columns": [], "unexpected_columns": [],
+        "provider": "lambda",
+        "rows_seen": 3,
+        "offers": 2,
+        "unpriced_rows": 1,
+        "rejected": [],
+        "unknown_gpus": [],
+        "missing_columns": [],
+        "unexpected_columns": [],
         "notes": ["table rebuilt from React Server Component rows in script data"],
     }
 
@@ -160,16 +306,49 @@ def test_tab_panels_linked_by_webflow_ids_or_aria_controls_and_an_unlabelled_pla
 def test_plain_price_column_is_per_instance_unless_the_cell_says_per_gpu() -> None:
     result = parse_fixture("per_instance_2023.html")
     assert dumped(result) == [
-        offer(gpu="a100-80gb-sxm", gpu_raw="NVIDIA A100 SXM4 80GB", gpu_count=8, vram_gb=80.0, usd_per_gpu_hour=1.5,
-              usd_per_instance_hour=12.0, sku="8x NVIDIA A100 SXM4 80GB", vcpus=240.0, ram_gb=round(1800 * GIB, 1)),
-        offer(gpu="h100-pcie", gpu_raw="NVIDIA H100 PCIe", gpu_count=1, vram_gb=80.0, usd_per_gpu_hour=1.99,
-              sku="1x NVIDIA H100 PCIe", vcpus=26.0, ram_gb=round(200 * GIB, 1)),
-        offer(gpu="a6000", gpu_raw="NVIDIA A6000", gpu_count=4, vram_gb=48.0, usd_per_gpu_hour=0.8,
-              usd_per_instance_hour=3.2, sku="4x NVIDIA A6000", vcpus=56.0, ram_gb=round(400 * GIB, 1)),
+        offer(
+            gpu="a100-80gb-sxm",
+            gpu_raw="NVIDIA A100 SXM4 80GB",
+            gpu_count=8,
+            vram_gb=80.0,
+            usd_per_gpu_hour=1.5,
+            usd_per_instance_hour=12.0,
+            sku="8x NVIDIA A100 SXM4 80GB",
+            vcpus=240.0,
+            ram_gb=round(1800 * GIB, 1),
+        ),
+        offer(
+            gpu="h100-pcie",
+            gpu_raw="NVIDIA H100 PCIe",
+            gpu_count=1,
+            vram_gb=80.0,
+            usd_per_gpu_hour=1.99,
+            sku="1x NVIDIA H100 PCIe",
+            vcpus=26.0,
+            ram_gb=round(200 * GIB, 1),
+        ),
+        offer(
+            gpu="a6000",
+            gpu_raw="NVIDIA A6000",
+            gpu_count=4,
+            vram_gb=48.0,
+            usd_per_gpu_hour=0.8,
+            usd_per_instance_hour=3.2,
+            sku="4x NVIDIA A6000",
+            vcpus=56.0,
+            ram_gb=round(400 * GIB, 1),
+        ),
     ]
     assert result.report.model_dump() == {
-        "provider": "lambda", "rows_seen": 3, "offers": 3, "unpriced_rows": 0, "rejected": [],
-        "unknown_gpus": [], "missing_columns": ["storage"], "unexpected_columns": [], "notes": [],
+        "provider": "lambda",
+        "rows_seen": 3,
+        "offers": 3,
+        "unpriced_rows": 0,
+        "rejected": [],
+        "unknown_gpus": [],
+        "missing_columns": ["storage"],
+        "unexpected_columns": [],
+        "notes": [],
     }
 
 
@@ -180,7 +359,9 @@ def test_blocked_empty_and_tableless_pages_are_structure_missing() -> None:
     with pytest.raises(StructureMissing, match="empty page"):
         lambda_cloud.parse(b"")
     with pytest.raises(StructureMissing):
-        lambda_cloud.parse(b"<html><body><table><tr><th>Plan</th><th>VRAM/GPU</th></tr></table></body></html>")
+        lambda_cloud.parse(
+            b"<html><body><table><tr><th>Plan</th><th>VRAM/GPU</th></tr></table></body></html>"
+        )
 
 
 def test_undecodable_bytes_and_gzip() -> None:
@@ -201,9 +382,17 @@ def test_module_interface_through_the_registry() -> None:
 # --- sample archive --------------------------------------------------------------------------
 
 ARCHIVE_COUNTS = {"2025-10-21.html": 10, "2026-05-24.html": 14, "2026-08-30.html": 14}
-SLUGS = {"H100 SXM": "h100-sxm", "H100 PCIe": "h100-pcie", "A100 SXM 80GB": "a100-80gb-sxm",
-         "A100 SXM 40GB": "a100-40gb", "A100 40GB": "a100-40gb", "A10": "a10", "A6000": "a6000",
-         "B200": "b200", "GH200": "gh200"}
+SLUGS = {
+    "H100 SXM": "h100-sxm",
+    "H100 PCIe": "h100-pcie",
+    "A100 SXM 80GB": "a100-80gb-sxm",
+    "A100 SXM 40GB": "a100-40gb",
+    "A100 40GB": "a100-40gb",
+    "A10": "a10",
+    "A6000": "a6000",
+    "B200": "b200",
+    "GH200": "gh200",
+}
 
 
 def test_sample_archive_dates_and_layouts() -> None:

@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+from gpuprice.scrapers.offer import StructureMissing
+from gpuprice.scrapers.providers import runpod
 from parser_support import (
     archive_dir,
     archive_observations,
@@ -19,8 +21,6 @@ from parser_support import (
     live_request_summary,
     parse_archive_page,
 )
-from gpuprice.scrapers.offer import StructureMissing
-from gpuprice.scrapers.providers import runpod
 
 FIXTURES = fixture_dir("runpod")
 ARCHIVE = archive_dir("runpod")
@@ -53,10 +53,18 @@ def test_graphql_emits_every_price_field_with_its_tier_cloud_and_term() -> None:
         offer(**h100, tier="reserved", commitment_months=1, usd_per_gpu_hour=2.69),
         offer(**h100, tier="reserved", commitment_months=3, usd_per_gpu_hour=2.59),
         offer(**h100, tier="reserved", commitment_months=6, usd_per_gpu_hour=2.49),
-        offer(**h100, usd_per_gpu_hour=2.89, price_basis="lowest_now", available=True, vcpus=20.0, ram_gb=125.0),
+        offer(
+            **h100, usd_per_gpu_hour=2.89, price_basis="lowest_now", available=True, vcpus=20.0, ram_gb=125.0
+        ),
         # stockStatus null: no machine in stock right now
-        offer(**h100 | {"community": True}, usd_per_gpu_hour=2.59, price_basis="lowest_now", available=False,
-              vcpus=16.0, ram_gb=62.0),
+        offer(
+            **h100 | {"community": True},
+            usd_per_gpu_hour=2.59,
+            price_basis="lowest_now",
+            available=False,
+            vcpus=16.0,
+            ram_gb=62.0,
+        ),
         offer(**b200, usd_per_gpu_hour=5.89),
         offer(**b200, tier="reserved", commitment_months=1, usd_per_gpu_hour=5.59),
         offer(**b200, usd_per_gpu_hour=5.89, price_basis="lowest_now", available=True),
@@ -85,23 +93,43 @@ def test_graphql_emits_every_price_field_with_its_tier_cloud_and_term() -> None:
 def test_graphql_contract_dict_is_the_parse_contract() -> None:
     first = parse_fixture("graphql_full.json").offers[0]
     assert first.contract_dict() == {
-        "provider": "runpod", "gpu": "h100-sxm", "gpu_raw": "H100 SXM", "gpu_count": 1, "vram_gb": 80.0,
-        "tier": "on_demand", "community": False, "commitment_months": None, "usd_per_gpu_hour": 2.99,
-        "usd_per_instance_hour": None, "region": None, "available": None, "effective_from": None,
+        "provider": "runpod",
+        "gpu": "h100-sxm",
+        "gpu_raw": "H100 SXM",
+        "gpu_count": 1,
+        "vram_gb": 80.0,
+        "tier": "on_demand",
+        "community": False,
+        "commitment_months": None,
+        "usd_per_gpu_hour": 2.99,
+        "usd_per_instance_hour": None,
+        "region": None,
+        "available": None,
+        "effective_from": None,
     }
 
 
 def test_graphql_partial_errors_are_noted_and_a_community_only_lowest_price_is_community() -> None:
     body = {
-        "data": {"gpuTypes": [{
-            "id": "NVIDIA GeForce RTX 4090", "displayName": "RTX 4090", "memoryInGb": 24,
-            "secureCloud": False, "communityCloud": True, "communityPrice": 0.34,
-            "lowestPrice": {"uninterruptablePrice": 0.29, "stockStatus": "Medium"},
-        }]},
+        "data": {
+            "gpuTypes": [
+                {
+                    "id": "NVIDIA GeForce RTX 4090",
+                    "displayName": "RTX 4090",
+                    "memoryInGb": 24,
+                    "secureCloud": False,
+                    "communityCloud": True,
+                    "communityPrice": 0.34,
+                    "lowestPrice": {"uninterruptablePrice": 0.29, "stockStatus": "Medium"},
+                }
+            ]
+        },
         "errors": [{"message": "sixMonthPrice: field not available"}],
     }
     result = runpod.parse(json.dumps(body).encode())
-    rtx = dict(gpu="rtx-4090", gpu_raw="RTX 4090", vram_gb=24.0, sku="NVIDIA GeForce RTX 4090", community=True)
+    rtx = dict(
+        gpu="rtx-4090", gpu_raw="RTX 4090", vram_gb=24.0, sku="NVIDIA GeForce RTX 4090", community=True
+    )
     assert dumped(result) == [
         offer(**rtx, usd_per_gpu_hour=0.34),
         offer(**rtx, usd_per_gpu_hour=0.29, price_basis="lowest_now", available=True),
@@ -134,10 +162,26 @@ def test_html_2026_10_attributes_spot_unpriced_bad_and_duplicate_rows() -> None:
         offer(**b200, community=True, usd_per_gpu_hour=5.98),
         offer(**b200, tier="spot", usd_per_gpu_hour=4.49),
         # "Contact sales" on secure cloud: only the community price is an offer
-        offer(gpu="rtx-2000-ada", gpu_raw="RTX 2000 Ada", vram_gb=16.0, sku="RTX 2000 Ada", vcpus=6.0,
-              ram_gb=31.0, community=True, usd_per_gpu_hour=0.44),
-        offer(gpu="l40", gpu_raw="L40", vram_gb=48.0, sku="L40", vcpus=8.0, ram_gb=94.0, community=True,
-              usd_per_gpu_hour=0.69),
+        offer(
+            gpu="rtx-2000-ada",
+            gpu_raw="RTX 2000 Ada",
+            vram_gb=16.0,
+            sku="RTX 2000 Ada",
+            vcpus=6.0,
+            ram_gb=31.0,
+            community=True,
+            usd_per_gpu_hour=0.44,
+        ),
+        offer(
+            gpu="l40",
+            gpu_raw="L40",
+            vram_gb=48.0,
+            sku="L40",
+            vcpus=8.0,
+            ram_gb=94.0,
+            community=True,
+            usd_per_gpu_hour=0.69,
+        ),
     ]
     h100_raw = "H100 SXM | 80 GB VRAM | 125 GB RAM | 20 vCPUs | data-secure=3.49 | data-community=2.69"
     assert result.report.model_dump() == {
@@ -146,8 +190,10 @@ def test_html_2026_10_attributes_spot_unpriced_bad_and_duplicate_rows() -> None:
         "offers": 7,
         "unpriced_rows": 1,  # RTX 5090: empty and 0 prices are "not offered", never $0
         "rejected": [
-            {"raw": "L40 | 48 GB VRAM | 94 GB RAM | 8 vCPUs | data-secure=call | data-community=0.69",
-             "reason": "not a price: 'call'"},
+            {
+                "raw": "L40 | 48 GB VRAM | 94 GB RAM | 8 vCPUs | data-secure=call | data-community=0.69",
+                "reason": "not a price: 'call'",
+            },
             {"raw": h100_raw, "reason": "duplicate offer"},
             {"raw": h100_raw, "reason": "duplicate offer"},
         ],
@@ -160,30 +206,57 @@ def test_html_2026_10_attributes_spot_unpriced_bad_and_duplicate_rows() -> None:
 
 def test_html_older_cloud_price_attributes_on_inner_elements_and_row_links() -> None:
     result = parse_fixture("pricing_2026_05.html")
-    a100 = dict(gpu="a100-80gb-pcie", gpu_raw="A100 PCIe", vram_gb=80.0, sku="A100 PCIe", vcpus=8.0, ram_gb=117.0)
+    a100 = dict(
+        gpu="a100-80gb-pcie", gpu_raw="A100 PCIe", vram_gb=80.0, sku="A100 PCIe", vcpus=8.0, ram_gb=117.0
+    )
     h200 = dict(gpu="h200-sxm", gpu_raw="H200 SXM", vram_gb=141.0, sku="H200 SXM", vcpus=24.0, ram_gb=276.0)
     assert dumped(result) == [
         offer(**a100, usd_per_gpu_hour=1.39),
         offer(**a100, community=True, usd_per_gpu_hour=1.19),
         offer(**h200, usd_per_gpu_hour=4.39),
         offer(**h200, community=True, usd_per_gpu_hour=3.59),
-        offer(gpu="h100-nvl", gpu_raw="H100 NVL", vram_gb=94.0, sku="H100 NVL", vcpus=16.0, ram_gb=94.0,
-              community=True, usd_per_gpu_hour=2.59),
+        offer(
+            gpu="h100-nvl",
+            gpu_raw="H100 NVL",
+            vram_gb=94.0,
+            sku="H100 NVL",
+            vcpus=16.0,
+            ram_gb=94.0,
+            community=True,
+            usd_per_gpu_hour=2.59,
+        ),
     ]
     assert result.report.model_dump() == {
-        "provider": "runpod", "rows_seen": 3, "offers": 5, "unpriced_rows": 0, "rejected": [],
-        "unknown_gpus": [], "missing_columns": [], "unexpected_columns": [], "notes": [],
+        "provider": "runpod",
+        "rows_seen": 3,
+        "offers": 5,
+        "unpriced_rows": 0,
+        "rejected": [],
+        "unknown_gpus": [],
+        "missing_columns": [],
+        "unexpected_columns": [],
+        "notes": [],
     }
 
 
 def test_html_label_first_spec_tags_from_prices_and_a_name_only_in_the_link() -> None:
-    page = (b'<div class="gpu-pricing-row" data-community="from $0.34">'
-            b'<span class="spec-tag">VRAM: 24 GB</span><span class="spec-tag">RAM 62 GB</span>'
-            b'<span class="spec-tag">vCPU 8</span><a class="btn" href="/console/deploy?gpu=RTX+4090">Deploy</a></div>')
+    page = (
+        b'<div class="gpu-pricing-row" data-community="from $0.34">'
+        b'<span class="spec-tag">VRAM: 24 GB</span><span class="spec-tag">RAM 62 GB</span>'
+        b'<span class="spec-tag">vCPU 8</span><a class="btn" href="/console/deploy?gpu=RTX+4090">Deploy</a></div>'
+    )
     result = runpod.parse(page)
     assert dumped(result) == [
-        offer(gpu="rtx-4090", gpu_raw="RTX 4090", vram_gb=24.0, community=True, usd_per_gpu_hour=0.34,
-              sku="RTX 4090", vcpus=8.0, ram_gb=62.0),
+        offer(
+            gpu="rtx-4090",
+            gpu_raw="RTX 4090",
+            vram_gb=24.0,
+            community=True,
+            usd_per_gpu_hour=0.34,
+            sku="RTX 4090",
+            vcpus=8.0,
+            ram_gb=62.0,
+        ),
     ]
     assert result.report.notes == ["'from' prices are lower bounds"]
 
@@ -227,8 +300,17 @@ def test_module_interface_through_the_registry() -> None:
         ("https://www.runpod.io/pricing", "GET", "html", True),  # fallback
     ]
     query = runpod.live_requests()[0].json_body["query"]
-    for field in ("securePrice", "communityPrice", "secureSpotPrice", "communitySpotPrice", "oneWeekPrice",
-                  "sixMonthPrice", "uninterruptablePrice", "stockStatus", "communityLowestPrice: lowestPrice"):
+    for field in (
+        "securePrice",
+        "communityPrice",
+        "secureSpotPrice",
+        "communitySpotPrice",
+        "oneWeekPrice",
+        "sixMonthPrice",
+        "uninterruptablePrice",
+        "stockStatus",
+        "communityLowestPrice: lowestPrice",
+    ):
         assert field in query
 
 
@@ -236,12 +318,25 @@ def test_module_interface_through_the_registry() -> None:
 
 ARCHIVE_COUNTS = {"2026-05-24.html": 15, "2026-07-16.html": 16, "2026-08-30.json": 30, "2026-10-06.json": 16}
 # observed_prices.csv names -> catalog slugs
-SLUGS = {"H100 SXM": "h100-sxm", "H100 PCIe": "h100-pcie", "H100 NVL": "h100-nvl", "H200 SXM": "h200-sxm",
-         "B200": "b200", "B300": "b300", "A100 SXM 80GB": "a100-80gb-sxm", "A100 PCIe 80GB": "a100-80gb-pcie",
-         "L40S": "l40s", "L40": "l40"}
+SLUGS = {
+    "H100 SXM": "h100-sxm",
+    "H100 PCIe": "h100-pcie",
+    "H100 NVL": "h100-nvl",
+    "H200 SXM": "h200-sxm",
+    "B200": "b200",
+    "B300": "b300",
+    "A100 SXM 80GB": "a100-80gb-sxm",
+    "A100 PCIe 80GB": "a100-80gb-pcie",
+    "L40S": "l40s",
+    "L40": "l40",
+}
 # observed tier -> (community, price_basis)
-TIERS = {"on_demand_secure": (False, "list"), "on_demand_community": (True, "list"),
-         "on_demand_secure_api": (False, "lowest_now"), "on_demand_community_api": (True, "lowest_now")}
+TIERS = {
+    "on_demand_secure": (False, "list"),
+    "on_demand_community": (True, "list"),
+    "on_demand_secure_api": (False, "lowest_now"),
+    "on_demand_community_api": (True, "lowest_now"),
+}
 
 
 def test_sample_archive_has_json_for_the_newest_dates_and_html_before() -> None:
@@ -261,7 +356,8 @@ def test_sample_archive_page_parses_cleanly(name: str) -> None:
 def test_sample_archive_carries_every_price_observed_on_its_date(name: str) -> None:
     prices = {
         (o.gpu, o.community, o.price_basis): o.usd_per_gpu_hour
-        for o in parse_archive_page(runpod, name, dated=False).offers if o.tier == "on_demand"
+        for o in parse_archive_page(runpod, name, dated=False).offers
+        if o.tier == "on_demand"
     }
     observed = archive_observations("runpod", name)
     assert observed
@@ -273,14 +369,20 @@ def test_sample_archive_carries_every_price_observed_on_its_date(name: str) -> N
 def test_known_prices_and_real_changes_across_archive_dates() -> None:
     def secure_list(name: str, gpu: str) -> float:
         offers = parse_archive_page(runpod, name, dated=False).offers
-        return next(o.usd_per_gpu_hour for o in offers
-                    if o.gpu == gpu and not o.community and o.tier == "on_demand" and o.price_basis == "list")
+        return next(
+            o.usd_per_gpu_hour
+            for o in offers
+            if o.gpu == gpu and not o.community and o.tier == "on_demand" and o.price_basis == "list"
+        )
 
     assert [secure_list(n, "h100-sxm") for n in ARCHIVE_COUNTS] == [3.29, 2.99, 3.49, 3.49]
     assert [secure_list(n, "b200") for n in ARCHIVE_COUNTS] == [5.89, 5.89, 6.79, 6.79]
     lowest = parse_archive_page(runpod, "2026-08-30.json", dated=False).offers
     # provider-pages.md: H200 $4.39 on the page (2026-07) vs $3.79 from the API (2026-08-30)
-    assert [o.usd_per_gpu_hour for o in lowest if o.gpu == "h200-sxm" and o.price_basis == "lowest_now"] == [3.79, 3.59]
+    assert [o.usd_per_gpu_hour for o in lowest if o.gpu == "h200-sxm" and o.price_basis == "lowest_now"] == [
+        3.79,
+        3.59,
+    ]
 
 
 def test_sample_archive_sources_are_copied_from_the_cited_observations() -> None:

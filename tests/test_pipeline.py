@@ -23,8 +23,15 @@ def test_definitions_load_with_schedules_pools_and_checks():
     keys = {k.to_user_string() for k in defs.resolve_all_asset_keys()}
     for p in PROVIDERS:
         assert {f"raw/{p}", f"parsed/{p}", f"snapshot/{p}"} <= keys
-    assert {"dim_gpu", "public_price_observations", "offers_with_specs", "memory_fit", "workload_rankings",
-            "analytics_copy", "weekly_reports"} <= keys
+    assert {
+        "dim_gpu",
+        "public_price_observations",
+        "offers_with_specs",
+        "memory_fit",
+        "workload_rankings",
+        "analytics_copy",
+        "weekly_reports",
+    } <= keys
     assert defs.get_schedule_def("daily_scrape_0600_utc").cron_schedule == "0 6 * * *"
     assert defs.get_schedule_def("weekly_reports_monday_0700_utc").cron_schedule == "0 7 * * 1"
     graph = defs.resolve_asset_graph()
@@ -32,9 +39,19 @@ def test_definitions_load_with_schedules_pools_and_checks():
         if asset.key.to_user_string() != "weekly_reports":  # reports read the published copy only
             assert asset.op.pool == "duckdb", asset.key
     checks = {k.name for k in defs.resolve_asset_graph().asset_check_keys}
-    assert {"has_priced_offers", "prices_plausible", "unique_offer_keys", "few_unknown_gpus", "no_sudden_drop",
-            "every_offer_gpu_in_catalog"} <= checks
-    assert all(graph.get_check_spec(k).blocking for k in graph.asset_check_keys if k.name != "every_offer_gpu_in_catalog")
+    assert {
+        "has_priced_offers",
+        "prices_plausible",
+        "unique_offer_keys",
+        "few_unknown_gpus",
+        "no_sudden_drop",
+        "every_offer_gpu_in_catalog",
+    } <= checks
+    assert all(
+        graph.get_check_spec(k).blocking
+        for k in graph.asset_check_keys
+        if k.name != "every_offer_gpu_in_catalog"
+    )
     assert isinstance(defs.get_job_def("daily_scrape"), dg.JobDefinition)
 
 
@@ -59,8 +76,15 @@ def test_a_date_materializes_every_provider_and_reruns_identically(home: Path):
     from gpuprice.pipelines.runner import run_day
 
     day = newest_sample_date()
-    summary = run_day(day, source="archive", providers=PROVIDERS, home=home, archive_dir=SAMPLE_ARCHIVE,
-                      render_reports=False, progress=lambda m: None)
+    summary = run_day(
+        day,
+        source="archive",
+        providers=PROVIDERS,
+        home=home,
+        archive_dir=SAMPLE_ARCHIVE,
+        render_reports=False,
+        progress=lambda m: None,
+    )
     assert [p.provider for p in summary.failed] == [], summary.failed
     assert all(p.offers > 0 for p in summary.providers)
     first = snapshot_rows(home)
@@ -70,8 +94,15 @@ def test_a_date_materializes_every_provider_and_reruns_identically(home: Path):
     raw = list((home / "raw").rglob("*.gz"))
     assert len(raw) >= len(PROVIDERS)
 
-    run_day(day, source="archive", providers=PROVIDERS, home=home, archive_dir=SAMPLE_ARCHIVE,
-            render_reports=False, progress=lambda m: None)
+    run_day(
+        day,
+        source="archive",
+        providers=PROVIDERS,
+        home=home,
+        archive_dir=SAMPLE_ARCHIVE,
+        render_reports=False,
+        progress=lambda m: None,
+    )
     assert snapshot_rows(home) == first
 
 
@@ -96,8 +127,11 @@ def test_a_broken_page_fails_only_its_provider(home: Path, tmp_path: Path, cli, 
     assert sorted(ok) == sorted(p for p in PROVIDERS if p != "nebius")
 
     con = duckdb.connect(str(home / "analytics.duckdb"), read_only=True)
-    latest = dict(con.execute(
-        "SELECT provider, max(snapshot_date) FROM analytics.analytics.latest_prices GROUP BY provider").fetchall())
+    latest = dict(
+        con.execute(
+            "SELECT provider, max(snapshot_date) FROM analytics.analytics.latest_prices GROUP BY provider"
+        ).fetchall()
+    )
     stale = dict(con.execute("SELECT provider, stale FROM analytics.analytics.provider_freshness").fetchall())
     con.close()
     assert latest["nebius"] == earlier  # the previous snapshot stays the latest

@@ -26,7 +26,11 @@ GUIDE_TABLE_70B = {
 
 def test_method_estimates_for_70b() -> None:
     assert plan(70)["methods"] == {
-        "qlora": 52.5, "lora": 168.0, "full_adam8bit": 840.0, "full_adamw_16": 1120.0, "full_adamw_18": 1260.0,
+        "qlora": 52.5,
+        "lora": 168.0,
+        "full_adam8bit": 840.0,
+        "full_adamw_16": 1120.0,
+        "full_adamw_18": 1260.0,
     }
     assert plan(70)["weights_4bit_gb"] == 35.0
 
@@ -90,7 +94,14 @@ def test_cli_plan_json(cli) -> None:
     data = json.loads(result.out)
     assert data["methods"]["lora"] == 168.0
     assert {c["config"]: c["full_adam8bit"] for c in data["configs"]}["8x H200"] is True
-    assert set(data["configs"][0]) >= {"config", "total_vram_gb", "qlora", "lora", "full_adam8bit", "full_adamw"}
+    assert set(data["configs"][0]) >= {
+        "config",
+        "total_vram_gb",
+        "qlora",
+        "lora",
+        "full_adam8bit",
+        "full_adamw",
+    }
 
 
 def test_cli_plan_table(cli) -> None:
@@ -107,7 +118,9 @@ def test_cli_plan_from_catalog_model(cli) -> None:
     assert json.loads(result.out)["params_b"] == pytest.approx(8.03, rel=0.001)
 
 
-@pytest.mark.parametrize("args", [("--params-b", "-1"), ("--params-b", "abc"), (), ("--params-b", "7", "--model", "x")])
+@pytest.mark.parametrize(
+    "args", [("--params-b", "-1"), ("--params-b", "abc"), (), ("--params-b", "7", "--model", "x")]
+)
 def test_cli_plan_bad_input(cli, args: tuple[str, ...]) -> None:
     result = cli("plan", *args)
     assert result.code == 2

@@ -27,8 +27,15 @@ ANALYST = textwrap.dedent(
 
 def _write(con, day, n):
     offers = [make_offer(sku=f"s{i}", usd_per_gpu_hour=1 + i) for i in range(n)]
-    replace_snapshot_partition(con, provider="lambda", snapshot_date=day, offers=offers, source="archive",
-                               raw_sha256=None, parser_version=None)
+    replace_snapshot_partition(
+        con,
+        provider="lambda",
+        snapshot_date=day,
+        offers=offers,
+        source="archive",
+        raw_sha256=None,
+        parser_version=None,
+    )
 
 
 def test_an_open_analyst_session_never_blocks_a_run(tmp_path: Path):
@@ -38,8 +45,9 @@ def test_an_open_analyst_session_never_blocks_a_run(tmp_path: Path):
     publish_analytics_copy(con, wh, copy)
     con.close()
 
-    analyst = subprocess.Popen([sys.executable, "-c", ANALYST, str(copy)], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, text=True)
+    analyst = subprocess.Popen(
+        [sys.executable, "-c", ANALYST, str(copy)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert analyst.stdout.readline().strip() == "2"
         # The next run writes the warehouse and replaces the copy while the analyst holds it.
@@ -61,9 +69,16 @@ def test_an_open_analyst_session_never_blocks_a_run(tmp_path: Path):
 def test_a_second_writer_waits_then_fails_clearly(tmp_path: Path):
     wh = tmp_path / "warehouse.duckdb"
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, duckdb; c = duckdb.connect(sys.argv[1]); print('ok', flush=True); "
-         "sys.stdin.readline()", str(wh)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys, duckdb; c = duckdb.connect(sys.argv[1]); print('ok', flush=True); "
+            "sys.stdin.readline()",
+            str(wh),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "ok"

@@ -31,8 +31,12 @@ def test_sizes_in_gb(text: str, gb: float) -> None:
     assert size_gb(text) == gb
 
 
-@pytest.mark.parametrize(("text", "unit", "gb"), [("7.68", "TB", 7680.0), ("480", "GiB", 515.4), ("7.68 GB", "TB", 7.7)])
-def test_a_bare_number_takes_the_default_unit_and_a_stated_unit_overrides_it(text: str, unit: str, gb: float) -> None:
+@pytest.mark.parametrize(
+    ("text", "unit", "gb"), [("7.68", "TB", 7680.0), ("480", "GiB", 515.4), ("7.68 GB", "TB", 7.7)]
+)
+def test_a_bare_number_takes_the_default_unit_and_a_stated_unit_overrides_it(
+    text: str, unit: str, gb: float
+) -> None:
     assert size_gb(text, default_unit=unit) == gb
 
 
@@ -60,6 +64,8 @@ def test_terms_in_months(text: str, months: int) -> None:
     assert term_months(text) == months
 
 
-@pytest.mark.parametrize("text", ["Reserved", "Reserved price", "On-demand", "Contact sales", "", None, "monthly", "H100 80GB"])
+@pytest.mark.parametrize(
+    "text", ["Reserved", "Reserved price", "On-demand", "Contact sales", "", None, "monthly", "H100 80GB"]
+)
 def test_text_without_a_term_has_none(text: object) -> None:
     assert term_months(text) is None

@@ -19,9 +19,22 @@ DAY = dt.date(2026, 10, 29)
 
 def offer(provider: str, sku: str, gpu: str, count: int, price: float, **extra: object) -> dict[str, object]:
     row: dict[str, object] = dict(
-        snapshot_date=DAY, provider=provider, sku=sku, gpu=gpu, gpu_raw=gpu, gpu_count=count, vram_gb=None,
-        tier="on_demand", community=False, commitment_months=None, region=None, usd_per_gpu_hour=price,
-        usd_per_instance_hour=price * count, available=True, effective_from=None, price_basis="list",
+        snapshot_date=DAY,
+        provider=provider,
+        sku=sku,
+        gpu=gpu,
+        gpu_raw=gpu,
+        gpu_count=count,
+        vram_gb=None,
+        tier="on_demand",
+        community=False,
+        commitment_months=None,
+        region=None,
+        usd_per_gpu_hour=price,
+        usd_per_instance_hour=price * count,
+        available=True,
+        effective_from=None,
+        price_basis="list",
     )
     row.update(extra)
     return row
@@ -32,8 +45,15 @@ def frame(*rows: dict[str, object]) -> pd.DataFrame:
 
 
 def workload(**fields: object) -> Workload:
-    base = dict(name="test", model="meta-llama/Llama-3.1-8B", method="lora", micro_batch=4,
-                grad_checkpointing=True, tokens=100e6, checkpoint_interval_tokens=10e6)
+    base = dict(
+        name="test",
+        model="meta-llama/Llama-3.1-8B",
+        method="lora",
+        micro_batch=4,
+        grad_checkpointing=True,
+        tokens=100e6,
+        checkpoint_interval_tokens=10e6,
+    )
     return Workload.model_validate({**base, **fields})
 
 
@@ -47,7 +67,9 @@ def test_columns_ranks_and_skipped_offers() -> None:
         offer("lambda", "1x-h100", "h100-sxm", 1, 3.29),
         offer("runpod", "a100", "a100-80gb-sxm", 1, 1.19),
         offer("runpod", "mystery", "unknown", 1, 0.10),
-        offer("nebius", "b200-next", "b200", 1, 0.50, effective_from=dt.date(2026, 11, 1)),  # not yet in force
+        offer(
+            "nebius", "b200-next", "b200", 1, 0.50, effective_from=dt.date(2026, 11, 1)
+        ),  # not yet in force
         offer("nebius", "h200-now", "h200-sxm", 1, 2.50, effective_from=dt.date(2026, 10, 1)),
         offer("crusoe", "free", "l40s", 1, 0.0),
     )
@@ -72,7 +94,9 @@ def test_costs_hours_and_terms_are_consistent() -> None:
     assert row["run_cost_usd"] == pytest.approx(round(row["hours"] * 1.29, 2))
     terms = json.loads(row["cost_terms"])
     parts = ("gpu_usd", "orchestration_usd", "rework_usd", "storage_usd", "data_usd", "engineer_usd")
-    assert terms["total_usd"] == pytest.approx(sum(terms[p] for p in parts) - terms["reusable_value_usd"], abs=0.02)
+    assert terms["total_usd"] == pytest.approx(
+        sum(terms[p] for p in parts) - terms["reusable_value_usd"], abs=0.02
+    )
     assert terms["checkpoints"] == 10
     assert row["cost_per_checkpoint_usd"] == pytest.approx(terms["total_usd"] / 10, abs=0.01)
     assert terms["wall_hours"] > row["hours"]  # start-up and download are billed too
@@ -95,7 +119,9 @@ def test_multi_gpu_only_in_sold_counts() -> None:
 
 def test_continued_pretraining_spans_nodes_and_meets_the_deadline() -> None:
     pretraining = get_workload("llama-3.1-8b-continued-pretraining")
-    offers = frame(offer("coreweave", "hgx-h100", "h100-sxm", 8, 2.5), offer("lambda", "1x-h100", "h100-sxm", 1, 2.0))
+    offers = frame(
+        offer("coreweave", "hgx-h100", "h100-sxm", 8, 2.5), offer("lambda", "1x-h100", "h100-sxm", 1, 2.0)
+    )
     ranked = rank_offers(offers, [pretraining], DAY)
     assert list(ranked["sku"]) == ["hgx-h100"]
     relaxed = rank_offers(offers, [pretraining.model_copy(update={"deadline_hours": None})], DAY).iloc[0]
@@ -122,8 +148,12 @@ def test_spot_needs_more_nodes_for_the_same_deadline() -> None:
 
 
 def test_max_gpus_caps_scale_out() -> None:
-    pretraining = get_workload("llama-3.1-8b-continued-pretraining").model_copy(update={"deadline_hours": 1.0})
-    ranked = rank_offers(frame(offer("coreweave", "hgx-h100", "h100-sxm", 8, 2.5)), [pretraining], DAY, max_gpus=32)
+    pretraining = get_workload("llama-3.1-8b-continued-pretraining").model_copy(
+        update={"deadline_hours": 1.0}
+    )
+    ranked = rank_offers(
+        frame(offer("coreweave", "hgx-h100", "h100-sxm", 8, 2.5)), [pretraining], DAY, max_gpus=32
+    )
     assert ranked.iloc[0]["gpu_count"] == 32
 
 
@@ -133,7 +163,9 @@ def _codes(ranked: pd.DataFrame, sku: str) -> set[str]:
 
 
 def test_warnings() -> None:
-    long_qlora = workload(model="meta-llama/Llama-2-7b-hf", method="qlora", tokens=2e9, checkpoint_interval_tokens=1e8)
+    long_qlora = workload(
+        model="meta-llama/Llama-2-7b-hf", method="qlora", tokens=2e9, checkpoint_interval_tokens=1e8
+    )
     offers = frame(
         offer("runpod", "4090", "rtx-4090", 1, 0.34, community=True),
         offer("lambda", "8x-h100", "h100-sxm", 8, 2.99),
@@ -155,7 +187,11 @@ def test_warnings() -> None:
             offer("coreweave", "h100-spot", "h100-sxm", 8, 1.5, tier="spot"),
             offer("lambda", "h100", "h100-sxm", 8, 2.99),
         ),
-        [full_8b.model_copy(update={"tokens": 5e9, "checkpoint_interval_tokens": 2.5e9, "deadline_hours": None})],
+        [
+            full_8b.model_copy(
+                update={"tokens": 5e9, "checkpoint_interval_tokens": 2.5e9, "deadline_hours": None}
+            )
+        ],
         DAY,
     )
     assert "pcie-multi-gpu" in _codes(full, "a100-pcie")
@@ -189,8 +225,12 @@ def test_ties_break_by_wall_time_then_input_order() -> None:
     assert list(ranked["sku"]) == ["same-1", "same-2"]
     rng = np.random.default_rng(7)
     gpus = rng.choice(["h100-sxm", "a100-80gb-sxm", "l40s", "rtx-4090", "h200-sxm"], 300)
-    many = frame(*[offer("p", f"s{i}", g, int(c), float(p)) for i, (g, c, p) in
-                   enumerate(zip(gpus, rng.choice([1, 2, 8], 300), rng.uniform(0.5, 4, 300)))])
+    many = frame(
+        *[
+            offer("p", f"s{i}", g, int(c), float(p))
+            for i, (g, c, p) in enumerate(zip(gpus, rng.choice([1, 2, 8], 300), rng.uniform(0.5, 4, 300)))
+        ]
+    )
     ranked = rank_offers(many, [workload()], DAY)
     walls = ranked["cost_terms"].map(lambda t: json.loads(t)["wall_hours"]).to_numpy()
     cost = ranked["cost_per_checkpoint_usd"].round(6).to_numpy()
@@ -199,10 +239,15 @@ def test_ties_break_by_wall_time_then_input_order() -> None:
 
 def test_offer_memory_overrides_the_catalog_when_plausible() -> None:
     big = workload(model="meta-llama/Llama-3.1-70B", method="lora", micro_batch=1)  # ~150 GB
-    offers = frame(offer("lambda", "gh200-96", "gh200", 1, 1.5), offer("lambda", "gh200-144", "gh200", 1, 1.5, vram_gb=144.0))
+    offers = frame(
+        offer("lambda", "gh200-96", "gh200", 1, 1.5),
+        offer("lambda", "gh200-144", "gh200", 1, 1.5, vram_gb=144.0),
+    )
     ranked = rank_offers(offers, [big], DAY)
     assert "gh200-96" not in set(ranked["sku"])
-    nonsense = frame(offer("lambda", "gh200-typo", "gh200", 1, 1.5, vram_gb=1152.0))  # instance total, not per GPU
+    nonsense = frame(
+        offer("lambda", "gh200-typo", "gh200", 1, 1.5, vram_gb=1152.0)
+    )  # instance total, not per GPU
     assert rank_offers(nonsense, [big], DAY).empty
 
 
@@ -229,12 +274,24 @@ def test_throughput_of_the_ranking() -> None:
     loose because the test machine is shared (measured: see the report)."""
     rng = np.random.default_rng(3)
     n = 20_000
-    gpus = rng.choice(["h100-sxm", "a100-80gb-sxm", "l40s", "rtx-4090", "b200", "h200-sxm", "a100-80gb-pcie"], n)
+    gpus = rng.choice(
+        ["h100-sxm", "a100-80gb-sxm", "l40s", "rtx-4090", "b200", "h200-sxm", "a100-80gb-pcie"], n
+    )
     offers = pd.DataFrame(
-        dict(snapshot_date=DAY, provider=rng.choice(["runpod", "lambda", "nebius"], n), sku=[f"s{i}" for i in range(n)],
-             gpu=gpus, gpu_count=rng.choice([1, 2, 4, 8], n), vram_gb=np.nan, tier=rng.choice(["on_demand", "spot"], n),
-             community=False, commitment_months=None, usd_per_gpu_hour=rng.uniform(0.3, 6, n), effective_from=None,
-             price_basis="list")
+        dict(
+            snapshot_date=DAY,
+            provider=rng.choice(["runpod", "lambda", "nebius"], n),
+            sku=[f"s{i}" for i in range(n)],
+            gpu=gpus,
+            gpu_count=rng.choice([1, 2, 4, 8], n),
+            vram_gb=np.nan,
+            tier=rng.choice(["on_demand", "spot"], n),
+            community=False,
+            commitment_months=None,
+            usd_per_gpu_hour=rng.uniform(0.3, 6, n),
+            effective_from=None,
+            price_basis="list",
+        )
     )
     workloads = load_workloads()
     rank_offers(offers.head(50), workloads, DAY)  # warm caches (catalogs, imports)
@@ -253,17 +310,47 @@ def test_through_the_warehouse(tmp_path: Path) -> None:
 
     con = connect_writer(tmp_path / "w.duckdb")
     offers = [
-        Offer(provider="lambda", sku="gpu_1x_a100", gpu="a100-80gb-sxm", gpu_raw="A100 80GB", gpu_count=1,
-              usd_per_gpu_hour=1.29),
-        Offer(provider="lambda", sku="gpu_8x_h100", gpu="h100-sxm", gpu_raw="H100 SXM", gpu_count=8,
-              usd_per_gpu_hour=2.99, usd_per_instance_hour=23.92),
-        Offer(provider="lambda", sku="reserved_h100", gpu="h100-sxm", gpu_raw="H100 SXM", gpu_count=8, tier="reserved",
-              commitment_months=12, usd_per_gpu_hour=2.10),
+        Offer(
+            provider="lambda",
+            sku="gpu_1x_a100",
+            gpu="a100-80gb-sxm",
+            gpu_raw="A100 80GB",
+            gpu_count=1,
+            usd_per_gpu_hour=1.29,
+        ),
+        Offer(
+            provider="lambda",
+            sku="gpu_8x_h100",
+            gpu="h100-sxm",
+            gpu_raw="H100 SXM",
+            gpu_count=8,
+            usd_per_gpu_hour=2.99,
+            usd_per_instance_hour=23.92,
+        ),
+        Offer(
+            provider="lambda",
+            sku="reserved_h100",
+            gpu="h100-sxm",
+            gpu_raw="H100 SXM",
+            gpu_count=8,
+            tier="reserved",
+            commitment_months=12,
+            usd_per_gpu_hour=2.10,
+        ),
     ]
-    writes.replace_snapshot_partition(con, provider="lambda", snapshot_date=DAY, offers=offers, source="archive",
-                                      raw_sha256=None, parser_version=None)
+    writes.replace_snapshot_partition(
+        con,
+        provider="lambda",
+        snapshot_date=DAY,
+        offers=offers,
+        source="archive",
+        raw_sha256=None,
+        parser_version=None,
+    )
     frame_in = queries.offers_as_of(con, DAY)
-    ranked = rank_offers(frame_in, load_workloads()[:3], DAY, stale_providers=queries.stale_providers(con, DAY))
+    ranked = rank_offers(
+        frame_in, load_workloads()[:3], DAY, stale_providers=queries.stale_providers(con, DAY)
+    )
     assert not ranked.empty
     assert ranked.loc[ranked["sku"] == "reserved_h100", "commitment_months"].iloc[0] == 12
     assert writes.replace_rankings(con, DAY, ranked) == len(ranked)

@@ -41,7 +41,9 @@ def test_layout_and_byte_exact_gzip(tmp_path: Path) -> None:
     assert read_raw(expected) == BODY
     assert (page.sha256, page.bytes, page.http_status, page.etag) == (digest, len(BODY), 200, '"abc"')
     assert page.fetched_at.tzinfo is not None
-    json_page = store_raw(tmp_path, "runpod", "2026-10-12", "https://api.runpod.io/graphql", b'{"data":{}}', kind="json")
+    json_page = store_raw(
+        tmp_path, "runpod", "2026-10-12", "https://api.runpod.io/graphql", b'{"data":{}}', kind="json"
+    )
     assert json_page.stored_path.endswith(".json.gz") and json_page.snapshot_date == DAY
 
 
@@ -50,10 +52,20 @@ def test_raw_page_is_exactly_a_raw_pages_row(tmp_path: Path) -> None:
     create_v1(con)
     columns = [row[0] for row in con.execute("DESCRIBE raw_pages").fetchall()]
     assert list(RawPage.model_fields) == columns
-    page = store_raw(tmp_path, "nebius", DAY, "https://nebius.com/prices", BODY, http_status=200,
-                     last_modified="Sun, 11 Oct 2026 00:00:00 GMT", parser_version="3")
+    page = store_raw(
+        tmp_path,
+        "nebius",
+        DAY,
+        "https://nebius.com/prices",
+        BODY,
+        http_status=200,
+        last_modified="Sun, 11 Oct 2026 00:00:00 GMT",
+        parser_version="3",
+    )
     values = page.model_dump()
-    con.execute(f"INSERT INTO raw_pages VALUES ({', '.join('?' * len(columns))})", [values[c] for c in columns])
+    con.execute(
+        f"INSERT INTO raw_pages VALUES ({', '.join('?' * len(columns))})", [values[c] for c in columns]
+    )
     stored = con.execute("SELECT provider, sha256, bytes, snapshot_date FROM raw_pages").fetchone()
     assert stored == ("nebius", page.sha256, len(BODY), DAY)
 
@@ -90,7 +102,9 @@ def test_a_failed_write_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytes
     assert read_raw(page.stored_path) == BODY
 
 
-def test_a_crash_mid_write_never_shows_a_partial_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_crash_mid_write_never_shows_a_partial_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     real_fsync = os.fsync
     seen_final: list[bool] = []
 
@@ -111,8 +125,19 @@ def test_bad_providers_never_become_paths(tmp_path: Path, provider: str) -> None
     assert not (tmp_path / "raw").exists()
 
 
-@pytest.mark.parametrize("date", ["2026-02-30", "2026-1-1", "../../etc", "/2026-10-12", "2026-10-12/..", "20261012",
-                                  "2026-10-12T00:00", "２０２６-10-12"])
+@pytest.mark.parametrize(
+    "date",
+    [
+        "2026-02-30",
+        "2026-1-1",
+        "../../etc",
+        "/2026-10-12",
+        "2026-10-12/..",
+        "20261012",
+        "2026-10-12T00:00",
+        "２０２６-10-12",
+    ],
+)
 def test_bad_dates_never_become_paths(tmp_path: Path, date: str) -> None:
     with pytest.raises(RawStoreError, match="bad date"):
         store_raw(tmp_path, "runpod", date, URL, BODY)
@@ -146,7 +171,9 @@ def test_read_raw_detects_a_damaged_page(tmp_path: Path) -> None:
 
 def test_validators_index_remembers_each_url(tmp_path: Path) -> None:
     assert lookup_validators(tmp_path, "lambda", URL) is None
-    first = store_raw(tmp_path, "lambda", DAY, URL, BODY, etag='"v1"', last_modified="Sun, 11 Oct 2026 00:00:00 GMT")
+    first = store_raw(
+        tmp_path, "lambda", DAY, URL, BODY, etag='"v1"', last_modified="Sun, 11 Oct 2026 00:00:00 GMT"
+    )
     remember_validators(tmp_path, first)
     other = store_raw(tmp_path, "lambda", DAY, "https://lambda.ai/instances", b"<p>other</p>", etag='"x"')
     remember_validators(tmp_path, other)

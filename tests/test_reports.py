@@ -11,9 +11,9 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from conftest_reports import CATALOG_NAMES, IMG, NOW, SCRIPT, WEEK, build_warehouse, catalog
 from markdown_it import MarkdownIt
 
-from conftest_reports import CATALOG_NAMES, IMG, NOW, SCRIPT, WEEK, build_warehouse, catalog
 from gpuprice.errors import BadInput
 from gpuprice.reports import formatting as fmt
 from gpuprice.reports import loading
@@ -36,7 +36,9 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def written(warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The W44 reports, rendered once for the module (rendering is the slow part)."""
     out = tmp_path_factory.mktemp("out")
-    paths = render_weekly_reports(None, analytics_file=warehouse, out_root=out, generated_at=NOW, catalog=catalog())
+    paths = render_weekly_reports(
+        None, analytics_file=warehouse, out_root=out, generated_at=NOW, catalog=catalog()
+    )
     return {p.name: p for p in paths}
 
 
@@ -117,7 +119,12 @@ def test_markdown_escape_neutralises_pipes_and_markup() -> None:
     cell = fmt.md_escape("a | b *bold* [x](javascript:1) <b>`c`</b>\nnext")
     assert "|" not in cell.replace("\\|", "")
     rendered = markdown_html(f"| h |\n|---|\n| {cell} |\n")
-    assert "<strong>" not in rendered and "<em>" not in rendered and "<a " not in rendered and "<b>" not in rendered
+    assert (
+        "<strong>" not in rendered
+        and "<em>" not in rendered
+        and "<a " not in rendered
+        and "<b>" not in rendered
+    )
     assert rendered.count("<td>") == 1 and "&lt;b&gt;" in rendered
 
 
@@ -136,10 +143,15 @@ def test_week_before_any_data_is_bad_input(con) -> None:
 def test_week_changes_are_only_inside_the_week_biggest_first(con) -> None:
     w44 = loading.week_changes(con, IsoWeek.parse(WEEK))
     assert [(c.provider, round(c.change, 3)) for c in w44] == [
-        (SCRIPT, -0.154), ("lambda", 0.100), ("nebius", -0.100), ("runpod", -0.081)
+        (SCRIPT, -0.154),
+        ("lambda", 0.100),
+        ("nebius", -0.100),
+        ("runpod", -0.081),
     ]
     w43 = loading.week_changes(con, IsoWeek.parse("2026-W43"))
-    assert [(c.provider, c.sku, c.snapshot_date) for c in w43] == [("runpod", "H100 SXM", dt.date(2026, 10, 20))]
+    assert [(c.provider, c.sku, c.snapshot_date) for c in w43] == [
+        ("runpod", "H100 SXM", dt.date(2026, 10, 20))
+    ]
 
 
 def test_freshness_flags_failed_and_missing_providers(con) -> None:
@@ -151,19 +163,25 @@ def test_freshness_flags_failed_and_missing_providers(con) -> None:
     assert fresh["massedcompute"].stale and fresh["massedcompute"].last_success_date is None
     # Seen from W43's end (2026-10-25), crusoe had failed for three days already: still stale.
     earlier = {f.provider: f for f in loading.freshness(con, IsoWeek.parse("2026-W43"))}
-    assert earlier["crusoe"].days_since_success == 3 and earlier["runpod"].last_success_date == dt.date(2026, 10, 25)
+    assert earlier["crusoe"].days_since_success == 3 and earlier["runpod"].last_success_date == dt.date(
+        2026, 10, 25
+    )
 
 
 def test_current_prices_are_the_newest_snapshot_at_or_before_the_week(con) -> None:
     w43 = {
-        (o["provider"], o["sku"], o["tier"], o["community"]): o for o in loading.current_offers(con, IsoWeek.parse("2026-W43"))
+        (o["provider"], o["sku"], o["tier"], o["community"]): o
+        for o in loading.current_offers(con, IsoWeek.parse("2026-W43"))
     }
     assert w43[("lambda", "gpu_8x_h100_sxm5", "on_demand", False)]["usd_per_gpu_hour"] == 2.99
     assert w43[("crusoe", "H100 HGX", "on_demand", False)]["snapshot_date"] == dt.date(2026, 10, 22)
     cheapest = {c.gpu: c for c in loading.cheapest_by_gpu(loading.current_offers(con, IsoWeek.parse(WEEK)))}
     assert "unknown" not in cheapest
     assert cheapest["l40s"].on_demand.usd_per_gpu_hour == 0.79  # not the $0.10 public report of the same day
-    assert cheapest["h200-sxm"].on_demand.provider == "nebius" and cheapest["h200-sxm"].on_demand.usd_per_gpu_hour == 3.15
+    assert (
+        cheapest["h200-sxm"].on_demand.provider == "nebius"
+        and cheapest["h200-sxm"].on_demand.usd_per_gpu_hour == 3.15
+    )
     assert cheapest["h100-sxm"].spot.usd_per_gpu_hour == 1.75
     assert cheapest["h100-sxm"].reserved.commitment_months == 12
 
@@ -179,6 +197,7 @@ def test_scheduled_prices_count_from_their_effective_date(tmp_path: Path) -> Non
             """
         )
     with duckdb.connect(str(path), read_only=True) as reader:
+
         def b200(week: str) -> float:
             offers = loading.current_offers(reader, IsoWeek.parse(week))
             return next(o["usd_per_gpu_hour"] for o in offers if o["sku"] == "gpu_8x_b200")
@@ -240,7 +259,9 @@ def test_workload_report_has_definition_verdict_ranking_and_charts(written: dict
     assert "On one card: a100-80gb-sxm, b200, h100-sxm, h200-sxm" in text
     assert "needs 63.0 GB" in text  # the L40S misses by itself
     # Ranked by cost per checkpoint with hours, run cost and warnings.
-    ranking = html[html.index('<table id="ranking"'): html.index("</table>", html.index('<table id="ranking"'))]
+    ranking = html[
+        html.index('<table id="ranking"') : html.index("</table>", html.index('<table id="ranking"'))
+    ]
     assert ranking.count("<tr>") == 8  # header + 7 offers
     assert re.search(r"\$2\.98.*<strong>spot</strong> preemptible", ranking, re.S)
     assert "wall 16.0 h" in ranking  # compute 14 h plus start-up and rework
@@ -415,13 +436,13 @@ def test_reports_warn_when_the_pipeline_stopped(con) -> None:
     """A week after the newest snapshot shows the last prices, with an unmissable warning."""
     from gpuprice.reports import build, pages
 
-    later = dt.datetime(2026, 11, 10, 6, 0, tzinfo=dt.timezone.utc)
+    later = dt.datetime(2026, 11, 10, 6, 0, tzinfo=dt.UTC)
     overview, _ = build.build_week(con, IsoWeek.parse("2026-W45"), generated_at=later, catalog={})
     assert overview.meta.as_of == dt.date(2026, 10, 30) and overview.meta.lag_days == 9
     assert "is 9 days older than the end" in pages.render_index(overview, {})
     assert "**Old data:**" in pages.render_summary(overview, index_path="reports/2026-W45/index.html")
     # Mid-week, Friday's data is judged against Saturday, not against the coming Sunday.
-    saturday = dt.datetime(2026, 10, 31, 9, 0, tzinfo=dt.timezone.utc)
+    saturday = dt.datetime(2026, 10, 31, 9, 0, tzinfo=dt.UTC)
     current, _ = build.build_week(con, IsoWeek.parse(WEEK), generated_at=saturday, catalog={})
     assert current.meta.lag_days == 1 and "Old data" not in pages.render_index(current, {})
 
@@ -459,16 +480,31 @@ def test_memory_verdict_semantics() -> None:
     """Per cell: a GPU-memory fit beats CPU offload beats a miss; misses show the nearest need."""
     from gpuprice.reports.data import MemoryFitRow, MemoryVerdict
 
-    def row(gpu: str, memory: float, count: int, sharding: str, need: float, least: bool = False) -> MemoryFitRow:
-        return MemoryFitRow(gpu=gpu, gpu_count=count, sharding=sharding, per_gpu_gb=need / 1.2, planning_gb=need,
-                            gpu_memory_gb=memory, fits=need <= memory, headroom_gb=memory - need, least_complex=least)
+    def row(
+        gpu: str, memory: float, count: int, sharding: str, need: float, least: bool = False
+    ) -> MemoryFitRow:
+        return MemoryFitRow(
+            gpu=gpu,
+            gpu_count=count,
+            sharding=sharding,
+            per_gpu_gb=need / 1.2,
+            planning_gb=need,
+            gpu_memory_gb=memory,
+            fits=need <= memory,
+            headroom_gb=memory - need,
+            least_complex=least,
+        )
 
     verdict = MemoryVerdict(
         rows=[
-            row("l4", 24, 1, "none", 90), row("l4", 24, 1, "offload", 20), row("l4", 24, 8, "zero2", 30),
+            row("l4", 24, 1, "none", 90),
+            row("l4", 24, 1, "offload", 20),
+            row("l4", 24, 8, "zero2", 30),
             row("l4", 24, 8, "zero3", 26),
-            row("h100-sxm", 80, 1, "none", 90), row("h100-sxm", 80, 2, "zero2", 70, least=True),
-            row("h100-sxm", 80, 2, "zero3", 50), row("h100-sxm", 80, 16, "zero3", 10),
+            row("h100-sxm", 80, 1, "none", 90),
+            row("h100-sxm", 80, 2, "zero2", 70, least=True),
+            row("h100-sxm", 80, 2, "zero3", 50),
+            row("h100-sxm", 80, 16, "zero3", 10),
             row("v100", 32, 1, "none", 30),
         ],
         offered_gpus=["l4", "h100-sxm"],

@@ -8,7 +8,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from conftest_reports import NOW, SCRIPT, WEEK, build_warehouse, catalog
 
 pytestmark = pytest.mark.browser
@@ -29,7 +28,9 @@ CHROME_FLAGS = (
 
 
 def _chromium() -> tuple[str, str] | None:
-    browser = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
+    browser = next(
+        (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None
+    )
     driver = shutil.which("chromedriver")
     return (browser, driver) if browser and driver else None
 
@@ -40,7 +41,9 @@ def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     root = tmp_path_factory.mktemp("browser")
     warehouse = build_warehouse(root / "warehouse.duckdb")
-    render_weekly_reports(WEEK, analytics_file=warehouse, out_root=root / "reports", generated_at=NOW, catalog=catalog())
+    render_weekly_reports(
+        WEEK, analytics_file=warehouse, out_root=root / "reports", generated_at=NOW, catalog=catalog()
+    )
     return root / "reports" / WEEK
 
 
@@ -101,7 +104,10 @@ def test_index_renders_in_chromium(driver, report_dir: Path) -> None:
     assert SCRIPT in body  # the hostile provider shows as text, never as an element
     assert driver.execute_script("return document.querySelectorAll('script, img, iframe').length") == 0
     links = driver.find_elements("css selector", "section#workloads a[href$='.html']")
-    assert {l.get_attribute("href").rsplit("/", 1)[-1] for l in links} >= {"llama-3.1-70b-qlora.html", "llama-3.1-8b-full.html"}
+    assert {link.get_attribute("href").rsplit("/", 1)[-1] for link in links} >= {
+        "llama-3.1-70b-qlora.html",
+        "llama-3.1-8b-full.html",
+    }
     assert _severe(driver) == []
     _full_page_screenshot(driver, ARTIFACTS / "report_index.png")
 
@@ -118,7 +124,9 @@ def test_workload_report_renders_in_chromium(driver, report_dir: Path) -> None:
     # Hostile strings render as visible text, in table cells and inside the SVG charts.
     assert SCRIPT in ranking.text
     assert driver.execute_script("return document.querySelectorAll('script, img, iframe').length") == 0
-    svg_text = " ".join(t.get_attribute("textContent") for t in driver.find_elements("css selector", "svg.chart text"))
+    svg_text = " ".join(
+        t.get_attribute("textContent") for t in driver.find_elements("css selector", "svg.chart text")
+    )
     assert SCRIPT in svg_text
     assert _severe(driver) == []
     _full_page_screenshot(driver, ARTIFACTS / "report_workload.png")

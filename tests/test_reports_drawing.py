@@ -12,9 +12,9 @@ from pathlib import Path
 
 import psutil
 import pytest
+from conftest_reports import NOW, WEEK, build_warehouse, catalog
 from markupsafe import Markup
 
-from conftest_reports import NOW, WEEK, build_warehouse, catalog
 from gpuprice.reports import build, chart_jobs, drawing
 from gpuprice.reports.render import render_weekly_reports
 from gpuprice.reports.weeks import IsoWeek
@@ -66,7 +66,11 @@ def test_helper_process_draws_the_same_svg(
     (decoy / "__init__.py").write_text('raise SystemExit("imported the wrong reports package")\n')
     requests = b"".join(pickle.dumps(job) for job in jobs)
     done = subprocess.run(
-        drawing.helper_command(), input=requests, capture_output=True, timeout=120, cwd=tmp_path,
+        drawing.helper_command(),
+        input=requests,
+        capture_output=True,
+        timeout=120,
+        cwd=tmp_path,
         env=drawing.helper_env(),
     )
     assert done.returncode == 0, done.stderr.decode()[-500:]
@@ -82,7 +86,11 @@ def test_helper_process_draws_the_same_svg(
     "command",
     [
         [sys.executable, "-c", "import sys; sys.exit(3)"],  # dies at once
-        [sys.executable, "-c", "import sys; sys.stdin.buffer.read(1); sys.stdout.write('nonsense'); sys.stdout.flush()"],
+        [
+            sys.executable,
+            "-c",
+            "import sys; sys.stdin.buffer.read(1); sys.stdout.write('nonsense'); sys.stdout.flush()",
+        ],
         ["/nonexistent/python-for-charts"],  # cannot start at all
     ],
     ids=["dies", "garbage", "missing"],
@@ -106,9 +114,8 @@ class _BrokenJob:
 
 
 def test_a_chart_error_surfaces_here_and_ends_the_helper(jobs: list[chart_jobs.ChartJob]) -> None:
-    with pytest.raises(ValueError, match="cannot draw"):
-        with drawing.ChartDrawer(use_helper=True) as drawer:
-            drawer.draw([*jobs[:1], _BrokenJob("broken")])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="cannot draw"), drawing.ChartDrawer(use_helper=True) as drawer:
+        drawer.draw([*jobs[:1], _BrokenJob("broken")])  # type: ignore[list-item]
     assert not _helpers_alive()
 
 
@@ -116,10 +123,14 @@ def test_reports_are_identical_with_the_helper(
     warehouse: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     serial_root = tmp_path_factory.mktemp("serial")
-    render_weekly_reports(WEEK, analytics_file=warehouse, out_root=serial_root, generated_at=NOW, catalog=catalog())
+    render_weekly_reports(
+        WEEK, analytics_file=warehouse, out_root=serial_root, generated_at=NOW, catalog=catalog()
+    )
     monkeypatch.setattr(drawing, "MIN_CHARTS_FOR_HELPER", 1)
     monkeypatch.setattr(drawing, "usable_cpus", lambda: 2)
-    paths = render_weekly_reports(WEEK, analytics_file=warehouse, out_root=tmp_path, generated_at=NOW, catalog=catalog())
+    paths = render_weekly_reports(
+        WEEK, analytics_file=warehouse, out_root=tmp_path, generated_at=NOW, catalog=catalog()
+    )
     assert len(paths) == 2 + 2 * len(catalog())
     for path in paths:
         assert path.read_bytes() == (serial_root / WEEK / path.name).read_bytes(), path.name
@@ -138,12 +149,14 @@ def _helpers_alive() -> list[psutil.Process]:
     alive = []
     for child in psutil.Process().children(recursive=True):
         try:
-            if "gpuprice.reports.chart_helper" in " ".join(child.cmdline()) and child.status() != psutil.STATUS_ZOMBIE:
+            if (
+                "gpuprice.reports.chart_helper" in " ".join(child.cmdline())
+                and child.status() != psutil.STATUS_ZOMBIE
+            ):
                 alive.append(child)
         except psutil.Error:
             continue
     return alive
-
 
 
 def test_fitted_margins_keep_every_label_inside_the_figure() -> None:
@@ -171,7 +184,7 @@ def test_fitted_margins_keep_every_label_inside_the_figure() -> None:
     assert before.x0 < 0 or before.x1 > width  # matplotlib's default margins cut the labels off
     fit_axes(fig)
     after = outer()
-    assert -0.01 <= after.x0 and after.x1 <= width + 0.01
-    assert -0.01 <= after.y0 and after.y1 <= height + 0.01
+    assert after.x0 >= -0.01 and after.x1 <= width + 0.01
+    assert after.y0 >= -0.01 and after.y1 <= height + 0.01
     box = ax.get_position()
     assert box.width > 0.2 and box.height > 0.5  # the plot keeps most of the room it can have

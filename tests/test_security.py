@@ -32,7 +32,7 @@ DAY = dt.date(2026, 10, 6)
 # Scraped GPU names a hostile (or compromised) pricing page could carry.
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(2)>"
-ATTRIBUTE = "\" onmouseover=\"alert(3)"
+ATTRIBUTE = '" onmouseover="alert(3)'
 SQL = "A100'); DROP TABLE price_snapshots; --"
 HOSTILE_NAMES = (f"H100 SXM {SCRIPT}", IMG, f"H200 {ATTRIBUTE}", SQL)
 SCRIPT_BLOCK = re.compile(r"<script\b[^>]*>(.*?)</script\s*>", re.I | re.S)
@@ -93,8 +93,12 @@ def test_scraped_markup_never_appears_unescaped_in_any_report_file(hostile_home:
 def test_scraped_sql_lands_as_a_value(hostile_home: Path):
     con = duckdb.connect(str(hostile_home / "warehouse.duckdb"), read_only=True)
     try:
-        names = {r[0] for r in con.execute(
-            "SELECT gpu_raw FROM price_snapshots WHERE provider = 'runpod' AND snapshot_date = ?", [DAY]).fetchall()}
+        names = {
+            r[0]
+            for r in con.execute(
+                "SELECT gpu_raw FROM price_snapshots WHERE provider = 'runpod' AND snapshot_date = ?", [DAY]
+            ).fetchall()
+        }
         tables = con.execute("SELECT count(*) FROM price_snapshots").fetchone()[0]
     finally:
         con.close()
@@ -116,7 +120,10 @@ INJECTIONS = [
     (("run", "--date", "2026-10-06'; DELETE FROM price_snapshots; --"), "DELETE FROM"),
     (("parse", "lambda' OR 1=1 --", "README.md"), "lambda' OR 1=1 --"),
     (("sql", "SELECT 1; DROP TABLE price_snapshots"), "read-only"),
-    (("sql", "SELECT * FROM price_snapshots WHERE provider = '' OR 1=1; DELETE FROM price_snapshots"), "read-only"),
+    (
+        ("sql", "SELECT * FROM price_snapshots WHERE provider = '' OR 1=1; DELETE FROM price_snapshots"),
+        "read-only",
+    ),
 ]
 
 
@@ -140,7 +147,14 @@ def test_sql_in_arguments_is_treated_as_a_value(hostile_home: Path, argv, echoed
 # ---------------------------------------------------------------------------------------------
 
 HOSTILE_PROVIDERS = ["../lambda", "/etc", "lambda/../../x", "..", "", "LAMBDA", "lambda\x00", "lambda/"]
-HOSTILE_DATES = ["../2026-10-06", "2026-10-06/../../x", "/2026-10-06", "2026-13-01", "20261006", "2026-10-06\n"]
+HOSTILE_DATES = [
+    "../2026-10-06",
+    "2026-10-06/../../x",
+    "/2026-10-06",
+    "2026-13-01",
+    "20261006",
+    "2026-10-06\n",
+]
 
 
 def _files_under(root: Path) -> set[Path]:
@@ -171,8 +185,10 @@ def test_the_raw_store_refuses_hostile_dates(tmp_path: Path, day: str):
     TALLY.fault("hostile_path_value")
 
 
-@pytest.mark.parametrize("sha, kind", [("../../../etc/passwd", "html"), ("A" * 64, "html"), ("a" * 64, "html/../../x"),
-                                       ("a" * 64, "exe")])
+@pytest.mark.parametrize(
+    "sha, kind",
+    [("../../../etc/passwd", "html"), ("A" * 64, "html"), ("a" * 64, "html/../../x"), ("a" * 64, "exe")],
+)
 def test_raw_page_paths_refuse_hostile_digests_and_kinds(tmp_path: Path, sha: str, kind: str):
     from gpuprice.scrapers.rawstore import RawStoreError, raw_page_path
 
@@ -206,7 +222,13 @@ def test_the_archive_reads_only_well_named_pages_inside_it(tmp_path: Path):
     good = archive / "lambda" / "2026-10-01.html"
     good.write_text("<html>lambda</html>")
     (archive / "lambda" / "2026-10-05.html").symlink_to(secret)  # a page leading outside
-    for name in ("..2026-10-04.html", "2026-10-04.html.exe", "2026-10-04.HTML", "2026-02-30.html", " 2026-10-04.html"):
+    for name in (
+        "..2026-10-04.html",
+        "2026-10-04.html.exe",
+        "2026-10-04.HTML",
+        "2026-02-30.html",
+        " 2026-10-04.html",
+    ):
         (archive / "lambda" / name).write_text("<html>ignored</html>")
     (archive / "nebius").symlink_to(outside, target_is_directory=True)  # a provider folder leading outside
 
@@ -222,8 +244,20 @@ def test_the_archive_reads_only_well_named_pages_inside_it(tmp_path: Path):
     TALLY.fault("hostile_path_value", 9)
 
 
-@pytest.mark.parametrize("name", ["../../etc/passwd", "/etc/passwd", "..", ".", "a/../../b", "index", "con\x00.html",
-                                  "..\\..\\windows", " "])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "../../etc/passwd",
+        "/etc/passwd",
+        "..",
+        ".",
+        "a/../../b",
+        "index",
+        "con\x00.html",
+        "..\\..\\windows",
+        " ",
+    ],
+)
 def test_report_file_names_stay_inside_the_week_folder(tmp_path: Path, name: str):
     from gpuprice.reports.render import safe_filename
 
@@ -239,8 +273,10 @@ def test_a_workload_named_like_a_path_is_refused_with_file_and_line(tmp_path: Pa
     from gpuprice.models.workloads import load_file
 
     path = tmp_path / "workloads.yaml"
-    path.write_text("workloads:\n  - name: ../../pwned\n    model: meta-llama/Llama-3.1-8B\n    method: lora\n"
-                    "    tokens: 1e8\n    checkpoint_interval_tokens: 1e7\n")
+    path.write_text(
+        "workloads:\n  - name: ../../pwned\n    model: meta-llama/Llama-3.1-8B\n    method: lora\n"
+        "    tokens: 1e8\n    checkpoint_interval_tokens: 1e7\n"
+    )
     with pytest.raises(BadInput) as caught:
         load_file(path)
     assert str(path) in str(caught.value) and "line 2" in str(caught.value) and "name" in str(caught.value)
@@ -275,7 +311,9 @@ class SecretProbe:
         if host == "api.runpod.io":
             self.api_calls += 1
             if self.api_calls == 1:
-                raise httpx.ConnectError(f"proxy refused: {request.headers.get('authorization')}", request=request)
+                raise httpx.ConnectError(
+                    f"proxy refused: {request.headers.get('authorization')}", request=request
+                )
             return httpx.Response(307, headers={"location": "https://graphql-mirror.runpod.example/graphql"})
         if host == "graphql-mirror.runpod.example":
             return httpx.Response(500, text="mirror down")
@@ -287,8 +325,9 @@ class SecretProbe:
 
 
 @pytest.mark.slow
-def test_an_api_key_never_lands_in_logs_metadata_or_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                           caplog: pytest.LogCaptureFixture):
+def test_an_api_key_never_lands_in_logs_metadata_or_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+):
     import dagster as dg
 
     from gpuprice.scrapers.fetch import PoliteFetcher
@@ -303,16 +342,28 @@ def test_an_api_key_never_lands_in_logs_metadata_or_files(tmp_path: Path, monkey
         return instance
 
     def fetcher(*args, **kwargs):
-        return PoliteFetcher(*args, **{"transport": httpx.MockTransport(probe), "sleep": lambda s: None, **kwargs})
+        return PoliteFetcher(
+            *args, **{"transport": httpx.MockTransport(probe), "sleep": lambda s: None, **kwargs}
+        )
 
     monkeypatch.setattr(dg.DagsterInstance, "ephemeral", staticmethod(keep_instance))
     monkeypatch.setattr("gpuprice.scrapers.collect.PoliteFetcher", fetcher)
     caplog.set_level(logging.DEBUG)
     home = tmp_path / "home"
     today = dt.datetime.now(dt.UTC).date()
-    with environment({"GPUPRICE_HOME": str(home), "GPUPRICE_ARCHIVE": None, "GPUPRICE_RUNPOD_API_KEY": SECRET}):
-        result = gpuprice("run", "--date", today.isoformat(), "--source", "live", "--providers", "runpod,lambda",
-                          "--no-reports")
+    with environment(
+        {"GPUPRICE_HOME": str(home), "GPUPRICE_ARCHIVE": None, "GPUPRICE_RUNPOD_API_KEY": SECRET}
+    ):
+        result = gpuprice(
+            "run",
+            "--date",
+            today.isoformat(),
+            "--source",
+            "live",
+            "--providers",
+            "runpod,lambda",
+            "--no-reports",
+        )
     TALLY.fault("api_key_in_environment")
 
     # The key was used where it belongs, and only there.

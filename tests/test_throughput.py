@@ -26,7 +26,9 @@ LLAMA_70B = resolve_model("meta-llama/Llama-3.1-70B")
 MIXTRAL = resolve_model("mistralai/Mixtral-8x7B-v0.1")
 
 
-def tps(arch=LLAMA_8B, method="full", gpu="h100-sxm", gpus=1, seq=2048, mb=1, ac=False, sharding="none", **kw):
+def tps(
+    arch=LLAMA_8B, method="full", gpu="h100-sxm", gpus=1, seq=2048, mb=1, ac=False, sharding="none", **kw
+):
     return predict_throughput(arch, method, gpu, gpus, seq, mb, ac, "bf16-mixed", sharding, **kw)
 
 
@@ -47,7 +49,9 @@ def test_full_training_counts_6n_plus_attention() -> None:
 def test_adapters_count_4n_and_checkpointing_is_hardware_only() -> None:
     shape = ModelShape.of(LLAMA_8B)
     lora = tps(method="lora")
-    assert lora.flops_per_token == pytest.approx(4 * shape.n_active_params + 12 * shape.layers * shape.attn_width * 2048)
+    assert lora.flops_per_token == pytest.approx(
+        4 * shape.n_active_params + 12 * shape.layers * shape.attn_width * 2048
+    )
     with_ac = tps(method="lora", ac=True)
     assert with_ac.flops_per_token == lora.flops_per_token  # MFU basis unchanged
     recompute = with_ac.hardware_flops_per_token - with_ac.flops_per_token
@@ -88,8 +92,12 @@ def test_lora_is_faster_than_full_and_qlora_pays_for_dequantisation() -> None:
 
 
 def test_small_models_and_small_micro_batches_underutilise() -> None:
-    small = predict_throughput(shape_from_size(0.35), "full", "a100-80gb-sxm", 1, 2048, 8, False, "bf16-mixed", "none")
-    big = predict_throughput(shape_from_size(13.0), "full", "a100-80gb-sxm", 1, 2048, 8, False, "bf16-mixed", "none")
+    small = predict_throughput(
+        shape_from_size(0.35), "full", "a100-80gb-sxm", 1, 2048, 8, False, "bf16-mixed", "none"
+    )
+    big = predict_throughput(
+        shape_from_size(13.0), "full", "a100-80gb-sxm", 1, 2048, 8, False, "bf16-mixed", "none"
+    )
     assert small.mfu < big.mfu
     assert tps(mb=1, seq=512).mfu < tps(mb=8, seq=2048).mfu
 
@@ -138,7 +146,9 @@ def test_collective_bandwidth_by_link() -> None:
     assert collective_busbw_gbs(gpu_profile("h100-pcie"), 8) < 50
     assert collective_busbw_gbs(gpu_profile("rtx-4090"), 2) < collective_busbw_gbs(gpu_profile("l40s"), 2)
     # NVL cards are bridged in pairs: two GPUs talk over NVLink, eight over PCIe.
-    assert collective_busbw_gbs(gpu_profile("h100-nvl"), 2) > 5 * collective_busbw_gbs(gpu_profile("h100-nvl"), 8)
+    assert collective_busbw_gbs(gpu_profile("h100-nvl"), 2) > 5 * collective_busbw_gbs(
+        gpu_profile("h100-nvl"), 8
+    )
 
 
 # ---------------------------------------------------------------- APIs
@@ -154,10 +164,21 @@ def test_predict_frame_matches_single_predictions() -> None:
     for gpu, gpus, method, seq, mb, ac, precision, sharding, arch in configs:
         shape = ModelShape.of(arch)
         rows.append(
-            dict(gpu=gpu, gpus=gpus, method=method, seq_len=seq, micro_batch=mb, grad_checkpointing=ac,
-                 precision=precision, sharding=sharding, n_params=shape.n_params,
-                 n_active_params=shape.n_active_params, layers=shape.layers, hidden=shape.hidden,
-                 attn_width=shape.attn_width)
+            dict(
+                gpu=gpu,
+                gpus=gpus,
+                method=method,
+                seq_len=seq,
+                micro_batch=mb,
+                grad_checkpointing=ac,
+                precision=precision,
+                sharding=sharding,
+                n_params=shape.n_params,
+                n_active_params=shape.n_active_params,
+                layers=shape.layers,
+                hidden=shape.hidden,
+                attn_width=shape.attn_width,
+            )
         )
     frame = pd.DataFrame(rows, index=[10, 11, 12, 13, 14])
     out = predict_frame(frame)
@@ -175,11 +196,21 @@ def test_predict_frame_is_fast_enough_for_the_ranking() -> None:
     n = 200_000
     rng = np.random.default_rng(0)
     frame = pd.DataFrame(
-        dict(gpu=rng.choice(["h100-sxm", "a100-80gb-pcie", "l40s", "b200"], n), gpus=rng.choice([1, 2, 8, 16], n),
-             method=rng.choice(["full", "lora", "qlora"], n), seq_len=2048, micro_batch=2, grad_checkpointing=True,
-             precision="bf16-mixed", sharding=rng.choice(["none", "zero3"], n), n_params=shape.n_params,
-             n_active_params=shape.n_active_params, layers=shape.layers, hidden=shape.hidden,
-             attn_width=shape.attn_width)
+        dict(
+            gpu=rng.choice(["h100-sxm", "a100-80gb-pcie", "l40s", "b200"], n),
+            gpus=rng.choice([1, 2, 8, 16], n),
+            method=rng.choice(["full", "lora", "qlora"], n),
+            seq_len=2048,
+            micro_batch=2,
+            grad_checkpointing=True,
+            precision="bf16-mixed",
+            sharding=rng.choice(["none", "zero3"], n),
+            n_params=shape.n_params,
+            n_active_params=shape.n_active_params,
+            layers=shape.layers,
+            hidden=shape.hidden,
+            attn_width=shape.attn_width,
+        )
     )
     start = time.perf_counter()
     out = predict_frame(frame)
@@ -225,22 +256,50 @@ def test_unknown_benchmark_gpu_is_bad_input() -> None:
 
 
 def test_benchmark_row_interpretation() -> None:
-    row = {"gpu": "A100-80GB", "gpu_count": "1", "model": "Qwen-7B", "params_b": "7.72", "seq_len": "2048",
-           "workload": "finetune_lora", "precision": "fp16+gptq-int4", "micro_batch": "", "act_ckpt": "yes",
-           "sharding": ""}
+    row = {
+        "gpu": "A100-80GB",
+        "gpu_count": "1",
+        "model": "Qwen-7B",
+        "params_b": "7.72",
+        "seq_len": "2048",
+        "workload": "finetune_lora",
+        "precision": "fp16+gptq-int4",
+        "micro_batch": "",
+        "act_ckpt": "yes",
+        "sharding": "",
+    }
     case = benchmark_case(row)
     assert (case.method, case.micro_batch, case.checkpointing, case.sharding) == ("qlora", 1, True, "none")
     assert case.shape.layers == 32  # found in the model catalog
-    megatron = benchmark_case({**row, "gpu_count": "64", "sharding": "TP4 PP8 CP1", "workload": "pretrain_full",
-                               "precision": "fp8", "model": "GPT3-175B", "params_b": "175"})
+    megatron = benchmark_case(
+        {
+            **row,
+            "gpu_count": "64",
+            "sharding": "TP4 PP8 CP1",
+            "workload": "pretrain_full",
+            "precision": "fp8",
+            "model": "GPT3-175B",
+            "params_b": "175",
+        }
+    )
     assert (megatron.method, megatron.precision, megatron.sharding) == ("full", "fp8", "model_parallel")
     assert (megatron.shape.layers, megatron.shape.hidden) == (96, 12288)  # GPT-3 paper shape
 
 
 def test_unknown_model_uses_params_b_and_the_name_size() -> None:
-    row = {"gpu": "a100_80gb", "gpu_count": "8", "model": "MPT-125m", "params_b": "0.174", "seq_len": "65536",
-           "tokens_per_sec_per_gpu": "20368", "workload": "pretrain_full", "precision": "amp_bf16",
-           "micro_batch": "1", "act_ckpt": "False", "sharding": "FULL_SHARD"}
+    row = {
+        "gpu": "a100_80gb",
+        "gpu_count": "8",
+        "model": "MPT-125m",
+        "params_b": "0.174",
+        "seq_len": "65536",
+        "tokens_per_sec_per_gpu": "20368",
+        "workload": "pretrain_full",
+        "precision": "amp_bf16",
+        "micro_batch": "1",
+        "act_ckpt": "False",
+        "sharding": "FULL_SHARD",
+    }
     case = benchmark_case(row)
     assert (case.shape.layers, case.shape.hidden) == (12, 768)
     assert case.shape.n_params == pytest.approx(0.174e9)
@@ -251,19 +310,45 @@ def test_unknown_model_uses_params_b_and_the_name_size() -> None:
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("DeepSpeed ZeRO-3", "zero3"), ("ZeRO 2", "zero2"), ("SHARD_GRAD_OP", "zero2"), ("FULL_SHARD", "fsdp"),
-     ("HYBRID_SHARD", "fsdp"), ("FSDP+cpu offload", "fsdp"), ("DDP", "none"), ("", "none"),
-     ("TP4 PP8 CP1", "model_parallel"), ("TP1 PP1 CP1", "model_parallel")],
+    [
+        ("DeepSpeed ZeRO-3", "zero3"),
+        ("ZeRO 2", "zero2"),
+        ("SHARD_GRAD_OP", "zero2"),
+        ("FULL_SHARD", "fsdp"),
+        ("HYBRID_SHARD", "fsdp"),
+        ("FSDP+cpu offload", "fsdp"),
+        ("DDP", "none"),
+        ("", "none"),
+        ("TP4 PP8 CP1", "model_parallel"),
+        ("TP1 PP1 CP1", "model_parallel"),
+    ],
 )
 def test_benchmark_sharding_texts(text: str, expected: str) -> None:
-    row = {"gpu": "H100 SXM", "gpu_count": "8", "model": "Llama-2-7b", "params_b": "6.74", "workload": "finetune_full",
-           "precision": "bf16", "sharding": text}
+    row = {
+        "gpu": "H100 SXM",
+        "gpu_count": "8",
+        "model": "Llama-2-7b",
+        "params_b": "6.74",
+        "workload": "finetune_full",
+        "precision": "bf16",
+        "sharding": text,
+    }
     assert benchmark_case(row).sharding == expected
 
 
 def test_size_from_the_name_when_params_b_is_missing() -> None:
-    row = {"gpu": "h100_80gb", "gpu_count": "8", "model": "MPT-7b", "params_b": "", "seq_len": "2048",
-           "workload": "pretrain_full", "precision": "amp_bf16", "micro_batch": "8", "act_ckpt": "", "sharding": "FULL_SHARD"}
+    row = {
+        "gpu": "h100_80gb",
+        "gpu_count": "8",
+        "model": "MPT-7b",
+        "params_b": "",
+        "seq_len": "2048",
+        "workload": "pretrain_full",
+        "precision": "amp_bf16",
+        "micro_batch": "8",
+        "act_ckpt": "",
+        "sharding": "FULL_SHARD",
+    }
     case = benchmark_case(row)
     assert case.shape.n_params == pytest.approx(7e9) and case.shape.layers == 32
     assert 0.3 < predict_from_benchmark_row(row) * 6 * 7e9 / 989e12 < 0.7  # a sane MFU

@@ -31,7 +31,6 @@ GUARD_FINETUNE = 0.09
 GUARD_HELD_OUT = 0.06
 
 
-
 @pytest.fixture(scope="module")
 def rows() -> list[dict[str, object]]:
     return load_benchmark_rows(str(PUBLIC_CSV))

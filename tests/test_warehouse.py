@@ -17,8 +17,14 @@ from gpuprice.warehouse.writes import replace_snapshot_partition
 
 def write(con, provider, day, offers, report=None):
     return replace_snapshot_partition(
-        con, provider=provider, snapshot_date=day, offers=offers, source="archive",
-        raw_sha256="ab" * 32, parser_version="test/1", report=report,
+        con,
+        provider=provider,
+        snapshot_date=day,
+        offers=offers,
+        source="archive",
+        raw_sha256="ab" * 32,
+        parser_version="test/1",
+        report=report,
     )
 
 
@@ -45,9 +51,9 @@ def test_rerunning_a_partition_replaces_it_without_duplicates(con):
     write(con, "nebius", D1, [make_offer(provider="nebius", sku="h100")])
     write(con, "lambda", D2, offers[:1])
     write(con, "lambda", D1, offers[:1])
-    assert table(con, "SELECT provider, snapshot_date, count(*) FROM price_snapshots GROUP BY ALL ORDER BY ALL") == [
-        ("lambda", D1, 1), ("lambda", D2, 1), ("nebius", D1, 1)
-    ]
+    assert table(
+        con, "SELECT provider, snapshot_date, count(*) FROM price_snapshots GROUP BY ALL ORDER BY ALL"
+    ) == [("lambda", D1, 1), ("lambda", D2, 1), ("nebius", D1, 1)]
 
 
 def test_a_failed_write_leaves_the_previous_partition_whole(con, monkeypatch):
@@ -126,13 +132,24 @@ def test_an_offer_that_disappears_closes_its_period(con):
 def test_latest_prices_and_cheapest_by_gpu(con):
     write(con, "lambda", D1, [make_offer(usd_per_gpu_hour=3.0)])
     write(con, "lambda", D2, [make_offer(usd_per_gpu_hour=2.8)])
-    write(con, "nebius", D1, [
-        make_offer(provider="nebius", sku="h100", usd_per_gpu_hour=2.95),
-        make_offer(provider="nebius", sku="h100", tier="spot", usd_per_gpu_hour=1.25),
-        make_offer(provider="nebius", sku="h100", usd_per_gpu_hour=2.5, effective_from=dt.date(2026, 12, 1)),
-        make_offer(provider="nebius", sku="mystery", gpu="unknown", gpu_raw="Mystery X", usd_per_gpu_hour=0.1),
-    ])
-    latest = table(con, "SELECT provider, snapshot_date, count(*) FROM analytics.latest_prices GROUP BY ALL ORDER BY 1")
+    write(
+        con,
+        "nebius",
+        D1,
+        [
+            make_offer(provider="nebius", sku="h100", usd_per_gpu_hour=2.95),
+            make_offer(provider="nebius", sku="h100", tier="spot", usd_per_gpu_hour=1.25),
+            make_offer(
+                provider="nebius", sku="h100", usd_per_gpu_hour=2.5, effective_from=dt.date(2026, 12, 1)
+            ),
+            make_offer(
+                provider="nebius", sku="mystery", gpu="unknown", gpu_raw="Mystery X", usd_per_gpu_hour=0.1
+            ),
+        ],
+    )
+    latest = table(
+        con, "SELECT provider, snapshot_date, count(*) FROM analytics.latest_prices GROUP BY ALL ORDER BY 1"
+    )
     assert latest == [("lambda", D2, 1), ("nebius", D1, 4)]
     cheapest = table(
         con,
@@ -149,14 +166,32 @@ def test_latest_prices_and_cheapest_by_gpu(con):
 def test_provider_freshness_marks_failed_and_old_providers_stale(con):
     from gpuprice.warehouse.writes import record_provider_run
 
-    now = dt.datetime.now(dt.timezone.utc)
-    runs = [("lambda", D1, "success"), ("lambda", D4, "success"), ("nebius", D1, "success"),
-            ("crusoe", D3, "success"), ("crusoe", D4, "failed")]
+    now = dt.datetime.now(dt.UTC)
+    runs = [
+        ("lambda", D1, "success"),
+        ("lambda", D4, "success"),
+        ("nebius", D1, "success"),
+        ("crusoe", D3, "success"),
+        ("crusoe", D4, "failed"),
+    ]
     for provider, day, status in runs:
-        record_provider_run(con, provider=provider, snapshot_date=day, source="archive", status=status,
-                            offers=3, report=None, error=None if status == "success" else "boom", started_at=now)
-    rows = {r[0]: r[1:] for r in table(
-        con, "SELECT provider, last_success_date, stale, last_error FROM analytics.provider_freshness")}
+        record_provider_run(
+            con,
+            provider=provider,
+            snapshot_date=day,
+            source="archive",
+            status=status,
+            offers=3,
+            report=None,
+            error=None if status == "success" else "boom",
+            started_at=now,
+        )
+    rows = {
+        r[0]: r[1:]
+        for r in table(
+            con, "SELECT provider, last_success_date, stale, last_error FROM analytics.provider_freshness"
+        )
+    }
     assert rows["lambda"] == (D4, False, None)
     assert rows["nebius"] == (D1, True, None)  # three days behind the newest run
     assert rows["crusoe"] == (D3, True, "boom")  # failed today: yesterday's data stays, flagged
@@ -173,18 +208,37 @@ def _load_gpus(con):
 
 def test_offers_with_specs_join_and_derived_metrics(con):
     _load_gpus(con)
-    write(con, "lambda", D1, [
-        make_offer(sku="sxm8", gpu_count=8, usd_per_gpu_hour=2.0, usd_per_instance_hour=16.0),
-        make_offer(sku="pcie1", gpu="h100-pcie", gpu_raw="H100 PCIe", usd_per_gpu_hour=1.512),
-        make_offer(sku="pcie8", gpu="h100-pcie", gpu_raw="H100 PCIe", gpu_count=8, usd_per_gpu_hour=1.512),
-        make_offer(sku="odd", gpu="unknown", gpu_raw="Quantum 9000", usd_per_gpu_hour=1.0),
-    ])
-    rows = {r[0]: r[1:] for r in table(
+    write(
         con,
-        """SELECT sku, dense_bf16_tflops, instance_memory_gb, interconnect, nvlink_connected, pcie_only,
+        "lambda",
+        D1,
+        [
+            make_offer(sku="sxm8", gpu_count=8, usd_per_gpu_hour=2.0, usd_per_instance_hour=16.0),
+            make_offer(sku="pcie1", gpu="h100-pcie", gpu_raw="H100 PCIe", usd_per_gpu_hour=1.512),
+            make_offer(
+                sku="pcie8", gpu="h100-pcie", gpu_raw="H100 PCIe", gpu_count=8, usd_per_gpu_hour=1.512
+            ),
+            make_offer(sku="odd", gpu="unknown", gpu_raw="Quantum 9000", usd_per_gpu_hour=1.0),
+        ],
+    )
+    rows = {
+        r[0]: r[1:]
+        for r in table(
+            con,
+            """SELECT sku, dense_bf16_tflops, instance_memory_gb, interconnect, nvlink_connected, pcie_only,
                   usd_per_pflop_hour, usd_per_gb_hour, usd_per_tbps_hour FROM analytics.offers_with_specs""",
-    )}
-    assert rows["sxm8"] == (989.0, 640.0, "nvlink-nvswitch", True, False, round(2.0 / 0.989, 4), 0.025, round(2.0 / 3.35, 4))
+        )
+    }
+    assert rows["sxm8"] == (
+        989.0,
+        640.0,
+        "nvlink-nvswitch",
+        True,
+        False,
+        round(2.0 / 0.989, 4),
+        0.025,
+        round(2.0 / 3.35, 4),
+    )
     assert rows["pcie1"] == (756.0, 80.0, "single-gpu", False, False, 2.0, 0.0189, 0.756)
     assert rows["pcie8"][2:4] == ("pcie", False) and rows["pcie8"][4] is True
     assert rows["odd"][0] is None
@@ -192,10 +246,21 @@ def test_offers_with_specs_join_and_derived_metrics(con):
     assert unknown == [("lambda", "Quantum 9000", 1)]
     best = table(
         con,
-        "SELECT metric, tier, rank, sku FROM analytics.best_value_by_metric WHERE snapshot_date = ? ORDER BY ALL", D1,
+        "SELECT metric, tier, rank, sku FROM analytics.best_value_by_metric WHERE snapshot_date = ? ORDER BY ALL",
+        D1,
     )
-    assert ("usd_per_pflop_hour", "on_demand", 1, "pcie1") in best or ("usd_per_pflop_hour", "on_demand", 1, "pcie8") in best
-    assert ("usd_per_gb_hour", "on_demand", 1, "pcie1") in best or ("usd_per_gb_hour", "on_demand", 1, "pcie8") in best
+    assert ("usd_per_pflop_hour", "on_demand", 1, "pcie1") in best or (
+        "usd_per_pflop_hour",
+        "on_demand",
+        1,
+        "pcie8",
+    ) in best
+    assert ("usd_per_gb_hour", "on_demand", 1, "pcie1") in best or (
+        "usd_per_gb_hour",
+        "on_demand",
+        1,
+        "pcie8",
+    ) in best
     by_gpu = table(con, "SELECT gpu, tier, sku FROM analytics.best_value_by_gpu ORDER BY gpu")
     assert by_gpu == [("h100-pcie", "on_demand", "pcie1"), ("h100-sxm", "on_demand", "sxm8")]
 
@@ -203,20 +268,38 @@ def test_offers_with_specs_join_and_derived_metrics(con):
 def test_a_scheduled_price_replaces_the_current_one_once_in_force(con):
     from gpuprice.warehouse.queries import offers_as_of
 
-    write(con, "nebius", D4, [
-        make_offer(provider="nebius", sku="h100", usd_per_gpu_hour=3.85),
-        make_offer(provider="nebius", sku="h100", usd_per_gpu_hour=4.50, effective_from=D2),  # already in force
-        make_offer(provider="nebius", sku="b200", gpu="b200", usd_per_gpu_hour=7.15),
-        make_offer(provider="nebius", sku="b200", gpu="b200", usd_per_gpu_hour=8.50, effective_from=dt.date(2026, 11, 1)),
-    ])
+    write(
+        con,
+        "nebius",
+        D4,
+        [
+            make_offer(provider="nebius", sku="h100", usd_per_gpu_hour=3.85),
+            make_offer(
+                provider="nebius", sku="h100", usd_per_gpu_hour=4.50, effective_from=D2
+            ),  # already in force
+            make_offer(provider="nebius", sku="b200", gpu="b200", usd_per_gpu_hour=7.15),
+            make_offer(
+                provider="nebius",
+                sku="b200",
+                gpu="b200",
+                usd_per_gpu_hour=8.50,
+                effective_from=dt.date(2026, 11, 1),
+            ),
+        ],
+    )
     cheapest = table(con, "SELECT gpu, usd_per_gpu_hour::DOUBLE FROM analytics.cheapest_by_gpu ORDER BY gpu")
     assert cheapest == [("b200", 7.15), ("h100-sxm", 4.5)]
-    in_force = table(con, "SELECT sku, usd_per_gpu_hour::DOUBLE FROM analytics.offers_with_specs WHERE in_force ORDER BY 1")
+    in_force = table(
+        con, "SELECT sku, usd_per_gpu_hour::DOUBLE FROM analytics.offers_with_specs WHERE in_force ORDER BY 1"
+    )
     assert in_force == [("b200", 7.15), ("h100", 4.5)]
     # On 2026-11-02 the B200 schedule has come too.
     later = offers_as_of(con, dt.date(2026, 11, 2))[["sku", "usd_per_gpu_hour"]].values.tolist()
     assert later == [["b200", 8.5], ["h100", 4.5]]
-    assert offers_as_of(con, D4)[["sku", "usd_per_gpu_hour"]].values.tolist() == [["b200", 7.15], ["h100", 4.5]]
+    assert offers_as_of(con, D4)[["sku", "usd_per_gpu_hour"]].values.tolist() == [
+        ["b200", 7.15],
+        ["h100", 4.5],
+    ]
 
 
 def test_public_reports_fill_only_dates_without_a_scrape(con):
@@ -225,12 +308,37 @@ def test_public_reports_fill_only_dates_without_a_scrape(con):
     from gpuprice.warehouse.writes import replace_public_reports
 
     write(con, "lambda", D1, [make_offer(usd_per_gpu_hour=2.99)])
-    reports = pd.DataFrame([
-        dict(snapshot_date=D1, provider="lambda", sku="H100 x1 [on_demand]", gpu="h100-sxm", gpu_raw="H100",
-             gpu_count=1, tier="on_demand", community=False, usd_per_gpu_hour=2.49, price_basis="list"),
-        dict(snapshot_date=D2, provider="lambda", sku="H100 x1 [on_demand]", gpu="h100-sxm", gpu_raw="H100",
-             gpu_count=1, tier="on_demand", community=False, usd_per_gpu_hour=2.59, price_basis="list"),
-    ])
+    reports = pd.DataFrame(
+        [
+            dict(
+                snapshot_date=D1,
+                provider="lambda",
+                sku="H100 x1 [on_demand]",
+                gpu="h100-sxm",
+                gpu_raw="H100",
+                gpu_count=1,
+                tier="on_demand",
+                community=False,
+                usd_per_gpu_hour=2.49,
+                price_basis="list",
+            ),
+            dict(
+                snapshot_date=D2,
+                provider="lambda",
+                sku="H100 x1 [on_demand]",
+                gpu="h100-sxm",
+                gpu_raw="H100",
+                gpu_count=1,
+                tier="on_demand",
+                community=False,
+                usd_per_gpu_hour=2.59,
+                price_basis="list",
+            ),
+        ]
+    )
     replace_public_reports(con, reports, [])
-    cheapest = table(con, "SELECT snapshot_date, usd_per_gpu_hour::DOUBLE, source FROM analytics.cheapest_by_gpu ORDER BY 1")
+    cheapest = table(
+        con,
+        "SELECT snapshot_date, usd_per_gpu_hour::DOUBLE, source FROM analytics.cheapest_by_gpu ORDER BY 1",
+    )
     assert cheapest == [(D1, 2.99, "archive"), (D2, 2.59, "public_report")]

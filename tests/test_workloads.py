@@ -41,7 +41,9 @@ def test_builtin_catalog_covers_the_guide_classes() -> None:
     assert (qlora_70b.method, qlora_70b.arch().n_params > 60e9) == ("qlora", True)
     methods = {(w.method, w.optimizer) for w in workloads.values() if w.arch().n_params > 60e9}
     assert {("qlora", "paged_adamw8bit"), ("full", "adamw"), ("full", "adamw8bit")} <= methods
-    small_adapters = [w for w in workloads.values() if w.method in ("lora", "qlora") and 6e9 < w.arch().n_params < 14e9]
+    small_adapters = [
+        w for w in workloads.values() if w.method in ("lora", "qlora") and 6e9 < w.arch().n_params < 14e9
+    ]
     assert {w.method for w in small_adapters} == {"lora", "qlora"}
     assert any(w.method == "full" and 6e9 < w.arch().n_params < 35e9 for w in workloads.values())
     pretraining = workloads["llama-3.1-8b-continued-pretraining"]
@@ -72,13 +74,16 @@ def test_derived_checkpoint_size_and_counts() -> None:
 
 
 def test_user_file_extends_and_overrides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    override = GOOD + """\
+    override = (
+        GOOD
+        + """\
   - name: llama-3.1-8b-lora
     model: meta-llama/Llama-3.1-8B
     method: lora
     tokens: 1_000_000
     checkpoint_interval_hours: 2
 """
+    )
     monkeypatch.setenv("GPUPRICE_WORKLOADS", str(write(tmp_path, override)))
     workloads = {w.name: w for w in load_workloads()}
     assert workloads["my-run"].cost_terms.storage_usd_per_gb_month == 0.02
@@ -100,7 +105,11 @@ def test_unknown_workload_names_close_matches() -> None:
         (GOOD.replace("seq_len: 1024", "seq_len: lots"), 6, "field seq_len"),
         (GOOD.replace("method: lora", "method: prefix"), 5, "field method"),
         (GOOD.replace("    seq_len: 1024\n", "    seq_len: 1024\n    sequence: 3\n"), 7, "field sequence"),
-        (GOOD.replace("      storage_usd_per_gb_month: 0.02", "      storage_usd_per_gb_month: -1"), 10, "cost_terms.storage_usd_per_gb_month"),
+        (
+            GOOD.replace("      storage_usd_per_gb_month: 0.02", "      storage_usd_per_gb_month: -1"),
+            10,
+            "cost_terms.storage_usd_per_gb_month",
+        ),
         (GOOD.replace("    method: lora\n", ""), 2, "field method"),
         (GOOD.replace("    tokens: 20_000_000\n", ""), 2, "tokens"),
         (GOOD.replace("meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-8C"), 4, "Llama-3.1-8B"),
@@ -112,7 +121,9 @@ def test_unknown_workload_names_close_matches() -> None:
         ("workloads: 3\n", 1, "must be a list"),
     ],
 )
-def test_malformed_files_name_file_line_and_field(tmp_path: Path, text: str, line: int, fragment: str) -> None:
+def test_malformed_files_name_file_line_and_field(
+    tmp_path: Path, text: str, line: int, fragment: str
+) -> None:
     path = write(tmp_path, text)
     with pytest.raises(BadInput) as info:
         load_file(path)
@@ -133,7 +144,9 @@ def test_missing_or_empty_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 def test_model_validation_rules() -> None:
-    base = dict(name="x", model="meta-llama/Llama-3.1-8B", method="lora", tokens=1e6, checkpoint_interval_tokens=1e5)
+    base = dict(
+        name="x", model="meta-llama/Llama-3.1-8B", method="lora", tokens=1e6, checkpoint_interval_tokens=1e5
+    )
     Workload.model_validate(base)
     for broken in (
         {**base, "params_b": 8},  # model and params_b

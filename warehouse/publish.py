@@ -21,7 +21,9 @@ from gpuprice.warehouse.connection import sql_literal
 from gpuprice.warehouse.views import materialize_price_history
 
 
-def publish_analytics_copy(con: duckdb.DuckDBPyConnection, warehouse_file: Path, target: Path | None = None) -> Path:
+def publish_analytics_copy(
+    con: duckdb.DuckDBPyConnection, warehouse_file: Path, target: Path | None = None
+) -> Path:
     """Checkpoint the warehouse and atomically replace the analytics copy with it.
 
     The copy gets price_history precomputed (see ``materialize_price_history``).
@@ -62,7 +64,9 @@ def export_parquet(
         folder.mkdir(parents=True, exist_ok=True)
         final = folder / "data.parquet"
         tmp = folder / ".data.parquet.tmp"
-        count = con.execute("SELECT count(*) FROM price_snapshots WHERE snapshot_date = ?", [day]).fetchone()[0]
+        count = con.execute("SELECT count(*) FROM price_snapshots WHERE snapshot_date = ?", [day]).fetchone()[
+            0
+        ]
         if count == 0:
             final.unlink(missing_ok=True)
             continue

@@ -18,7 +18,9 @@ def open_analytics(path: Path | None = None) -> duckdb.DuckDBPyConnection:
     """Read-only connection to the published analytics copy (a clear error when there is none)."""
     path = path or settings.analytics_path()
     if not path.exists():
-        raise BadInput(f"no published warehouse at {path}; run `gpuprice run` first (GPUPRICE_HOME={settings.home()})")
+        raise BadInput(
+            f"no published warehouse at {path}; run `gpuprice run` first (GPUPRICE_HOME={settings.home()})"
+        )
     return connect_reader(path)
 
 

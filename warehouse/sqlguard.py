@@ -48,7 +48,9 @@ def run_query(con: duckdb.DuckDBPyConnection, query: str) -> duckdb.DuckDBPyRela
     try:
         return con.sql(query)
     except duckdb.PermissionException as exc:
-        raise BadInput(f"refused: {_first_line(exc)} (only files under the data folder can be read)") from None
+        raise BadInput(
+            f"refused: {_first_line(exc)} (only files under the data folder can be read)"
+        ) from None
     except duckdb.Error as exc:
         raise BadInput(f"query failed: {_first_line(exc)}") from None
 

@@ -13,7 +13,9 @@ import hashlib
 import duckdb
 
 # The columns that identify one offer across snapshots (a price series).
-OFFER_KEY = "provider, sku, gpu_count, tier, community, commitment_months, region, price_basis, effective_from"
+OFFER_KEY = (
+    "provider, sku, gpu_count, tier, community, commitment_months, region, price_basis, effective_from"
+)
 # A price series: an offer as mapped to one GPU (a re-mapped name starts a new series).
 SERIES_KEY = f"gpu, {OFFER_KEY}"
 

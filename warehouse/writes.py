@@ -17,16 +17,44 @@ import pandas as pd
 from gpuprice.scrapers.offer import Offer, ParseReport
 
 SNAPSHOT_COLUMNS: tuple[str, ...] = (
-    "snapshot_date", "provider", "sku", "gpu", "gpu_raw", "gpu_count", "vram_gb", "tier", "community",
-    "commitment_months", "region", "usd_per_gpu_hour", "usd_per_instance_hour", "vcpus", "ram_gb",
-    "storage_gb", "available", "effective_from", "source", "raw_sha256", "parser_version", "ingested_at",
+    "snapshot_date",
+    "provider",
+    "sku",
+    "gpu",
+    "gpu_raw",
+    "gpu_count",
+    "vram_gb",
+    "tier",
+    "community",
+    "commitment_months",
+    "region",
+    "usd_per_gpu_hour",
+    "usd_per_instance_hour",
+    "vcpus",
+    "ram_gb",
+    "storage_gb",
+    "available",
+    "effective_from",
+    "source",
+    "raw_sha256",
+    "parser_version",
+    "ingested_at",
     "price_basis",
 )
 # Where a provider's partition comes from; public_report rows are history loaded separately.
 SNAPSHOT_SOURCES: tuple[str, ...] = ("scrape", "archive")
 RAW_PAGE_COLUMNS: tuple[str, ...] = (
-    "provider", "url", "snapshot_date", "fetched_at", "http_status", "etag", "last_modified", "sha256",
-    "bytes", "stored_path", "parser_version",
+    "provider",
+    "url",
+    "snapshot_date",
+    "fetched_at",
+    "http_status",
+    "etag",
+    "last_modified",
+    "sha256",
+    "bytes",
+    "stored_path",
+    "parser_version",
 )
 
 
@@ -42,7 +70,7 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConne
 
 
 def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 def offers_frame(
@@ -72,7 +100,9 @@ def offers_frame(
     return frame
 
 
-def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame, columns: Sequence[str]) -> None:
+def _insert_frame(
+    con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame, columns: Sequence[str]
+) -> None:
     if frame.empty:
         return
     con.register("_incoming", frame)
@@ -106,7 +136,11 @@ def replace_snapshot_partition(
     if source not in SNAPSHOT_SOURCES:
         raise ValueError(f"snapshot source {source!r}; valid: {', '.join(SNAPSHOT_SOURCES)}")
     frame = offers_frame(
-        offers, snapshot_date=snapshot_date, source=source, raw_sha256=raw_sha256, parser_version=parser_version
+        offers,
+        snapshot_date=snapshot_date,
+        source=source,
+        raw_sha256=raw_sha256,
+        parser_version=parser_version,
     )
     with transaction(con):
         con.execute(
@@ -122,11 +156,21 @@ def replace_snapshot_partition(
             now = _now()
             con.executemany(
                 "INSERT INTO quarantine VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [[snapshot_date, provider, r.raw, r.reason, raw_sha256, source, now] for r in report.rejected],
+                [
+                    [snapshot_date, provider, r.raw, r.reason, raw_sha256, source, now]
+                    for r in report.rejected
+                ],
             )
         _insert_provider_run(
-            con, provider=provider, snapshot_date=snapshot_date, source=source, status="success",
-            offers=len(frame), report=report, error=None, started_at=started_at or _now(),
+            con,
+            provider=provider,
+            snapshot_date=snapshot_date,
+            source=source,
+            status="success",
+            offers=len(frame),
+            report=report,
+            error=None,
+            started_at=started_at or _now(),
         )
     return len(frame)
 
@@ -158,12 +202,23 @@ def _insert_provider_run(
 ) -> None:
     rejected = len(report.rejected) if report else 0
     unknown = len(report.unknown_gpus) if report else 0
-    con.execute("DELETE FROM provider_runs WHERE provider = ? AND snapshot_date = ?", [provider, snapshot_date])
+    con.execute(
+        "DELETE FROM provider_runs WHERE provider = ? AND snapshot_date = ?", [provider, snapshot_date]
+    )
     con.execute(
         "INSERT INTO provider_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            snapshot_date, provider, source, status, offers, rejected, unknown, error,
-            report.model_dump_json() if report else None, started_at, _now(),
+            snapshot_date,
+            provider,
+            source,
+            status,
+            offers,
+            rejected,
+            unknown,
+            error,
+            report.model_dump_json() if report else None,
+            started_at,
+            _now(),
         ],
     )
 
@@ -213,7 +268,9 @@ def replace_public_reports(
         con.execute("DELETE FROM price_snapshots WHERE source = 'public_report'")
         con.execute("DELETE FROM quarantine WHERE source = 'public_report'")
         _insert_frame(con, "price_snapshots", frame, SNAPSHOT_COLUMNS)
-        rows = [[None, provider, raw, reason, None, "public_report", now] for provider, raw, reason in quarantined]
+        rows = [
+            [None, provider, raw, reason, None, "public_report", now] for provider, raw, reason in quarantined
+        ]
         if rows:
             con.executemany("INSERT INTO quarantine VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
     return len(frame)

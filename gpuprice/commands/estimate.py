@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -27,9 +27,11 @@ from gpuprice.models.memory import TrainingSetup, estimate_memory
 from gpuprice.models.throughput import predict_throughput
 
 # Read as text and parsed here, so a bad value is named in the one-line error.
-TokensOpt = Annotated[Optional[str], typer.Option("--tokens", help="Training tokens, e.g. 1e9, 500M, 2B (gives the hours).")]
-HoursOpt = Annotated[Optional[str], typer.Option("--hours", help="Assumed wall hours (instead of --tokens).")]
-PriceOpt = Annotated[Optional[str], typer.Option("--usd-per-gpu-hour", help="Price per GPU-hour for the cost.")]
+TokensOpt = Annotated[
+    str | None, typer.Option("--tokens", help="Training tokens, e.g. 1e9, 500M, 2B (gives the hours).")
+]
+HoursOpt = Annotated[str | None, typer.Option("--hours", help="Assumed wall hours (instead of --tokens).")]
+PriceOpt = Annotated[str | None, typer.Option("--usd-per-gpu-hour", help="Price per GPU-hour for the cost.")]
 _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 
 
@@ -56,7 +58,9 @@ RUN_COLUMNS = ("gpu", "tokens", "hours", "usd_per_gpu_hour")
 class RunRequest:
     """What to estimate besides the training setup: GPU, length and price (validated)."""
 
-    def __init__(self, gpu: str | None, tokens: float | None, hours: float | None, price: float | None) -> None:
+    def __init__(
+        self, gpu: str | None, tokens: float | None, hours: float | None, price: float | None
+    ) -> None:
         """Numbers already parsed (see :func:`parse_number`); checked for sense here."""
         from gpuprice.models.catalog import get_gpu
 
@@ -76,15 +80,25 @@ class RunRequest:
 def estimate_result(setup: TrainingSetup, request: RunRequest) -> dict[str, Any]:
     """The ``estimate --json`` object: contract fields first, then the setup and the memory check."""
     speed = predict_throughput(
-        setup.arch, setup.method, request.gpu, setup.gpus, setup.seq_len, setup.micro_batch,
-        setup.grad_checkpointing, setup.precision, setup.sharding,
+        setup.arch,
+        setup.method,
+        request.gpu,
+        setup.gpus,
+        setup.seq_len,
+        setup.micro_batch,
+        setup.grad_checkpointing,
+        setup.precision,
+        setup.sharding,
     )
     cluster_rate = speed.tokens_per_sec_per_gpu * setup.gpus
     if request.hours is not None:
         hours, tokens = request.hours, cluster_rate * request.hours * 3600.0
     else:
         assert request.tokens is not None
-        hours, tokens = hours_for_tokens(request.tokens, speed.tokens_per_sec_per_gpu, setup.gpus), request.tokens
+        hours, tokens = (
+            hours_for_tokens(request.tokens, speed.tokens_per_sec_per_gpu, setup.gpus),
+            request.tokens,
+        )
     cost = run_cost(setup.gpus, hours, request.price)
     memory = estimate_memory(setup)
     from gpuprice.models.catalog import get_gpu
@@ -117,14 +131,22 @@ def _print_summary(result: dict[str, Any]) -> None:
         f"[bold]{result['model']}[/bold] {result['method']} on {result['gpus']}x {result['gpu']} "
         f"(sharding {result['sharding']}, {sequence_text(result)})"
     )
-    console.print(f"  throughput  {result['tokens_per_sec_per_gpu']:,.0f} tokens/s per GPU, MFU {result['mfu']:.1%}")
-    console.print(f"  run         {result['hours']:,.2f} h for {result['tokens']:,.0f} tokens = {result['gpu_hours']:,.2f} GPU-hours")
+    console.print(
+        f"  throughput  {result['tokens_per_sec_per_gpu']:,.0f} tokens/s per GPU, MFU {result['mfu']:.1%}"
+    )
+    console.print(
+        f"  run         {result['hours']:,.2f} h for {result['tokens']:,.0f} tokens = {result['gpu_hours']:,.2f} GPU-hours"
+    )
     if result["cost_usd"] is None:
         console.print("  cost        give --usd-per-gpu-hour to price the run")
     else:
-        console.print(f"  cost        ${result['cost_usd']:,.2f} at ${result['usd_per_gpu_hour']:g} per GPU-hour")
+        console.print(
+            f"  cost        ${result['cost_usd']:,.2f} at ${result['usd_per_gpu_hour']:g} per GPU-hour"
+        )
     verdict = "fits" if result["fits"] else "does NOT fit"
-    console.print(f"  memory      {result['planning_gb']:.1f} GB planned per GPU: {verdict} in {result['gpu_memory_gb']:g} GB")
+    console.print(
+        f"  memory      {result['planning_gb']:.1f} GB planned per GPU: {verdict} in {result['gpu_memory_gb']:g} GB"
+    )
 
 
 def register(app: typer.Typer) -> None:
@@ -147,7 +169,9 @@ def register(app: typer.Typer) -> None:
         )
         if batch is not None:
             run_batch(
-                batch, options, functools.partial(_row_result, gpu, *numbers),
+                batch,
+                options,
+                functools.partial(_row_result, gpu, *numbers),
                 allowed_columns=(*MODEL_OPTION_NAMES, *RUN_COLUMNS),
             )
             return
@@ -156,7 +180,12 @@ def register(app: typer.Typer) -> None:
 
 
 def _row_result(
-    gpu: str | None, tokens: float | None, hours: float | None, price: float | None, row: BatchRow, setup: TrainingSetup
+    gpu: str | None,
+    tokens: float | None,
+    hours: float | None,
+    price: float | None,
+    row: BatchRow,
+    setup: TrainingSetup,
 ) -> dict[str, Any]:
     """One --batch row's estimate: its gpu and price cells replace the command-line values, and
     its tokens or hours replaces both (they are alternatives)."""
@@ -165,5 +194,7 @@ def _row_result(
     if row_tokens is None and row_hours is None:
         row_tokens, row_hours = tokens, hours
     row_price = parse_number("usd_per_gpu_hour", row.values.get("usd_per_gpu_hour"))
-    request = RunRequest(row.values.get("gpu", gpu), row_tokens, row_hours, row_price if row_price is not None else price)
+    request = RunRequest(
+        row.values.get("gpu", gpu), row_tokens, row_hours, row_price if row_price is not None else price
+    )
     return estimate_result(setup, request)

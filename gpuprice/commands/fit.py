@@ -70,7 +70,9 @@ def _print_table(result: dict[str, Any]) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("fit")
     @with_model_options
-    def fit(options: dict[str, Any], gpu: GpuOpt = None, json_out: JsonOpt = False, batch: BatchOpt = None) -> None:
+    def fit(
+        options: dict[str, Any], gpu: GpuOpt = None, json_out: JsonOpt = False, batch: BatchOpt = None
+    ) -> None:
         """Predict peak training memory per GPU (GB) and whether it fits a GPU."""
         if batch is not None:
             # A row's gpu column replaces --gpu.

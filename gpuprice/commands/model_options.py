@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from pydantic import BaseModel, ConfigDict
@@ -49,7 +49,7 @@ class ModelOption:
             option = typer.Option(f"{flag}/--no-{flag[2:]}", help=self.help, show_default=False)
         else:
             option = typer.Option(flag, help=self.help)
-        return Annotated[Optional[self.kind], option]
+        return Annotated[self.kind | None, option]
 
 
 MODEL_OPTIONS: tuple[ModelOption, ...] = (
@@ -74,9 +74,11 @@ MODEL_OPTION_DEFAULTS: dict[str, Any] = {option.name: option.default for option 
 MODEL_OPTION_NAMES: tuple[str, ...] = tuple(MODEL_OPTION_DEFAULTS)
 
 # ----- the other options both commands declare (Typer aliases for a command signature) -------------
-GpuOpt = Annotated[Optional[str], typer.Option("--gpu", help="GPU slug, e.g. h100-sxm.")]
+GpuOpt = Annotated[str | None, typer.Option("--gpu", help="GPU slug, e.g. h100-sxm.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
-BatchOpt = Annotated[Optional[Path], typer.Option("--batch", help="CSV, one run per row; JSON lines out in row order.")]
+BatchOpt = Annotated[
+    Path | None, typer.Option("--batch", help="CSV, one run per row; JSON lines out in row order.")
+]
 
 
 def with_model_options(command: Callable[..., None]) -> Callable[..., None]:
@@ -88,7 +90,9 @@ def with_model_options(command: Callable[..., None]) -> Callable[..., None]:
     if not own or own[0].name != "options":
         raise TypeError(f"{command.__name__}: the first parameter must be 'options'")
     keyword = inspect.Parameter.KEYWORD_ONLY
-    params = [inspect.Parameter(o.name, keyword, default=None, annotation=o.annotation()) for o in MODEL_OPTIONS]
+    params = [
+        inspect.Parameter(o.name, keyword, default=None, annotation=o.annotation()) for o in MODEL_OPTIONS
+    ]
     params += [p.replace(kind=keyword) for p in own[1:]]
 
     @functools.wraps(command)
@@ -169,7 +173,9 @@ def setup_from_options(**options: Any) -> TrainingSetup:
     unknown = set(options) - set(MODEL_OPTION_NAMES)
     if unknown:
         raise BadInput(f"unknown option {sorted(unknown)[0]!r}; valid: {', '.join(MODEL_OPTION_NAMES)}")
-    values = {k: (options.get(k) if options.get(k) is not None else d) for k, d in MODEL_OPTION_DEFAULTS.items()}
+    values = {
+        k: (options.get(k) if options.get(k) is not None else d) for k, d in MODEL_OPTION_DEFAULTS.items()
+    }
     for name in (*_INTS, *_FLOATS, "grad_checkpointing"):
         if isinstance(values[name], str):
             values[name] = parse_cell(name, values[name], label=_flag(name))
@@ -215,7 +221,9 @@ def _normalize_header(name: str) -> str:
     return name.strip().lstrip("-").strip().lower().replace("-", "_").replace(" ", "_")
 
 
-def read_batch_csv(path: str | Path, allowed_columns: Iterable[str] = (*MODEL_OPTION_NAMES, "gpu")) -> list[BatchRow]:
+def read_batch_csv(
+    path: str | Path, allowed_columns: Iterable[str] = (*MODEL_OPTION_NAMES, "gpu")
+) -> list[BatchRow]:
     """Rows of a --batch CSV, in file order. ``config`` paths are resolved relative to the CSV.
 
     Headers are option names (``seq_len`` or ``seq-len``). Unknown columns, ragged rows, broken
@@ -224,7 +232,9 @@ def read_batch_csv(path: str | Path, allowed_columns: Iterable[str] = (*MODEL_OP
     allowed = tuple(allowed_columns)
     text = read_text_input(path, "batch", encoding="utf-8-sig")
     if "\x00" in text:
-        raise BadInput(f"{path}: not a text CSV (NUL byte at line {text[: text.index(chr(0))].count(chr(10)) + 1})")
+        raise BadInput(
+            f"{path}: not a text CSV (NUL byte at line {text[: text.index(chr(0))].count(chr(10)) + 1})"
+        )
     reader = csv.reader(text.splitlines(keepends=True), strict=True)
     rows: list[BatchRow] = []
     header: list[str] | None = None
@@ -238,7 +248,9 @@ def read_batch_csv(path: str | Path, allowed_columns: Iterable[str] = (*MODEL_OP
                 _check_header(path, line, header, allowed)
                 continue
             if len(record) != len(header):
-                raise BadInput(f"{path} line {line}: expected {len(header)} fields like the header, got {len(record)}")
+                raise BadInput(
+                    f"{path} line {line}: expected {len(header)} fields like the header, got {len(record)}"
+                )
             values = {k: v.strip() for k, v in zip(header, record) if k and v.strip()}
             if "config" in values:
                 config = Path(values["config"]).expanduser()

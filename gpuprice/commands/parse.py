@@ -7,7 +7,7 @@ import json
 import sys
 import zlib
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -35,9 +35,13 @@ def read_page(path: Path) -> bytes:
 def register(app: typer.Typer) -> None:
     @app.command("parse")
     def parse(
-        provider: Annotated[str, typer.Argument(help="runpod, lambda, coreweave, nebius, crusoe or massedcompute.")],
+        provider: Annotated[
+            str, typer.Argument(help="runpod, lambda, coreweave, nebius, crusoe or massedcompute.")
+        ],
         file: Annotated[Path, typer.Argument(help="A saved pricing page (.html/.json, optionally .gz).")],
-        observed_on: Annotated[Optional[str], typer.Option("--observed-on", help="Date the page was seen (YYYY-MM-DD).")] = None,
+        observed_on: Annotated[
+            str | None, typer.Option("--observed-on", help="Date the page was seen (YYYY-MM-DD).")
+        ] = None,
         report: Annotated[bool, typer.Option("--report", help="Print the parse report on stderr.")] = False,
     ) -> None:
         """Parse a saved pricing page and print its offers as JSON."""
@@ -54,7 +58,9 @@ def register(app: typer.Typer) -> None:
         json.dump([o.contract_dict() for o in result.offers], sys.stdout, indent=1)
         sys.stdout.write("\n")
         r = result.report
-        summary = f"{name}: {len(result.offers)} offers, {r.unpriced_rows} unpriced, {len(r.rejected)} rejected"
+        summary = (
+            f"{name}: {len(result.offers)} offers, {r.unpriced_rows} unpriced, {len(r.rejected)} rejected"
+        )
         if r.unknown_gpus:
             summary += f", unknown GPUs: {', '.join(r.unknown_gpus)}"
         print(summary, file=sys.stderr)

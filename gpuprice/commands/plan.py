@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -40,8 +40,12 @@ def _print_table(result: dict[str, Any]) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("plan")
     def plan(
-        params_b: Annotated[Optional[str], typer.Option("--params-b", help="Model size in billions of parameters.")] = None,
-        model: Annotated[Optional[str], typer.Option("--model", help="Or a catalog model: its parameter count.")] = None,
+        params_b: Annotated[
+            str | None, typer.Option("--params-b", help="Model size in billions of parameters.")
+        ] = None,
+        model: Annotated[
+            str | None, typer.Option("--model", help="Or a catalog model: its parameter count.")
+        ] = None,
         json_out: Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")] = False,
     ) -> None:
         """The buying guide's rules of thumb: memory per method and which configurations fit."""

@@ -7,7 +7,7 @@ import datetime as dt
 import json
 import math
 import sys
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import pandas as pd
 import typer
@@ -17,13 +17,39 @@ from gpuprice.errors import BadInput
 FORMATS = ("table", "json", "csv")
 # Contract fields first, then the rest of the ranking row.
 JSON_FIELDS = (
-    "rank", "provider", "gpu", "gpu_count", "tier", "community", "usd_per_gpu_hour", "per_gpu_gb", "hours",
-    "run_cost_usd", "cost_per_checkpoint_usd", "warnings",
-    "sku", "nodes", "commitment_months", "price_basis", "sharding", "tokens_per_sec_per_gpu", "mfu",
-    "price_snapshot_date", "workload", "snapshot_date", "cost_terms",
+    "rank",
+    "provider",
+    "gpu",
+    "gpu_count",
+    "tier",
+    "community",
+    "usd_per_gpu_hour",
+    "per_gpu_gb",
+    "hours",
+    "run_cost_usd",
+    "cost_per_checkpoint_usd",
+    "warnings",
+    "sku",
+    "nodes",
+    "commitment_months",
+    "price_basis",
+    "sharding",
+    "tokens_per_sec_per_gpu",
+    "mfu",
+    "price_snapshot_date",
+    "workload",
+    "snapshot_date",
+    "cost_terms",
 )
-_ROUND = {"per_gpu_gb": 3, "hours": 4, "run_cost_usd": 2, "cost_per_checkpoint_usd": 4,
-          "tokens_per_sec_per_gpu": 2, "mfu": 4, "usd_per_gpu_hour": 4}
+_ROUND = {
+    "per_gpu_gb": 3,
+    "hours": 4,
+    "run_cost_usd": 2,
+    "cost_per_checkpoint_usd": 4,
+    "tokens_per_sec_per_gpu": 2,
+    "mfu": 4,
+    "usd_per_gpu_hour": 4,
+}
 
 
 def _value(name: str, value: Any) -> Any:
@@ -45,7 +71,9 @@ def _value(name: str, value: Any) -> Any:
 
 def ranking_records(ranked: pd.DataFrame) -> list[dict[str, Any]]:
     """The ``rank --format json`` objects."""
-    return [{name: _value(name, row[name]) for name in JSON_FIELDS} for row in ranked.to_dict(orient="records")]
+    return [
+        {name: _value(name, row[name]) for name in JSON_FIELDS} for row in ranked.to_dict(orient="records")
+    ]
 
 
 def _top(text: str | None) -> int | None:
@@ -70,19 +98,50 @@ def _print_table(records: list[dict[str, Any]], workload: str, day: dt.date) -> 
     from rich.table import Table
 
     console = Console(width=200)
-    table = Table(title=f"{workload} on {day.isoformat()}: cost per successful checkpoint", header_style="bold")
-    for column in ("#", "provider", "gpu", "GPUs", "tier", "$/GPU-h", "sharding", "GB/GPU", "tok/s/GPU", "MFU",
-                   "hours", "run $", "$/checkpoint", "warnings"):
-        table.add_column(column, justify="left" if column in ("provider", "gpu", "tier", "sharding", "warnings") else "right")
+    table = Table(
+        title=f"{workload} on {day.isoformat()}: cost per successful checkpoint", header_style="bold"
+    )
+    for column in (
+        "#",
+        "provider",
+        "gpu",
+        "GPUs",
+        "tier",
+        "$/GPU-h",
+        "sharding",
+        "GB/GPU",
+        "tok/s/GPU",
+        "MFU",
+        "hours",
+        "run $",
+        "$/checkpoint",
+        "warnings",
+    ):
+        table.add_column(
+            column,
+            justify="left" if column in ("provider", "gpu", "tier", "sharding", "warnings") else "right",
+        )
     for r in records:
-        tier = r["tier"] + (" (community)" if r["community"] else "") + (
-            f" {r['commitment_months']} mo" if r["commitment_months"] else ""
+        tier = (
+            r["tier"]
+            + (" (community)" if r["community"] else "")
+            + (f" {r['commitment_months']} mo" if r["commitment_months"] else "")
         )
         table.add_row(
-            str(r["rank"]), r["provider"], r["gpu"], f"{r['gpu_count']}" + (f" ({r['nodes']} nodes)" if r["nodes"] > 1 else ""),
-            tier, f"{r['usd_per_gpu_hour']:.2f}", r["sharding"], f"{r['per_gpu_gb']:.1f}",
-            f"{r['tokens_per_sec_per_gpu']:,.0f}", f"{r['mfu']:.0%}", _hours(r["hours"]), f"{r['run_cost_usd']:,.2f}",
-            f"{r['cost_per_checkpoint_usd']:,.2f}", "; ".join(w.split(":", 1)[0] for w in r["warnings"]),
+            str(r["rank"]),
+            r["provider"],
+            r["gpu"],
+            f"{r['gpu_count']}" + (f" ({r['nodes']} nodes)" if r["nodes"] > 1 else ""),
+            tier,
+            f"{r['usd_per_gpu_hour']:.2f}",
+            r["sharding"],
+            f"{r['per_gpu_gb']:.1f}",
+            f"{r['tokens_per_sec_per_gpu']:,.0f}",
+            f"{r['mfu']:.0%}",
+            _hours(r["hours"]),
+            f"{r['run_cost_usd']:,.2f}",
+            f"{r['cost_per_checkpoint_usd']:,.2f}",
+            "; ".join(w.split(":", 1)[0] for w in r["warnings"]),
         )
     console.print(table)
 
@@ -98,21 +157,25 @@ def _write_csv(records: list[dict[str, Any]]) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("rank")
     def rank(
-        workload: Annotated[str, typer.Option("--workload", help="Workload name (see `gpuprice workloads`).")],
-        date: Annotated[Optional[str], typer.Option("--date", help="Offers as of YYYY-MM-DD [today, UTC].")] = None,
-        top: Annotated[Optional[str], typer.Option("--top", help="Show the N cheapest.")] = None,
+        workload: Annotated[
+            str, typer.Option("--workload", help="Workload name (see `gpuprice workloads`).")
+        ],
+        date: Annotated[
+            str | None, typer.Option("--date", help="Offers as of YYYY-MM-DD [today, UTC].")
+        ] = None,
+        top: Annotated[str | None, typer.Option("--top", help="Show the N cheapest.")] = None,
         format: Annotated[str, typer.Option("--format", help="table, json or csv.")] = "table",
     ) -> None:
         """Rank the offers that fit a workload by cost per successful checkpoint."""
-        from gpuprice.validation import parse_date
         from gpuprice.models.ranking import rank_offers
         from gpuprice.models.workloads import get_workload
+        from gpuprice.validation import parse_date
 
         if format not in FORMATS:
             raise BadInput(f"unknown format {format!r}; valid: {', '.join(FORMATS)}")
         count = _top(top)
         chosen = get_workload(workload)
-        day = parse_date(date, "--date") if date is not None else dt.datetime.now(dt.timezone.utc).date()
+        day = parse_date(date, "--date") if date is not None else dt.datetime.now(dt.UTC).date()
 
         from gpuprice.warehouse import queries
 

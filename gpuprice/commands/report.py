@@ -15,7 +15,8 @@ def register(app: typer.Typer) -> None:
             typer.Option("--week", help="ISO week YYYY-Www (default: the week of the newest snapshot)."),
         ] = None,
         workload: Annotated[
-            str | None, typer.Option("--workload", help="Only this workload's pages (index and summary always).")
+            str | None,
+            typer.Option("--workload", help="Only this workload's pages (index and summary always)."),
         ] = None,
     ) -> None:
         """Write the weekly reports under $GPUPRICE_HOME/reports/<YYYY-Www>/ and print their paths."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -15,10 +15,18 @@ from gpuprice.validation import parse_date, parse_providers
 def register(app: typer.Typer) -> None:
     @app.command("run")
     def run(
-        date: Annotated[Optional[str], typer.Option("--date", help="Snapshot date YYYY-MM-DD (default: today, UTC).")] = None,
-        source: Annotated[str, typer.Option("--source", help="archive (recorded pages) or live (polite HTTP).")] = "archive",
-        providers: Annotated[Optional[str], typer.Option("--providers", help="Comma-separated subset of providers.")] = None,
-        reports: Annotated[bool, typer.Option("--reports/--no-reports", help="Render the week's reports.")] = True,
+        date: Annotated[
+            str | None, typer.Option("--date", help="Snapshot date YYYY-MM-DD (default: today, UTC).")
+        ] = None,
+        source: Annotated[
+            str, typer.Option("--source", help="archive (recorded pages) or live (polite HTTP).")
+        ] = "archive",
+        providers: Annotated[
+            str | None, typer.Option("--providers", help="Comma-separated subset of providers.")
+        ] = None,
+        reports: Annotated[
+            bool, typer.Option("--reports/--no-reports", help="Render the week's reports.")
+        ] = True,
     ) -> None:
         """Scrape (or replay) every provider for a date, then rank, publish and report."""
         from rich.console import Console
@@ -27,11 +35,13 @@ def register(app: typer.Typer) -> None:
 
         if source not in ("archive", "live"):
             raise BadInput(f"unknown source {source!r}; valid: archive, live")
-        today = dt.datetime.now(dt.timezone.utc).date()
+        today = dt.datetime.now(dt.UTC).date()
         day = parse_date(date, "--date") if date is not None else today
         if source == "live" and day != today:
-            raise BadInput(f"--date {day} with --source live: pages can only be fetched today ({today}); "
-                           "use --source archive to replay recorded pages")
+            raise BadInput(
+                f"--date {day} with --source live: pages can only be fetched today ({today}); "
+                "use --source archive to replay recorded pages"
+            )
         if day > today:
             raise BadInput(f"--date {day} is in the future (today is {today} UTC)")
         from gpuprice.pipelines.partitions import FIRST_DAY
@@ -53,8 +63,15 @@ def register(app: typer.Typer) -> None:
         from gpuprice.warehouse.connection import WarehouseBusy
 
         try:
-            summary = run_day(day, source=source, providers=chosen, home=home, archive_dir=archive,
-                              progress=lambda m: err.print(f"[dim]{m}[/dim]"), render_reports=reports)
+            summary = run_day(
+                day,
+                source=source,
+                providers=chosen,
+                home=home,
+                archive_dir=archive,
+                progress=lambda m: err.print(f"[dim]{m}[/dim]"),
+                render_reports=reports,
+            )
         except WarehouseBusy as exc:  # another run kept the warehouse past the wait: one line, like bad input
             raise BadInput(str(exc)) from None
         for p in summary.providers:
@@ -106,6 +123,9 @@ def _print_headlines(out, summary) -> None:
     if rows:
         out.print("cheapest on-demand offers now:", markup=False)
         for gpu, provider, count, community, basis, price in rows:
-            notes = [f"{count}x"] + (["community cloud"] if community else []) + (
-                ["cheapest machine now"] if basis == "lowest_now" else [])
+            notes = (
+                [f"{count}x"]
+                + (["community cloud"] if community else [])
+                + (["cheapest machine now"] if basis == "lowest_now" else [])
+            )
             out.print(f"  {gpu:<9} ${float(price):.2f}/GPU-h  {provider} ({', '.join(notes)})", markup=False)

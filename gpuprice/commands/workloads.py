@@ -33,12 +33,22 @@ def register(app: typer.Typer) -> None:
         from rich.table import Table
 
         table = Table(show_header=True, header_style="bold")
-        for column in ("name", "model", "method", "tokens", "checkpoints", "nodes", "deadline", "description"):
+        for column in (
+            "name",
+            "model",
+            "method",
+            "tokens",
+            "checkpoints",
+            "nodes",
+            "deadline",
+            "description",
+        ):
             table.add_column(column)
         for workload in catalog:
             definition = workload.definition()
             checkpoints = (
-                str(definition["checkpoints"]) if "checkpoints" in definition
+                str(definition["checkpoints"])
+                if "checkpoints" in definition
                 else f"every {workload.checkpoint_interval_hours:g} h"
             )
             nodes = "1" if workload.max_nodes == 1 else f"{workload.min_nodes}-{workload.max_nodes}"

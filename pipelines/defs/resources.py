@@ -1,6 +1,5 @@
 """Resources for the code location (paths from GPUPRICE_HOME / GPUPRICE_ARCHIVE)."""
 
-
 import os
 
 import dagster as dg

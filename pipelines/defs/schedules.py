@@ -5,7 +5,6 @@ job, started by a sensor when the scrape run ends, whether it succeeded or some 
 failed: one provider's failure must not stop rankings and the analysts' copy for the others.
 """
 
-
 import dagster as dg
 
 from gpuprice.pipelines.partitions import daily_partitions
@@ -14,19 +13,25 @@ SCRAPE_SELECTION = dg.AssetSelection.groups("scraping")
 DOWNSTREAM_SELECTION = dg.AssetSelection.assets("offers_with_specs", "workload_rankings", "analytics_copy")
 
 daily_scrape_job = dg.define_asset_job(
-    "daily_scrape", selection=SCRAPE_SELECTION, partitions_def=daily_partitions,
+    "daily_scrape",
+    selection=SCRAPE_SELECTION,
+    partitions_def=daily_partitions,
     description="Fetch, store, parse and check every provider's pricing page; write the day's snapshots.",
 )
 daily_models_job = dg.define_asset_job(
-    "daily_models", selection=DOWNSTREAM_SELECTION, partitions_def=daily_partitions,
+    "daily_models",
+    selection=DOWNSTREAM_SELECTION,
+    partitions_def=daily_partitions,
     description="Offers with specs, workload rankings and the published analytics copy for the day.",
 )
 reference_job = dg.define_asset_job(
-    "reference_data", selection=dg.AssetSelection.assets("dim_gpu", "public_price_observations", "memory_fit"),
+    "reference_data",
+    selection=dg.AssetSelection.assets("dim_gpu", "public_price_observations", "memory_fit"),
     description="GPU catalog, public price history and the memory-fit sweep.",
 )
 weekly_reports_job = dg.define_asset_job(
-    "weekly_reports_job", selection=dg.AssetSelection.assets("weekly_reports"),
+    "weekly_reports_job",
+    selection=dg.AssetSelection.assets("weekly_reports"),
     description="Weekly cost reports (HTML + Markdown) for the week that just ended.",
 )
 
@@ -46,7 +51,9 @@ def _models_request(context: dg.RunStatusSensorContext) -> dg.RunRequest | None:
 
 
 @dg.run_status_sensor(
-    run_status=dg.DagsterRunStatus.SUCCESS, monitored_jobs=[daily_scrape_job], request_job=daily_models_job,
+    run_status=dg.DagsterRunStatus.SUCCESS,
+    monitored_jobs=[daily_scrape_job],
+    request_job=daily_models_job,
     name="models_after_scrape_success",
 )
 def models_after_scrape_success(context: dg.RunStatusSensorContext):
@@ -54,7 +61,9 @@ def models_after_scrape_success(context: dg.RunStatusSensorContext):
 
 
 @dg.run_status_sensor(
-    run_status=dg.DagsterRunStatus.FAILURE, monitored_jobs=[daily_scrape_job], request_job=daily_models_job,
+    run_status=dg.DagsterRunStatus.FAILURE,
+    monitored_jobs=[daily_scrape_job],
+    request_job=daily_models_job,
     name="models_after_scrape_failure",
 )
 def models_after_scrape_failure(context: dg.RunStatusSensorContext):

@@ -82,7 +82,10 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
     if not tables:
         tables = _price_tables(BeautifulSoup(text, "lxml"), sink, aria=True)
     if not tables:
-        raise StructureMissing(PROVIDER, "no GPU table with name, GPU count and price columns (login/captcha page or layout change)")
+        raise StructureMissing(
+            PROVIDER,
+            "no GPU table with name, GPU count and price columns (login/captcha page or layout change)",
+        )
     for table in tables:
         for row in table.rows:
             sink.report.rows_seen += 1
@@ -177,7 +180,11 @@ def _emit_row(row: tuple[dict[str, str], str], table: _Table, sink: OfferSink) -
         sink.report.unpriced_rows += 1  # "Contact sales" or an empty cell: never a 0 price
         return
 
-    per_gpu_columns = {c for c in _PRICE_COLUMNS if c in table.headers and _PER_GPU_HEADER.search(normalize_header(table.headers[c]))}
+    per_gpu_columns = {
+        c
+        for c in _PRICE_COLUMNS
+        if c in table.headers and _PER_GPU_HEADER.search(normalize_header(table.headers[c]))
+    }
     count_text = cells.get("count")
     count = parse_number(count_text) if count_text else None
     if count is None and "count" not in table.headers:
@@ -215,9 +222,10 @@ def _emit_row(row: tuple[dict[str, str], str], table: _Table, sink: OfferSink) -
             sku=f"{gpu_raw} [GPU component]" if component else gpu_raw,
             vcpus=None if component else parse_number(cells.get("vcpus")),
             ram_gb=None if component else _size_gb(cells.get("ram"), table.headers.get("ram"), default="GB"),
-            storage_gb=None if component else _size_gb(cells.get("storage"), table.headers.get("storage"), default="TB"),
+            storage_gb=None
+            if component
+            else _size_gb(cells.get("storage"), table.headers.get("storage"), default="TB"),
         )
-
 
 
 def _size_gb(text: str | None, header: str | None, *, default: str) -> float | None:

@@ -45,7 +45,9 @@ _HIDDEN_CLASS = "w-condition-invisible"  # Webflow: conditionally hidden collect
 _MAX_CELL_CHARS = 80
 
 # Prices in other units on the same page (storage per GiB-month, CPU per vCPU-hour) are not GPU-hours.
-_OTHER_UNIT = re.compile(r"/\s*(gi?b|tb|tib|vcpu|cpu|core|mo|month|year)\b|\bper\s+(gi?b|tb|vcpu|month)\b|-month\b", re.I)
+_OTHER_UNIT = re.compile(
+    r"/\s*(gi?b|tb|tib|vcpu|cpu|core|mo|month|year)\b|\bper\s+(gi?b|tb|vcpu|month)\b|-month\b", re.I
+)
 _DOLLAR_PRICE = re.compile(r"(?:\$|\busd\b)\s*\d", re.I)
 # Unpriced cells: "Contact sales" and friends, or a cell that is only a dash / "N/A".
 _UNPRICED_MARKER = re.compile(
@@ -88,7 +90,9 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
     if not any(card.cells for card in cards):
         what = "no GPU card with a labelled price (on-demand/spot/reserved)"
         unlabelled = sum(len(card.unlabelled_prices) for card in cards)
-        raise StructureMissing(PROVIDER, what + (f"; {unlabelled} unlabelled prices seen" if unlabelled else ""))
+        raise StructureMissing(
+            PROVIDER, what + (f"; {unlabelled} unlabelled prices seen" if unlabelled else "")
+        )
 
     for card in cards:
         sink.report.rows_seen += 1
@@ -235,7 +239,12 @@ def _merge_label_parts(labels: list[_Text], values: dict[int, _Text]) -> list[_T
                 or any(p is label.tag for p in last.tag.parents)
             )
             both_terms = term_months(last.text) is not None and term_months(label.text) is not None
-            if not between and related and _label_kind(last.text) == _label_kind(label.text) and not both_terms:
+            if (
+                not between
+                and related
+                and _label_kind(last.text) == _label_kind(label.text)
+                and not both_terms
+            ):
                 outer = label.tag if any(p is label.tag for p in last.tag.parents) else last.tag
                 merged[-1] = _Text(outer, f"{last.text} {label.text}", last.order)
                 continue
@@ -284,7 +293,9 @@ def _card_index(tag: Tag, card_of_root: dict[int, int], heading_ids: set[int]) -
     return None
 
 
-def _read_card(root: Tag, heading: Tag, values: list[_Text], labels: list[_Text], specs: list[_Text]) -> _Card:
+def _read_card(
+    root: Tag, heading: Tag, values: list[_Text], labels: list[_Text], specs: list[_Text]
+) -> _Card:
     card = _Card(heading=clean_text(heading.get_text(" ")))
     for spec in specs:
         if _VRAM_TAG.match(spec.text):

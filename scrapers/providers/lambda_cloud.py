@@ -64,7 +64,22 @@ _PLAN_RX = re.compile(
 _COUNT_LABEL_RX = re.compile(r"(?<![\d.])(\d{1,3})\s*[x\u00d7](?![a-z0-9])", re.I)
 _VRAM_IN_NAME_RX = re.compile(r"(\d+(?:\.\d+)?)\s*GB", re.I)
 _TAB_TEXT_RX = re.compile(r"^(\d{1,3})\s*(?:[x\u00d7]|gpus?\b)", re.I)  # "8x", "8x GPUs", "8 GPUs"
-_RSC_TAGS = {"table", "thead", "tbody", "tr", "th", "td", "caption", "div", "section", "span", "p", "button", "strong", "b"}
+_RSC_TAGS = {
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "caption",
+    "div",
+    "section",
+    "span",
+    "p",
+    "button",
+    "strong",
+    "b",
+}
 _RSC_ATTRS = {"id", "role", "aria-label", "aria-labelledby", "aria-controls"}
 _EMBEDDED_HINT = re.compile(r"data-label|\\u003ctd|<td", re.I)
 
@@ -72,7 +87,10 @@ _EMBEDDED_HINT = re.compile(r"data-label|\\u003ctd|<td", re.I)
 def live_requests() -> list[PageRequest]:
     """The public pricing page, then the instances page with the same tables as a fallback
     (lambdalabs.com URLs redirect to lambda.ai; the REST API needs a key)."""
-    return [PageRequest(url=PRICING_URL, kind="html"), PageRequest(url=INSTANCES_URL, kind="html", fallback=True)]
+    return [
+        PageRequest(url=PRICING_URL, kind="html"),
+        PageRequest(url=INSTANCES_URL, kind="html", fallback=True),
+    ]
 
 
 def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
@@ -86,7 +104,9 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
             tables = _price_tables(BeautifulSoup(fragment, "lxml"), sink)
             sink.report.notes.append(how)
     if not tables:
-        raise StructureMissing(PROVIDER, "no instance table with Plan and PRICE columns (login/captcha page or layout change)")
+        raise StructureMissing(
+            PROVIDER, "no instance table with Plan and PRICE columns (login/captcha page or layout change)"
+        )
     for table in tables:
         for row in table.rows:
             sink.report.rows_seen += 1
@@ -223,7 +243,9 @@ def _embedded_table_html(soup: BeautifulSoup) -> tuple[str, str]:
     escaped_html = _table_span(joined)
     if escaped_html:
         return escaped_html, "table read from escaped HTML in script data (older Next.js layout)"
-    return _table_span(_rsc_html_rows(joined)), "table rebuilt from React Server Component rows in script data"
+    return _table_span(
+        _rsc_html_rows(joined)
+    ), "table rebuilt from React Server Component rows in script data"
 
 
 def _table_span(text: str) -> str:
@@ -379,4 +401,3 @@ def _unit_prices(prices: dict[str, Any], cells: dict[str, str], count: int) -> t
         assert per_instance is not None
         per_gpu = per_instance / count
     return per_gpu, per_instance
-

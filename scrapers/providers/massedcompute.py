@@ -43,7 +43,9 @@ PRICING_URL = "https://vm.massedcompute.com/pricing"
 # name whose pattern matches a header takes it, so per-GPU prices are claimed before prices,
 # "GPU memory" before "memory" and monthly prices before hourly ones.
 _COLUMNS: dict[str, list[str]] = {
-    "sku": [r"^(instance|instance type|instance name|instance id|sku|plan|flavou?r|machine|machine type|vm type|vm|name|configuration|config)$"],
+    "sku": [
+        r"^(instance|instance type|instance name|instance id|sku|plan|flavou?r|machine|machine type|vm type|vm|name|configuration|config)$"
+    ],
     "count": [
         r"^(number |num |no |nr )?(of )?gpus$",
         r"^gpus? (count|qty|quantity|number)$",
@@ -151,15 +153,22 @@ def _grids(soup: BeautifulSoup) -> list[_Grid]:
         if table.name == "table":
             rows = [
                 # A header row is all <th>; data rows may start with a <th> row header.
-                (tuple(clean_text(c.get_text(" ")) for c in cells), bool(cells) and all(c.name == "th" for c in cells))
+                (
+                    tuple(clean_text(c.get_text(" ")) for c in cells),
+                    bool(cells) and all(c.name == "th" for c in cells),
+                )
                 for cells in (_child_tags(row, ("td", "th")) for row in _html_rows(table))
             ]
         else:
             rows = []
             for row in table.find_all(attrs={"role": "row"}):
                 cells = row.find_all(attrs={"role": _ARIA_CELLS})
-                rows.append((tuple(clean_text(c.get_text(" ")) for c in cells),
-                             bool(cells) and all(c.get("role") == "columnheader" for c in cells)))
+                rows.append(
+                    (
+                        tuple(clean_text(c.get_text(" ")) for c in cells),
+                        bool(cells) and all(c.get("role") == "columnheader" for c in cells),
+                    )
+                )
         grids.append(_Grid(table, rows))
     return grids
 
@@ -168,9 +177,9 @@ def _table_elements(soup: BeautifulSoup) -> list[Tag]:
     """<table> elements and ARIA grids, in page order (one pass, none inside scripts or templates)."""
     found: list[Tag] = []
     for node in soup.descendants:
-        if isinstance(node, Tag) and (node.name == "table" or node.get("role") in _ARIA_TABLES):
-            if node.find_parent(_SKIPPED_TAGS) is None:
-                found.append(node)
+        is_table = isinstance(node, Tag) and (node.name == "table" or node.get("role") in _ARIA_TABLES)
+        if is_table and node.find_parent(_SKIPPED_TAGS) is None:
+            found.append(node)
     return found
 
 
@@ -290,7 +299,9 @@ def _availability(text: str) -> bool | None:
     return True if _AVAILABLE.search(text) else None
 
 
-def _gpu_count(record: _Record, columns: dict[str, int], sku: re.Match | None) -> tuple[int | None, str | None]:
+def _gpu_count(
+    record: _Record, columns: dict[str, int], sku: re.Match | None
+) -> tuple[int | None, str | None]:
     """(count, None) or (None, reason): the SKU, the count column and an '8x' in the name must agree."""
     found: dict[str, int] = {}
     if sku is not None:
@@ -336,7 +347,10 @@ def _add_offer(record: _Record, columns: dict[str, int], sink: OfferSink) -> Non
         try:
             price = parse_price(_cell(record, columns, name))
         except ValueError:
-            sink.reject(record.raw, f"not a price in column {record.header[columns[name]]!r}: {_cell(record, columns, name)!r}")
+            sink.reject(
+                record.raw,
+                f"not a price in column {record.header[columns[name]]!r}: {_cell(record, columns, name)!r}",
+            )
             return
         if price is not None:
             prices[name] = price.value
@@ -373,8 +387,15 @@ def _add_offer(record: _Record, columns: dict[str, int], sink: OfferSink) -> Non
     listed_per_gpu = prices.get("gpu_price")
     # The instance price is what is billed; a per-GPU column (often rounded to cents) only checks it.
     per_gpu = per_instance / count if per_instance is not None else listed_per_gpu
-    if per_instance is not None and listed_per_gpu is not None and abs(listed_per_gpu - per_gpu) > _PER_GPU_TOLERANCE:
-        sink.reject(record.raw, f"per-GPU price ${listed_per_gpu} disagrees with instance price ${per_instance} / {count} GPUs")
+    if (
+        per_instance is not None
+        and listed_per_gpu is not None
+        and abs(listed_per_gpu - per_gpu) > _PER_GPU_TOLERANCE
+    ):
+        sink.reject(
+            record.raw,
+            f"per-GPU price ${listed_per_gpu} disagrees with instance price ${per_instance} / {count} GPUs",
+        )
         return
     sink.add(
         record.raw,

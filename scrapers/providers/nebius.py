@@ -48,14 +48,18 @@ _FIXED_COLUMNS: dict[str, list[str]] = {
 }
 # vCPU/RAM columns are per GPU on Nebius ("vCPU per GPU"); a header saying otherwise is a total.
 _TOTAL_HEADER = re.compile(r"\btotal\b|\bper (vm|instance|node|host|server)\b")
-_PRICE_HEADER = re.compile(r"on demand|preemptible|spot|interruptible|price|hour|hourly|\bhr\b|\$|cost|usd|rate")
+_PRICE_HEADER = re.compile(
+    r"on demand|preemptible|spot|interruptible|price|hour|hourly|\bhr\b|\$|cost|usd|rate"
+)
 _SPOT_HEADER = re.compile(r"preemptible|spot|interruptible")
 _RESERVED_HEADER = re.compile(r"reserv|commit")
 _EFFECTIVE = re.compile(r"effective\s*(?:from|as of|on)?\s*[:\-]?\s*(?P<date>[^)\]]+)", re.I)
 _DATE_FORMATS = ("%B %d, %Y", "%B %d %Y", "%b %d, %Y", "%b %d %Y", "%d %B %Y", "%d %b %Y", "%Y-%m-%d")
 _DATE_FORMATS_NO_YEAR = ("%B %d", "%b %d", "%d %B", "%d %b")
 # Names that make a table a GPU table when its header does not say "GPU".
-_GPU_WORDS = re.compile(r"\b(nvidia|amd|gpu|hgx|dgx|[abhl]\d{2,3}s?|b[23]00|gb[23]00|gh200|mi\d{3}x?)\b", re.I)
+_GPU_WORDS = re.compile(
+    r"\b(nvidia|amd|gpu|hgx|dgx|[abhl]\d{2,3}s?|b[23]00|gb[23]00|gh200|mi\d{3}x?)\b", re.I
+)
 _COUNT_IN_NAME = re.compile(r"\b(\d{1,2})\s*[x×]\s|\b[x×]\s*(\d{1,2})\b", re.I)
 _HGX_GPUS = 8  # an HGX baseboard carries 8 GPUs; Nebius prices HGX rows per GPU
 
@@ -96,7 +100,7 @@ def _next_data(text: str) -> Any:
         only_next_data = SoupStrainer("script", attrs={"id": "__NEXT_DATA__"})
         script = BeautifulSoup(text, "lxml", parse_only=only_next_data).find("script")
         if script is None:
-            raise StructureMissing(PROVIDER, "no <script id=\"__NEXT_DATA__\"> on the page")
+            raise StructureMissing(PROVIDER, 'no <script id="__NEXT_DATA__"> on the page')
         raw = script.get_text()
     try:
         return json.loads(raw)
@@ -161,7 +165,7 @@ def _candidate_tables(data: Any) -> Iterator[_Table]:
 
 def _is_row(value: Any) -> bool:
     return isinstance(value, list) and all(
-        v is None or isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value
+        v is None or (isinstance(v, (str, int, float)) and not isinstance(v, bool)) for v in value
     )
 
 
@@ -216,7 +220,9 @@ def _parse_table(table: _Table, observed_on: dt.date | None, sink: OfferSink) ->
             if sum(1 for c in cells if c) == 1:
                 continue  # a section heading inside the table ("NVIDIA Blackwell")
             report.rows_seen += 1
-            sink.reject(" | ".join(cells), f"row has {len(cells)} cells but the header has {len(table.header)}")
+            sink.reject(
+                " | ".join(cells), f"row has {len(cells)} cells but the header has {len(table.header)}"
+            )
             continue
         report.rows_seen += 1
         _parse_row(cells, table.header, columns, price_columns, sink, from_prices)
@@ -284,7 +290,9 @@ def _gpu_count(name: str) -> int:
     return 1
 
 
-def _instance_total(cells: list[str], headers: list[str], columns: dict[str, int], name: str, count: int) -> float | None:
+def _instance_total(
+    cells: list[str], headers: list[str], columns: dict[str, int], name: str, count: int
+) -> float | None:
     """vCPUs or RAM of the whole instance: per-GPU figures times the GPU count."""
     if name not in columns:
         return None

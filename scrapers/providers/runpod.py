@@ -84,7 +84,9 @@ _ROW_CLASS_RX = re.compile(r"(?:^|\s)gpu-pricing-row(?:\s|$)")
 _TAG_CLASS_RX = re.compile(r"(?:^|[-_])(?:tag|pill|chip|spec)$", re.I)
 # Spec tags read "80 GB VRAM" or "VRAM: 80 GB" (value or label first).
 _VRAM_RX = re.compile(r"(\d+(?:\.\d+)?)\s*GB\s*VRAM|\bVRAM\W{0,3}(\d+(?:\.\d+)?)\s*GB", re.I)
-_RAM_RX = re.compile(r"(\d+(?:\.\d+)?)\s*GB\s*(?:system\s*)?RAM\b|(?<![V\w])RAM\W{0,3}(\d+(?:\.\d+)?)\s*GB", re.I)
+_RAM_RX = re.compile(
+    r"(\d+(?:\.\d+)?)\s*GB\s*(?:system\s*)?RAM\b|(?<![V\w])RAM\W{0,3}(\d+(?:\.\d+)?)\s*GB", re.I
+)
 _VCPU_RX = re.compile(r"(\d+(?:\.\d+)?)\s*vCPUs?\b|\bvCPUs?\W{0,3}(\d+(?:\.\d+)?)", re.I)
 
 
@@ -203,7 +205,9 @@ def _emit_gpu_type(item: dict[str, Any], sink: OfferSink) -> None:
         if price is None:
             return
         if offered_in[community] is False:  # the API says this cloud does not carry the GPU
-            sink.report.notes.append(f"{sku}: {field} ignored, {'community' if community else 'secure'}Cloud is false")
+            sink.report.notes.append(
+                f"{sku}: {field} ignored, {'community' if community else 'secure'}Cloud is false"
+            )
             return
         if gpu is None:
             gpu = sink.gpu_slug(gpu_raw, vram, sku)
@@ -247,9 +251,15 @@ def _parse_html(text: str, sink: OfferSink) -> None:
     # The strainer sees the raw class attribute ("gpu-pricing-row is-featured"): match the token.
     strainer = SoupStrainer(class_=_ROW_CLASS_RX)
     soup = BeautifulSoup(text, "lxml", parse_only=strainer)
-    rows = [row for row in soup.find_all(class_="gpu-pricing-row") if not row.find_parent(class_="gpu-pricing-row")]
+    rows = [
+        row
+        for row in soup.find_all(class_="gpu-pricing-row")
+        if not row.find_parent(class_="gpu-pricing-row")
+    ]
     if not rows:
-        raise StructureMissing(PROVIDER, "no .gpu-pricing-row elements on the pricing page (login/captcha page or layout change)")
+        raise StructureMissing(
+            PROVIDER, "no .gpu-pricing-row elements on the pricing page (login/captcha page or layout change)"
+        )
     priced_rows = 0
     for row in rows:
         sink.report.rows_seen += 1
@@ -258,7 +268,9 @@ def _parse_html(text: str, sink: OfferSink) -> None:
             priced_rows += 1
         _emit_html_row(row, prices, sink)
     if not priced_rows:
-        raise StructureMissing(PROVIDER, "no price data attributes (data-secure/data-community) on .gpu-pricing-row")
+        raise StructureMissing(
+            PROVIDER, "no price data attributes (data-secure/data-community) on .gpu-pricing-row"
+        )
 
 
 def _price_attributes(row: Tag, report: ParseReport) -> Iterator[tuple[tuple[bool, str], str]]:
@@ -306,7 +318,12 @@ def _emit_html_row(row: Tag, prices: dict[tuple[bool, str], str], sink: OfferSin
     gpu = sink.gpu_slug(gpu_raw, vram, gpu_param)
     for community, tier, value in parsed:
         _add_pod_price(
-            sink, raw, gpu, gpu_raw, vram, value,
+            sink,
+            raw,
+            gpu,
+            gpu_raw,
+            vram,
+            value,
             tier=tier,
             community=community,
             sku=gpu_param or gpu_raw,

@@ -52,7 +52,9 @@ class HttpFault:
     respond: Callable[[httpx.Request, bytes, int], httpx.Response]  # (request, healthy body, attempt)
 
 
-def _status(code: int, headers: dict[str, str] | None = None) -> Callable[[httpx.Request, bytes, int], httpx.Response]:
+def _status(
+    code: int, headers: dict[str, str] | None = None
+) -> Callable[[httpx.Request, bytes, int], httpx.Response]:
     return lambda request, body, attempt: httpx.Response(code, headers=headers or {}, content=b"busy")
 
 
@@ -78,7 +80,9 @@ def _empty(request: httpx.Request, body: bytes, attempt: int) -> httpx.Response:
 
 
 def _page(content: bytes) -> Callable[[httpx.Request, bytes, int], httpx.Response]:
-    return lambda request, body, attempt: httpx.Response(200, headers={"content-type": "text/html"}, content=content)
+    return lambda request, body, attempt: httpx.Response(
+        200, headers={"content-type": "text/html"}, content=content
+    )
 
 
 def _redirect_loop(request: httpx.Request, body: bytes, attempt: int) -> httpx.Response:
@@ -98,13 +102,16 @@ _BOMB = gzip.compress(b"\0" * (20 * MB), compresslevel=9, mtime=0)  # ~20 KB tha
 
 def _gzip_bomb(request: httpx.Request, body: bytes, attempt: int) -> httpx.Response:
     return httpx.Response(
-        200, headers={"content-type": "text/html", "content-encoding": "gzip", "content-length": str(len(_BOMB))},
+        200,
+        headers={"content-type": "text/html", "content-encoding": "gzip", "content-length": str(len(_BOMB))},
         stream=_Chunks([_BOMB]),
     )
 
 
 def _invalid_utf8(request: httpx.Request, body: bytes, attempt: int) -> httpx.Response:
-    return httpx.Response(200, headers={"content-type": "text/html; charset=utf-8"}, content=invalid_utf8(body))
+    return httpx.Response(
+        200, headers={"content-type": "text/html; charset=utf-8"}, content=invalid_utf8(body)
+    )
 
 
 def _flaky_then_healthy(request: httpx.Request, body: bytes, attempt: int) -> httpx.Response:

@@ -18,15 +18,15 @@ from gpuprice.warehouse.settings import SAMPLE_ARCHIVE
 
 LOGIN_PAGE = (
     b"<!DOCTYPE html><html><head><title>Sign in</title></head><body>"
-    b"<form action=\"/login\" method=\"post\"><label>Email <input name=\"email\"></label>"
-    b"<label>Password <input type=\"password\" name=\"password\"></label>"
+    b'<form action="/login" method="post"><label>Email <input name="email"></label>'
+    b'<label>Password <input type="password" name="password"></label>'
     b"<button>Sign in to see pricing</button></form></body></html>"
 )
 CAPTCHA_PAGE = (
     b"<!DOCTYPE html><html><head><title>Just a moment...</title></head><body>"
     b"<h1>Verify you are human</h1><p>Checking your browser before accessing the site.</p>"
-    b"<form id=\"challenge-form\" action=\"/cdn-cgi/challenge-platform\" method=\"POST\">"
-    b"<input type=\"hidden\" name=\"cf_chl\" value=\"x\"></form></body></html>"
+    b'<form id="challenge-form" action="/cdn-cgi/challenge-platform" method="POST">'
+    b'<input type="hidden" name="cf_chl" value="x"></form></body></html>'
 )
 
 
@@ -75,7 +75,9 @@ def gzip_bomb(size: int) -> bytes:
     return gzip.compress(b"\0" * size, compresslevel=9, mtime=0)
 
 
-def write_archive_page(archive: Path, provider: str, day: str, body: bytes, kind: str, *, gz: bool = False) -> Path:
+def write_archive_page(
+    archive: Path, provider: str, day: str, body: bytes, kind: str, *, gz: bool = False
+) -> Path:
     """Put ``body`` in a (temporary) archive as the provider's recording of ``day``."""
     folder = archive / provider
     folder.mkdir(parents=True, exist_ok=True)
@@ -123,7 +125,11 @@ ARCHIVE_FAULTS: dict[str, ArchiveFault] = {
         ArchiveFault("api_list_moved", "no price structure", True, structure_moved_json),
         ArchiveFault("login_page", "no price structure", True, lambda body: LOGIN_PAGE),
         ArchiveFault("invalid_utf8", "no price structure", True, invalid_utf8),
-        ArchiveFault("gzip_bomb", "gzip bomb", False, lambda body: gzip_bomb(ARCHIVE_MAX + 4 * 1024 * 1024), gz=True),
-        ArchiveFault("page_over_cap", "byte cap", False, lambda body: oversize_page(ARCHIVE_MAX + 1024 * 1024)),
+        ArchiveFault(
+            "gzip_bomb", "gzip bomb", False, lambda body: gzip_bomb(ARCHIVE_MAX + 4 * 1024 * 1024), gz=True
+        ),
+        ArchiveFault(
+            "page_over_cap", "byte cap", False, lambda body: oversize_page(ARCHIVE_MAX + 1024 * 1024)
+        ),
     )
 }

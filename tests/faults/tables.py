@@ -40,7 +40,8 @@ def partition_rows(home: Path, provider: str, day: dt.date) -> list[tuple]:
     try:
         return con.execute(
             "SELECT * FROM price_snapshots WHERE provider = ? AND snapshot_date = ?"
-            " AND source IN ('scrape', 'archive') ORDER BY ALL", [provider, day]
+            " AND source IN ('scrape', 'archive') ORDER BY ALL",
+            [provider, day],
         ).fetchall()
     finally:
         con.close()
@@ -51,7 +52,8 @@ def provider_run(home: Path, provider: str, day: dt.date) -> tuple[str, str | No
     con = open_warehouse(home)
     try:
         row = con.execute(
-            "SELECT status, error FROM provider_runs WHERE provider = ? AND snapshot_date = ?", [provider, day]
+            "SELECT status, error FROM provider_runs WHERE provider = ? AND snapshot_date = ?",
+            [provider, day],
         ).fetchone()
     finally:
         con.close()
@@ -74,8 +76,11 @@ def published_latest(home: Path) -> tuple[dict[str, dt.date], dict[str, bool]]:
     """From the analysts' copy: newest snapshot date per provider, and whether it is stale."""
     con = connect_reader(home / "analytics.duckdb")
     try:
-        latest = dict(con.execute(
-            "SELECT provider, max(snapshot_date) FROM analytics.latest_prices GROUP BY provider").fetchall())
+        latest = dict(
+            con.execute(
+                "SELECT provider, max(snapshot_date) FROM analytics.latest_prices GROUP BY provider"
+            ).fetchall()
+        )
         stale = dict(con.execute("SELECT provider, stale FROM analytics.provider_freshness").fetchall())
     finally:
         con.close()
@@ -93,14 +98,23 @@ def table_fingerprint(db: Path, *, exclude: frozenset[str] = AUDIT_COLUMNS) -> d
     """Every base table's rows (sorted), audit timestamps left out: equal fingerprints, equal data."""
     con = duckdb.connect(str(db), read_only=True)
     try:
-        tables = [t for (t,) in con.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND database_name = current_database()"
-            " ORDER BY table_name").fetchall()]
+        tables = [
+            t
+            for (t,) in con.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND database_name = current_database()"
+                " ORDER BY table_name"
+            ).fetchall()
+        ]
         result = {}
         for table in tables:
-            columns = [c for (c,) in con.execute(
-                "SELECT column_name FROM duckdb_columns() WHERE table_name = ? AND schema_name = 'main'"
-                " AND database_name = current_database() ORDER BY column_index", [table]).fetchall()]
+            columns = [
+                c
+                for (c,) in con.execute(
+                    "SELECT column_name FROM duckdb_columns() WHERE table_name = ? AND schema_name = 'main'"
+                    " AND database_name = current_database() ORDER BY column_index",
+                    [table],
+                ).fetchall()
+            ]
             kept = ", ".join(_comparable(c) for c in columns if c not in exclude)
             result[table] = con.execute(f'SELECT {kept} FROM "{table}" ORDER BY ALL').fetchall()
         return result

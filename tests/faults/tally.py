@@ -52,8 +52,10 @@ class Tally:
             data.update(rows_checked=self.rows_checked, rows_lost=self.rows_lost)
         if self.inputs_tried:
             data.update(
-                bad_inputs_tried=self.inputs_tried, clean_one_line_errors=self.inputs_clean,
-                clean_share=round(self.inputs_clean / self.inputs_tried, 4), by_command=dict(sorted(self.by_command.items())),
+                bad_inputs_tried=self.inputs_tried,
+                clean_one_line_errors=self.inputs_clean,
+                clean_share=round(self.inputs_clean / self.inputs_tried, 4),
+                by_command=dict(sorted(self.by_command.items())),
             )
         data.update(self.notes)
         return data

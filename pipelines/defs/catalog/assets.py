@@ -1,10 +1,9 @@
 """Reference data: the GPU spec catalog (dim_gpu) and cited public price observations."""
 
-
 import dagster as dg
 
-from gpuprice.pipelines.resources import WAREHOUSE_POOL, WarehouseResource
 from gpuprice.pipelines.metadata import frame_markdown
+from gpuprice.pipelines.resources import WAREHOUSE_POOL, WarehouseResource
 from gpuprice.warehouse import writes
 
 
@@ -23,7 +22,11 @@ def dim_gpu(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> 
         count = writes.replace_dim_gpu(con, catalog)
     preview = frame_markdown(catalog[["slug", "memory_gb", "dense_bf16_tflops", "form_factor"]], limit=50)
     return dg.MaterializeResult(
-        metadata={"dagster/row_count": count, "catalog_version": CATALOG_VERSION, "preview": dg.MetadataValue.md(preview)}
+        metadata={
+            "dagster/row_count": count,
+            "catalog_version": CATALOG_VERSION,
+            "preview": dg.MetadataValue.md(preview),
+        }
     )
 
 
@@ -35,7 +38,9 @@ def dim_gpu(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> 
     deps=["dim_gpu"],
     description="Cited public price observations (2022 on) loaded as source='public_report' history.",
 )
-def public_price_observations(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+def public_price_observations(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource
+) -> dg.MaterializeResult:
     from gpuprice.scrapers.observations import BUNDLED_OBSERVATIONS, load_observations
 
     frame, quarantined = load_observations(BUNDLED_OBSERVATIONS)

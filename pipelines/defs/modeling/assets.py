@@ -1,6 +1,5 @@
 """Downstream of the day's snapshots: offers joined with GPU specs, memory fit, rankings."""
 
-
 import datetime as dt
 
 import dagster as dg
@@ -24,7 +23,9 @@ SNAPSHOT_KEYS = [dg.AssetKey(["snapshot", p]) for p in PROVIDERS]
     description="Every offer of the day joined with dim_gpu: $/PFLOP-hour, $/GB-hour, $/TB/s-hour, interconnect "
     "(view analytics.offers_with_specs).",
 )
-def offers_with_specs(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+def offers_with_specs(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource
+) -> dg.MaterializeResult:
     day = dt.date.fromisoformat(context.partition_key)
     with warehouse.open() as con:
         count = con.execute(
@@ -61,7 +62,9 @@ def every_offer_gpu_in_catalog(
     names = ", ".join(f"{r.provider}: {r.gpu_raw} ({r.gpu})" for r in missing.head(10).itertuples())
     return dg.AssetCheckResult(
         passed=missing.empty,
-        description="all GPUs known" if missing.empty else f"{len(missing)} offers with GPUs not in the catalog: {names}",
+        description="all GPUs known"
+        if missing.empty
+        else f"{len(missing)} offers with GPUs not in the catalog: {names}",
         metadata={"missing": len(missing)},
     )
 
@@ -102,7 +105,9 @@ def memory_fit(context: dg.AssetExecutionContext, warehouse: WarehouseResource) 
     pool=WAREHOUSE_POOL,
     description="Per workload: every offer of the day that fits, ranked by cost per successful checkpoint.",
 )
-def workload_rankings(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+def workload_rankings(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource
+) -> dg.MaterializeResult:
     from gpuprice.models.ranking import rank_offers
     from gpuprice.models.workloads import load_workloads
 
@@ -113,7 +118,9 @@ def workload_rankings(context: dg.AssetExecutionContext, warehouse: WarehouseRes
         stale = queries.stale_providers(con, day)
         ranked = rank_offers(offers, workloads, day, stale_providers=stale)
         count = writes.replace_rankings(con, day, ranked)
-    best = ranked[ranked["rank"] == 1][["workload", "provider", "gpu", "gpu_count", "tier", "cost_per_checkpoint_usd"]]
+    best = ranked[ranked["rank"] == 1][
+        ["workload", "provider", "gpu", "gpu_count", "tier", "cost_per_checkpoint_usd"]
+    ]
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": count,

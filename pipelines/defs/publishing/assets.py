@@ -1,6 +1,5 @@
 """Publishing: the analysts' copy, the Parquet export, and the weekly reports."""
 
-
 import datetime as dt
 
 import dagster as dg

@@ -6,7 +6,6 @@ yesterday's snapshot. A failure is recorded in ``provider_runs`` (the provider t
 and never stops the other providers.
 """
 
-
 import datetime as dt
 import functools
 from typing import Any
@@ -24,7 +23,9 @@ from gpuprice.warehouse import writes
 # Run source (--source) -> price_snapshots.source: what the views, reports and partition
 # replacement select on. A live run is a scrape.
 SNAPSHOT_SOURCE = {"live": "scrape", "archive": "archive"}
-FETCH_RETRY = dg.RetryPolicy(max_retries=2, delay=30, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS)
+FETCH_RETRY = dg.RetryPolicy(
+    max_retries=2, delay=30, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS
+)
 # Run tag that switches FETCH_RETRY off. `gpuprice run` sets it: the fetcher has already spent its
 # retry budget (backoff, Retry-After), and re-running the step would triple the requests to a
 # struggling site and keep the person at the terminal waiting 30-90 s per failing provider.
@@ -60,11 +61,13 @@ def record_failure(
             offers=0,
             report=report,
             error=error[:2000],
-            started_at=started_at or dt.datetime.now(dt.timezone.utc),
+            started_at=started_at or dt.datetime.now(dt.UTC),
         )
 
 
-def _collect(provider: str, day: dt.date, scrape: ScrapeSettings, warehouse: WarehouseResource, parser_version):
+def _collect(
+    provider: str, day: dt.date, scrape: ScrapeSettings, warehouse: WarehouseResource, parser_version
+):
     """The pages stored for the day; the last one is the page to parse.
 
     Live: the primary request first; when its body has no price structure (Runpod's API
@@ -73,8 +76,16 @@ def _collect(provider: str, day: dt.date, scrape: ScrapeSettings, warehouse: War
     from gpuprice.scrapers.collect import collect_page, iter_live_pages
 
     if scrape.source == "archive":
-        return [collect_page(provider, day, source="archive", home=warehouse.home_path,
-                             archive_dir=scrape.archive_path, parser_version=parser_version)]
+        return [
+            collect_page(
+                provider,
+                day,
+                source="archive",
+                home=warehouse.home_path,
+                archive_dir=scrape.archive_path,
+                parser_version=parser_version,
+            )
+        ]
     module = provider_module(provider)
     pages = []
     found = False
@@ -127,16 +138,22 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
         retry_policy=FETCH_RETRY,
         description=f"{provider}: the pricing page for the day, stored gzipped and content-addressed before parsing.",
     )
-    def raw_page(context: dg.AssetExecutionContext, warehouse: WarehouseResource, scrape: ScrapeSettings) -> dict:
+    def raw_page(
+        context: dg.AssetExecutionContext, warehouse: WarehouseResource, scrape: ScrapeSettings
+    ) -> dict:
         day = partition_date(context)
-        started = dt.datetime.now(dt.timezone.utc)
+        started = dt.datetime.now(dt.UTC)
         parser_version = getattr(provider_module(provider), "PARSER_VERSION", None)
         try:
             pages = _collect(provider, day, scrape, warehouse, parser_version)
         except Exception as exc:  # any fetch failure: record it, keep yesterday's data, fail this asset
             record_failure(
-                warehouse, provider=provider, snapshot_date=day, source=scrape.source,
-                error=f"fetch failed: {exc}", started_at=started,
+                warehouse,
+                provider=provider,
+                snapshot_date=day,
+                source=scrape.source,
+                error=f"fetch failed: {exc}",
+                started_at=started,
             )
             # Archive pages do not come back on retry; live fetches may (the fetcher already retried).
             raise dg.Failure(
@@ -173,7 +190,11 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
         day = partition_date(context)
         module = provider_module(provider)
         fail = functools.partial(
-            record_failure, warehouse, provider=provider, snapshot_date=day, source=raw_page["source"],
+            record_failure,
+            warehouse,
+            provider=provider,
+            snapshot_date=day,
+            source=raw_page["source"],
             started_at=raw_page.get("started_at"),
         )
         try:

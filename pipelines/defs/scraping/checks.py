@@ -9,7 +9,6 @@ check blocks the snapshot partition, so yesterday's data stays the latest and th
 marked stale in ``provider_runs``.
 """
 
-
 from collections import Counter
 from collections.abc import Callable
 
@@ -19,7 +18,9 @@ from gpuprice.pipelines.defs.scraping.connections import step_connection
 from gpuprice.pipelines.resources import WarehouseResource
 from gpuprice.scrapers.offer import ParseResult
 
-MAX_UNKNOWN_SHARE = 1 / 3  # a third unknown means the page changed its naming (Runpod lists ~10 % consumer cards we do not catalog)
+MAX_UNKNOWN_SHARE = (
+    1 / 3
+)  # a third unknown means the page changed its naming (Runpod lists ~10 % consumer cards we do not catalog)
 MIN_KEPT_SHARE = 0.5  # losing more than half the offers overnight means a broken or partial page
 
 
@@ -40,13 +41,17 @@ def check_prices_plausible(result: ParseResult, previous_count: int | None) -> t
             continue
         low, high = plausible_price_band(offer.gpu)
         if not low <= offer.usd_per_gpu_hour <= high:
-            bad.append(f"{offer.gpu_raw} ({offer.gpu}) ${offer.usd_per_gpu_hour}/GPU-h outside ${low:g}-${high:g}")
+            bad.append(
+                f"{offer.gpu_raw} ({offer.gpu}) ${offer.usd_per_gpu_hour}/GPU-h outside ${low:g}-${high:g}"
+            )
     return not bad, ("all prices plausible" if not bad else "implausible: " + "; ".join(bad[:5]))
 
 
 def check_unique_keys(result: ParseResult, previous_count: int | None) -> tuple[bool, str]:
     dupes = [k for k, n in Counter(o.key for o in result.offers).items() if n > 1]
-    return not dupes, ("offer keys unique" if not dupes else f"{len(dupes)} duplicate offer keys, e.g. {dupes[0]}")
+    return not dupes, (
+        "offer keys unique" if not dupes else f"{len(dupes)} duplicate offer keys, e.g. {dupes[0]}"
+    )
 
 
 def check_unknown_share(result: ParseResult, previous_count: int | None) -> tuple[bool, str]:
@@ -54,7 +59,10 @@ def check_unknown_share(result: ParseResult, previous_count: int | None) -> tupl
     unknown = sum(o.gpu == "unknown" for o in result.offers)
     share = unknown / n if n else 0.0
     names = ", ".join(sorted(set(result.report.unknown_gpus))[:5])
-    return share <= MAX_UNKNOWN_SHARE, f"{unknown}/{n} offers with unknown GPU ({share:.0%}){': ' + names if names else ''}"
+    return (
+        share <= MAX_UNKNOWN_SHARE,
+        f"{unknown}/{n} offers with unknown GPU ({share:.0%}){': ' + names if names else ''}",
+    )
 
 
 def check_no_sudden_drop(result: ParseResult, previous_count: int | None) -> tuple[bool, str]:
@@ -69,8 +77,14 @@ CHECKS: dict[str, tuple[Callable[[ParseResult, int | None], tuple[bool, str]], s
     "has_priced_offers": (check_has_offers, "At least one priced offer."),
     "prices_plausible": (check_prices_plausible, "Every price > 0 and within the plausible band of its GPU."),
     "unique_offer_keys": (check_unique_keys, "No two offers share a key."),
-    "few_unknown_gpus": (check_unknown_share, f"At most {MAX_UNKNOWN_SHARE:.0%} of offers with an unknown GPU."),
-    "no_sudden_drop": (check_no_sudden_drop, f"At least {MIN_KEPT_SHARE:.0%} of the previous snapshot's offers."),
+    "few_unknown_gpus": (
+        check_unknown_share,
+        f"At most {MAX_UNKNOWN_SHARE:.0%} of offers with an unknown GPU.",
+    ),
+    "no_sudden_drop": (
+        check_no_sudden_drop,
+        f"At least {MIN_KEPT_SHARE:.0%} of the previous snapshot's offers.",
+    ),
 }
 
 
@@ -96,7 +110,11 @@ def baseline_offer_count(warehouse: WarehouseResource, provider: str, day, curre
     if not rows:
         return None
     status, _, parsed, _ = rows[0]
-    if status != "success" and parsed is not None and abs(parsed - current) <= CONFIRM_TOLERANCE * max(current, 1):
+    if (
+        status != "success"
+        and parsed is not None
+        and abs(parsed - current) <= CONFIRM_TOLERANCE * max(current, 1)
+    ):
         return None
     successes = [offers for status, offers, _, _ in rows if status == "success"]
     return int(successes[0]) if successes else None
@@ -123,8 +141,12 @@ def evaluate_checks(
             failures.append(f"{name}: {detail}")
         results.append(
             dg.AssetCheckResult(
-                check_name=name, asset_key=asset_key, passed=passed, description=detail,
-                metadata={"detail": detail}, severity=dg.AssetCheckSeverity.ERROR,
+                check_name=name,
+                asset_key=asset_key,
+                passed=passed,
+                description=detail,
+                metadata={"detail": detail},
+                severity=dg.AssetCheckSeverity.ERROR,
             )
         )
     return results, failures
