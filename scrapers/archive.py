@@ -15,20 +15,17 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
-import zlib
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from gpuprice.scrapers.gunzip import GZIP_MAGIC, MAX_PAGE_BYTES, GunzipError, gunzip_capped
 from gpuprice.scrapers.offer import PROVIDERS, Provider
 from gpuprice.scrapers.rawstore import PageKind, check_date, check_provider
 
 log = logging.getLogger("gpuprice.archive")
 
-# Recorded pricing pages are at most a few MB (Nebius' Next.js page is the largest).
-DEFAULT_ARCHIVE_MAX_BYTES = 16 * 1024 * 1024
 _NAME_RE = re.compile(r"(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})\.(?P<kind>html|json)(?P<gz>\.gz)?")
-_GZIP_MAGIC = b"\x1f\x8b"
 # When one date has several recordings: the machine source (JSON API) first, as the live
 # fetch prefers it, and a plain file before its gzipped twin.
 _PREFERENCE = {("json", False): 0, ("json", True): 1, ("html", False): 2, ("html", True): 3}
@@ -128,32 +125,19 @@ def newest_archive_date(archive_dir: Path) -> dt.date | None:
 
 def _inflate(data: bytes, max_bytes: int, source: Path) -> bytes:
     """Gunzip ``data`` (all members) without ever producing more than ``max_bytes``."""
-    out = bytearray()
-    remaining = data
-    while remaining:
-        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-        pending = remaining
-        while pending:
-            try:
-                chunk = inflater.decompress(pending, max_bytes - len(out) + 1)
-            except zlib.error as exc:
-                raise ArchiveError(f"archived page {source} is not valid gzip: {exc}") from None
-            out += chunk
-            if len(out) > max_bytes:
-                raise ArchiveError(
-                    f"archived page {source} inflates past the {max_bytes}-byte cap (gzip bomb?)"
-                )
-            pending = inflater.unconsumed_tail
-            if inflater.eof:
-                break
-        if not inflater.eof:
-            raise ArchiveError(f"archived page {source} is a truncated gzip file")
-        # Concatenated gzip members are one stream (gzip spec); trailing zero padding is not.
-        remaining = inflater.unused_data.lstrip(b"\x00")
-    return bytes(out)
+    try:
+        return gunzip_capped(data, max_bytes)
+    except GunzipError as exc:
+        if exc.reason == "too_large":
+            raise ArchiveError(
+                f"archived page {source} inflates past the {max_bytes}-byte cap (gzip bomb?)"
+            ) from None
+        if exc.reason == "truncated":
+            raise ArchiveError(f"archived page {source} is a truncated gzip file") from None
+        raise ArchiveError(f"archived page {source} is not valid gzip: {exc.detail}") from None
 
 
-def read_archived(path: Path | str, max_bytes: int = DEFAULT_ARCHIVE_MAX_BYTES) -> bytes:
+def read_archived(path: Path | str, max_bytes: int = MAX_PAGE_BYTES) -> bytes:
     """The page at ``path``, gunzipped when it is gzip (by name or by magic bytes), size-capped."""
     path = Path(path)
     size = path.stat().st_size
@@ -162,7 +146,7 @@ def read_archived(path: Path | str, max_bytes: int = DEFAULT_ARCHIVE_MAX_BYTES) 
     if size > 2 * max_bytes + 1024:
         raise ArchiveError(f"archived page {path} is {size} bytes, over the {max_bytes}-byte cap")
     data = path.read_bytes()
-    if data.startswith(_GZIP_MAGIC):
+    if data.startswith(GZIP_MAGIC):
         return _inflate(data, max_bytes, path)
     if path.name.endswith(".gz"):
         raise ArchiveError(f"archived page {path} is named .gz but is not gzip")

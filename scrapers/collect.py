@@ -16,12 +16,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from gpuprice.scrapers.archive import (
-    DEFAULT_ARCHIVE_MAX_BYTES,
     archive_dates,
     find_archived_page,
     read_archived,
 )
 from gpuprice.scrapers.fetch import FetchError, PoliteFetcher
+from gpuprice.scrapers.gunzip import MAX_PAGE_BYTES
 from gpuprice.scrapers.offer import Provider
 from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.rawstore import (
@@ -213,7 +213,7 @@ def collect_archived(
     home: Path,
     archive_dir: Path | None = None,
     parser_version: str | None = None,
-    max_bytes: int = DEFAULT_ARCHIVE_MAX_BYTES,
+    max_bytes: int = MAX_PAGE_BYTES,
 ) -> CollectedPage:
     """Replay the latest recorded page at or before the date, storing it in the raw store."""
     provider = check_provider(provider)

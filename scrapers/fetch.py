@@ -35,7 +35,6 @@ import os
 import random
 import threading
 import time
-import zlib
 from collections.abc import Callable, Mapping
 from importlib import metadata
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
@@ -43,6 +42,7 @@ from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpuprice.scrapers.gunzip import MAX_PAGE_BYTES, CappedInflater, GunzipError
 from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.rawstore import RawStoreError, ValidatorEntry, read_raw
 from gpuprice.scrapers.robots import ROBOTS_MAX_BYTES, RobotsPolicy, parse_robots
@@ -134,7 +134,7 @@ class FetchSettings(BaseModel):
     # Wall-clock budget for one attempt including the whole body (a trickling server).
     attempt_timeout: float = Field(default=120.0, gt=0)
     # Pricing pages are at most a few MB (Nebius' Next.js page is the largest).
-    max_bytes: int = Field(default=16 * 1024 * 1024, gt=0)
+    max_bytes: int = Field(default=MAX_PAGE_BYTES, gt=0)
     max_attempts: int = Field(default=4, ge=1, le=10)
     backoff_base: float = Field(default=2.0, ge=0)
     backoff_max: float = Field(default=60.0, ge=0)
@@ -217,54 +217,28 @@ class _Fatal(Exception):
 
 
 class _BoundedInflater:
-    """Incremental gzip/deflate decoder that refuses to produce more than ``limit`` bytes."""
+    """One Content-Encoding undone with the shared capped inflater, its errors worded for HTTP."""
 
     def __init__(self, encoding: str, limit: int) -> None:
         self.encoding = encoding
         self.limit = limit
-        self.produced = 0
-        self._inflater: zlib._Decompress | None = None
-        self._finished_member = False
-
-    def _new_inflater(self, first: bytes) -> zlib._Decompress:
-        if self.encoding in ("gzip", "x-gzip"):
-            return zlib.decompressobj(16 + zlib.MAX_WBITS)
-        # HTTP "deflate" is meant to be zlib-wrapped, but some servers send raw deflate.
-        looks_zlib = len(first) >= 2 and first[0] & 0x0F == 8 and (first[0] << 8 | first[1]) % 31 == 0
-        return zlib.decompressobj(zlib.MAX_WBITS if looks_zlib else -zlib.MAX_WBITS)
+        self._inflater = CappedInflater("gzip" if encoding in ("gzip", "x-gzip") else "deflate", limit)
 
     def feed(self, data: bytes) -> bytes:
-        out = bytearray()
-        while data:
-            if self._inflater is None or (self._finished_member and self.encoding in ("gzip", "x-gzip")):
-                if self._finished_member:
-                    data = data.lstrip(b"\x00")  # zero padding after the last gzip member
-                    if not data:
-                        break
-                self._inflater = self._new_inflater(data)
-                self._finished_member = False
-            try:
-                chunk = self._inflater.decompress(data, self.limit - self.produced + 1)
-            except zlib.error as exc:
-                raise _Fatal(f"corrupt {self.encoding} body: {exc}") from None
-            self.produced += len(chunk)
-            out += chunk
-            if self.produced > self.limit:
-                raise _Fatal(f"body inflates past the {self.limit}-byte cap ({self.encoding} bomb?)")
-            if self._inflater.eof:
-                self._finished_member = True
-                data = self._inflater.unused_data
-                if data and self.encoding not in ("gzip", "x-gzip"):
-                    break  # trailing bytes after a deflate stream carry nothing
-            else:
-                data = self._inflater.unconsumed_tail
-        return bytes(out)
+        try:
+            return self._inflater.feed(data)
+        except GunzipError as exc:
+            if exc.reason == "too_large":
+                raise _Fatal(
+                    f"body inflates past the {self.limit}-byte cap ({self.encoding} bomb?)"
+                ) from None
+            raise _Fatal(f"corrupt {self.encoding} body: {exc.detail}") from None
 
     def finish(self) -> None:
-        if self._inflater is None:
-            return  # an empty body: reported as empty later
-        if not self._inflater.eof and not self._finished_member:
-            raise _Retryable(f"truncated {self.encoding} body (the connection ended early)")
+        try:
+            self._inflater.finish()
+        except GunzipError:
+            raise _Retryable(f"truncated {self.encoding} body (the connection ended early)") from None
 
 
 def _decoders(content_encoding: str, limit: int) -> list[_BoundedInflater]:

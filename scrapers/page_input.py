@@ -11,12 +11,9 @@ must not cost a day of prices), and the report says so. A blank page has no pric
 
 from __future__ import annotations
 
-import zlib
-
+from gpuprice.scrapers.gunzip import GZIP_MAGIC, MAX_PAGE_BYTES, GunzipError, gunzip_capped
 from gpuprice.scrapers.offer import ParseReport, StructureMissing
 
-GZIP_MAGIC = b"\x1f\x8b"
-MAX_PAGE_BYTES = 32 * 1024 * 1024  # pricing pages are well under 1 MB; the cap is for gzip bombs
 UNDECODABLE_NOTE = "page is not valid UTF-8: undecodable bytes replaced"
 # The same note as the nebius, crusoe and massedcompute parsers have always worded it: their tests
 # and the reports already in warehouses compare it verbatim, so those parsers keep passing it.
@@ -59,23 +56,14 @@ def page_text(
 def gunzip_page(content: bytes, provider: str, *, max_bytes: int = MAX_PAGE_BYTES) -> bytes:
     """Inflate a gzip body, concatenated members included, to at most ``max_bytes`` bytes.
 
-    Bytes after the last member that do not start another one are ignored, as gzip(1) does.
     Raises :class:`StructureMissing` for ``provider`` when the body is corrupt, truncated or
     inflates past the cap (never holding more than ``max_bytes`` + 1 inflated bytes).
     """
-    body = bytearray()
-    pending = content
-    while pending[:2] == GZIP_MAGIC:
-        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        try:
-            # One byte over the remaining room tells "exactly at the cap" from "past it"
-            # (a max_length of 0 would mean "no limit").
-            body += inflater.decompress(pending, max_bytes - len(body) + 1)
-        except zlib.error as exc:
-            raise StructureMissing(provider, f"corrupt gzip body ({exc})") from exc
-        if len(body) > max_bytes:
-            raise StructureMissing(provider, f"gzip body inflates past {max_bytes:,} bytes")
-        if not inflater.eof:
-            raise StructureMissing(provider, "corrupt gzip body (truncated stream)")
-        pending = inflater.unused_data
-    return bytes(body)
+    try:
+        return gunzip_capped(content, max_bytes)
+    except GunzipError as exc:
+        if exc.reason == "too_large":
+            raise StructureMissing(provider, f"gzip body inflates past {max_bytes:,} bytes") from None
+        if exc.reason == "truncated":
+            raise StructureMissing(provider, "corrupt gzip body (truncated stream)") from None
+        raise StructureMissing(provider, f"corrupt gzip body ({exc.detail})") from None

@@ -22,13 +22,13 @@ import logging
 import os
 import re
 import tempfile
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from gpuprice.scrapers.gunzip import MAX_PAGE_BYTES, GunzipError, gunzip_capped
 from gpuprice.scrapers.offer import PROVIDERS, Provider
 
 try:  # POSIX: serialise read-modify-write of the validators index across processes.
@@ -42,10 +42,6 @@ PageKind = Literal["html", "json"]
 PAGE_KINDS: tuple[str, ...] = ("html", "json")
 RAW_DIR_NAME = "raw"
 VALIDATORS_FILE = "validators.json"
-# Reading a stored page back never inflates more than this (the store only holds what the
-# fetcher accepted, which is capped far lower; this guards against a tampered store).
-DEFAULT_READ_CAP = 64 * 1024 * 1024
-
 _DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _SHA256_RE = re.compile(r"[0-9a-f]{64}")
 
@@ -219,18 +215,19 @@ def store_raw(
     )
 
 
-def read_raw(path: Path | str, *, max_bytes: int = DEFAULT_READ_CAP, verify: bool = True) -> bytes:
+def read_raw(path: Path | str, *, max_bytes: int = MAX_PAGE_BYTES, verify: bool = True) -> bytes:
     """The body stored at ``path`` (gunzipped), checked against the digest in its name."""
     path = Path(path)
     try:
-        with gzip.open(path, "rb") as handle:
-            body = handle.read(max_bytes + 1)
+        body = gunzip_capped(path.read_bytes(), max_bytes)
     except FileNotFoundError:
         raise
-    except (OSError, EOFError, zlib.error) as exc:
+    except GunzipError as exc:
+        if exc.reason == "too_large":
+            raise RawStoreError(f"stored page {path} inflates past {max_bytes} bytes") from None
         raise RawStoreError(f"stored page {path} is unreadable: {exc}") from None
-    if len(body) > max_bytes:
-        raise RawStoreError(f"stored page {path} inflates past {max_bytes} bytes")
+    except OSError as exc:
+        raise RawStoreError(f"stored page {path} is unreadable: {exc}") from None
     expected = path.name.split(".", 1)[0]
     if verify and _SHA256_RE.fullmatch(expected) and sha256_hex(body) != expected:
         raise RawStoreError(f"stored page {path} does not match its sha256 (corrupted?)")

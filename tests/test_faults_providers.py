@@ -26,7 +26,8 @@ from faults.runs import RunResult, environment, gpuprice
 from faults.seed import SEED_DAYS, TODAY, seeded_home
 from faults.tables import partition_counts, partition_rows, provider_run, published_latest, raw_page_rows
 from faults.tally import Tally
-from gpuprice.scrapers.archive import DEFAULT_ARCHIVE_MAX_BYTES, find_archived_page, read_archived
+from gpuprice.scrapers.archive import find_archived_page, read_archived
+from gpuprice.scrapers.gunzip import MAX_PAGE_BYTES
 from gpuprice.scrapers.offer import PROVIDERS
 from gpuprice.scrapers.rawstore import read_raw
 from gpuprice.scrapers.registry import provider_module
@@ -311,7 +312,7 @@ def test_a_transient_503_is_retried_and_the_provider_lands(outcomes):
 
 
 def test_the_archive_cap_used_by_the_faults_is_the_products():
-    assert pages.ARCHIVE_MAX == DEFAULT_ARCHIVE_MAX_BYTES
+    assert pages.ARCHIVE_MAX == MAX_PAGE_BYTES
 
 
 def test_the_half_rows_page_is_a_sudden_drop_not_a_parse_error():

@@ -2,30 +2,29 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 import sys
-import zlib
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from gpuprice.errors import BadInput, StructureError
+from gpuprice.scrapers.gunzip import GZIP_MAGIC, MAX_PAGE_BYTES, GunzipError, gunzip_capped
 from gpuprice.validation import parse_date, parse_provider
-
-MAX_PAGE_BYTES = 50_000_000
 
 
 def read_page(path: Path) -> bytes:
+    """The saved page's bytes, gunzipped when it is gzip; a bad or oversized file is bad input."""
     if not path.is_file():
         raise BadInput(f"no such file {str(path)!r}")
     data = path.read_bytes()
-    if data[:2] == b"\x1f\x8b":
+    if data[:2] == GZIP_MAGIC:
         try:
-            with gzip.open(path, "rb") as fh:
-                data = fh.read(MAX_PAGE_BYTES + 1)
-        except (OSError, EOFError, zlib.error) as exc:
+            data = gunzip_capped(data, MAX_PAGE_BYTES)
+        except GunzipError as exc:
+            if exc.reason == "too_large":
+                raise BadInput(f"{path}: page larger than {MAX_PAGE_BYTES:,} bytes") from None
             raise BadInput(f"{path}: not a valid gzip file ({exc})") from None
     if len(data) > MAX_PAGE_BYTES:
         raise BadInput(f"{path}: page larger than {MAX_PAGE_BYTES:,} bytes")

@@ -33,9 +33,10 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from bs4 import BeautifulSoup, SoupStrainer, Tag
 
+from gpuprice.scrapers.gunzip import MAX_PAGE_BYTES
 from gpuprice.scrapers.offer import ParseReport, ParseResult, StructureMissing
 from gpuprice.scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
-from gpuprice.scrapers.page_input import MAX_PAGE_BYTES, page_text
+from gpuprice.scrapers.page_input import page_text
 from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import clean_text, parse_number, parse_price
 

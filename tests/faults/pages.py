@@ -112,7 +112,7 @@ class ArchiveFault:
     gz: bool = False
 
 
-ARCHIVE_MAX = 16 * 1024 * 1024  # scrapers.archive.DEFAULT_ARCHIVE_MAX_BYTES (asserted in the tests)
+ARCHIVE_MAX = 16 * 1024 * 1024  # gpuprice.scrapers.gunzip.MAX_PAGE_BYTES (asserted in the tests)
 
 ARCHIVE_FAULTS: dict[str, ArchiveFault] = {
     f.name: f
