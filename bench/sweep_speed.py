@@ -28,8 +28,9 @@ import pandas as pd
 from bench.figures import Bound, Figure, rate_figure
 from bench.parse_speed import newest_pages
 from gpuprice.models.catalog import get_gpu, gpu_slugs
+from gpuprice.models.choices import SWEEP_STRATEGIES
 from gpuprice.models.cost import checkpoint_cost, checkpoint_count
-from gpuprice.models.memory import SWEEP_STRATEGIES, estimate_memory, fit_sweep
+from gpuprice.models.memory import estimate_memory, fit_sweep
 from gpuprice.models.ranking import rank_offers
 from gpuprice.models.throughput import predict_throughput
 from gpuprice.models.workloads import BUILTIN_PATH, Workload, load_file

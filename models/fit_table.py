@@ -7,18 +7,18 @@ from collections.abc import Sequence
 import pandas as pd
 
 from gpuprice.models.catalog import load_gpu_catalog
+from gpuprice.models.choices import SWEEP_STRATEGIES
 from gpuprice.models.memory import fit_sweep
 from gpuprice.models.workloads import Workload
 
 # Counts providers sell: single nodes of 1-8 GPUs, and whole 8-GPU nodes for multi-node runs.
 GPU_COUNTS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
-STRATEGIES: tuple[str, ...] = ("none", "zero2", "zero3", "offload")
 
 
 def memory_fit_table(
     workloads: Sequence[Workload],
     gpu_counts: Sequence[int] = GPU_COUNTS,
-    strategies: Sequence[str] = STRATEGIES,
+    strategies: Sequence[str] = SWEEP_STRATEGIES,
 ) -> pd.DataFrame:
     """One vectorised sweep; columns as the warehouse table ``memory_fit`` (without computed_at)."""
     catalog = load_gpu_catalog()

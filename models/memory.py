@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -46,22 +46,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gpuprice.errors import BadInput
 from gpuprice.models.architectures import ModelArch, find_model, shape_for_params
+from gpuprice.models.choices import (
+    METHODS,
+    SWEEP_STRATEGIES,
+    LoraTargets,
+    MemoryMetric,
+    MemoryStrategy,
+    Method,
+    Optimizer,
+    Precision,
+)
 
-Method = Literal["full", "lora", "qlora"]
-Optimizer = Literal["adamw", "adamw8bit", "paged_adamw8bit", "sgd"]
-Precision = Literal["fp32", "bf16-mixed", "bf16-true"]
-Sharding = Literal["none", "zero2", "zero3", "fsdp", "offload"]
-LoraTargets = Literal["all", "qv"]
-# What the peak is compared with: nvidia-smi / the card ("device"), torch.cuda.max_memory_reserved
-# ("reserved") or torch.cuda.max_memory_allocated ("allocated").
-MemoryMetric = Literal["device", "reserved", "allocated"]
-
-METHODS: tuple[str, ...] = ("full", "lora", "qlora")
-OPTIMIZERS: tuple[str, ...] = ("adamw", "adamw8bit", "paged_adamw8bit", "sgd")
-PRECISIONS: tuple[str, ...] = ("fp32", "bf16-mixed", "bf16-true")
-SHARDINGS: tuple[str, ...] = ("none", "zero2", "zero3", "fsdp")
-SWEEP_STRATEGIES: tuple[str, ...] = ("none", "zero2", "zero3", "offload")
-LORA_TARGETS: tuple[str, ...] = ("all", "qv")
 BREAKDOWN_TERMS: tuple[str, ...] = ("weights", "gradients", "optimizer", "activations", "logits", "overhead")
 
 GB = 1e9
@@ -133,7 +128,7 @@ class TrainingSetup(BaseModel):
     lora_rank: int = Field(default=16, ge=1, le=65_536)
     lora_targets: LoraTargets = "all"
     gpus: int = Field(default=1, ge=1, le=131_072)
-    sharding: Sharding = "none"
+    sharding: MemoryStrategy = "none"
     margin: float = Field(default=0.20, ge=0.15, le=0.30)
     qlora_double_quant: bool = True
     memory_metric: MemoryMetric = "device"
@@ -588,7 +583,7 @@ def _parse_method(method: Any, precision_text: str, sharding: str) -> tuple[str,
     m = str(method if method is not None else "").strip().lower()
     p = precision_text.strip().lower()
     if re.search(r"dora|adapter|prefix|prompt|ia3|lora_emb|lora\+emb|embedding", m):
-        raise UnusableRow(f"method {method!r} is not modelled (full, lora, qlora)")
+        raise UnusableRow(f"method {method!r} is not modelled ({', '.join(METHODS)})")
     if "qlora" in m or "q-lora" in m:
         kind = "qlora"
     elif "lora" in m:
@@ -596,7 +591,7 @@ def _parse_method(method: Any, precision_text: str, sharding: str) -> tuple[str,
     elif m.startswith(("full", "pretrain", "sft", "ft", "fine")):
         kind = "full"
     else:
-        raise UnusableRow(f"method {method!r} is not modelled (full, lora, qlora)")
+        raise UnusableRow(f"method {method!r} is not modelled ({', '.join(METHODS)})")
     if "8bit" in m or "8-bit" in m or "adam8" in m:
         optimizer = "paged_adamw8bit" if "paged" in m else "adamw8bit"
     elif "sgd" in m:

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpuprice.models.choices import GPUS_PER_NODE, SWEEP_STRATEGIES
 from gpuprice.models.cost import CostTermArrays, checkpoint_costs
 from gpuprice.models.throughput import (
     PCIE_BUSBW_GBS,
@@ -35,7 +36,7 @@ from gpuprice.models.throughput import (
     intra_node_busbw_gbs,
     predict_columns,
 )
-from gpuprice.models.workloads import GPUS_PER_NODE, Workload
+from gpuprice.models.workloads import Workload
 
 RANKING_COLUMNS: tuple[str, ...] = (
     "snapshot_date",
@@ -81,7 +82,7 @@ _OFFER_COLUMNS_USED = frozenset(
         "effective_from",
     }
 )
-STRATEGIES: tuple[str, ...] = ("none", "zero2", "zero3")  # CPU offload's speed is not modelled
+STRATEGIES = tuple(s for s in SWEEP_STRATEGIES if s != "offload")  # CPU offload's speed is not modelled
 RISKS: tuple[int, ...] = (0, 1, 2, 3)  # 2 x spot + community: the interruption classes of offers
 STALE_AFTER_DAYS = 2  # warehouse.views: a provider's price is stale after two days
 LONG_JOB_HOURS = 24.0  # "long job" for the no-ECC warning

@@ -32,10 +32,8 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpuprice.errors import BadInput
+from gpuprice.models.choices import GPUS_PER_NODE, METHODS, SHARDINGS
 
-Method = Literal["full", "lora", "qlora"]
-# "model_parallel" (Megatron TP/PP) only occurs in benchmark rows; the product shards with ZeRO/FSDP.
-Sharding = Literal["none", "zero2", "zero3", "fsdp", "model_parallel"]
 GpuFamily = Literal[
     "ampere_datacenter",  # A100 (HBM)
     "hopper",  # H100, H200, GH200
@@ -89,7 +87,6 @@ DEFAULT_FABRIC_GBPS: dict[GpuFamily, float] = {
 }
 FALLBACK_FABRIC_GBPS = 100.0
 FABRIC_EFFICIENCY = 0.9
-GPUS_PER_NODE = 8
 
 # Bytes moved per parameter and micro-batch per GPU (before the (n-1)/n ring factor), BF16 comms.
 #   full + zero3/fsdp: all-gather for forward and backward + reduce-scatter of gradients = 2+2+2
@@ -474,10 +471,10 @@ class Throughput(BaseModel):
 
 
 def _check_config(method: str, sharding: str, gpus: int, seq_len: int, micro_batch: int) -> None:
-    if method not in ("full", "lora", "qlora"):
-        raise BadInput(f"unknown method {method!r}; valid: full, lora, qlora")
+    if method not in METHODS:
+        raise BadInput(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
     if sharding not in _FULL_COMM_BYTES:
-        raise BadInput(f"unknown sharding {sharding!r}; valid: none, zero2, zero3, fsdp")
+        raise BadInput(f"unknown sharding {sharding!r}; valid: {', '.join(SHARDINGS)}")
     for name, value in (("gpus", gpus), ("seq_len", seq_len), ("micro_batch", micro_batch)):
         if value < 1:
             raise BadInput(f"{name} must be at least 1 (got {value})")

@@ -11,17 +11,17 @@ import functools
 import math
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gpuprice.errors import BadInput, read_text_input, unknown_choice
+from gpuprice.models.choices import GPUS_PER_NODE, LoraTargets, Method, Optimizer, Precision
 from gpuprice.models.cost import CostTerms, resumable_checkpoint_gb
 
 BUILTIN_PATH = Path(__file__).with_name("workloads.yaml")
 ENV_VAR = "GPUPRICE_WORKLOADS"
-GPUS_PER_NODE = 8
 
 
 class Workload(BaseModel):
@@ -35,14 +35,14 @@ class Workload(BaseModel):
     params_b: float | None = Field(
         default=None, gt=0, le=5000, description="size, when the model is not in the catalog"
     )
-    method: Literal["full", "lora", "qlora"]
-    optimizer: Literal["adamw", "adamw8bit", "paged_adamw8bit", "sgd"] = "adamw"
-    precision: Literal["fp32", "bf16-mixed", "bf16-true"] = "bf16-mixed"
+    method: Method
+    optimizer: Optimizer = "adamw"
+    precision: Precision = "bf16-mixed"
     seq_len: int = Field(default=2048, ge=1, le=4_194_304)
     micro_batch: int = Field(default=1, ge=1, le=65_536)
     grad_checkpointing: bool | None = Field(default=None, description="default: on for qlora, off otherwise")
     lora_rank: int = Field(default=16, ge=1, le=65_536)
-    lora_targets: Literal["all", "qv"] = "all"
+    lora_targets: LoraTargets = "all"
     tokens: float | None = Field(default=None, gt=0)
     steps: int | None = Field(default=None, ge=1)
     global_batch_tokens: int | None = Field(default=None, ge=1)

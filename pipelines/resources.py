@@ -5,12 +5,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
 
 import dagster as dg
 import duckdb
 from dagster_duckdb import DuckDBResource
 
+from gpuprice.scrapers.sources import PageSource
 from gpuprice.warehouse import settings
 from gpuprice.warehouse.schema import migrate
 from gpuprice.warehouse.views import create_views
@@ -51,7 +51,7 @@ class WarehouseResource(DuckDBResource):
 class ScrapeSettings(dg.ConfigurableResource):
     """Where pages come from: ``live`` (polite HTTP) or ``archive`` (recorded pages)."""
 
-    source: Literal["live", "archive"] = "archive"
+    source: PageSource = "archive"
     archive_dir: str = ""
 
     @property

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpuprice.models.choices import GPUS_PER_NODE
 from gpuprice.reports.weeks import IsoWeek
 
 MEMORY_PARTS: tuple[str, ...] = ("weights", "gradients", "optimizer", "activations", "logits", "overhead")
@@ -171,9 +172,6 @@ def sharding_rank(sharding: str) -> int:
     return SHARDING_COMPLEXITY.get(sharding, 3)
 
 
-NODE_GPUS = 8  # matrix columns stop at one node; larger setups show in "fewest GPUs that fit"
-
-
 class VerdictRow(_Frozen):
     """One GPU type across GPU counts: the simplest setup that fits at each count (or the nearest miss)."""
 
@@ -243,7 +241,7 @@ class MemoryVerdict(_Frozen):
 
     @property
     def counts(self) -> list[int]:
-        return sorted({row.gpu_count for row in self.shown_rows if row.gpu_count <= NODE_GPUS})
+        return sorted({row.gpu_count for row in self.shown_rows if row.gpu_count <= GPUS_PER_NODE})
 
     @property
     def matrix(self) -> list[VerdictRow]:

@@ -31,12 +31,13 @@ from gpuprice.reports.data import (
 )
 from gpuprice.reports.weeks import IsoWeek
 from gpuprice.scrapers.offer import PROVIDERS
+from gpuprice.scrapers.sources import SCRAPED_SOURCES, sql_values
 
 # Same rule as analytics.provider_freshness: stale when the newest successful snapshot is more
 # than STALE_AFTER_DAYS behind the newest run.
 from gpuprice.warehouse.views import STALE_AFTER_DAYS
 
-SCRAPED_SOURCES: tuple[str, ...] = ("scrape", "archive")
+_SCRAPED = sql_values(SCRAPED_SOURCES)
 HISTORY_WEEKS = 13  # a quarter of daily prices: long enough for a trend, short enough to see a week
 
 
@@ -94,7 +95,7 @@ _CURRENT_SNAPSHOTS = f"""
         SELECT provider, snapshot_date, scraped,
             row_number() OVER (PARTITION BY provider ORDER BY scraped DESC, snapshot_date DESC) AS pick
         FROM (
-            SELECT DISTINCT provider, snapshot_date, source IN {SCRAPED_SOURCES!r} AS scraped
+            SELECT DISTINCT provider, snapshot_date, source IN {_SCRAPED} AS scraped
             FROM price_snapshots WHERE snapshot_date <= $end
         )
     ) WHERE pick = 1
@@ -108,7 +109,7 @@ _CURRENT_OFFERS = f"""
         p.commitment_months, p.region, p.price_basis, CAST(p.usd_per_gpu_hour AS DOUBLE) AS usd_per_gpu_hour,
         p.source
     FROM price_snapshots p JOIN current c USING (provider, snapshot_date)
-    WHERE (p.source IN {SCRAPED_SOURCES!r}) = c.scraped  -- a public report dated that day is history only
+    WHERE (p.source IN {_SCRAPED}) = c.scraped  -- a public report dated that day is history only
       AND coalesce(p.effective_from, p.snapshot_date) <= $end
     QUALIFY row_number() OVER (
         PARTITION BY p.provider, p.sku, p.gpu_count, p.tier, p.community, p.commitment_months, p.region, p.price_basis
@@ -231,7 +232,7 @@ def freshness(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> list[ProviderFre
             FROM (
                 SELECT provider, snapshot_date,
                     max(snapshot_date) OVER (PARTITION BY provider) AS last_date_inner
-                FROM price_snapshots WHERE snapshot_date <= ? AND source IN {SCRAPED_SOURCES!r}
+                FROM price_snapshots WHERE snapshot_date <= ? AND source IN {_SCRAPED}
             ) GROUP BY provider
             """,
             [week.end],

@@ -14,10 +14,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from gpuprice.models.choices import GPUS_PER_NODE
 from gpuprice.reports import formatting as fmt
 from gpuprice.reports.data import (
     MEMORY_PARTS,
-    NODE_GPUS,
     DefinitionItem,
     MemoryBar,
     MemoryFitRow,
@@ -239,9 +239,9 @@ def bar_setups(rows: Sequence[MemoryFitRow], ranked: Sequence[RankedOffer] = ())
     for offer in sorted(ranked, key=lambda o: o.rank)[: MAX_BARS // 2]:
         if (offer.gpu_count, offer.sharding) not in chosen:
             chosen.append((offer.gpu_count, offer.sharding))
-    fitting = [r for r in rows if r.fits_on_gpu and r.gpu_count <= NODE_GPUS]
+    fitting = [r for r in rows if r.fits_on_gpu and r.gpu_count <= GPUS_PER_NODE]
     by_count: dict[int, list[MemoryFitRow]] = {}
-    for row in fitting or [r for r in rows if r.gpu_count <= NODE_GPUS and not r.offload]:
+    for row in fitting or [r for r in rows if r.gpu_count <= GPUS_PER_NODE and not r.offload]:
         by_count.setdefault(row.gpu_count, []).append(row)
     for count in sorted(by_count):
         options = by_count[count]

@@ -11,7 +11,6 @@ import datetime as dt
 import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -35,11 +34,9 @@ from gpuprice.scrapers.rawstore import (
     remember_validators,
     store_raw,
 )
+from gpuprice.scrapers.sources import PAGE_SOURCES, PageSource
 
 log = logging.getLogger("gpuprice.collect")
-
-Source = Literal["live", "archive"]
-SOURCES: tuple[str, ...] = ("live", "archive")
 
 
 class NoArchivedPage(FileNotFoundError):
@@ -69,7 +66,7 @@ class CollectedPage(BaseModel):
 
     provider: Provider
     snapshot_date: dt.date
-    source: Source
+    source: PageSource
     kind: PageKind
     body: bytes
     raw: RawPage
@@ -255,7 +252,7 @@ def collect_page(
     provider: str,
     snapshot_date: dt.date | str,
     *,
-    source: Source,
+    source: PageSource,
     home: Path,
     archive_dir: Path | None = None,
     fetcher: PoliteFetcher | None = None,
@@ -276,7 +273,7 @@ def collect_page(
             provider, snapshot_date, home=home, archive_dir=archive_dir, parser_version=parser_version
         )
     if source != "live":
-        raise ValueError(f"unknown source {source!r}; valid: {', '.join(SOURCES)}")
+        raise ValueError(f"unknown source {source!r}; valid: {', '.join(PAGE_SOURCES)}")
     pages = iter_live_pages(
         provider,
         snapshot_date,

@@ -15,6 +15,9 @@ import duckdb
 import pandas as pd
 
 from gpuprice.scrapers.offer import Offer, ParseReport
+from gpuprice.scrapers.sources import PUBLIC_REPORT, SCRAPED_SOURCES, sql_values
+
+_SCRAPED = sql_values(SCRAPED_SOURCES)
 
 SNAPSHOT_COLUMNS: tuple[str, ...] = (
     "snapshot_date",
@@ -41,8 +44,6 @@ SNAPSHOT_COLUMNS: tuple[str, ...] = (
     "ingested_at",
     "price_basis",
 )
-# Where a provider's partition comes from; public_report rows are history loaded separately.
-SNAPSHOT_SOURCES: tuple[str, ...] = ("scrape", "archive")
 RAW_PAGE_COLUMNS: tuple[str, ...] = (
     "provider",
     "url",
@@ -133,8 +134,8 @@ def replace_snapshot_partition(
     ``source`` is the snapshot's origin, ``scrape`` or ``archive`` (a live run is a scrape): the
     partition, the views and the reports all select on exactly these two values.
     """
-    if source not in SNAPSHOT_SOURCES:
-        raise ValueError(f"snapshot source {source!r}; valid: {', '.join(SNAPSHOT_SOURCES)}")
+    if source not in SCRAPED_SOURCES:
+        raise ValueError(f"snapshot source {source!r}; valid: {', '.join(SCRAPED_SOURCES)}")
     frame = offers_frame(
         offers,
         snapshot_date=snapshot_date,
@@ -144,11 +145,11 @@ def replace_snapshot_partition(
     )
     with transaction(con):
         con.execute(
-            "DELETE FROM price_snapshots WHERE provider = ? AND snapshot_date = ? AND source IN ('scrape', 'archive')",
+            f"DELETE FROM price_snapshots WHERE provider = ? AND snapshot_date = ? AND source IN {_SCRAPED}",
             [provider, snapshot_date],
         )
         con.execute(
-            "DELETE FROM quarantine WHERE provider = ? AND snapshot_date = ? AND source IN ('scrape', 'archive')",
+            f"DELETE FROM quarantine WHERE provider = ? AND snapshot_date = ? AND source IN {_SCRAPED}",
             [provider, snapshot_date],
         )
         _insert_frame(con, "price_snapshots", frame, SNAPSHOT_COLUMNS)
@@ -262,14 +263,14 @@ def replace_public_reports(
     quarantined: Iterable[tuple[str, str, str]],
 ) -> int:
     """Replace all imported public-report rows (the import is a whole-file load)."""
-    frame = frame.assign(source="public_report", ingested_at=_now()).reindex(columns=list(SNAPSHOT_COLUMNS))
+    frame = frame.assign(source=PUBLIC_REPORT, ingested_at=_now()).reindex(columns=list(SNAPSHOT_COLUMNS))
     now = _now()
     with transaction(con):
-        con.execute("DELETE FROM price_snapshots WHERE source = 'public_report'")
-        con.execute("DELETE FROM quarantine WHERE source = 'public_report'")
+        con.execute("DELETE FROM price_snapshots WHERE source = ?", [PUBLIC_REPORT])
+        con.execute("DELETE FROM quarantine WHERE source = ?", [PUBLIC_REPORT])
         _insert_frame(con, "price_snapshots", frame, SNAPSHOT_COLUMNS)
         rows = [
-            [None, provider, raw, reason, None, "public_report", now] for provider, raw, reason in quarantined
+            [None, provider, raw, reason, None, PUBLIC_REPORT, now] for provider, raw, reason in quarantined
         ]
         if rows:
             con.executemany("INSERT INTO quarantine VALUES (?, ?, ?, ?, ?, ?, ?)", rows)

@@ -26,7 +26,8 @@ from pydantic import BaseModel, ConfigDict
 
 from gpuprice.errors import BadInput, read_text_input, unknown_choice
 from gpuprice.models.architectures import resolve_model
-from gpuprice.models.memory import LORA_TARGETS, METHODS, OPTIMIZERS, PRECISIONS, SHARDINGS, TrainingSetup
+from gpuprice.models.choices import LORA_TARGETS, METHODS, OPTIMIZERS, PRECISIONS, SHARDINGS
+from gpuprice.models.memory import TrainingSetup
 
 
 # ----- the model options ------------------------------------------------------------------------

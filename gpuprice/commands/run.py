@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from gpuprice.errors import BadInput
+from gpuprice.scrapers.sources import PAGE_SOURCES
 from gpuprice.validation import parse_date, parse_providers
 
 
@@ -33,7 +34,7 @@ def register(app: typer.Typer) -> None:
 
         from gpuprice.warehouse import settings
 
-        if source not in ("archive", "live"):
+        if source not in PAGE_SOURCES:
             raise BadInput(f"unknown source {source!r}; valid: archive, live")
         today = dt.datetime.now(dt.UTC).date()
         day = parse_date(date, "--date") if date is not None else today

@@ -18,11 +18,9 @@ from gpuprice.pipelines.partitions import daily_partitions
 from gpuprice.pipelines.resources import WAREHOUSE_POOL, ScrapeSettings, WarehouseResource
 from gpuprice.scrapers.offer import PROVIDERS, Offer, ParseResult, StructureMissing
 from gpuprice.scrapers.registry import provider_module
+from gpuprice.scrapers.sources import SNAPSHOT_SOURCE_OF
 from gpuprice.warehouse import writes
 
-# Run source (--source) -> price_snapshots.source: what the views, reports and partition
-# replacement select on. A live run is a scrape.
-SNAPSHOT_SOURCE = {"live": "scrape", "archive": "archive"}
 FETCH_RETRY = dg.RetryPolicy(
     max_retries=2, delay=30, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS
 )
@@ -247,7 +245,7 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
                 provider=provider,
                 snapshot_date=day,
                 offers=result.offers,
-                source=SNAPSHOT_SOURCE[raw["source"]],
+                source=SNAPSHOT_SOURCE_OF[raw["source"]],
                 raw_sha256=raw["sha256"],
                 parser_version=raw.get("parser_version"),
                 report=result.report,

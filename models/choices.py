@@ -1,0 +1,35 @@
+"""The training-recipe vocabulary every layer shares: one definition of each choice.
+
+The CLI offers these values, the workload YAML validates against them, the memory and throughput
+models branch on them and the reports label them; each imports the names from here, so a new
+value is added once. Tuples are derived from the Literal types so the two cannot drift.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+Method = Literal["full", "lora", "qlora"]
+Optimizer = Literal["adamw", "adamw8bit", "paged_adamw8bit", "sgd"]
+Precision = Literal["fp32", "bf16-mixed", "bf16-true"]
+LoraTargets = Literal["all", "qv"]
+# How a job spreads its states over GPUs, as a user picks it (fsdp is ZeRO-3's tier).
+Sharding = Literal["none", "zero2", "zero3", "fsdp"]
+# A memory strategy is a sharding or CPU offload of the optimizer (what fit sweeps also try).
+MemoryStrategy = Literal["none", "zero2", "zero3", "fsdp", "offload"]
+# What the peak is compared with: nvidia-smi / the card ("device"), torch.cuda.max_memory_reserved
+# ("reserved") or torch.cuda.max_memory_allocated ("allocated").
+MemoryMetric = Literal["device", "reserved", "allocated"]
+
+METHODS: tuple[Method, ...] = get_args(Method)
+OPTIMIZERS: tuple[Optimizer, ...] = get_args(Optimizer)
+PRECISIONS: tuple[Precision, ...] = get_args(Precision)
+LORA_TARGETS: tuple[LoraTargets, ...] = get_args(LoraTargets)
+SHARDINGS: tuple[Sharding, ...] = get_args(Sharding)
+MEMORY_METRICS: tuple[MemoryMetric, ...] = get_args(MemoryMetric)
+# The strategies a fit sweep tries, least complex first (fsdp would repeat zero3's figures).
+SWEEP_STRATEGIES: tuple[MemoryStrategy, ...] = ("none", "zero2", "zero3", "offload")
+
+# GPUs in one node as clouds sell them (HGX/DGX boards): the unit of multi-node jobs, of node
+# counts in cost terms and of the intra- vs inter-node bandwidth split.
+GPUS_PER_NODE = 8

@@ -1,0 +1,27 @@
+"""Where prices come from: one definition of the source values every layer uses.
+
+A run reads pages from a *page source* (``--source``): ``live`` (polite HTTP) or ``archive``
+(recorded pages). What it loads is stored with a *snapshot source* in ``price_snapshots.source``
+and ``quarantine.source``: a live run is a ``scrape``, a replay is an ``archive``, and cited
+public observations loaded as history are ``public_report``. The views, the reports and the
+partition replacement select scraped rows with :data:`SCRAPED_SOURCES`.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, get_args
+
+PageSource = Literal["live", "archive"]
+PAGE_SOURCES: tuple[PageSource, ...] = get_args(PageSource)
+
+SnapshotSource = Literal["scrape", "archive", "public_report"]
+SNAPSHOT_SOURCES: tuple[SnapshotSource, ...] = get_args(SnapshotSource)
+PUBLIC_REPORT: Final = "public_report"
+# A provider's daily partition: what a run writes and replaces.
+SCRAPED_SOURCES: tuple[SnapshotSource, ...] = ("scrape", "archive")
+SNAPSHOT_SOURCE_OF: dict[PageSource, SnapshotSource] = {"live": "scrape", "archive": "archive"}
+
+
+def sql_values(values: tuple[str, ...]) -> str:
+    """``('scrape', 'archive')``: a tuple of these fixed names as an SQL IN list."""
+    return "(" + ", ".join(f"'{v}'" for v in values) + ")"
