@@ -10,7 +10,7 @@ import dagster as dg
 import duckdb
 from dagster_duckdb import DuckDBResource
 
-from gpuprice.scrapers.sources import PageSource
+from gpuprice.sources import PageSource
 from gpuprice.warehouse import settings
 from gpuprice.warehouse.schema import migrate
 from gpuprice.warehouse.views import create_views

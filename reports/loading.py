@@ -31,7 +31,7 @@ from gpuprice.reports.data import (
 )
 from gpuprice.reports.weeks import IsoWeek
 from gpuprice.scrapers.offer import PROVIDERS
-from gpuprice.scrapers.sources import SCRAPED_SOURCES, sql_values
+from gpuprice.sources import SCRAPED_SOURCES, sql_values
 
 # Same rule as analytics.provider_freshness: stale when the newest successful snapshot is more
 # than STALE_AFTER_DAYS behind the newest run.

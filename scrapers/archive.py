@@ -25,6 +25,10 @@ from gpuprice.scrapers.rawstore import PageKind, check_date, check_provider
 
 log = logging.getLogger("gpuprice.archive")
 
+# The recorded pages shipped with the package: what --source archive replays unless GPUPRICE_ARCHIVE
+# names another folder.
+SAMPLE_ARCHIVE = Path(__file__).resolve().with_name("sample_archive")
+
 _NAME_RE = re.compile(r"(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})\.(?P<kind>html|json)(?P<gz>\.gz)?")
 # When one date has several recordings: the machine source (JSON API) first, as the live
 # fetch prefers it, and a plain file before its gzipped twin.

@@ -15,6 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from gpuprice.scrapers.archive import (
+    SAMPLE_ARCHIVE,
     archive_dates,
     find_archived_page,
     read_archived,
@@ -34,7 +35,7 @@ from gpuprice.scrapers.rawstore import (
     remember_validators,
     store_raw,
 )
-from gpuprice.scrapers.sources import PAGE_SOURCES, PageSource
+from gpuprice.sources import PAGE_SOURCES, PageSource
 
 log = logging.getLogger("gpuprice.collect")
 
@@ -208,17 +209,13 @@ def collect_archived(
     snapshot_date: dt.date | str,
     *,
     home: Path,
-    archive_dir: Path | None = None,
+    archive_dir: Path = SAMPLE_ARCHIVE,
     parser_version: str | None = None,
     max_bytes: int = MAX_PAGE_BYTES,
 ) -> CollectedPage:
     """Replay the latest recorded page at or before the date, storing it in the raw store."""
     provider = check_provider(provider)
     day = check_date(snapshot_date)
-    if archive_dir is None:
-        from gpuprice.warehouse.settings import archive_dir as configured_archive
-
-        archive_dir = configured_archive()
     page = find_archived_page(archive_dir, provider, day)
     if page is None:
         raise NoArchivedPage(provider, day, archive_dir, archive_dates(archive_dir).get(provider, []))
@@ -254,7 +251,7 @@ def collect_page(
     *,
     source: PageSource,
     home: Path,
-    archive_dir: Path | None = None,
+    archive_dir: Path = SAMPLE_ARCHIVE,
     fetcher: PoliteFetcher | None = None,
     today: dt.date | None = None,
     requests: Sequence[PageRequest] | None = None,
@@ -264,8 +261,8 @@ def collect_page(
 
     ``source="live"`` fetches today's page (ValueError for any other date) trying the
     provider's primary requests in order, then its fallbacks; FetchError when none arrived.
-    ``source="archive"`` replays the latest recording at or before the date (``archive_dir``
-    defaults to GPUPRICE_ARCHIVE / the bundled sample); NoArchivedPage when there is none.
+    ``source="archive"`` replays the latest recording at or before the date from ``archive_dir``
+    (default: the bundled sample; the edge passes GPUPRICE_ARCHIVE); NoArchivedPage when there is none.
     ``requests`` overrides the provider module's ``live_requests()`` (tests, experiments).
     """
     if source == "archive":

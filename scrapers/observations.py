@@ -44,7 +44,7 @@ class ObservationsFileError(ValueError):
 
 def load_observations(path: Path) -> tuple[pd.DataFrame, list[tuple[str, str, str]]]:
     """Read an observations CSV: (price_snapshots-shaped frame, [(provider, raw row, reason)])."""
-    from gpuprice.models.gpu_names import normalize_gpu
+    from gpuprice.scrapers.gpu_names import normalize_gpu
 
     try:
         text = Path(path).read_text(encoding="utf-8")

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gpuprice.models.gpu_names import UNKNOWN, normalize_gpu
+from gpuprice.scrapers.gpu_names import UNKNOWN, normalize_gpu
 from gpuprice.scrapers.offer import Offer, ParseReport, ParseResult, Provider, RejectedRow
 
 # Noted once per page by parsers that keep a "from $x" price (a floor over host variants) as the price.

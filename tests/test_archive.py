@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from gpuprice.scrapers.archive import (
+    SAMPLE_ARCHIVE,
     ArchiveError,
     archive_dates,
     find_archived_page,
@@ -186,12 +187,14 @@ def test_no_archived_page_names_provider_date_and_folder(tmp_path: Path, archive
     assert not (tmp_path / "raw").exists()
 
 
-def test_archive_dir_defaults_to_gpuprice_archive(
+def test_archive_dir_defaults_to_the_bundled_sample_not_the_environment(
     tmp_path: Path, archive: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # GPUPRICE_ARCHIVE is read at the edge (gpuprice.settings) and passed down, never here.
     monkeypatch.setenv("GPUPRICE_ARCHIVE", str(archive))
     page = collect_page("nebius", D("2026-06-01"), source="archive", home=tmp_path)
-    assert page.body == b"<html>may</html>"
+    assert page.body == read_archived(find_archived_page(SAMPLE_ARCHIVE, "nebius", D("2026-06-01")).path)
+    assert page.body != b"<html>may</html>"
 
 
 def test_unknown_source_is_refused(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from gpuprice.models.catalog import (
     load_gpu_catalog,
     plausible_price_band,
 )
-from gpuprice.models.gpu_names import UNKNOWN, normalize_gpu
+from gpuprice.scrapers.gpu_names import UNKNOWN, normalize_gpu
 
 CONTRACT = TEST_DATA / "CONTRACT.md"
 PEAK_FLOPS = TEST_DATA / "gpu_peak_flops.csv"

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import OBSERVED_PRICES
 from gpuprice.models.catalog import gpu_slugs
-from gpuprice.models.gpu_names import UNKNOWN, normalize_gpu
+from gpuprice.scrapers.gpu_names import UNKNOWN, normalize_gpu
 
 # (provider, gpu) exactly as the `gpu` column of /work/shared/data/observed_prices.csv writes it.
 OBSERVED: list[tuple[str, str, str]] = [

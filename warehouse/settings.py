@@ -6,8 +6,7 @@ import os
 from pathlib import Path
 
 from gpuprice.errors import BadInput
-
-SAMPLE_ARCHIVE = Path(__file__).resolve().parent.parent / "scrapers" / "sample_archive"
+from gpuprice.scrapers.archive import SAMPLE_ARCHIVE
 
 
 def home() -> Path:

@@ -15,7 +15,7 @@ import duckdb
 import pandas as pd
 
 from gpuprice.scrapers.offer import Offer, ParseReport
-from gpuprice.scrapers.sources import PUBLIC_REPORT, SCRAPED_SOURCES, sql_values
+from gpuprice.sources import PUBLIC_REPORT, SCRAPED_SOURCES, sql_values
 
 _SCRAPED = sql_values(SCRAPED_SOURCES)
 

@@ -9,9 +9,9 @@ from typing import Annotated
 
 import typer
 
+from gpuprice.commands.validation import parse_date, parse_provider
 from gpuprice.errors import BadInput, StructureError
 from gpuprice.scrapers.gunzip import GZIP_MAGIC, MAX_PAGE_BYTES, GunzipError, gunzip_capped
-from gpuprice.validation import parse_date, parse_provider
 
 
 def read_page(path: Path) -> bytes:

@@ -167,9 +167,9 @@ def register(app: typer.Typer) -> None:
         format: Annotated[str, typer.Option("--format", help="table, json or csv.")] = "table",
     ) -> None:
         """Rank the offers that fit a workload by cost per successful checkpoint."""
+        from gpuprice.commands.validation import parse_date
         from gpuprice.models.ranking import rank_offers
         from gpuprice.models.workloads import get_workload
-        from gpuprice.validation import parse_date
 
         if format not in FORMATS:
             raise BadInput(f"unknown format {format!r}; valid: {', '.join(FORMATS)}")

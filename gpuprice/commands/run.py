@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
+from gpuprice.commands.validation import parse_date, parse_providers
 from gpuprice.errors import BadInput
-from gpuprice.scrapers.sources import PAGE_SOURCES
-from gpuprice.validation import parse_date, parse_providers
+from gpuprice.sources import PAGE_SOURCES
 
 
 def register(app: typer.Typer) -> None:

@@ -26,7 +26,7 @@ from decimal import Decimal
 
 from bs4 import BeautifulSoup, Tag
 
-from gpuprice.models.gpu_names import normalize_gpu
+from gpuprice.scrapers.gpu_names import normalize_gpu
 from gpuprice.scrapers.offer import ParseResult, StructureMissing
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text

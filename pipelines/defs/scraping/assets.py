@@ -18,7 +18,7 @@ from gpuprice.pipelines.partitions import daily_partitions
 from gpuprice.pipelines.resources import WAREHOUSE_POOL, ScrapeSettings, WarehouseResource
 from gpuprice.scrapers.offer import PROVIDERS, Offer, ParseResult, StructureMissing
 from gpuprice.scrapers.registry import provider_module
-from gpuprice.scrapers.sources import SNAPSHOT_SOURCE_OF
+from gpuprice.sources import SNAPSHOT_SOURCE_OF
 from gpuprice.warehouse import writes
 
 FETCH_RETRY = dg.RetryPolicy(
