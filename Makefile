@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml requirements.lock
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/gpuprice run --source archive --date $$($(BIN)/python -c "from gpuprice.scrapers.archive import newest_archive_date; from gpuprice.warehouse.settings import archive_dir; print(newest_archive_date(archive_dir()))")
+	$(BIN)/gpuprice run --source archive --date $$($(BIN)/python -c "from gpuprice.scrapers.archive import archive_or_sample, newest_archive_date; from gpuprice.settings import Settings; print(newest_archive_date(archive_or_sample(Settings.from_env().archive)))")
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

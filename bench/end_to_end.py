@@ -29,8 +29,7 @@ import psutil
 from pydantic import BaseModel
 
 from bench.figures import Bound, Figure
-from gpuprice.scrapers.archive import newest_archive_date
-from gpuprice.warehouse.settings import SAMPLE_ARCHIVE
+from gpuprice.scrapers.archive import SAMPLE_ARCHIVE, newest_archive_date
 
 WALL_RATIO_TARGET = 3.0
 PEAK_RSS_TARGET_MB = 500.0

@@ -27,10 +27,9 @@ import lxml.html
 from pydantic import BaseModel, ConfigDict
 
 from bench.figures import Bound, Figure, interleaved_medians, rate_figure
-from gpuprice.scrapers.archive import archive_dates, find_archived_page, read_archived
+from gpuprice.scrapers.archive import SAMPLE_ARCHIVE, archive_dates, find_archived_page, read_archived
 from gpuprice.scrapers.offer import StructureMissing
 from gpuprice.scrapers.registry import provider_module
-from gpuprice.warehouse.settings import SAMPLE_ARCHIVE
 
 # The target: all six newest pages parsed in under 0.2 s.
 SIX_PAGES_TARGET_S = 0.2

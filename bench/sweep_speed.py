@@ -34,9 +34,9 @@ from gpuprice.models.memory import estimate_memory, fit_sweep
 from gpuprice.models.ranking import rank_offers
 from gpuprice.models.throughput import predict_throughput
 from gpuprice.models.workloads import BUILTIN_PATH, Workload, load_file
+from gpuprice.scrapers.archive import SAMPLE_ARCHIVE
 from gpuprice.scrapers.offer import Offer, StructureMissing
 from gpuprice.scrapers.registry import provider_module
-from gpuprice.warehouse.settings import SAMPLE_ARCHIVE
 from gpuprice.warehouse.writes import offers_frame
 
 CONFIGS_PER_S_TARGET = 1_000_000

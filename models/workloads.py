@@ -1,6 +1,7 @@
 """The workload catalog: training jobs that offers are ranked for (``models/workloads.yaml``).
 
-Users extend or override it with their own YAML file named by ``GPUPRICE_WORKLOADS`` (same format;
+Users extend or override it with their own YAML file named by ``GPUPRICE_WORKLOADS`` (read by
+gpuprice.settings and passed in as ``extra``; same format;
 a workload with the same name replaces the built-in one). Any problem in a file is one BadInput
 line naming the file, the line and the field (YAML marks + pydantic locations).
 """
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,6 @@ from gpuprice.models.choices import GPUS_PER_NODE, LoraTargets, Method, Optimize
 from gpuprice.models.cost import CostTerms, resumable_checkpoint_gb
 
 BUILTIN_PATH = Path(__file__).with_name("workloads.yaml")
-ENV_VAR = "GPUPRICE_WORKLOADS"
 
 
 class Workload(BaseModel):
@@ -284,9 +283,8 @@ def load_file(path: str | Path) -> list[Workload]:
 
 
 def load_workloads(extra: str | Path | None = None) -> list[Workload]:
-    """Built-in workloads, then those of ``extra`` (default: $GPUPRICE_WORKLOADS) replacing by name."""
+    """Built-in workloads, then those of ``extra`` (the edge passes $GPUPRICE_WORKLOADS) replacing by name."""
     merged = {w.name: w for w in load_file(BUILTIN_PATH)}
-    extra = extra if extra is not None else os.environ.get(ENV_VAR) or None
     if extra is not None:
         for workload in load_file(Path(extra).expanduser()):
             merged[workload.name] = workload

@@ -10,8 +10,10 @@ import dagster as dg
 import duckdb
 from dagster_duckdb import DuckDBResource
 
+from gpuprice.models.workloads import Workload, load_workloads
+from gpuprice.scrapers.archive import archive_or_sample
+from gpuprice.settings import DEFAULT_SOURCE, Settings
 from gpuprice.sources import PageSource
-from gpuprice.warehouse import settings
 from gpuprice.warehouse.schema import migrate
 from gpuprice.warehouse.views import create_views
 
@@ -20,7 +22,7 @@ WAREHOUSE_POOL = "duckdb"
 
 
 class WarehouseResource(DuckDBResource):
-    """DuckDB warehouse under GPUPRICE_HOME, migrated to the current schema on open."""
+    """DuckDB warehouse under the settings' home, migrated to the current schema on open."""
 
     home: str
 
@@ -51,19 +53,36 @@ class WarehouseResource(DuckDBResource):
 class ScrapeSettings(dg.ConfigurableResource):
     """Where pages come from: ``live`` (polite HTTP) or ``archive`` (recorded pages)."""
 
-    source: PageSource = "archive"
-    archive_dir: str = ""
+    source: PageSource = DEFAULT_SOURCE
+    archive_dir: str = ""  # empty: the sample archive shipped with the package
 
     @property
     def archive_path(self) -> Path:
-        return Path(self.archive_dir) if self.archive_dir else settings.archive_dir()
+        return archive_or_sample(Path(self.archive_dir) if self.archive_dir else None)
+
+
+class WorkloadCatalog(dg.ConfigurableResource):
+    """The workloads offers are ranked for: the built-ins, then ``extra_file`` (GPUPRICE_WORKLOADS)."""
+
+    extra_file: str = ""
+
+    def load(self) -> list[Workload]:
+        return load_workloads(Path(self.extra_file) if self.extra_file else None)
 
 
 def default_resources(
-    home: Path | None = None, source: str = "archive", archive_dir: Path | None = None
-) -> dict:
-    home = home or settings.home()
+    home: Path,
+    source: PageSource = DEFAULT_SOURCE,
+    archive_dir: Path | None = None,
+    workloads: Path | None = None,
+) -> dict[str, dg.ConfigurableResource]:
     return {
         "warehouse": WarehouseResource.for_home(home),
         "scrape": ScrapeSettings(source=source, archive_dir=str(archive_dir or "")),
+        "workload_catalog": WorkloadCatalog(extra_file=str(workloads or "")),
     }
+
+
+def resources_for(settings: Settings) -> dict[str, dg.ConfigurableResource]:
+    """The resources a settings object asks for (the code location's edge)."""
+    return default_resources(settings.home, settings.source, settings.archive, settings.workloads)

@@ -90,6 +90,7 @@ def run_day(
     providers: Sequence[str] = PROVIDERS,
     home: Path,
     archive_dir: Path | None = None,
+    workloads: Path | None = None,
     progress: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr),
     render_reports: bool = True,
 ) -> RunSummary:
@@ -98,7 +99,7 @@ def run_day(
 
     started = dt.datetime.now(dt.UTC)
     assets, checks = _all_definitions()
-    resources = default_resources(home=home, source=source, archive_dir=archive_dir)
+    resources = default_resources(home, source, archive_dir, workloads)
     instance = dg.DagsterInstance.ephemeral()
     partition = day.isoformat()
     summary = RunSummary(

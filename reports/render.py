@@ -22,7 +22,6 @@ from gpuprice.errors import BadInput, unknown_choice
 from gpuprice.reports import build, chart_jobs, drawing, loading, pages, workload_info
 from gpuprice.reports.pages import WorkloadLinks
 from gpuprice.reports.weeks import IsoWeek
-from gpuprice.warehouse import settings
 
 
 def resolve_week(con: duckdb.DuckDBPyConnection, week: IsoWeek | str | dt.date | None) -> IsoWeek:
@@ -69,7 +68,9 @@ def _write_atomic(path: Path, text: str) -> Path:
 
 
 def _open_published(analytics_file: Path | None) -> tuple[duckdb.DuckDBPyConnection, Path]:
-    path = analytics_file or settings.analytics_path()
+    if analytics_file is None:
+        raise ValueError("render_weekly_reports needs a connection or the analytics file to read")
+    path = analytics_file
     if not path.exists():
         raise BadInput(f"no published warehouse at {path}; run `gpuprice run` first")
     from gpuprice.warehouse.connection import connect_reader
@@ -99,8 +100,8 @@ def _long_lived_heap_frozen() -> Iterator[None]:
 def render_weekly_reports(
     week: IsoWeek | str | dt.date | None = None,
     *,
+    out_root: Path,
     analytics_file: Path | None = None,
-    out_root: Path | None = None,
     con: duckdb.DuckDBPyConnection | None = None,
     workload: str | None = None,
     generated_at: dt.datetime | None = None,
@@ -108,8 +109,8 @@ def render_weekly_reports(
 ) -> list[Path]:
     """Write the week's reports and return their paths, ``index.html`` first.
 
-    Reads ``con`` when given, else the published read-only copy (``analytics_file`` or
-    ``$GPUPRICE_HOME/analytics.duckdb``). With ``workload`` only that workload's pages are
+    Reads ``con`` when given, else the published read-only copy ``analytics_file``; writes under
+    ``out_root``/<YYYY-Www>/. With ``workload`` only that workload's pages are
     (re)written, plus the index and summary, which always cover every workload. ``catalog``
     (name -> workload) replaces ``models.workloads.load_workloads()``.
     """
@@ -120,7 +121,7 @@ def render_weekly_reports(
 def _render_week(
     week: IsoWeek | str | dt.date | None,
     analytics_file: Path | None,
-    out_root: Path | None,
+    out_root: Path,
     con: duckdb.DuckDBPyConnection | None,
     workload: str | None,
     generated_at: dt.datetime | None,
@@ -150,7 +151,7 @@ def _render_week(
                 catalog=catalog,
                 warehouse=str(source_path) if source_path else None,
             )
-        out_dir = (out_root or settings.reports_dir()) / str(iso_week)
+        out_dir = out_root / str(iso_week)
         out_dir.mkdir(parents=True, exist_ok=True)
         stems = _unique_stems(names)
         selected = [r for r in reports if workload is None or r.definition.name == workload]

@@ -10,11 +10,13 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from gpuprice.models.choices import GPUS_PER_NODE
+from gpuprice.models.workloads import load_workloads
 from gpuprice.reports import formatting as fmt
 from gpuprice.reports.data import (
     MEMORY_PARTS,
@@ -81,15 +83,9 @@ _FRACTION_WORDS = ("mfu", "margin", "fraction", "risk", "probability", "share", 
 MAX_BARS = 6
 
 
-def load_catalog() -> dict[str, Any]:
-    """Workload name -> definition object; empty while ``models.workloads`` has not landed."""
-    try:
-        from gpuprice.models.workloads import load_workloads
-    except ModuleNotFoundError as exc:
-        if exc.name in ("gpuprice.models.workloads", "models"):
-            return {}
-        raise
-    return {str(_field(w, "name")): w for w in load_workloads()}
+def load_catalog(extra: Path | None = None) -> dict[str, Any]:
+    """Workload name -> definition: the built-ins, then ``extra`` (the edge passes GPUPRICE_WORKLOADS)."""
+    return {w.name: w for w in load_workloads(extra)}
 
 
 def _field(obj: Any, name: str, default: Any = None) -> Any:

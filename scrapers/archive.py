@@ -29,6 +29,12 @@ log = logging.getLogger("gpuprice.archive")
 # names another folder.
 SAMPLE_ARCHIVE = Path(__file__).resolve().with_name("sample_archive")
 
+
+def archive_or_sample(configured: Path | None) -> Path:
+    """The configured archive folder (GPUPRICE_ARCHIVE, via gpuprice.settings), else the sample."""
+    return configured if configured is not None else SAMPLE_ARCHIVE
+
+
 _NAME_RE = re.compile(r"(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})\.(?P<kind>html|json)(?P<gz>\.gz)?")
 # When one date has several recordings: the machine source (JSON API) first, as the live
 # fetch prefers it, and a plain file before its gzipped twin.

@@ -250,12 +250,12 @@ def test_workloads_reports_a_broken_user_file(
 # ----------------------------------------------------------------------------- rank
 @pytest.fixture
 def published(home: Path) -> Path:
-    from gpuprice.warehouse import settings
+    from gpuprice.settings import Settings
     from gpuprice.warehouse.connection import connect_writer
     from gpuprice.warehouse.publish import publish_analytics_copy
     from gpuprice.warehouse.writes import record_provider_run, replace_snapshot_partition
 
-    con = connect_writer(settings.warehouse_path())
+    con = connect_writer(Settings.from_env().warehouse_path)
     offers = [
         make_offer(),
         make_offer(sku="gpu_1x_a100", gpu="a100-80gb-sxm", gpu_raw="A100 80GB", usd_per_gpu_hour=1.29),
@@ -284,7 +284,7 @@ def published(home: Path) -> Path:
         error=None,
         started_at=dt.datetime.now(dt.UTC),
     )
-    publish_analytics_copy(con, settings.warehouse_path())
+    publish_analytics_copy(con, Settings.from_env().warehouse_path, Settings.from_env().analytics_path)
     con.close()
     return home
 

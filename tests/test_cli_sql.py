@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import D1, make_offer
-from gpuprice.warehouse import settings
+from gpuprice.settings import Settings
 from gpuprice.warehouse.connection import connect_writer
 from gpuprice.warehouse.publish import publish_analytics_copy
 from gpuprice.warehouse.writes import replace_snapshot_partition
@@ -15,7 +15,7 @@ from gpuprice.warehouse.writes import replace_snapshot_partition
 
 @pytest.fixture
 def published(home):
-    con = connect_writer(settings.warehouse_path())
+    con = connect_writer(Settings.from_env().warehouse_path)
     replace_snapshot_partition(
         con,
         provider="lambda",
@@ -25,7 +25,7 @@ def published(home):
         parser_version=None,
         offers=[make_offer(), make_offer(sku="b", usd_per_gpu_hour=5.4325)],
     )
-    publish_analytics_copy(con, settings.warehouse_path())
+    publish_analytics_copy(con, Settings.from_env().warehouse_path, Settings.from_env().analytics_path)
     con.close()
     return home
 

@@ -26,11 +26,10 @@ from faults.runs import RunResult, environment, gpuprice
 from faults.seed import SEED_DAYS, TODAY, seeded_home
 from faults.tables import partition_counts, partition_rows, provider_run, table_fingerprint
 from faults.tally import Tally
-from gpuprice.scrapers.archive import find_archived_page, read_archived
+from gpuprice.scrapers.archive import SAMPLE_ARCHIVE, find_archived_page, read_archived
 from gpuprice.scrapers.offer import PROVIDERS
 from gpuprice.scrapers.registry import provider_module
 from gpuprice.warehouse.connection import connect_reader
-from gpuprice.warehouse.settings import SAMPLE_ARCHIVE
 
 pytestmark = pytest.mark.slow
 

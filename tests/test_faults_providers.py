@@ -26,12 +26,11 @@ from faults.runs import RunResult, environment, gpuprice
 from faults.seed import SEED_DAYS, TODAY, seeded_home
 from faults.tables import partition_counts, partition_rows, provider_run, published_latest, raw_page_rows
 from faults.tally import Tally
-from gpuprice.scrapers.archive import find_archived_page, read_archived
+from gpuprice.scrapers.archive import SAMPLE_ARCHIVE, find_archived_page, read_archived
 from gpuprice.scrapers.gunzip import MAX_PAGE_BYTES
 from gpuprice.scrapers.offer import PROVIDERS
 from gpuprice.scrapers.rawstore import read_raw
 from gpuprice.scrapers.registry import provider_module
-from gpuprice.warehouse.settings import SAMPLE_ARCHIVE
 
 SEED_DAY = SEED_DAYS[-1]  # the previous snapshot every fault run must leave in place
 

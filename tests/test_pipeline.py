@@ -9,8 +9,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from gpuprice.scrapers.archive import SAMPLE_ARCHIVE
 from gpuprice.scrapers.offer import PROVIDERS
-from gpuprice.warehouse.settings import SAMPLE_ARCHIVE
 
 CAPTCHA = b"<html><head><title>Just a moment...</title></head><body>Checking your browser</body></html>"
 

@@ -24,7 +24,7 @@ from faults.pages import CAPTCHA_PAGE, healthy_page
 from faults.runs import environment, gpuprice
 from faults.tables import table_fingerprint
 from faults.tally import Tally
-from gpuprice.warehouse.settings import SAMPLE_ARCHIVE
+from gpuprice.scrapers.archive import SAMPLE_ARCHIVE
 
 TALLY = Tally("security")
 DAY = dt.date(2026, 10, 6)

@@ -84,8 +84,7 @@ def test_user_file_extends_and_overrides(tmp_path: Path, monkeypatch: pytest.Mon
     checkpoint_interval_hours: 2
 """
     )
-    monkeypatch.setenv("GPUPRICE_WORKLOADS", str(write(tmp_path, override)))
-    workloads = {w.name: w for w in load_workloads()}
+    workloads = {w.name: w for w in load_workloads(write(tmp_path, override))}
     assert workloads["my-run"].cost_terms.storage_usd_per_gb_month == 0.02
     assert workloads["my-run"].cost_terms.startup_hours == 0.25  # untouched defaults
     assert workloads["llama-3.1-8b-lora"].training_tokens == 1e6
@@ -138,9 +137,8 @@ def test_missing_or_empty_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         load_file(tmp_path / "nope.yaml")
     with pytest.raises(BadInput, match="empty"):
         load_file(write(tmp_path, ""))
-    monkeypatch.setenv("GPUPRICE_WORKLOADS", str(tmp_path / "missing.yaml"))
     with pytest.raises(BadInput, match="missing.yaml"):
-        load_workloads()
+        load_workloads(tmp_path / "missing.yaml")
 
 
 def test_model_validation_rules() -> None:

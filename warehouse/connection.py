@@ -10,7 +10,6 @@ from pathlib import Path
 import duckdb
 
 from gpuprice.errors import BadInput
-from gpuprice.warehouse import settings
 from gpuprice.warehouse.schema import migrate
 from gpuprice.warehouse.views import create_views
 
@@ -24,13 +23,12 @@ def _is_lock_error(exc: duckdb.Error) -> bool:
     return "lock" in text or "conflicting" in text
 
 
-def connect_writer(path: Path | None = None, *, wait_seconds: float = 60.0) -> duckdb.DuckDBPyConnection:
+def connect_writer(path: Path, *, wait_seconds: float = 60.0) -> duckdb.DuckDBPyConnection:
     """Open the warehouse for writing, migrating it to the current schema.
 
     DuckDB allows one writing process per file; a second run waits up to ``wait_seconds``
     for the first one and then fails with a one-line error rather than corrupting anything.
     """
-    path = path or settings.warehouse_path()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -41,13 +39,13 @@ def connect_writer(path: Path | None = None, *, wait_seconds: float = 60.0) -> d
     return con
 
 
-def connect_read_only(path: Path | None = None, *, wait_seconds: float = 60.0) -> duckdb.DuckDBPyConnection:
+def connect_read_only(path: Path, *, wait_seconds: float = 60.0) -> duckdb.DuckDBPyConnection:
     """Open the warehouse itself read-only, waiting while another process writes it.
 
     DuckDB's file lock excludes readers too while a writer holds the file, so a run reading its
     own outcome must wait for a concurrent run's step to finish (WarehouseBusy after the wait).
     """
-    return _connect_waiting(path or settings.warehouse_path(), read_only=True, wait_seconds=wait_seconds)
+    return _connect_waiting(path, read_only=True, wait_seconds=wait_seconds)
 
 
 def _connect_waiting(path: Path, *, read_only: bool, wait_seconds: float) -> duckdb.DuckDBPyConnection:
@@ -68,7 +66,7 @@ def _connect_waiting(path: Path, *, read_only: bool, wait_seconds: float) -> duc
 
 
 @contextlib.contextmanager
-def writer(path: Path | None = None, *, wait_seconds: float = 60.0) -> Iterator[duckdb.DuckDBPyConnection]:
+def writer(path: Path, *, wait_seconds: float = 60.0) -> Iterator[duckdb.DuckDBPyConnection]:
     con = connect_writer(path, wait_seconds=wait_seconds)
     try:
         yield con

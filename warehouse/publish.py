@@ -16,19 +16,15 @@ from pathlib import Path
 
 import duckdb
 
-from gpuprice.warehouse import settings
 from gpuprice.warehouse.connection import sql_literal
 from gpuprice.warehouse.views import materialize_price_history
 
 
-def publish_analytics_copy(
-    con: duckdb.DuckDBPyConnection, warehouse_file: Path, target: Path | None = None
-) -> Path:
+def publish_analytics_copy(con: duckdb.DuckDBPyConnection, warehouse_file: Path, target: Path) -> Path:
     """Checkpoint the warehouse and atomically replace the analytics copy with it.
 
     The copy gets price_history precomputed (see ``materialize_price_history``).
     """
-    target = target or settings.analytics_path()
     target.parent.mkdir(parents=True, exist_ok=True)
     con.execute("CHECKPOINT")  # folds the WAL into the file, so the file alone is complete
     fd, tmp_name = tempfile.mkstemp(prefix=".analytics-", suffix=".duckdb.tmp", dir=target.parent)
@@ -53,11 +49,8 @@ def _date_dir(root: Path, day: dt.date) -> Path:
     return root / "price_snapshots" / f"snapshot_date={day.isoformat()}"
 
 
-def export_parquet(
-    con: duckdb.DuckDBPyConnection, dates: Iterable[dt.date], root: Path | None = None
-) -> list[Path]:
+def export_parquet(con: duckdb.DuckDBPyConnection, dates: Iterable[dt.date], root: Path) -> list[Path]:
     """Rewrite the Parquet partitions of the given snapshot dates (Hive layout: snapshot_date=YYYY-MM-DD)."""
-    root = root or settings.exports_dir()
     written: list[Path] = []
     for day in sorted(set(dates)):
         folder = _date_dir(root, day)

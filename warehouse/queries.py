@@ -9,17 +9,15 @@ import duckdb
 import pandas as pd
 
 from gpuprice.errors import BadInput
-from gpuprice.warehouse import settings
 from gpuprice.warehouse.connection import connect_reader
 from gpuprice.warehouse.views import OFFER_KEY, STALE_AFTER_DAYS
 
 
-def open_analytics(path: Path | None = None) -> duckdb.DuckDBPyConnection:
+def open_analytics(path: Path) -> duckdb.DuckDBPyConnection:
     """Read-only connection to the published analytics copy (a clear error when there is none)."""
-    path = path or settings.analytics_path()
     if not path.exists():
         raise BadInput(
-            f"no published warehouse at {path}; run `gpuprice run` first (GPUPRICE_HOME={settings.home()})"
+            f"no published warehouse at {path}; run `gpuprice run` first (GPUPRICE_HOME={path.parent})"
         )
     return connect_reader(path)
 

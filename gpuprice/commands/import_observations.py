@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Load cited price observations into the warehouse as public_report history."""
         from gpuprice.scrapers.observations import ObservationsFileError, load_observations
-        from gpuprice.warehouse import settings
+        from gpuprice.settings import Settings
         from gpuprice.warehouse.connection import WarehouseBusy, writer
         from gpuprice.warehouse.publish import publish_analytics_copy
         from gpuprice.warehouse.writes import replace_public_reports
@@ -31,10 +31,12 @@ def register(app: typer.Typer) -> None:
         if frame.empty:
             first = quarantined[0][2] if quarantined else "the file has no data rows"
             raise BadInput(f"{file}: no observation could be imported ({first})")
+        settings = Settings.from_env()
+        settings.checked_home()
         try:
-            with writer() as con:
+            with writer(settings.warehouse_path) as con:
                 count = replace_public_reports(con, frame, quarantined)
-                publish_analytics_copy(con, settings.warehouse_path())
+                publish_analytics_copy(con, settings.warehouse_path, settings.analytics_path)
         except WarehouseBusy as exc:
             raise BadInput(str(exc)) from None
         typer.echo(f"imported {count} observations as public_report rows; {len(quarantined)} quarantined")

@@ -169,17 +169,20 @@ def register(app: typer.Typer) -> None:
         """Rank the offers that fit a workload by cost per successful checkpoint."""
         from gpuprice.commands.validation import parse_date
         from gpuprice.models.ranking import rank_offers
-        from gpuprice.models.workloads import get_workload
+        from gpuprice.models.workloads import get_workload, load_workloads
+        from gpuprice.settings import Settings
 
         if format not in FORMATS:
             raise BadInput(f"unknown format {format!r}; valid: {', '.join(FORMATS)}")
         count = _top(top)
-        chosen = get_workload(workload)
+        settings = Settings.from_env()
+        chosen = get_workload(workload, load_workloads(settings.workloads))
         day = parse_date(date, "--date") if date is not None else dt.datetime.now(dt.UTC).date()
 
         from gpuprice.warehouse import queries
 
-        con = queries.open_analytics()
+        settings.checked_home()
+        con = queries.open_analytics(settings.analytics_path)
         try:
             offers = queries.offers_as_of(con, day)
             stale = queries.stale_providers(con, day)

@@ -22,8 +22,18 @@ def register(app: typer.Typer) -> None:
         """Write the weekly reports under $GPUPRICE_HOME/reports/<YYYY-Www>/ and print their paths."""
         from gpuprice.reports.render import render_weekly_reports
         from gpuprice.reports.weeks import IsoWeek
+        from gpuprice.reports.workload_info import load_catalog
+        from gpuprice.settings import Settings
 
         # Check the week's form before opening the warehouse: a typo fails fast with exit 2.
         parsed = IsoWeek.parse(week) if week is not None else None
-        for path in render_weekly_reports(parsed, workload=workload):
+        settings = Settings.from_env()
+        settings.checked_home()
+        for path in render_weekly_reports(
+            parsed,
+            analytics_file=settings.analytics_path,
+            out_root=settings.reports_dir,
+            workload=workload,
+            catalog=load_catalog(settings.workloads),
+        ):
             typer.echo(str(path))

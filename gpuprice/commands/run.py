@@ -20,8 +20,12 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option("--date", help="Snapshot date YYYY-MM-DD (default: today, UTC).")
         ] = None,
         source: Annotated[
-            str, typer.Option("--source", help="archive (recorded pages) or live (polite HTTP).")
-        ] = "archive",
+            str | None,
+            typer.Option(
+                "--source",
+                help="archive (recorded pages) or live (polite HTTP) [$GPUPRICE_SOURCE or archive].",
+            ),
+        ] = None,
         providers: Annotated[
             str | None, typer.Option("--providers", help="Comma-separated subset of providers.")
         ] = None,
@@ -32,8 +36,11 @@ def register(app: typer.Typer) -> None:
         """Scrape (or replay) every provider for a date, then rank, publish and report."""
         from rich.console import Console
 
-        from gpuprice.warehouse import settings
+        from gpuprice.scrapers.archive import archive_or_sample
+        from gpuprice.settings import Settings
 
+        settings = Settings.from_env()
+        source = settings.source if source is None else source
         if source not in PAGE_SOURCES:
             raise BadInput(f"unknown source {source!r}; valid: archive, live")
         today = dt.datetime.now(dt.UTC).date()
@@ -52,7 +59,7 @@ def register(app: typer.Typer) -> None:
             raise BadInput(f"--date {day} is before the first snapshot date {first}")
         chosen = parse_providers(providers)
         home = settings.ensure_home()  # an unusable folder is one line now, not every step failing later
-        archive = settings.archive_dir()
+        archive = archive_or_sample(settings.archive)
         if source == "archive" and not archive.is_dir():
             raise BadInput(f"archive folder {archive} does not exist (GPUPRICE_ARCHIVE)")
 
@@ -70,6 +77,7 @@ def register(app: typer.Typer) -> None:
                 providers=chosen,
                 home=home,
                 archive_dir=archive,
+                workloads=settings.workloads,
                 progress=lambda m: err.print(f"[dim]{m}[/dim]"),
                 render_reports=reports,
             )

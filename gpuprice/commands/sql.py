@@ -31,15 +31,17 @@ def register(app: typer.Typer) -> None:
         format: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
     ) -> None:
         """Run a read-only query against the published analytics copy ($GPUPRICE_HOME/analytics.duckdb)."""
-        from gpuprice.warehouse import settings
+        from gpuprice.settings import Settings
         from gpuprice.warehouse.sqlguard import open_guarded, run_query
 
         if format not in ("table", "csv", "json"):
             raise BadInput(f"unknown format {format!r}; valid: table, csv, json")
-        path = settings.analytics_path()
+        settings = Settings.from_env()
+        home = settings.checked_home()
+        path = settings.analytics_path
         if not path.exists():
             raise BadInput(f"no published warehouse at {path}; run `gpuprice run` first")
-        con = open_guarded(path, settings.home())
+        con = open_guarded(path, home)
         try:
             rel = run_query(con, query)
             if rel is None:

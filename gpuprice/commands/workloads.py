@@ -24,7 +24,9 @@ def register(app: typer.Typer) -> None:
         json_out: Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")] = False,
     ) -> None:
         """List the workload catalog: names and definitions."""
-        catalog = load_workloads()
+        from gpuprice.settings import Settings
+
+        catalog = load_workloads(Settings.from_env().workloads)
         if json_out:
             json.dump([w.definition() for w in catalog], sys.stdout, indent=1)
             sys.stdout.write("\n")

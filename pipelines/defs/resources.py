@@ -1,13 +1,15 @@
-"""Resources for the code location (paths from GPUPRICE_HOME / GPUPRICE_ARCHIVE)."""
+"""Resources for the code location: the edge where the environment becomes settings.
 
-import os
+GPUPRICE_SOURCE has the same default here as for ``gpuprice run`` (archive: recorded pages);
+a deployment that scrapes the providers daily sets GPUPRICE_SOURCE=live (README, Configuration).
+"""
 
 import dagster as dg
 
-from gpuprice.pipelines.resources import default_resources
+from gpuprice.pipelines.resources import resources_for
+from gpuprice.settings import Settings
 
 
 @dg.definitions
 def defs() -> dg.Definitions:
-    # The daemon scrapes live; set GPUPRICE_SOURCE=archive to replay recorded pages instead.
-    return dg.Definitions(resources=default_resources(source=os.environ.get("GPUPRICE_SOURCE", "live")))
+    return dg.Definitions(resources=resources_for(Settings.from_env()))

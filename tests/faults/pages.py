@@ -13,8 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuprice.scrapers.archive import find_archived_page, read_archived
-from gpuprice.warehouse.settings import SAMPLE_ARCHIVE
+from gpuprice.scrapers.archive import SAMPLE_ARCHIVE, find_archived_page, read_archived
 
 LOGIN_PAGE = (
     b"<!DOCTYPE html><html><head><title>Sign in</title></head><body>"

@@ -6,7 +6,7 @@ import dagster as dg
 
 from gpuprice.pipelines.metadata import frame_markdown
 from gpuprice.pipelines.partitions import daily_partitions
-from gpuprice.pipelines.resources import WAREHOUSE_POOL, WarehouseResource
+from gpuprice.pipelines.resources import WAREHOUSE_POOL, WarehouseResource, WorkloadCatalog
 from gpuprice.scrapers.offer import PROVIDERS
 from gpuprice.warehouse import queries, writes
 
@@ -77,11 +77,12 @@ def every_offer_gpu_in_catalog(
     pool=WAREHOUSE_POOL,
     description="Memory-fit sweep: every workload x GPU x count x sharding strategy, with the least complex fit.",
 )
-def memory_fit(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+def memory_fit(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource, workload_catalog: WorkloadCatalog
+) -> dg.MaterializeResult:
     from gpuprice.models.fit_table import memory_fit_table
-    from gpuprice.models.workloads import load_workloads
 
-    table = memory_fit_table(load_workloads())
+    table = memory_fit_table(workload_catalog.load())
     with warehouse.open() as con:
         count = writes.replace_memory_fit(con, table)
     fits = table[table["least_complex"]]
@@ -106,13 +107,12 @@ def memory_fit(context: dg.AssetExecutionContext, warehouse: WarehouseResource) 
     description="Per workload: every offer of the day that fits, ranked by cost per successful checkpoint.",
 )
 def workload_rankings(
-    context: dg.AssetExecutionContext, warehouse: WarehouseResource
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource, workload_catalog: WorkloadCatalog
 ) -> dg.MaterializeResult:
     from gpuprice.models.ranking import rank_offers
-    from gpuprice.models.workloads import load_workloads
 
     day = dt.date.fromisoformat(context.partition_key)
-    workloads = load_workloads()
+    workloads = workload_catalog.load()
     with warehouse.open() as con:
         offers = queries.offers_as_of(con, day)
         stale = queries.stale_providers(con, day)

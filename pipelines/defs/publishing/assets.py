@@ -5,7 +5,7 @@ import datetime as dt
 import dagster as dg
 
 from gpuprice.pipelines.partitions import daily_partitions, weekly_partitions
-from gpuprice.pipelines.resources import WAREHOUSE_POOL, WarehouseResource
+from gpuprice.pipelines.resources import WAREHOUSE_POOL, WarehouseResource, WorkloadCatalog
 from gpuprice.warehouse.publish import export_parquet, publish_analytics_copy
 
 
@@ -42,7 +42,9 @@ def analytics_copy(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     kinds={"html", "markdown"},
     description="Weekly cost reports per workload under $GPUPRICE_HOME/reports/<YYYY-Www>/.",
 )
-def weekly_reports(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+def weekly_reports(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource, workload_catalog: WorkloadCatalog
+) -> dg.MaterializeResult:
     from gpuprice.reports.render import render_weekly_reports
 
     start = dt.date.fromisoformat(context.partition_key)
@@ -51,6 +53,7 @@ def weekly_reports(context: dg.AssetExecutionContext, warehouse: WarehouseResour
         week=f"{year}-W{week:02d}",
         analytics_file=warehouse.home_path / "analytics.duckdb",
         out_root=warehouse.home_path / "reports",
+        catalog={w.name: w for w in workload_catalog.load()},
     )
     return dg.MaterializeResult(
         metadata={"files": len(paths), "index": dg.MetadataValue.path(str(paths[0]) if paths else "")}

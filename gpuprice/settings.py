@@ -1,0 +1,113 @@
+"""gpuprice's configuration: each environment variable is read once, here, into one object.
+
+The edges build it (the CLI per invocation, the Dagster code location at load) with
+:meth:`Settings.from_env` and pass it, or the paths it names, down; domain code never reads the
+environment. The variables are documented once, in the README's "Configuration" table.
+
+An empty variable means "unset": ``GPUPRICE_HOME=`` is the default ``./data``, not the current
+folder.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from gpuprice.errors import BadInput
+from gpuprice.sources import PAGE_SOURCES, PageSource
+
+HOME_VAR = "GPUPRICE_HOME"
+ARCHIVE_VAR = "GPUPRICE_ARCHIVE"
+SOURCE_VAR = "GPUPRICE_SOURCE"
+WORKLOADS_VAR = "GPUPRICE_WORKLOADS"
+DEFAULT_HOME = Path("data")
+# One default for every entry point (gpuprice run and the Dagster code location): replaying the
+# recorded pages never touches the network by surprise; a deployment that scrapes sets live.
+DEFAULT_SOURCE: PageSource = "archive"
+
+
+class Settings(BaseModel):
+    """Where gpuprice keeps its files and where its pages come from."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    home: Path = Field(description="warehouse, raw pages, exports, reports, Dagster home")
+    archive: Path | None = Field(
+        default=None, description="recorded pages for --source archive; None: the bundled sample"
+    )
+    source: PageSource = Field(default=DEFAULT_SOURCE, description="page source when none is given")
+    workloads: Path | None = Field(default=None, description="extra workload YAML over the built-ins")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """The settings the environment asks for (``env`` defaults to ``os.environ``)."""
+        env = os.environ if env is None else env
+
+        def value(name: str) -> str | None:
+            text = env.get(name, "").strip()
+            return text or None
+
+        def folder(name: str) -> Path | None:
+            text = value(name)
+            return Path(text).expanduser().resolve() if text else None
+
+        source = (value(SOURCE_VAR) or DEFAULT_SOURCE).lower()
+        if source not in PAGE_SOURCES:
+            raise BadInput(f"{SOURCE_VAR}={source!r} is not a source; valid: {', '.join(PAGE_SOURCES)}")
+        try:
+            return cls(
+                home=folder(HOME_VAR) or DEFAULT_HOME.resolve(),
+                archive=folder(ARCHIVE_VAR),
+                source=source,
+                workloads=Path(text).expanduser() if (text := value(WORKLOADS_VAR)) else None,
+            )
+        except ValidationError as exc:  # pragma: no cover - every field is checked above
+            raise BadInput(f"bad gpuprice settings: {exc.errors()[0]['msg']}") from None
+
+    # ----- the files under home ------------------------------------------------------------------
+    @property
+    def warehouse_path(self) -> Path:
+        return self.home / "warehouse.duckdb"
+
+    @property
+    def analytics_path(self) -> Path:
+        """The published read-only copy analysts open."""
+        return self.home / "analytics.duckdb"
+
+    @property
+    def raw_dir(self) -> Path:
+        return self.home / "raw"
+
+    @property
+    def reports_dir(self) -> Path:
+        return self.home / "reports"
+
+    @property
+    def exports_dir(self) -> Path:
+        return self.home / "exports"
+
+    @property
+    def dagster_home(self) -> Path:
+        return self.home / "dagster"
+
+    def checked_home(self) -> Path:
+        """``home``; BadInput when it names something that is not a folder."""
+        if self.home.exists() and not self.home.is_dir():
+            raise BadInput(
+                f"{HOME_VAR} {self.home} is not a folder; point it at a folder (created when missing)"
+            )
+        return self.home
+
+    def ensure_home(self) -> Path:
+        """``home``, created when missing; BadInput when it cannot be created or written to."""
+        path = self.checked_home()
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BadInput(f"cannot create {HOME_VAR} {path}: {exc.strerror or exc}") from None
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise BadInput(f"{HOME_VAR} {path} is not writable")
+        return path
