@@ -15,7 +15,6 @@ PageSource = Literal["live", "archive"]
 PAGE_SOURCES: tuple[PageSource, ...] = get_args(PageSource)
 
 SnapshotSource = Literal["scrape", "archive", "public_report"]
-SNAPSHOT_SOURCES: tuple[SnapshotSource, ...] = get_args(SnapshotSource)
 PUBLIC_REPORT: Final = "public_report"
 # A provider's daily partition: what a run writes and replaces.
 SCRAPED_SOURCES: tuple[SnapshotSource, ...] = ("scrape", "archive")

@@ -26,7 +26,6 @@ OPTIMIZERS: tuple[Optimizer, ...] = get_args(Optimizer)
 PRECISIONS: tuple[Precision, ...] = get_args(Precision)
 LORA_TARGETS: tuple[LoraTargets, ...] = get_args(LoraTargets)
 SHARDINGS: tuple[Sharding, ...] = get_args(Sharding)
-MEMORY_METRICS: tuple[MemoryMetric, ...] = get_args(MemoryMetric)
 # The strategies a fit sweep tries, least complex first (fsdp would repeat zero3's figures).
 SWEEP_STRATEGIES: tuple[MemoryStrategy, ...] = ("none", "zero2", "zero3", "offload")
 

@@ -63,7 +63,6 @@ GUIDE_CONFIGS: tuple[GuideConfig, ...] = (
     GuideConfig(name="8x B200", gpus=8, gpu_slug="b200", total_vram_gb=1440),
 )
 
-METHOD_KEYS: tuple[str, ...] = ("qlora", "lora", "full_adam8bit", "full_adamw_16", "full_adamw_18")
 CONFIG_KEYS: tuple[str, ...] = ("qlora", "lora", "full_adam8bit", "full_adamw")
 
 

@@ -30,12 +30,9 @@ def pricing_url(provider: str) -> str | None:
     """The provider module's PRICING_URL (or the fallback); None for anything not a known provider."""
     if provider not in PROVIDERS:
         return None
-    try:
-        from gpuprice.scrapers.registry import provider_module
+    from gpuprice.scrapers.registry import provider_module
 
-        url = getattr(provider_module(provider), "PRICING_URL", None)
-    except ImportError:  # the provider's parser has not landed in this checkout
-        url = None
+    url = getattr(provider_module(provider), "PRICING_URL", None)
     if not _is_web_url(url):
         url = _FALLBACK_URLS.get(provider)
     return url if _is_web_url(url) else None

@@ -1,8 +1,8 @@
 """Workload definitions and memory breakdowns from ``models`` turned into report data.
 
-``models.workloads`` and ``models.memory`` belong to a colleague; this module reads them
-through their public functions only and tolerates field names it does not know (they are
-shown generically), so a new workload field appears in the report without code changes here.
+This module reads ``models.workloads`` and ``models.memory`` through their public functions only
+and shows workload fields it has no label for generically, so a new workload field appears in
+the report without code changes here.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from gpuprice.errors import BadInput
 from gpuprice.models.choices import GPUS_PER_NODE
-from gpuprice.models.workloads import load_workloads
+from gpuprice.models.memory import TrainingSetup, estimate_memory
+from gpuprice.models.workloads import Workload, load_workloads
 from gpuprice.reports import formatting as fmt
 from gpuprice.reports.data import (
     MEMORY_PARTS,
@@ -294,57 +296,30 @@ def memory_bars(
     return bars, note
 
 
-def breakdown(workload: Any, gpu_count: int, sharding: str) -> tuple[dict[str, float], float | None] | None:
+def breakdown(
+    workload: Workload, gpu_count: int, sharding: str
+) -> tuple[dict[str, float], float | None] | None:
     """The memory model's per-GPU breakdown (GB) and planning size for ``gpu_count`` GPUs.
 
     Both come from one estimate so a bar's margin matches its stack even if the stored sweep
     was computed by an older model version.
     """
-    try:
-        from gpuprice.models import memory
-    except ModuleNotFoundError as exc:
-        if exc.name in ("gpuprice.models.memory", "models"):
-            return None
-        raise
     setup = _memory_setup(workload, gpu_count, sharding)
     if setup is None:
         return None
-    estimate = memory.estimate_memory(setup)
+    estimate = estimate_memory(setup)
     parts = _as_dict(_field(estimate, "breakdown", estimate))
     values = {part: float(parts[part]) for part in MEMORY_PARTS if isinstance(parts.get(part), (int, float))}
     planning = _field(estimate, "planning_gb")
     return (values, float(planning) if isinstance(planning, (int, float)) else None) if values else None
 
 
-def _memory_setup(workload: Any, gpu_count: int, sharding: str) -> Any | None:
+def _memory_setup(workload: Workload, gpu_count: int, sharding: str) -> TrainingSetup | None:
     """The memory model's input for the workload on ``gpu_count`` GPUs with ``sharding``.
 
-    Uses the workload's own helper when it has one; otherwise copies the fields the memory
-    model's TrainingSetup shares with the workload and resolves the model architecture.
+    None when the setup is not one the memory model accepts (an unknown stored sharding name).
     """
-    for method in ("memory_setup", "training_setup", "to_setup", "setup"):
-        factory = getattr(workload, method, None)
-        if callable(factory):
-            try:
-                return factory(gpus=gpu_count, sharding=sharding)
-            except TypeError:
-                continue
-    from gpuprice.models.architectures import find_model, shape_for_params
-    from gpuprice.models.memory import TrainingSetup
-
-    arch = _field(workload, "arch")
-    if arch is None:
-        model = _field(workload, "model")
-        model_id = model if isinstance(model, str) else _field(model, "id") or _field(model, "model_id")
-        arch = find_model(model_id) if isinstance(model_id, str) else None
-        params_b = _field(workload, "params_b") or _field(model, "params_b")
-        if arch is None and isinstance(params_b, (int, float)):
-            arch = shape_for_params(float(params_b))
-    if arch is None:
+    try:
+        return workload.setup(gpus=gpu_count, sharding=sharding)
+    except (BadInput, ValueError):
         return None
-    shared = {
-        name: value
-        for name in TrainingSetup.model_fields
-        if name not in ("arch", "gpus", "sharding") and (value := _field(workload, name)) is not None
-    }
-    return TrainingSetup(arch=arch, gpus=gpu_count, sharding=sharding, **shared)

@@ -133,3 +133,13 @@ def test_the_check_catches_a_wrong_direction(tmp_path: Path) -> None:
     found = imports_of(bad, "gpuprice.scrapers.bad")
     assert found == {"gpuprice.warehouse.writes", "gpuprice.commands.run", "gpuprice.scrapers.offer.Offer"}
     assert {layer_of(t) for t in found} - ALLOWED["scrapers"] == {"warehouse", "cli"}
+
+
+def test_a_missing_command_module_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import typer
+
+    from gpuprice import commands
+
+    monkeypatch.setattr(commands, "COMMAND_MODULES", (*commands.COMMAND_MODULES, "no_such_command"))
+    with pytest.raises(commands.MissingCommand, match=r"gpuprice\.commands\.no_such_command is missing"):
+        commands.register_all(typer.Typer())

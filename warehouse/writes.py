@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import json
 from collections.abc import Iterable, Iterator, Sequence
 
 import duckdb
@@ -275,7 +274,3 @@ def replace_public_reports(
         if rows:
             con.executemany("INSERT INTO quarantine VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
     return len(frame)
-
-
-def report_json(report: ParseReport) -> str:
-    return json.dumps(report.model_dump(mode="json"))

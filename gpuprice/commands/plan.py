@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from gpuprice.errors import BadInput
+from gpuprice.models.rules_of_thumb import CONFIG_KEYS
 
 
 def _print_table(result: dict[str, Any]) -> None:
@@ -31,7 +32,7 @@ def _print_table(result: dict[str, Any]) -> None:
     table.add_column(f"8-bit Adam\n{m['full_adam8bit']:,g} GB", justify="center")
     table.add_column(f"AdamW\n{m['full_adamw_18']:,g} GB", justify="center")
     for row in result["configs"]:
-        cells = ["yes" if row[k] else "no" for k in ("qlora", "lora", "full_adam8bit", "full_adamw")]
+        cells = ["yes" if row[k] else "no" for k in CONFIG_KEYS]
         table.add_row(row["config"], f"{row['total_vram_gb']:,g} GB", *cells)
     console.print(table)
     console.print(f"Full AdamW: {result['rules']['full_adamw']}.")
