@@ -6,19 +6,53 @@ Errors: BadInput -> exit 2, StructureError -> exit 3, both as one line on stderr
 from __future__ import annotations
 
 import sys
+from importlib import metadata
+from typing import Annotated
 
 import typer
+import typer.core
 
 from gpuprice.errors import BadInput, StructureError
 
 app = typer.Typer(
     name="gpuprice",
     help="GPU price warehouse for planning LLM training runs.",
-    no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # help texts like "[adamw]" are literal, not Rich markup
 )
+
+
+def _argument_type(self: typer.core.TyperArgument, ctx: object) -> str | None:
+    # Typer prints a positional argument as "NAME <str>": our arguments are parsed as text by the
+    # commands, so the Python type says nothing; the metavar (PROVIDER, FILE, QUERY) says it all.
+    return None
+
+
+typer.core.TyperArgument.display_type_rich = _argument_type  # type: ignore[method-assign,assignment]
+
+
+def version_text() -> str:
+    try:
+        return f"gpuprice {metadata.version('gpuprice')}"
+    except metadata.PackageNotFoundError:  # a source tree that was never installed
+        return "gpuprice (not installed)"
+
+
+@app.callback(invoke_without_command=True)
+def _root(
+    ctx: typer.Context,
+    version: Annotated[
+        bool, typer.Option("--version", help="Print the version and exit.", is_eager=True)
+    ] = False,
+) -> None:
+    """GPU price warehouse for planning LLM training runs."""
+    if version:
+        typer.echo(version_text())
+        raise typer.Exit(0)
+    if ctx.invoked_subcommand is None:  # plain `gpuprice`: the usual help, and success
+        typer.echo(ctx.get_help())
+        raise typer.Exit(0)
 
 
 _registered = False
@@ -52,7 +86,7 @@ def _click_exceptions() -> tuple[type[Exception], ...]:
 def main(argv: list[str] | None = None) -> int:
     _register()
     try:
-        code = app(args=argv, standalone_mode=False)
+        code = app(args=argv, prog_name="gpuprice", standalone_mode=False)
         if isinstance(code, int) and code != 0:  # typer.Exit(n) returns n when not standalone
             raise SystemExit(code)
     except (BadInput, StructureError) as exc:

@@ -315,6 +315,7 @@ def test_rank_top_csv_and_table(cli, published) -> None:
     assert res.code == 0, res.err
     rows = list(csv.DictReader(io.StringIO(res.out)))
     assert len(rows) == 2 and rows[0]["rank"] == "1"
+    assert "\r" not in res.out and res.out.count("\n") == 3
     table = cli("rank", "--workload", "llama-3.1-8b-lora", "--date", D1.isoformat())
     assert table.code == 0 and "lambda" in table.out
 

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from gpuprice.commands import metavars
 from gpuprice.commands.model_options import (
     MODEL_OPTION_NAMES,
     BatchOpt,
@@ -28,10 +29,19 @@ from gpuprice.models.throughput import predict_throughput
 
 # Read as text and parsed here, so a bad value is named in the one-line error.
 TokensOpt = Annotated[
-    str | None, typer.Option("--tokens", help="Training tokens, e.g. 1e9, 500M, 2B (gives the hours).")
+    str | None,
+    typer.Option(
+        "--tokens", help="Training tokens, e.g. 1e9, 500M, 2B (gives the hours).", metavar=metavars.TOKENS
+    ),
 ]
-HoursOpt = Annotated[str | None, typer.Option("--hours", help="Assumed wall hours (instead of --tokens).")]
-PriceOpt = Annotated[str | None, typer.Option("--usd-per-gpu-hour", help="Price per GPU-hour for the cost.")]
+HoursOpt = Annotated[
+    str | None,
+    typer.Option("--hours", help="Assumed wall hours (instead of --tokens).", metavar=metavars.FLOAT),
+]
+PriceOpt = Annotated[
+    str | None,
+    typer.Option("--usd-per-gpu-hour", help="Price per GPU-hour for the cost.", metavar=metavars.FLOAT),
+]
 _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 
 

@@ -13,7 +13,9 @@ from gpuprice.errors import BadInput
 def register(app: typer.Typer) -> None:
     @app.command("import-observations")
     def import_observations(
-        file: Annotated[Path, typer.Argument(help="CSV in the observed_prices.csv format.")],
+        file: Annotated[
+            Path, typer.Argument(help="CSV in the observed_prices.csv format.", metavar="FILE.csv")
+        ],
     ) -> None:
         """Load cited price observations into the warehouse as public_report history."""
         from gpuprice.scrapers.observations import ObservationsFileError, load_observations

@@ -24,6 +24,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import BaseModel, ConfigDict
 
+from gpuprice.commands import metavars
 from gpuprice.errors import BadInput, read_text_input, unknown_choice
 from gpuprice.models.architectures import resolve_model
 from gpuprice.models.choices import LORA_TARGETS, METHODS, OPTIMIZERS, PRECISIONS, SHARDINGS
@@ -42,6 +43,7 @@ class ModelOption:
     # Numbers arrive as text (str) and are parsed by setup_from_options, so a bad value is a
     # one-line BadInput naming the option rather than a usage error from the argument parser.
     kind: type = str
+    metavar: str = metavars.TEXT  # what --help shows for the value
 
     def annotation(self) -> Any:
         """The Typer parameter type of this option (an on/off pair for a bool)."""
@@ -49,36 +51,41 @@ class ModelOption:
         if self.kind is bool:
             option = typer.Option(f"{flag}/--no-{flag[2:]}", help=self.help, show_default=False)
         else:
-            option = typer.Option(flag, help=self.help)
+            option = typer.Option(flag, help=self.help, metavar=self.metavar)
         return Annotated[self.kind | None, option]
 
 
 MODEL_OPTIONS: tuple[ModelOption, ...] = (
     ModelOption("model", None, "Catalog model (Hugging Face repo id), e.g. meta-llama/Llama-3.1-70B."),
-    ModelOption("config", None, "A Hugging Face config.json.", Path),
-    ModelOption("params_b", None, "Model size in billions (representative dense shape)."),
-    ModelOption("method", None, "full, lora or qlora (required)."),
-    ModelOption("optimizer", "adamw", "adamw, adamw8bit, paged_adamw8bit or sgd [adamw]."),
-    ModelOption("precision", "bf16-mixed", "fp32, bf16-mixed or bf16-true [bf16-mixed]."),
-    ModelOption("seq_len", 2048, "Tokens per sequence [2048]."),
-    ModelOption("micro_batch", 1, "Sequences per GPU per step [1]."),
+    ModelOption("config", None, "A Hugging Face config.json.", Path, metavars.PATH),
+    ModelOption(
+        "params_b", None, "Model size in billions (representative dense shape).", metavar=metavars.FLOAT
+    ),
+    ModelOption("method", None, "Fine-tuning method (required).", metavar=metavars.choice(METHODS)),
+    ModelOption("optimizer", "adamw", "Optimizer [adamw].", metavar=metavars.choice(OPTIMIZERS)),
+    ModelOption("precision", "bf16-mixed", "Precision [bf16-mixed].", metavar=metavars.choice(PRECISIONS)),
+    ModelOption("seq_len", 2048, "Tokens per sequence [2048].", metavar=metavars.INTEGER),
+    ModelOption("micro_batch", 1, "Sequences per GPU per step [1].", metavar=metavars.INTEGER),
     # None: on for qlora (PEFT's recipe), off otherwise
     ModelOption("grad_checkpointing", None, "Recompute activations in backward [off; on for qlora].", bool),
-    ModelOption("lora_rank", 16, "LoRA rank [16]."),
-    ModelOption("lora_targets", "all", "all or qv [all]."),
-    ModelOption("gpus", 1, "GPUs in the job [1]."),
-    ModelOption("sharding", "none", "none, zero2, zero3 or fsdp [none]."),
-    ModelOption("margin", 0.20, "Planning margin, 0.15-0.30 [0.20]."),
+    ModelOption("lora_rank", 16, "LoRA rank [16].", metavar=metavars.INTEGER),
+    ModelOption("lora_targets", "all", "LoRA target modules [all].", metavar=metavars.choice(LORA_TARGETS)),
+    ModelOption("gpus", 1, "GPUs in the job [1].", metavar=metavars.INTEGER),
+    ModelOption(
+        "sharding", "none", "Sharding of states over GPUs [none].", metavar=metavars.choice(SHARDINGS)
+    ),
+    ModelOption("margin", 0.20, "Planning margin, 0.15-0.30 [0.20].", metavar=metavars.FLOAT),
 )
 # Option name -> contract default.
 MODEL_OPTION_DEFAULTS: dict[str, Any] = {option.name: option.default for option in MODEL_OPTIONS}
 MODEL_OPTION_NAMES: tuple[str, ...] = tuple(MODEL_OPTION_DEFAULTS)
 
 # ----- the other options both commands declare (Typer aliases for a command signature) -------------
-GpuOpt = Annotated[str | None, typer.Option("--gpu", help="GPU slug, e.g. h100-sxm.")]
+GpuOpt = Annotated[str | None, typer.Option("--gpu", help="GPU slug, e.g. h100-sxm.", metavar="SLUG")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 BatchOpt = Annotated[
-    Path | None, typer.Option("--batch", help="CSV, one run per row; JSON lines out in row order.")
+    Path | None,
+    typer.Option("--batch", help="CSV, one run per row; JSON lines out in row order.", metavar=metavars.PATH),
 ]
 
 

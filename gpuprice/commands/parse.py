@@ -9,9 +9,11 @@ from typing import Annotated
 
 import typer
 
+from gpuprice.commands import metavars
 from gpuprice.commands.validation import parse_date, parse_provider
 from gpuprice.errors import BadInput, StructureError
 from gpuprice.scrapers.gunzip import GZIP_MAGIC, MAX_PAGE_BYTES, GunzipError, gunzip_capped
+from gpuprice.scrapers.offer import PROVIDERS
 
 
 def read_page(path: Path) -> bytes:
@@ -35,11 +37,16 @@ def register(app: typer.Typer) -> None:
     @app.command("parse")
     def parse(
         provider: Annotated[
-            str, typer.Argument(help="runpod, lambda, coreweave, nebius, crusoe or massedcompute.")
+            str,
+            typer.Argument(
+                help=f"The provider whose page it is: {metavars.choice(PROVIDERS)}.", metavar="PROVIDER"
+            ),
         ],
-        file: Annotated[Path, typer.Argument(help="A saved pricing page (.html/.json, optionally .gz).")],
+        file: Annotated[
+            Path, typer.Argument(help="A saved pricing page (.html/.json, optionally .gz).", metavar="FILE")
+        ],
         observed_on: Annotated[
-            str | None, typer.Option("--observed-on", help="Date the page was seen (YYYY-MM-DD).")
+            str | None, typer.Option("--observed-on", help="Date the page was seen.", metavar=metavars.DATE)
         ] = None,
         report: Annotated[bool, typer.Option("--report", help="Print the parse report on stderr.")] = False,
     ) -> None:

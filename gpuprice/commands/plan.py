@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from gpuprice.commands import metavars
 from gpuprice.errors import BadInput
 from gpuprice.models.rules_of_thumb import CONFIG_KEYS
 
@@ -42,10 +43,12 @@ def register(app: typer.Typer) -> None:
     @app.command("plan")
     def plan(
         params_b: Annotated[
-            str | None, typer.Option("--params-b", help="Model size in billions of parameters.")
+            str | None,
+            typer.Option("--params-b", help="Model size in billions of parameters.", metavar=metavars.FLOAT),
         ] = None,
         model: Annotated[
-            str | None, typer.Option("--model", help="Or a catalog model: its parameter count.")
+            str | None,
+            typer.Option("--model", help="Or a catalog model: its parameter count.", metavar=metavars.TEXT),
         ] = None,
         json_out: Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")] = False,
     ) -> None:

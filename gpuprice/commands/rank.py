@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import json
 import math
@@ -12,6 +11,8 @@ from typing import Annotated, Any
 import pandas as pd
 import typer
 
+from gpuprice.commands import metavars
+from gpuprice.commands.csv_out import csv_writer
 from gpuprice.errors import BadInput
 
 FORMATS = ("table", "json", "csv")
@@ -147,7 +148,7 @@ def _print_table(records: list[dict[str, Any]], workload: str, day: dt.date) -> 
 
 
 def _write_csv(records: list[dict[str, Any]]) -> None:
-    writer = csv.writer(sys.stdout)
+    writer = csv_writer()
     columns = [c for c in JSON_FIELDS if c != "cost_terms"]
     writer.writerow(columns)
     for record in records:
@@ -158,13 +159,18 @@ def register(app: typer.Typer) -> None:
     @app.command("rank")
     def rank(
         workload: Annotated[
-            str, typer.Option("--workload", help="Workload name (see `gpuprice workloads`).")
+            str, typer.Option("--workload", help="Workload name (see `gpuprice workloads`).", metavar="NAME")
         ],
         date: Annotated[
-            str | None, typer.Option("--date", help="Offers as of YYYY-MM-DD [today, UTC].")
+            str | None,
+            typer.Option("--date", help="Offers as of that date [today, UTC].", metavar=metavars.DATE),
         ] = None,
-        top: Annotated[str | None, typer.Option("--top", help="Show the N cheapest.")] = None,
-        format: Annotated[str, typer.Option("--format", help="table, json or csv.")] = "table",
+        top: Annotated[
+            str | None, typer.Option("--top", help="Show the N cheapest.", metavar=metavars.INTEGER)
+        ] = None,
+        format: Annotated[
+            str, typer.Option("--format", help="Output format [table].", metavar=metavars.choice(FORMATS))
+        ] = "table",
     ) -> None:
         """Rank the offers that fit a workload by cost per successful checkpoint."""
         from gpuprice.commands.validation import parse_date

@@ -6,17 +6,23 @@ from typing import Annotated
 
 import typer
 
+from gpuprice.commands import metavars
+
 
 def register(app: typer.Typer) -> None:
     @app.command("report")
     def report(
         week: Annotated[
             str | None,
-            typer.Option("--week", help="ISO week YYYY-Www (default: the week of the newest snapshot)."),
+            typer.Option(
+                "--week", help="ISO week (default: the week of the newest snapshot).", metavar=metavars.WEEK
+            ),
         ] = None,
         workload: Annotated[
             str | None,
-            typer.Option("--workload", help="Only this workload's pages (index and summary always)."),
+            typer.Option(
+                "--workload", help="Only this workload's pages (index and summary always).", metavar="NAME"
+            ),
         ] = None,
     ) -> None:
         """Write the weekly reports under $GPUPRICE_HOME/reports/<YYYY-Www>/ and print their paths."""

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from gpuprice.commands import metavars
 from gpuprice.commands.validation import parse_date, parse_providers
 from gpuprice.errors import BadInput
 from gpuprice.sources import PAGE_SOURCES
@@ -17,17 +18,22 @@ def register(app: typer.Typer) -> None:
     @app.command("run")
     def run(
         date: Annotated[
-            str | None, typer.Option("--date", help="Snapshot date YYYY-MM-DD (default: today, UTC).")
+            str | None,
+            typer.Option("--date", help="Snapshot date (default: today, UTC).", metavar=metavars.DATE),
         ] = None,
         source: Annotated[
             str | None,
             typer.Option(
                 "--source",
                 help="archive (recorded pages) or live (polite HTTP) [$GPUPRICE_SOURCE or archive].",
+                metavar=metavars.choice(PAGE_SOURCES),
             ),
         ] = None,
         providers: Annotated[
-            str | None, typer.Option("--providers", help="Comma-separated subset of providers.")
+            str | None,
+            typer.Option(
+                "--providers", help="Comma-separated subset of providers [all].", metavar="P1,P2,..."
+            ),
         ] = None,
         reports: Annotated[
             bool, typer.Option("--reports/--no-reports", help="Render the week's reports.")

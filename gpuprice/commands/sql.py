@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import decimal
 import json
@@ -11,7 +10,11 @@ from typing import Annotated
 
 import typer
 
+from gpuprice.commands import metavars
+from gpuprice.commands.csv_out import csv_writer
 from gpuprice.errors import BadInput
+
+FORMATS = ("table", "csv", "json")
 
 
 def _jsonable(value):
@@ -27,15 +30,19 @@ def _jsonable(value):
 def register(app: typer.Typer) -> None:
     @app.command("sql")
     def sql(
-        query: Annotated[str, typer.Argument(help="SQL (SELECT or EXPLAIN) against the analytics copy.")],
-        format: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
+        query: Annotated[
+            str, typer.Argument(help="SQL (SELECT or EXPLAIN) against the analytics copy.", metavar="QUERY")
+        ],
+        format: Annotated[
+            str, typer.Option("--format", help="Output format [table].", metavar=metavars.choice(FORMATS))
+        ] = "table",
     ) -> None:
         """Run a read-only query against the published analytics copy ($GPUPRICE_HOME/analytics.duckdb)."""
         from gpuprice.settings import Settings
         from gpuprice.warehouse.sqlguard import open_guarded, run_query
 
-        if format not in ("table", "csv", "json"):
-            raise BadInput(f"unknown format {format!r}; valid: table, csv, json")
+        if format not in FORMATS:
+            raise BadInput(f"unknown format {format!r}; valid: {', '.join(FORMATS)}")
         settings = Settings.from_env()
         home = settings.checked_home()
         path = settings.analytics_path
@@ -57,7 +64,7 @@ def register(app: typer.Typer) -> None:
             json.dump([{c: _jsonable(v) for c, v in zip(columns, row)} for row in rows], sys.stdout, indent=1)
             sys.stdout.write("\n")
         elif format == "csv":
-            writer = csv.writer(sys.stdout)
+            writer = csv_writer()
             writer.writerow(columns)
             writer.writerows([[_jsonable(v) for v in row] for row in rows])
         else:
