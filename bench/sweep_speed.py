@@ -27,12 +27,13 @@ import pandas as pd
 
 from bench.figures import Bound, Figure, rate_figure
 from bench.parse_speed import newest_pages
+from gpuprice.models.architectures import resolve_model
 from gpuprice.models.catalog import get_gpu, gpu_slugs
 from gpuprice.models.choices import SWEEP_STRATEGIES
 from gpuprice.models.cost import checkpoint_cost, checkpoint_count
 from gpuprice.models.memory import estimate_memory, fit_sweep
 from gpuprice.models.ranking import rank_offers
-from gpuprice.models.throughput import predict_throughput
+from gpuprice.models.throughput import ModelShape, predict_frame, predict_throughput
 from gpuprice.models.workloads import BUILTIN_PATH, Workload, load_file
 from gpuprice.scrapers.archive import SAMPLE_ARCHIVE
 from gpuprice.scrapers.offer import Offer, StructureMissing
@@ -44,6 +45,8 @@ SPEEDUP_TARGET = 50.0
 GPU_COUNTS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
 # (sequence length factor, micro-batch factor) of the five variants of each built-in workload
 VARIANTS: tuple[tuple[int, int], ...] = ((1, 1), (2, 1), (4, 1), (1, 2), (1, 4))
+THROUGHPUT_ROWS = 200_000  # the size tests/test_throughput.py once timed (a ranking's worth and more)
+THROUGHPUT_LOOP_ROWS = 2_000
 RELATIVE_TOLERANCE = 1e-9  # both paths run the same float64 formulas; only summation order may differ
 
 
@@ -226,6 +229,7 @@ def measure(
     loop_stride: int = 5,
     workloads: list[Workload] | None = None,
     archive: Path = SAMPLE_ARCHIVE,
+    throughput_rows: int = THROUGHPUT_ROWS,
 ) -> list[Figure]:
     if repeats < 1:
         raise ValueError("repeats must be >= 1")
@@ -297,4 +301,70 @@ def measure(
             ratio_meaning="speed-up of fit_sweep alone over the loop",
             details={**common, "fit_sweep_s": round(sweep_s, 4), "loop_s": round(loop_memory_full_s, 3)},
         ),
+        throughput_figure(throughput_rows, min(THROUGHPUT_LOOP_ROWS, throughput_rows)),
     ]
+
+
+def throughput_figure(rows: int = THROUGHPUT_ROWS, loop_rows: int = THROUGHPUT_LOOP_ROWS) -> Figure:
+    """``predict_frame`` over ``rows`` mixed configurations vs ``predict_throughput`` one at a time.
+
+    The loop runs the first ``loop_rows`` rows, its time is scaled to all rows, and its numbers
+    must equal the frame's (else Disagreement).
+    """
+    shape = ModelShape.of(resolve_model("meta-llama/Llama-3.1-8B"))
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        dict(
+            gpu=rng.choice(["h100-sxm", "a100-80gb-pcie", "l40s", "b200"], rows),
+            gpus=rng.choice([1, 2, 8, 16], rows),
+            method=rng.choice(["full", "lora", "qlora"], rows),
+            seq_len=2048,
+            micro_batch=2,
+            grad_checkpointing=True,
+            precision="bf16-mixed",
+            sharding=rng.choice(["none", "zero3"], rows),
+            n_params=shape.n_params,
+            n_active_params=shape.n_active_params,
+            layers=shape.layers,
+            hidden=shape.hidden,
+            attn_width=shape.attn_width,
+        )
+    )
+    predict_frame(frame.head(100))  # warm-up
+    start = time.perf_counter()
+    out = predict_frame(frame)
+    frame_s = time.perf_counter() - start
+    head = frame.head(loop_rows)
+    start = time.perf_counter()
+    loop = [
+        predict_throughput(
+            shape,
+            r.method,
+            r.gpu,
+            int(r.gpus),
+            int(r.seq_len),
+            int(r.micro_batch),
+            True,
+            r.precision,
+            r.sharding,
+        ).tokens_per_sec_per_gpu
+        for r in head.itertuples()
+    ]
+    loop_s = (time.perf_counter() - start) / len(head) * rows
+    difference = _check_close(
+        "predict_frame tokens/s",
+        np.array(loop),
+        out["tokens_per_sec_per_gpu"].to_numpy(dtype=float)[: len(head)],
+    )
+    return rate_figure(
+        "sweep.throughput_rows_per_s",
+        rows,
+        "rows/s",
+        seconds=frame_s,
+        baseline="predict_throughput per row",
+        baseline_seconds=loop_s,
+        ratio_meaning="speed-up of predict_frame over the loop",
+        # The unit test this replaces asked for 200,000 rows in under a second.
+        target=(Bound(on="value", op=">=", limit=rows / 1.0),),
+        details={"rows": rows, "loop_rows": len(head), "max_relative_difference": difference},
+    )

@@ -94,8 +94,10 @@ def test_fifty_workload_variants_are_distinct_and_valid() -> None:
 
 
 def test_sweep_benchmark_agrees_with_the_plain_loop(two_workloads) -> None:
-    figures = sweep_speed.measure(repeats=1, loop_stride=40, workloads=two_workloads)
-    assert_well_formed(figures, {"sweep.configs_per_s", "sweep.memory_fit_configs_per_s"})
+    figures = sweep_speed.measure(repeats=1, loop_stride=40, workloads=two_workloads, throughput_rows=500)
+    assert_well_formed(
+        figures, {"sweep.configs_per_s", "sweep.memory_fit_configs_per_s", "sweep.throughput_rows_per_s"}
+    )
     details = figures[0].details
     assert details["configurations"] == 2 * details["offers"] * len(sweep_speed.GPU_COUNTS) * 4
     assert details["ranked_rows"] > 0 and details["loop_configurations_run"] > 0

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
@@ -327,7 +325,8 @@ def test_sweep_accepts_mappings_and_rejects_unknown_strategy() -> None:
     assert fit_sweep([], GPU_MEMORY, [1]).empty
 
 
-def test_sweep_is_fast_for_the_colleague_sized_grid() -> None:
+def test_sweep_covers_the_colleague_sized_grid() -> None:
+    # Its speed is the bench figure sweep.memory_fit_configs_per_s (make bench), not a unit test.
     sizes = np.linspace(0.5, 400, 50)
     setups = [
         TrainingSetup(arch=shape_for_params(float(p)), method=("full", "lora", "qlora")[i % 3])
@@ -335,12 +334,9 @@ def test_sweep_is_fast_for_the_colleague_sized_grid() -> None:
     ]
     gpus = {f"gpu{i}": 16.0 + 8 * i for i in range(40)}
     counts = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
-    fit_sweep(setups, gpus, counts)  # warm-up (imports, caches)
-    start = time.perf_counter()
     frame = fit_sweep(setups, gpus, counts)
-    elapsed = time.perf_counter() - start
     assert len(frame) == 50 * 40 * 10 * 4
-    assert elapsed < 1.0, f"sweep took {elapsed:.2f} s"
+    assert frame["per_gpu_gb"].gt(0).all()
 
 
 def test_per_gpu_gb_many_matches_scalar() -> None:

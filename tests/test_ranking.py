@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import time
 from pathlib import Path
 
 import numpy as np
@@ -269,9 +268,8 @@ def test_every_builtin_workload_ranks_a_realistic_market() -> None:
     assert "4090" not in set(qlora_70b["sku"])  # 24 GB cannot hold 35 GB of 4-bit weights
 
 
-def test_throughput_of_the_ranking() -> None:
-    """1M offer x workload configurations/s is the target on an unloaded machine; this guard is
-    loose because the test machine is shared (measured: see the report)."""
+def test_ranking_a_large_random_day() -> None:
+    """Twenty thousand random offers rank for every workload (the speed target is in bench/)."""
     rng = np.random.default_rng(3)
     n = 20_000
     gpus = rng.choice(
@@ -294,12 +292,9 @@ def test_throughput_of_the_ranking() -> None:
         )
     )
     workloads = load_workloads()
-    rank_offers(offers.head(50), workloads, DAY)  # warm caches (catalogs, imports)
-    start = time.perf_counter()
+    # Its speed is the bench figure sweep.configs_per_s (make bench), not a unit test.
     ranked = rank_offers(offers, workloads, DAY)
-    elapsed = time.perf_counter() - start
     assert len(ranked) > n
-    assert n * len(workloads) / elapsed > 100_000, f"{n * len(workloads) / elapsed:,.0f} configurations/s"
 
 
 def test_through_the_warehouse(tmp_path: Path) -> None:

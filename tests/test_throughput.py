@@ -189,9 +189,8 @@ def test_predict_frame_matches_single_predictions() -> None:
         assert row["mfu"] == pytest.approx(single.mfu)
 
 
-def test_predict_frame_is_fast_enough_for_the_ranking() -> None:
-    import time
-
+def test_predict_frame_handles_a_large_mixed_frame() -> None:
+    # Its speed is the bench figure sweep.throughput_rows_per_s (make bench), not a unit test.
     shape = ModelShape.of(LLAMA_8B)
     n = 200_000
     rng = np.random.default_rng(0)
@@ -212,11 +211,9 @@ def test_predict_frame_is_fast_enough_for_the_ranking() -> None:
             attn_width=shape.attn_width,
         )
     )
-    start = time.perf_counter()
     out = predict_frame(frame)
-    elapsed = time.perf_counter() - start
     assert out["tokens_per_sec_per_gpu"].gt(0).all()
-    assert elapsed < 1.0, f"{n} rows took {elapsed:.2f} s"
+    assert len(out) == n and out.index.equals(frame.index)
 
 
 def test_bad_inputs_are_bad_input() -> None:
