@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from importlib import metadata
-from typing import Annotated
+from typing import Annotated, Any, cast
 
 import typer
 import typer.core
@@ -99,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(130) from None
     except Exception as exc:  # usage errors (unknown option, bad type, missing argument)
         if isinstance(exc, _click_exceptions()):
-            print(f"gpuprice: {' '.join(exc.format_message().split())}", file=sys.stderr)
+            message = str(cast(Any, exc).format_message())  # a click.ClickException (either copy)
+            print(f"gpuprice: {' '.join(message.split())}", file=sys.stderr)
             raise SystemExit(2) from None
         raise
     return 0

@@ -22,7 +22,7 @@ def memory_fit_table(
 ) -> pd.DataFrame:
     """One vectorised sweep; columns as the warehouse table ``memory_fit`` (without computed_at)."""
     catalog = load_gpu_catalog()
-    memory = {row.slug: float(row.memory_gb) for row in catalog.itertuples()}
+    memory = dict(zip(catalog["slug"].astype(str), catalog["memory_gb"].astype(float)))
     sweep = fit_sweep([w.setup() for w in workloads], memory, gpu_counts, strategies)
     names = pd.Series([w.name for w in workloads])
     sweep.insert(0, "workload", names.iloc[sweep["setup_index"].to_numpy()].to_numpy())

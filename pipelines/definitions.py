@@ -1,4 +1,9 @@
-"""The code location: everything under pipelines/defs/ (one folder per domain)."""
+"""The code location: everything under pipelines/defs/ (one folder per domain).
+
+The defs are loaded from the package itself rather than by finding the pyproject.toml above it
+(dg.load_from_defs_folder): an installed wheel has no pyproject.toml, and the code location must
+load the same from a checkout and from site-packages (tests/test_packaging.py).
+"""
 
 from __future__ import annotations
 
@@ -6,4 +11,6 @@ from pathlib import Path
 
 import dagster as dg
 
-defs = dg.load_from_defs_folder(path_within_project=Path(__file__).parent / "defs")
+from gpuprice.pipelines import defs as defs_package
+
+defs = dg.ComponentTree.from_module(defs_package, project_root=Path(__file__).parent).build_defs()

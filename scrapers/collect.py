@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -135,7 +135,7 @@ def iter_live_pages(
     today: dt.date | None = None,
     requests: Sequence[PageRequest] | None = None,
     parser_version: str | None = None,
-) -> Iterator[CollectedPage]:
+) -> Generator[CollectedPage, None, None]:
     """Fetch and store the provider's pages one by one, yielding each body that arrived.
 
     Primary requests come first, then fallbacks. The generator is lazy, so a fallback is only

@@ -122,6 +122,7 @@ def test_a_wrong_number_from_either_path_is_caught(two_workloads) -> None:
 
 
 # ---------------------------------------------------------------- 3. warehouse
+@pytest.mark.slow
 def test_warehouse_benchmark_on_a_tiny_history(tmp_path: Path) -> None:
     figures = warehouse_scale.measure(
         repeats=1, short_days=3, long_days=9, offers_per_provider=8, workdir=tmp_path
@@ -235,6 +236,7 @@ def test_peak_memory_includes_a_grandchild() -> None:
     assert stats.wall_s > 0
 
 
+@pytest.mark.slow
 def test_end_to_end_benchmark_reports_both_figures() -> None:
     quick = [sys.executable, "-c", "import json"]
     heavier = [sys.executable, "-c", "import numpy, pandas"]

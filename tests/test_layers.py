@@ -15,6 +15,7 @@ and the layers' import graph has no cycle.
 from __future__ import annotations
 
 import ast
+import functools
 import tomllib
 from pathlib import Path
 
@@ -66,6 +67,7 @@ def namespace_modules() -> dict[str, Path]:
     return modules
 
 
+@functools.cache
 def imports_of(path: Path, module: str) -> set[str]:
     """The gpuprice modules ``path`` imports, relative imports resolved."""
     found: set[str] = set()

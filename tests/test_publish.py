@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from conftest import D1, D2, make_offer
 from gpuprice.warehouse.connection import connect_reader, connect_writer
@@ -38,6 +39,7 @@ def _write(con, day, n):
     )
 
 
+@pytest.mark.slow
 def test_an_open_analyst_session_never_blocks_a_run(tmp_path: Path):
     wh, copy = tmp_path / "warehouse.duckdb", tmp_path / "analytics.duckdb"
     con = connect_writer(wh)
@@ -66,6 +68,7 @@ def test_an_open_analyst_session_never_blocks_a_run(tmp_path: Path):
     fresh.close()
 
 
+@pytest.mark.slow
 def test_a_second_writer_waits_then_fails_clearly(tmp_path: Path):
     wh = tmp_path / "warehouse.duckdb"
     holder = subprocess.Popen(

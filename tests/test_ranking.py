@@ -268,6 +268,7 @@ def test_every_builtin_workload_ranks_a_realistic_market() -> None:
     assert "4090" not in set(qlora_70b["sku"])  # 24 GB cannot hold 35 GB of 4-bit weights
 
 
+@pytest.mark.slow
 def test_ranking_a_large_random_day() -> None:
     """Twenty thousand random offers rank for every workload (the speed target is in bench/)."""
     rng = np.random.default_rng(3)

@@ -186,6 +186,7 @@ def test_current_prices_are_the_newest_snapshot_at_or_before_the_week(con) -> No
     assert cheapest["h100-sxm"].reserved.commitment_months == 12
 
 
+@pytest.mark.slow
 def test_scheduled_prices_count_from_their_effective_date(tmp_path: Path) -> None:
     path = build_warehouse(tmp_path / "w.duckdb", rankings=False)
     with duckdb.connect(str(path)) as writer:
@@ -224,12 +225,14 @@ def test_price_history_anchors_the_window_and_marks_week_changes(con) -> None:
 # ---------------------------------------------------------------------------- written files
 
 
+@pytest.mark.slow
 def test_writes_index_summary_and_one_report_per_workload(written: dict[str, Path]) -> None:
     expected = {"index.html", "summary.md"} | {f"{w}.{ext}" for w in WORKLOADS for ext in ("html", "md")}
     assert set(written) == expected
     assert all(p.parent.name == WEEK for p in written.values())
 
 
+@pytest.mark.slow
 def test_index_shows_freshness_changes_cheapest_and_links(written: dict[str, Path]) -> None:
     html = written["index.html"].read_text()
     text = " ".join(" ".join(elements(html).text).split())
@@ -244,6 +247,7 @@ def test_index_shows_freshness_changes_cheapest_and_links(written: dict[str, Pat
     assert "summary.md" in hrefs
 
 
+@pytest.mark.slow
 def test_workload_report_has_definition_verdict_ranking_and_charts(written: dict[str, Path]) -> None:
     html = written["llama-3.1-70b-qlora.html"].read_text()
     parsed = elements(html)
@@ -273,6 +277,7 @@ def test_workload_report_has_definition_verdict_ranking_and_charts(written: dict
     assert "Data used" in text and "2026-11-02 06:00 UTC" in text and "archive" in text
 
 
+@pytest.mark.slow
 def test_markdown_report_of_a_multi_gpu_workload(written: dict[str, Path]) -> None:
     text = written["llama-3.1-8b-full.md"].read_text()
     assert "| l40s | 48.0 GB | offload only | ✗ needs 96.0 GB | ✗ needs 54.0 GB | 16× zero3 |" in text
@@ -283,6 +288,7 @@ def test_markdown_report_of_a_multi_gpu_workload(written: dict[str, Path]) -> No
     assert "| 3 | coreweave | 8× h200-sxm | on-demand | $6.31 | 20.0 h | $1,009.60 | $104.17 |" in text
 
 
+@pytest.mark.slow
 def test_markdown_is_well_formed_tables(written: dict[str, Path]) -> None:
     for name in ("summary.md", "llama-3.1-70b-qlora.md", "llama-3.1-8b-full.md"):
         rendered = markdown_html(written[name].read_text())
@@ -299,6 +305,7 @@ def test_markdown_is_well_formed_tables(written: dict[str, Path]) -> None:
 HOSTILE = (SCRIPT, IMG)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["index.html", "llama-3.1-70b-qlora.html", "llama-3.1-8b-full.html"])
 def test_hostile_strings_are_text_in_html_and_svg(written: dict[str, Path], name: str) -> None:
     html = written[name].read_text()
@@ -314,6 +321,7 @@ def test_hostile_strings_are_text_in_html_and_svg(written: dict[str, Path], name
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in svg_text  # chart legends escape it too
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["summary.md", "llama-3.1-70b-qlora.md"])
 def test_hostile_strings_are_text_in_markdown(written: dict[str, Path], name: str) -> None:
     text = written[name].read_text()
@@ -354,6 +362,7 @@ def test_unsafe_workload_names_become_safe_file_names() -> None:
 # ---------------------------------------------------------------------------- self-contained
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["index.html", "llama-3.1-70b-qlora.html", "llama-3.1-8b-full.html"])
 def test_html_is_self_contained(written: dict[str, Path], name: str) -> None:
     html = written[name].read_text()
@@ -388,6 +397,7 @@ def published(home: Path, warehouse: Path) -> Path:
     return target
 
 
+@pytest.mark.slow
 def test_cli_report_writes_the_week_and_prints_paths(cli, published: Path, home: Path) -> None:
     result = cli("report", "--week", "2026-W43")
     assert result.code == 0, result.err
@@ -401,6 +411,7 @@ def test_cli_report_writes_the_week_and_prints_paths(cli, published: Path, home:
     assert "-7.4 %" in index  # runpod H100 2.69 -> 2.49 on 2026-10-20, the only move that week
 
 
+@pytest.mark.slow
 def test_cli_report_single_workload(cli, published: Path, home: Path) -> None:
     result = cli("report", "--workload", "llama-3.1-8b-full")
     assert result.code == 0, result.err
@@ -462,6 +473,7 @@ def test_memory_bars_come_from_the_memory_model(con) -> None:
     assert bars["8 GPUs · fsdp"].parts["weights"] < one.parts["weights"] / 4  # sharded across 8
 
 
+@pytest.mark.slow
 def test_workloads_missing_on_either_side(con) -> None:
     """Output for a workload the catalog dropped, and a catalog workload without any output."""
     from gpuprice.reports import build, pages

@@ -20,6 +20,9 @@ from gpuprice.reports.render import render_weekly_reports
 from gpuprice.reports.weeks import IsoWeek
 from gpuprice.warehouse.connection import connect_reader
 
+# Every test here renders charts (some through the helper process): the slow set.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -69,6 +69,7 @@ def test_batch_scoring_matches_the_row_api(rows: list[dict[str, object]]) -> Non
     np.testing.assert_allclose(absolute_percentage_errors(rows), _errors_via_public_api(rows), rtol=1e-9)
 
 
+@pytest.mark.slow
 def test_held_out_rows(rows: list[dict[str, object]]) -> None:
     train = [r for i, r in enumerate(rows) if i % 4 != 3]
     held_out = [r for i, r in enumerate(rows) if i % 4 == 3]

@@ -57,9 +57,8 @@ def export_parquet(con: duckdb.DuckDBPyConnection, dates: Iterable[dt.date], roo
         folder.mkdir(parents=True, exist_ok=True)
         final = folder / "data.parquet"
         tmp = folder / ".data.parquet.tmp"
-        count = con.execute("SELECT count(*) FROM price_snapshots WHERE snapshot_date = ?", [day]).fetchone()[
-            0
-        ]
+        row = con.execute("SELECT count(*) FROM price_snapshots WHERE snapshot_date = ?", [day]).fetchone()
+        count = row[0] if row else 0
         if count == 0:
             final.unlink(missing_ok=True)
             continue

@@ -185,8 +185,9 @@ def setup_from_options(**options: Any) -> TrainingSetup:
         k: (options.get(k) if options.get(k) is not None else d) for k, d in MODEL_OPTION_DEFAULTS.items()
     }
     for name in (*_INTS, *_FLOATS, "grad_checkpointing"):
-        if isinstance(values[name], str):
-            values[name] = parse_cell(name, values[name], label=_flag(name))
+        text = values[name]
+        if isinstance(text, str):
+            values[name] = parse_cell(name, text, label=_flag(name))
     if values["method"] is None:
         raise BadInput("--method is required: full, lora or qlora")
     for name in _CHOICES:
