@@ -7,10 +7,15 @@ load the same from a checkout and from site-packages (tests/test_packaging.py).
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import dagster as dg
 
 from gpuprice.pipelines import defs as defs_package
 
-defs = dg.ComponentTree.from_module(defs_package, project_root=Path(__file__).parent).build_defs()
+with warnings.catch_warnings():
+    # dg.load_from_defs_folder silences these too: the loader's own preview notices, not ours.
+    warnings.simplefilter("ignore", dg.PreviewWarning)
+    warnings.simplefilter("ignore", dg.BetaWarning)
+    defs = dg.ComponentTree.from_module(defs_package, project_root=Path(__file__).parent).build_defs()
