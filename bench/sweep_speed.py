@@ -305,15 +305,10 @@ def measure(
     ]
 
 
-def throughput_figure(rows: int = THROUGHPUT_ROWS, loop_rows: int = THROUGHPUT_LOOP_ROWS) -> Figure:
-    """``predict_frame`` over ``rows`` mixed configurations vs ``predict_throughput`` one at a time.
-
-    The loop runs the first ``loop_rows`` rows, its time is scaled to all rows, and its numbers
-    must equal the frame's (else Disagreement).
-    """
-    shape = ModelShape.of(resolve_model("meta-llama/Llama-3.1-8B"))
-    rng = np.random.default_rng(0)
-    frame = pd.DataFrame(
+def mixed_throughput_frame(rows: int, shape: ModelShape, seed: int = 0) -> pd.DataFrame:
+    """``rows`` random configurations of one model (GPUs, counts, methods, shardings mixed)."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
         dict(
             gpu=rng.choice(["h100-sxm", "a100-80gb-pcie", "l40s", "b200"], rows),
             gpus=rng.choice([1, 2, 8, 16], rows),
@@ -330,6 +325,16 @@ def throughput_figure(rows: int = THROUGHPUT_ROWS, loop_rows: int = THROUGHPUT_L
             attn_width=shape.attn_width,
         )
     )
+
+
+def throughput_figure(rows: int = THROUGHPUT_ROWS, loop_rows: int = THROUGHPUT_LOOP_ROWS) -> Figure:
+    """``predict_frame`` over ``rows`` mixed configurations vs ``predict_throughput`` one at a time.
+
+    The loop runs the first ``loop_rows`` rows, its time is scaled to all rows, and its numbers
+    must equal the frame's (else Disagreement).
+    """
+    shape = ModelShape.of(resolve_model("meta-llama/Llama-3.1-8B"))
+    frame = mixed_throughput_frame(rows, shape)
     predict_frame(frame.head(100))  # warm-up
     start = time.perf_counter()
     out = predict_frame(frame)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -191,26 +190,10 @@ def test_predict_frame_matches_single_predictions() -> None:
 
 def test_predict_frame_handles_a_large_mixed_frame() -> None:
     # Its speed is the bench figure sweep.throughput_rows_per_s (make bench), not a unit test.
-    shape = ModelShape.of(LLAMA_8B)
+    from bench.sweep_speed import mixed_throughput_frame
+
     n = 200_000
-    rng = np.random.default_rng(0)
-    frame = pd.DataFrame(
-        dict(
-            gpu=rng.choice(["h100-sxm", "a100-80gb-pcie", "l40s", "b200"], n),
-            gpus=rng.choice([1, 2, 8, 16], n),
-            method=rng.choice(["full", "lora", "qlora"], n),
-            seq_len=2048,
-            micro_batch=2,
-            grad_checkpointing=True,
-            precision="bf16-mixed",
-            sharding=rng.choice(["none", "zero3"], n),
-            n_params=shape.n_params,
-            n_active_params=shape.n_active_params,
-            layers=shape.layers,
-            hidden=shape.hidden,
-            attn_width=shape.attn_width,
-        )
-    )
+    frame = mixed_throughput_frame(n, ModelShape.of(LLAMA_8B))
     out = predict_frame(frame)
     assert out["tokens_per_sec_per_gpu"].gt(0).all()
     assert len(out) == n and out.index.equals(frame.index)
