@@ -145,3 +145,27 @@ def test_a_missing_command_module_is_an_error(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(commands, "COMMAND_MODULES", (*commands.COMMAND_MODULES, "no_such_command"))
     with pytest.raises(commands.MissingCommand, match=r"gpuprice\.commands\.no_such_command is missing"):
         commands.register_all(typer.Typer())
+
+
+# Modules that may touch os.environ, and why; every GPUPRICE_ setting is read by gpuprice.settings.
+ENVIRONMENT_READERS = {
+    "gpuprice.settings": "the settings object, built at the edges",
+    "gpuprice.scrapers.fetch": "User-Agent and API keys, from an injectable mapping that defaults to the environment",
+    "gpuprice.reports.drawing": "copies the environment for its chart helper process",
+}
+
+
+def test_only_the_settings_read_the_environment() -> None:
+    readers = set()
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in ("environ", "getenv")
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "os"
+            ):
+                readers.add(module)
+    assert readers <= set(ENVIRONMENT_READERS), sorted(readers - set(ENVIRONMENT_READERS))
+    assert "gpuprice.settings" in readers
