@@ -20,10 +20,16 @@ def memory_fit_table(
     gpu_counts: Sequence[int] = GPU_COUNTS,
     strategies: Sequence[str] = SWEEP_STRATEGIES,
 ) -> pd.DataFrame:
-    """One vectorised sweep; columns as the warehouse table ``memory_fit`` (without computed_at)."""
+    """One vectorised sweep; columns as the warehouse table ``memory_fit`` (without computed_at).
+
+    Each workload only at the GPU counts its limits allow (``max_gpus``, ``max_nodes`` whole
+    nodes): a 4-node job is never told it fits "512x a10 · zero3"."""
     catalog = load_gpu_catalog()
     memory = dict(zip(catalog["slug"].astype(str), catalog["memory_gb"].astype(float)))
     sweep = fit_sweep([w.setup() for w in workloads], memory, gpu_counts, strategies)
     names = pd.Series([w.name for w in workloads])
-    sweep.insert(0, "workload", names.iloc[sweep["setup_index"].to_numpy()].to_numpy())
-    return sweep.drop(columns=["setup_index"])
+    index = sweep["setup_index"].to_numpy()
+    limits = pd.Series([w.gpu_limit for w in workloads]).iloc[index].to_numpy()
+    sweep.insert(0, "workload", names.iloc[index].to_numpy())
+    within = sweep["gpu_count"].to_numpy() <= limits
+    return sweep.loc[within].drop(columns=["setup_index"]).reset_index(drop=True)

@@ -58,10 +58,13 @@ RANKING_COLUMNS: tuple[str, ...] = (
     "mfu",
     "hours",
     "run_cost_usd",
+    "total_cost_usd",
     "cost_per_checkpoint_usd",
     "cost_terms",
     "warnings",
     "price_snapshot_date",
+    "observed_on",
+    "excluded_by",
 )
 REQUIRED_OFFER_COLUMNS: tuple[str, ...] = (
     "provider",
@@ -80,14 +83,27 @@ _OFFER_COLUMNS_USED = frozenset(
         "commitment_months",
         "price_basis",
         "effective_from",
+        "observed_on",
     }
 )
 STRATEGIES = tuple(s for s in SWEEP_STRATEGIES if s != "offload")  # CPU offload's speed is not modelled
 RISKS: tuple[int, ...] = (0, 1, 2, 3)  # 2 x spot + community: the interruption classes of offers
 STALE_AFTER_DAYS = 2  # warehouse.views: a provider's price is stale after two days
 LONG_JOB_HOURS = 24.0  # "long job" for the no-ECC warning
-LONG_SPOT_HOURS = 12.0  # a full fine-tune this long on spot needs frequent checkpoints ...
-FREQUENT_CHECKPOINT_HOURS = 1.0  # ... at least hourly
+# Seed guide, common mistake 4: spot is dangerous for long full fine-tunes. Every spot offer pays
+# the expected rework at CostTerms.spot_preemptions_per_node_hour (default 0.05: one preemption
+# per ~20 node-hours, an assumption); a full fine-tune this long on spot also gets the warning.
+LONG_SPOT_HOURS = 12.0
+# Right-sizing (models.ranking._right_sized_hours). Data-parallel scaling beyond the fewest GPUs
+# that hold a job is at best ~90% of linear in practice (gradient all-reduce, stragglers, input
+# pipeline; e.g. PyTorch DDP, Li et al., VLDB 2020, reports near- but sub-linear scaling): an
+# assumption used as a cap on top of the throughput model's communication estimate.
+DATA_PARALLEL_EFFICIENCY = 0.90
+# Splitting a job further stops paying once it is about an hour long: start-up, data loading,
+# evaluation and checkpoint writes are serial time of that order that more GPUs do not shrink.
+MIN_USEFUL_RUN_HOURS = 1.0
+# Constraint codes of ``excluded_by`` (which limit an offer breaks).
+CONSTRAINTS: tuple[str, ...] = ("deadline", "max_gpus", "max_nodes", "budget")
 
 
 @dataclass(frozen=True)
@@ -145,7 +161,7 @@ def _usable_offers(offers: pd.DataFrame, day: dt.date) -> _Offers:
     )
     wanted = [c for c in offers.columns if c in _OFFER_COLUMNS_USED]
     frame = offers.loc[keep, wanted].reset_index(drop=True)  # source order breaks the last ties
-    price = price.to_numpy(dtype=float)[keep]
+    prices = price.to_numpy(dtype=float)[keep]
     count = frame["gpu_count"].to_numpy(dtype=np.int64)
 
     # GB per GPU: the offer's figure when plausible (GH200 96/144 GB share a slug), else the catalog's.
@@ -171,10 +187,15 @@ def _usable_offers(offers: pd.DataFrame, day: dt.date) -> _Offers:
         provider_codes.astype(np.int64) * len(dates) + date_codes, return_inverse=True
     )
     stale_keys = [(str(providers[v // len(dates)]), dates[v % len(dates)]) for v in stale_values.tolist()]
+    # When the price was seen: the offer's observed_on where the warehouse has one, else its snapshot.
+    observed = pd.to_datetime(_column(frame, "observed_on", None), errors="coerce")
+    observed = observed.fillna(pd.to_datetime(_column(frame, "snapshot_date", day), errors="coerce"))
+    observed_codes, observed_values = pd.factorize(observed, use_na_sentinel=False)
+    observed_dates = np.array([_as_date(v) for v in observed_values] + [None], dtype=object)
     return _Offers(
         key_codes=key_codes,
         keys=keys,
-        price=price,
+        price=prices,
         count=count,
         spot=(frame["tier"] == "spot").to_numpy(),
         community=frame["community"].fillna(False).astype(bool).to_numpy(),
@@ -189,6 +210,7 @@ def _usable_offers(offers: pd.DataFrame, day: dt.date) -> _Offers:
                 _column(frame, "commitment_months", np.nan), errors="coerce"
             ).to_numpy(dtype=float, na_value=np.nan),
             "price_basis": _column(frame, "price_basis", "list").fillna("list").to_numpy(dtype=object),
+            "observed_on": observed_dates[observed_codes],
         },
     )
 
@@ -206,6 +228,9 @@ class _Workloads:
     deadline: np.ndarray  # NaN when there is none
     min_nodes: np.ndarray
     max_nodes: np.ndarray
+    max_gpus: np.ndarray  # inf when there is no limit
+    gpu_limit: np.ndarray  # max_gpus or max_nodes whole nodes, the stricter
+    budget: np.ndarray  # NaN when there is none
     full: np.ndarray
     checkpoint_gb: np.ndarray
     model_gb: np.ndarray
@@ -234,6 +259,9 @@ class _Workloads:
             deadline=per(lambda w: w.deadline_hours if w.deadline_hours is not None else np.nan),
             min_nodes=per(lambda w: w.min_nodes, np.int64),
             max_nodes=per(lambda w: w.max_nodes, np.int64),
+            max_gpus=per(lambda w: w.max_gpus if w.max_gpus is not None else np.inf),
+            gpu_limit=per(lambda w: w.gpu_limit),
+            budget=per(lambda w: w.budget_usd if w.budget_usd is not None else np.nan),
             full=per(lambda w: w.method == "full", bool),
             checkpoint_gb=per(lambda w: w.checkpoint_gb()),
             model_gb=per(lambda w: w.model_download_gb()),
@@ -390,7 +418,8 @@ def _configurations(
     for index, (low, high) in enumerate(
         zip(workloads.min_nodes.tolist(), workloads.max_nodes.tolist(), strict=True)
     ):
-        groups.setdefault((low, min(high, max_gpus // GPUS_PER_NODE)), []).append(index)
+        cap = min(max_gpus, int(workloads.gpu_limit[index])) // GPUS_PER_NODE
+        groups.setdefault((low, max(low, min(high, cap))), []).append(index)
     sweeps = []
     for (low, high), members in groups.items():
         scale = [n * GPUS_PER_NODE for n in range(low, high + 1)] if sells_nodes and high > 1 else []
@@ -400,24 +429,38 @@ def _configurations(
     fits = {name: np.concatenate([sweep[name] for sweep in sweeps]) for name in sweeps[0]}
     w, gpus = fits["workload"], fits["gpus"]
     nodes = -(-gpus // GPUS_PER_NODE)
-    # Offers sold in fixed sizes run as sold (when the size meets min_nodes) ...
+    # Offers sold in fixed sizes run as sold when the size meets min_nodes (beyond the job's GPU or
+    # node limit they are kept, to be marked infeasible) ...
     scales_out = sells_nodes & (workloads.max_nodes[w] > 1)
     as_sold = np.isin(gpus, offer_counts) & (nodes >= workloads.min_nodes[w]) & (gpus <= max_gpus)
     as_sold &= ~((gpus == GPUS_PER_NODE) & scales_out)
     # ... and whole 8-GPU nodes are combined into the node count the workload needs.
     scale = scales_out & (gpus % GPUS_PER_NODE == 0) & (nodes >= workloads.min_nodes[w])
-    scale &= (nodes <= workloads.max_nodes[w]) & (gpus <= max_gpus)
+    scale &= (nodes <= workloads.max_nodes[w]) & (gpus <= np.minimum(max_gpus, workloads.gpu_limit[w]))
     needed = as_sold | scale
     one_gpu = (gpus == 1) & (fits["sharding"] == "none")
     one_gpu_pairs = np.unique(w[one_gpu] * len(keys) + fits["key"][one_gpu])
-    fits = {name: values[needed] for name, values in fits.items()}
-    if fits["key"].size == 0:
+    # The fewest GPUs of each type that hold the job: the baseline more GPUs must beat.
+    group = w * len(keys) + fits["key"]
+    by_size = np.lexsort((gpus, group))
+    _, first = np.unique(group[by_size], return_index=True)
+    baseline = np.zeros(len(w), dtype=bool)
+    baseline[by_size[first]] = True
+    computed = needed | baseline
+    fits = {name: values[computed] for name, values in fits.items()}
+    if not needed.any():
         return None
-    as_sold, scale = as_sold[needed], scale[needed]
+    as_sold, scale, needed = as_sold[computed], scale[computed], needed[computed]
 
     speed = _throughput(workloads, keys, fits)
-    tps = speed["tokens_per_sec_per_gpu"]
     w, gpus = fits["workload"], fits["gpus"]
+    hours, tps, mfu = _right_sized_hours(
+        workloads.tokens[w],
+        w * len(keys) + fits["key"],
+        gpus,
+        speed["tokens_per_sec_per_gpu"],
+        speed["mfu"],
+    )
     every = _Configs(
         workload=w,
         key=fits["key"],
@@ -428,9 +471,9 @@ def _configurations(
         sharding=fits["sharding"],
         per_gpu_gb=fits["per_gpu_gb"],
         tokens_per_sec_per_gpu=tps,
-        mfu=speed["mfu"],
+        mfu=mfu,
         communication_share=speed["communication_share"],
-        hours=workloads.tokens[w] / (tps * gpus * 3600.0),
+        hours=hours,
         one_gpu_fits=np.isin(w * len(keys) + fits["key"], one_gpu_pairs),
         pcie_collectives=_pcie_collectives(keys, fits["key"], gpus),
     )
@@ -448,6 +491,30 @@ def _configurations(
         )
     configs = _Configs.concat(parts)
     return configs if len(configs) else None
+
+
+def _right_sized_hours(
+    tokens: np.ndarray, group: np.ndarray, gpus: np.ndarray, tps: np.ndarray, mfu: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(compute hours, effective tokens/s per GPU, effective MFU) of each configuration.
+
+    Within a group (one job on one GPU type) the configuration with the fewest GPUs is the
+    baseline. More GPUs shorten the run at most at DATA_PARALLEL_EFFICIENCY of linear scaling
+    (the throughput model's own communication estimate applies when it is worse), and never below
+    MIN_USEFUL_RUN_HOURS (or the baseline's own length when shorter): past that point the extra
+    GPUs idle, and are paid for.
+    """
+    order = np.lexsort((gpus, group))
+    starts, first = np.unique(group[order], return_index=True)
+    base = order[first][np.searchsorted(starts, group)]
+    base_rate = tps[base] * gpus[base]
+    stated = np.where(gpus > gpus[base], base_rate * DATA_PARALLEL_EFFICIENCY * gpus / gpus[base], base_rate)
+    rate = np.minimum(tps * gpus, stated)  # cluster tokens/s
+    busy = tokens / (rate * 3600.0)
+    floor = np.minimum(tokens / (base_rate * 3600.0), MIN_USEFUL_RUN_HOURS)
+    hours = np.where(gpus > gpus[base], np.maximum(busy, floor), busy)
+    effective = tokens / (hours * 3600.0 * gpus)
+    return hours, effective, mfu * effective / tps
 
 
 def _choose_nodes(
@@ -491,6 +558,8 @@ def _config_warnings(
     spot: bool,
     wall_hours: float,
     checkpoint_every: float,
+    rework_hours: float = 0.0,
+    interruptions: float = 0.0,
 ) -> list[str]:
     """Warnings of one configuration and tier: short stable code, colon, one sentence."""
     out: list[str] = []
@@ -503,15 +572,12 @@ def _config_warnings(
             f"pcie-multi-gpu: {gpus}x {gpu} exchange gradients over PCIe only; "
             f"{comm_share:.0%} of step time is communication in full fine-tuning"
         )
-    if (
-        spot
-        and workload.method == "full"
-        and wall_hours >= LONG_SPOT_HOURS
-        and checkpoint_every > FREQUENT_CHECKPOINT_HOURS
-    ):
+    if spot and workload.method == "full" and wall_hours >= LONG_SPOT_HOURS:
+        rate = workload.cost_terms.spot_preemptions_per_node_hour
         out.append(
-            f"spot-long-run: spot capacity for a {wall_hours:.0f} h full fine-tune that checkpoints only every "
-            f"{checkpoint_every:.1f} h; preemptions will redo work"
+            f"spot-long-run: a {wall_hours:.0f} h full fine-tune on spot expects {interruptions:.1f} preemptions "
+            f"({rate:g} per node-hour) and {rework_hours:.1f} h of rework with a checkpoint every "
+            f"{checkpoint_every:.1f} h; needs proven checkpoint/restart automation"
         )
     if offer_count >= GPUS_PER_NODE and nodes == 1 and one_gpu_fits:
         out.append(f"whole-node: renting {offer_count} GPUs although one {gpu} fits this workload")
@@ -617,13 +683,17 @@ def rank_offers(
     *,
     stale_providers: set[str] | frozenset[str] = frozenset(),
     max_gpus: int = 512,
+    include_infeasible: bool = False,
 ) -> pd.DataFrame:
     """Every fitting offer x workload, ranked per workload by cost per checkpoint (ties: wall time).
 
     ``offers`` has the warehouse ``price_snapshots`` columns; offers with GPU ``unknown`` (or not in
     the catalog), without a positive price or with a scheduled future price are skipped. Returns
     exactly RANKING_COLUMNS, workloads in the given order; ``warnings`` holds one list of
-    "code: text" strings per row.
+    "code: text" strings per row. Offers beyond a workload's limits (deadline, GPUs, nodes,
+    budget) are left out, or with ``include_infeasible`` ranked after the others with the
+    CONSTRAINTS they break in ``excluded_by``; offers of tiers or providers the workload does not
+    consider are always left out.
     """
     day = _as_date(snapshot_date)
     if day is None:
@@ -637,7 +707,7 @@ def rank_offers(
     configs = _configurations(table, usable.keys, np.unique(usable.count).tolist(), max_gpus)
     if configs is None:
         return _empty()
-    return _assemble(usable, table, configs, day, frozenset(stale_providers))
+    return _assemble(usable, table, configs, day, frozenset(stale_providers), include_infeasible)
 
 
 def _match(offers: _Offers, configs: _Configs, n_workloads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -665,10 +735,59 @@ def _match(offers: _Offers, configs: _Configs, n_workloads: int) -> tuple[np.nda
     return workload, offer, order[position[found]]
 
 
+def _selected(offers: _Offers, table: _Workloads, wi: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Pairs whose offer is of a tier and provider the workload considers (``tier``, ``providers``)."""
+    keep = np.ones(len(rows), dtype=bool)
+    for index, workload in enumerate(table.items):
+        mine = wi == index
+        if workload.tier is not None:
+            keep[mine] &= np.isin(offers.columns["tier"][rows[mine]], list(workload.tier))
+        if workload.providers is not None:
+            keep[mine] &= np.isin(offers.columns["provider"][rows[mine]], list(workload.providers))
+    return keep
+
+
+def _exclusions(
+    table: _Workloads, wi: np.ndarray, gpus: np.ndarray, nodes: np.ndarray, costs: dict[str, np.ndarray]
+) -> np.ndarray:
+    """One column per CONSTRAINTS code: True where the configuration breaks that limit."""
+    with np.errstate(invalid="ignore"):
+        return np.column_stack(
+            [
+                costs["wall_hours"] > table.deadline[wi],  # NaN deadline: never late
+                gpus > table.max_gpus[wi],
+                nodes > table.max_nodes[wi],
+                costs["total_usd"] > table.budget[wi],
+            ]
+        )
+
+
+def _constraint_warnings(
+    workload: Workload, codes: list[str], gpus: int, nodes: int, total: float
+) -> list[str]:
+    """Warnings of the limits a shown-anyway (``include_infeasible``) offer breaks; the deadline's
+    is among the configuration warnings already."""
+    out = []
+    if "max_gpus" in codes:
+        out.append(f"over-gpu-limit: {gpus} GPUs exceed the job's limit of {workload.max_gpus}")
+    if "max_nodes" in codes:
+        out.append(f"over-node-limit: {nodes} nodes exceed the job's limit of {workload.max_nodes}")
+    if "budget" in codes:
+        out.append(f"over-budget: ${total:,.2f} in total exceeds the ${workload.budget_usd:,.2f} budget")
+    return out
+
+
 def _assemble(
-    offers: _Offers, table: _Workloads, configs: _Configs, day: dt.date, stale: frozenset[str]
+    offers: _Offers,
+    table: _Workloads,
+    configs: _Configs,
+    day: dt.date,
+    stale: frozenset[str],
+    include_infeasible: bool,
 ) -> pd.DataFrame:
     wi, rows, cfg = _match(offers, configs, len(table.items))
+    keep = _selected(offers, table, wi, rows)
+    wi, rows, cfg = wi[keep], rows[keep], cfg[keep]
     if rows.size == 0:
         return _empty()
     gpus = configs.gpus[cfg].astype(float)
@@ -678,14 +797,27 @@ def _assemble(
     checkpoints, costs = table.costs(
         wi, gpus=gpus, nodes=nodes, price=price, hours=hours, spot=spot, community=community
     )
+    broken = _exclusions(table, wi, gpus, nodes, costs)
+    infeasible: np.ndarray = np.asarray(broken.any(axis=1), dtype=bool)
 
-    # Per workload (in the given order) cheapest per checkpoint first; ties by expected wall time,
-    # then the offers' own order (offers_as_of sorts by provider, SKU, count, tier).
-    ranking = np.lexsort((rows, costs["wall_hours"], np.round(costs["cost_per_checkpoint_usd"], 6), wi))
-    wi, rows, cfg, gpus, nodes, hours, price, spot, community, checkpoints = (
-        a[ranking] for a in (wi, rows, cfg, gpus, nodes, hours, price, spot, community, checkpoints)
+    # Per workload (in the given order) offers within every limit first, then cheapest per
+    # checkpoint; ties by expected wall time, then the offers' own order (offers_as_of sorts by
+    # provider, SKU, count, tier). Offers beyond a limit are dropped unless asked for.
+    ranking = np.lexsort(
+        (rows, costs["wall_hours"], np.round(costs["cost_per_checkpoint_usd"], 6), infeasible, wi)
+    )
+    if not include_infeasible:
+        ranking = ranking[~infeasible[ranking]]
+    if ranking.size == 0:
+        return _empty()
+    wi, rows, cfg, gpus, nodes, hours, price, spot, community, checkpoints, broken = (
+        a[ranking] for a in (wi, rows, cfg, gpus, nodes, hours, price, spot, community, checkpoints, broken)
     )
     costs = {name: values[ranking] for name, values in costs.items()}
+    broken_codes = broken.astype(np.int64) @ (1 << np.arange(len(CONSTRAINTS), dtype=np.int64))
+    excluded_lists = [
+        [c for i, c in enumerate(CONSTRAINTS) if code >> i & 1] for code in range(1 << len(CONSTRAINTS))
+    ]
     starts = np.searchsorted(wi, np.arange(len(table.items)))
     rank = np.arange(len(wi), dtype=np.int64) - starts[wi] + 1
 
@@ -704,6 +836,8 @@ def _assemble(
             ("spot", spot),
             ("wall", costs["wall_hours"]),
             ("every", hours / checkpoints),
+            ("rework", costs["rework_hours"]),
+            ("interruptions", costs["expected_interruptions"]),
         )
     }
     for i, c in enumerate(firsts["cfg"]):
@@ -722,6 +856,8 @@ def _assemble(
                 spot=bool(firsts["spot"][i]),
                 wall_hours=firsts["wall"][i],
                 checkpoint_every=firsts["every"][i],
+                rework_hours=firsts["rework"][i],
+                interruptions=firsts["interruptions"][i],
             )
         )
     suffixes = _cost_terms_suffixes(table, wi, costs, checkpoints, first_row)
@@ -733,6 +869,16 @@ def _assemble(
         config_warnings[p // len(stale_warnings)] + stale_warnings[p % len(stale_warnings)]
         for p in pairs.tolist()
     ]
+
+    warnings = [list(pair_lists[p]) for p in pair_codes.tolist()]
+    for i in np.flatnonzero(broken_codes).tolist():
+        warnings[i] += _constraint_warnings(
+            table.items[int(wi[i])],
+            excluded_lists[int(broken_codes[i])],
+            int(gpus[i]),
+            int(nodes[i]),
+            float(costs["total_usd"][i]),
+        )
 
     cols = {name: values[rows] for name, values in offers.columns.items()}
     names = np.array([w.name for w in table.items], dtype=object)
@@ -757,12 +903,15 @@ def _assemble(
             "mfu": configs.mfu[cfg],
             "hours": hours,
             "run_cost_usd": np.round(costs["gpu_usd"], 2),
+            "total_cost_usd": np.round(costs["total_usd"], 2),
             "cost_per_checkpoint_usd": costs["cost_per_checkpoint_usd"],
             "cost_terms": _cost_terms_json(costs, suffixes, sit_codes),
-            "warnings": [list(pair_lists[p]) for p in pair_codes.tolist()],
+            "warnings": warnings,
             "price_snapshot_date": np.array([d for _, d in offers.stale_keys], dtype=object)[
                 offers.stale_codes[rows]
             ],
+            "observed_on": cols["observed_on"],
+            "excluded_by": [list(excluded_lists[c]) for c in broken_codes.tolist()],
         },
         columns=list(RANKING_COLUMNS),
     )

@@ -10,17 +10,31 @@ from __future__ import annotations
 
 import functools
 import math
+import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from gpuprice.errors import BadInput, read_text_input, unknown_choice
 from gpuprice.models.choices import GPUS_PER_NODE, LoraTargets, Method, Optimizer, Precision
 from gpuprice.models.cost import CostTerms, resumable_checkpoint_gb
+from gpuprice.quantities import parse_number
 
 BUILTIN_PATH = Path(__file__).with_name("workloads.yaml")
+DEFAULT_CHECKPOINTS = 10  # no interval given: a checkpoint every tenth of the run
+DEFAULT_LORA_RANK = 16
+DEFAULT_LORA_TARGETS = "all"
 
 
 class Workload(BaseModel):
@@ -31,6 +45,9 @@ class Workload(BaseModel):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=80)
     description: str = ""
     model: str | None = Field(default=None, description="catalog id (Hugging Face repo id)")
+    config: str | None = Field(
+        default=None, description="a Hugging Face config.json (relative paths: to the workloads file)"
+    )
     params_b: float | None = Field(
         default=None, gt=0, le=5000, description="size, when the model is not in the catalog"
     )
@@ -40,8 +57,10 @@ class Workload(BaseModel):
     seq_len: int = Field(default=2048, ge=1, le=4_194_304)
     micro_batch: int = Field(default=1, ge=1, le=65_536)
     grad_checkpointing: bool | None = Field(default=None, description="default: on for qlora, off otherwise")
-    lora_rank: int = Field(default=16, ge=1, le=65_536)
-    lora_targets: LoraTargets = "all"
+    # Adapter fields belong to lora/qlora only (None for a full fine-tune; default rank 16, all targets).
+    lora_rank: int | None = Field(default=None, ge=1, le=65_536)
+    lora_targets: LoraTargets | None = None
+    margin: float = Field(default=0.20, ge=0.15, le=0.30, description="memory planning margin")
     tokens: float | None = Field(default=None, gt=0)
     steps: int | None = Field(default=None, ge=1)
     global_batch_tokens: int | None = Field(default=None, ge=1)
@@ -49,11 +68,48 @@ class Workload(BaseModel):
     checkpoint_interval_steps: int | None = Field(default=None, ge=1)
     checkpoint_interval_hours: float | None = Field(default=None, gt=0)
     checkpoint_size_gb: float | None = Field(default=None, ge=0)
+    # Constraints: offers that break one are excluded from the ranking (shown, marked, on request).
     deadline_hours: float | None = Field(default=None, gt=0)
     min_nodes: int = Field(default=1, ge=1, le=1024)
     max_nodes: int = Field(default=1, ge=1, le=1024)
+    max_gpus: int | None = Field(default=None, ge=1, le=131_072)
+    budget_usd: float | None = Field(default=None, gt=0, description="most the whole run may cost")
+    # Selections: only offers of these tiers / providers are considered (None: all).
+    tier: tuple[Literal["on_demand", "spot", "reserved"], ...] | None = None
+    providers: tuple[str, ...] | None = None
     cost_terms: CostTerms = Field(default_factory=CostTerms)
     source: str = Field(default="", exclude=True, description="file the workload came from")
+
+    @field_validator("tokens", "checkpoint_interval_tokens", "global_batch_tokens", mode="before")
+    @classmethod
+    def _quantity(cls, value: Any, info: ValidationInfo) -> Any:
+        """Token counts accept the CLI's spellings: 500M, 2B, 1_000_000, 1e9."""
+        if isinstance(value, str):
+            try:
+                return parse_number(str(info.field_name), value, suffixes=True)
+            except BadInput as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+    @field_validator("tier", "providers", mode="before")
+    @classmethod
+    def _list(cls, value: Any) -> Any:
+        """A list, or the CLI's comma-separated text ("on_demand,spot")."""
+        if isinstance(value, str):
+            value = [part for part in value.split(",") if part.strip()]
+        if isinstance(value, (list, tuple)):
+            return tuple(str(v).strip().lower() for v in value)
+        return value
+
+    @field_validator("providers")
+    @classmethod
+    def _known_providers(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        from gpuprice.scrapers.offer import PROVIDERS
+
+        for name in value or ():
+            if name not in PROVIDERS:
+                raise ValueError(f"unknown provider {name!r}; valid: {', '.join(PROVIDERS)}")
+        return value
 
     @field_validator("method", "optimizer", "precision", "lora_targets", mode="before")
     @classmethod
@@ -62,8 +118,8 @@ class Workload(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> Workload:
-        if (self.model is None) == (self.params_b is None):
-            raise ValueError("give exactly one of model (catalog id) or params_b")
+        if sum(v is not None for v in (self.model, self.config, self.params_b)) != 1:
+            raise ValueError("give exactly one of model (catalog id), config (config.json) or params_b")
         if (self.tokens is None) == (self.steps is None):
             raise ValueError("give the training length as tokens, or as steps with global_batch_tokens")
         if self.steps is not None and self.global_batch_tokens is None:
@@ -73,15 +129,23 @@ class Workload(BaseModel):
             self.checkpoint_interval_steps,
             self.checkpoint_interval_hours,
         ]
-        if sum(v is not None for v in intervals) != 1:
+        if sum(v is not None for v in intervals) > 1:
             raise ValueError(
-                "give exactly one of checkpoint_interval_tokens, checkpoint_interval_steps or checkpoint_interval_hours"
+                "give at most one of checkpoint_interval_tokens, checkpoint_interval_steps or checkpoint_interval_hours"
             )
         if self.checkpoint_interval_steps is not None and self.global_batch_tokens is None:
             raise ValueError("checkpoint_interval_steps needs global_batch_tokens")
         if self.min_nodes > self.max_nodes:
             raise ValueError(f"min_nodes {self.min_nodes} exceeds max_nodes {self.max_nodes}")
         return self
+
+    @model_validator(mode="before")
+    @classmethod
+    def _adapter_fields_for_adapters(cls, data: Any) -> Any:
+        """lora_rank/lora_targets mean nothing to a full fine-tune (fit accepts and ignores them too)."""
+        if isinstance(data, dict) and str(data.get("method", "")).strip().lower() == "full":
+            return {k: v for k, v in data.items() if k not in ("lora_rank", "lora_targets")}
+        return data
 
     # ----- derived quantities ---------------------------------------------------------------
     @property
@@ -99,7 +163,23 @@ class Workload(BaseModel):
         if self.checkpoint_interval_steps is not None:
             assert self.global_batch_tokens is not None
             return float(self.checkpoint_interval_steps) * float(self.global_batch_tokens)
+        if self.checkpoint_interval_hours is None:
+            return self.training_tokens / DEFAULT_CHECKPOINTS
         return None
+
+    @property
+    def adapter_rank(self) -> int:
+        return self.lora_rank if self.lora_rank is not None else DEFAULT_LORA_RANK
+
+    @property
+    def adapter_targets(self) -> str:
+        return self.lora_targets if self.lora_targets is not None else DEFAULT_LORA_TARGETS
+
+    @property
+    def gpu_limit(self) -> int | None:
+        """The most GPUs the job may use: max_gpus, or max_nodes whole nodes when stricter."""
+        by_nodes = self.max_nodes * GPUS_PER_NODE
+        return by_nodes if self.max_gpus is None else min(self.max_gpus, by_nodes)
 
     @property
     def uses_checkpointing(self) -> bool:
@@ -112,7 +192,7 @@ class Workload(BaseModel):
 
     def arch(self) -> Any:
         """The model's architecture (``models.architectures.ModelArch``)."""
-        return _resolve_arch(self.model, self.params_b)
+        return _resolve_arch(self.model, self.config, self.params_b)
 
     def setup(self, gpus: int = 1, sharding: str = "none") -> Any:
         """The memory model's ``TrainingSetup`` for this workload on ``gpus`` GPUs."""
@@ -126,10 +206,11 @@ class Workload(BaseModel):
             seq_len=self.seq_len,
             micro_batch=self.micro_batch,
             grad_checkpointing=self.uses_checkpointing,
-            lora_rank=self.lora_rank,
-            lora_targets=self.lora_targets,
+            lora_rank=self.adapter_rank,
+            lora_targets=self.adapter_targets,
             gpus=gpus,
             sharding=sharding,
+            margin=self.margin,
         )
 
     def adapter_params(self) -> float:
@@ -137,7 +218,7 @@ class Workload(BaseModel):
             return 0.0
         from gpuprice.models.memory import lora_params
 
-        return float(lora_params(self.arch(), self.lora_rank, self.lora_targets))
+        return float(lora_params(self.arch(), self.adapter_rank, self.adapter_targets))
 
     def checkpoint_gb(self) -> float:
         """Given size, or master weights + optimizer state of what trains (models.cost)."""
@@ -163,6 +244,12 @@ class Workload(BaseModel):
         data = self.model_dump(mode="json", exclude_none=True)
         data["cost_terms"] = self.cost_terms.model_dump(mode="json", exclude_none=True)
         data["grad_checkpointing"] = self.uses_checkpointing
+        if self.method != "full":
+            data["lora_rank"], data["lora_targets"] = self.adapter_rank, self.adapter_targets
+        if self.tier is not None:
+            data["tier"] = list(self.tier)
+        if self.providers is not None:
+            data["providers"] = list(self.providers)
         data["training_tokens"] = self.training_tokens
         data["checkpoint_size_gb"] = round(self.checkpoint_gb(), 3)
         per_ckpt = self.tokens_per_checkpoint
@@ -172,11 +259,90 @@ class Workload(BaseModel):
         return data
 
 
+# ----------------------------------------------------------------------------- ad-hoc jobs
+# Fields a job gives besides the model options of `fit` (`gpuprice rank` JOB options: the same
+# names with `-` for `_`, the same values as in workloads.yaml).
+JOB_FIELDS: tuple[str, ...] = (
+    "tokens",
+    "checkpoint_interval_tokens",
+    "checkpoint_interval_hours",
+    "deadline_hours",
+    "max_gpus",
+    "max_nodes",
+    "budget_usd",
+    "tier",
+    "providers",
+)
+# The limits and selections, which may also tighten a catalog workload from the command line.
+LIMIT_FIELDS: tuple[str, ...] = ("deadline_hours", "max_gpus", "max_nodes", "budget_usd", "tier", "providers")
+
+
+def _flag(field: str) -> str:
+    return "--" + field.replace("_", "-")
+
+
+def _as_bad_input(exc: ValidationError) -> BadInput:
+    err = exc.errors()[0]
+    loc = tuple(err.get("loc", ()))
+    message = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+    if not loc:
+        return BadInput(message)
+    value = err.get("input")
+    shown = f" {value!r}" if isinstance(value, (str, int, float)) and not isinstance(value, bool) else ""
+    return BadInput(f"{_flag(str(loc[0]))}{shown}: {message}")
+
+
+def job_name(model: str | None, config: str | None, params_b: float | str | None, method: str) -> str:
+    """A workload name for an ad-hoc job: "qwen2.5-7b-lora", "8b-full"."""
+    if model is not None:
+        stem = model.rsplit("/", 1)[-1]
+    elif config is not None:
+        stem = Path(config).parent.name or "config"
+    else:
+        stem = f"{float(params_b or 0):g}b"
+    slug = re.sub(r"[^a-z0-9._-]+", "-", f"{stem}-{method}".lower()).strip("-._")
+    return (slug or "job")[:80]
+
+
+def job_workload(fields: Mapping[str, Any]) -> Workload:
+    """A workload from command-line values (text or parsed; ``None`` = not given), validated by
+    the same rules as workloads.yaml; errors name the option (``--tokens 'x': ...``)."""
+    given = {k: (str(v) if isinstance(v, Path) else v) for k, v in fields.items() if v is not None}
+    if "tokens" not in given:
+        raise BadInput("--tokens is required for a job (training tokens, e.g. 500M or 2B)")
+    if "method" in given and "name" not in given:
+        given["name"] = job_name(
+            given.get("model"), given.get("config"), given.get("params_b"), str(given["method"])
+        )
+    try:
+        workload = Workload.model_validate({**given, "source": "command line"})
+    except ValidationError as exc:
+        raise _as_bad_input(exc) from None
+    workload.arch()
+    return workload
+
+
+def with_limits(workload: Workload, limits: Mapping[str, Any]) -> Workload:
+    """``workload`` with the LIMIT_FIELDS given in ``limits`` replaced (validated)."""
+    given = {k: v for k, v in limits.items() if v is not None}
+    unknown = set(given) - set(LIMIT_FIELDS)
+    if unknown:
+        raise BadInput(
+            f"{_flag(sorted(unknown)[0])} cannot change a workload; valid: {', '.join(map(_flag, LIMIT_FIELDS))}"
+        )
+    if not given:
+        return workload
+    try:
+        return Workload.model_validate({**workload.model_dump(), **given, "source": workload.source})
+    except ValidationError as exc:
+        raise _as_bad_input(exc) from None
+
+
 @functools.cache
-def _resolve_arch(model: str | None, params_b: float | None) -> Any:
+def _resolve_arch(model: str | None, config: str | None, params_b: float | None) -> Any:
     from gpuprice.models.architectures import resolve_model
 
-    return resolve_model(model_id=model, params_b=params_b)
+    return resolve_model(model_id=model, config_path=config, params_b=params_b)
 
 
 # ----------------------------------------------------------------------------- YAML loading
@@ -263,7 +429,11 @@ def load_file(path: str | Path) -> list[Workload]:
     for entry, node in _items(path, text):
         line = node.start_mark.line + 1
         try:
-            workload = Workload.model_validate({**entry, "source": str(path)})
+            fields = {**entry, "source": str(path)}
+            if isinstance(entry.get("config"), str):
+                config = Path(entry["config"]).expanduser()
+                fields["config"] = str(config if config.is_absolute() else path.parent / config)
+            workload = Workload.model_validate(fields)
         except ValidationError as exc:
             raise _validation_error(path, node, entry, exc) from None
         if workload.name in seen:
@@ -274,7 +444,8 @@ def load_file(path: str | Path) -> list[Workload]:
         try:
             workload.arch()
         except BadInput as exc:
-            field_line = _node_at(node, ("model",) if workload.model else ("params_b",)).start_mark.line + 1
+            given = "model" if workload.model else "config" if workload.config else "params_b"
+            field_line = _node_at(node, (given,)).start_mark.line + 1
             raise BadInput(
                 f"{path} line {field_line}: workload {workload.name!r} field model: {exc}"
             ) from None

@@ -63,6 +63,10 @@ def build_workload_report(
     ranked_on = loading.rankings_date(con, name, week)
     ranked = loading.rankings(con, name, ranked_on) if ranked_on else []
     fit_rows, computed_at = loading.memory_fit(con, name)
+    # Only the GPU counts the workload may use (a sweep stored before limits were applied has more).
+    limit = getattr(workload, "gpu_limit", None)
+    if isinstance(limit, int):
+        fit_rows = [row for row in fit_rows if row.gpu_count <= limit]
     margin = workload_info.planning_margin(fit_rows)
     bars, note = workload_info.memory_bars(workload, fit_rows, ranked)
     # The verdict lists the GPU types on offer this week (the sweep covers the whole catalog).

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gpuprice.models.choices import GPUS_PER_NODE
 from gpuprice.reports.weeks import IsoWeek
@@ -293,21 +293,52 @@ class RankedOffer(_Frozen):
     tokens_per_sec_per_gpu: float
     mfu: float
     hours: float
-    run_cost_usd: float
+    run_cost_usd: float = Field(description="GPU time only: one term of the total")
+    total_cost_usd: float = Field(default=0.0, description="the run's total: every cost term")
     cost_per_checkpoint_usd: float
     cost_terms: dict[str, Any] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
     price_snapshot_date: dt.date | None = None
+    observed_on: dt.date | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _total(cls, data: Any) -> Any:
+        """Rankings stored before the total had its own column: the cost terms' total, else GPU time."""
+        if isinstance(data, dict) and data.get("total_cost_usd") is None:
+            terms = data.get("cost_terms") or {}
+            value = terms.get("total_usd") if isinstance(terms, dict) else None
+            if isinstance(value, (int, float)) and value > 0:
+                data = {**data, "total_cost_usd": float(value)}
+            else:
+                data = {**data, "total_cost_usd": data.get("run_cost_usd", 0.0)}
+        return data
 
     @property
     def gpu_hours(self) -> float:
         return self.hours * self.gpu_count
 
     @property
-    def total_cost_usd(self) -> float:
-        """All-in cost of the run (rework, storage, data... included) when the ranking says; else GPU time."""
-        value = self.cost_terms.get("total_usd")
-        return float(value) if isinstance(value, (int, float)) and value > 0 else self.run_cost_usd
+    def startup_cost_usd(self) -> float:
+        """Billed start-up and model download (``orchestration_usd``)."""
+        return float(self.cost_terms.get("orchestration_usd") or 0.0)
+
+    @property
+    def rework_cost_usd(self) -> float:
+        return float(self.cost_terms.get("rework_usd") or 0.0)
+
+    @property
+    def other_cost_usd(self) -> float:
+        """Storage, data movement and engineering, less reusable value."""
+        terms = self.cost_terms
+        return float(
+            sum(float(terms.get(k) or 0.0) for k in ("storage_usd", "data_usd", "engineer_usd"))
+            - float(terms.get("reusable_value_usd") or 0.0)
+        )
+
+    @property
+    def warning_codes(self) -> list[str]:
+        return [w.split(":", 1)[0] for w in self.warnings]
 
     @property
     def wall_hours(self) -> float:

@@ -65,8 +65,14 @@ def qualifiers(offer: Any) -> str:
     return f" ({', '.join(notes)})" if notes else ""
 
 
+def sharding_label(sharding: str | None) -> str:
+    """ "no sharding" for plain data parallel or one card: "none" would read as "nothing fits"."""
+    return "no sharding" if sharding in (None, "", "none") else str(sharding)
+
+
 _FILTERS = {
     "qualifiers": qualifiers,
+    "sharding_label": sharding_label,
     "usd": fmt.usd,
     "rate": fmt.usd_rate,
     "hours": fmt.hours,

@@ -55,6 +55,10 @@ _LEADING_FIELDS: tuple[str, ...] = (
     "deadline",
     "min_nodes",
     "max_nodes",
+    "max_gpus",
+    "budget_usd",
+    "tier",
+    "providers",
     "mfu",
     "planning_margin",
     "margin",
@@ -79,6 +83,11 @@ _LABELS: dict[str, str] = {
     "deadline_hours": "Deadline",
     "min_nodes": "Nodes (min)",
     "max_nodes": "Nodes (max)",
+    "max_gpus": "GPUs (max)",
+    "margin": "Planning margin on memory",
+    "budget_usd": "Budget",
+    "tier": "Tiers considered",
+    "providers": "Providers considered",
 }
 # Numeric fields between 0 and 1 whose names say "share of something": shown as percentages.
 _FRACTION_WORDS = ("mfu", "margin", "fraction", "risk", "probability", "share", "efficiency", "utilization")

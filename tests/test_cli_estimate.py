@@ -341,3 +341,136 @@ def test_rank_bad_input(cli, home, published) -> None:
 def test_rank_without_a_warehouse(cli, home) -> None:
     err = one_line_error(cli("rank", "--workload", "llama-3.1-8b-lora"))
     assert "warehouse at" in err and "gpuprice run" in err
+
+
+# ----------------------------------------------------------------------------- rank any job (issue 14)
+JOB = (
+    "--model",
+    "meta-llama/Llama-3.1-8B",
+    "--method",
+    "lora",
+    "--micro-batch",
+    "4",
+    "--grad-checkpointing",
+    "--tokens",
+    "100M",
+)
+
+
+def _rank_json(cli, *args: str) -> list[dict]:
+    res = cli("rank", *args, "--date", D1.isoformat(), "--format", "json")
+    assert res.code == 0, res.err
+    return json.loads(res.out)
+
+
+def test_rank_an_ad_hoc_job_with_total_cost(cli, published) -> None:
+    rows = _rank_json(cli, *JOB)
+    assert rows and all(
+        set(r) >= CONTRACT_RANK | {"total_cost_usd", "price_basis", "observed_on"} for r in rows
+    )
+    costs = [r["cost_per_checkpoint_usd"] for r in rows]
+    assert costs == sorted(costs)
+    for r in rows:
+        terms = r["cost_terms"]
+        assert r["total_cost_usd"] == pytest.approx(terms["total_usd"], abs=0.01)
+        assert r["total_cost_usd"] > r["run_cost_usd"]  # start-up and download are paid too
+        assert r["cost_per_checkpoint_usd"] == pytest.approx(
+            r["total_cost_usd"] / terms["checkpoints"], abs=0.01
+        )
+        assert r["observed_on"] == D1.isoformat()
+
+
+def test_ad_hoc_job_ranks_like_the_same_job_in_yaml(cli, published, tmp_path, monkeypatch) -> None:
+    path = tmp_path / "mine.yaml"
+    path.write_text(
+        "workloads:\n  - name: mine\n    model: meta-llama/Llama-3.1-8B\n    method: lora\n    micro_batch: 4\n"
+        "    grad_checkpointing: true\n    tokens: 100M\n    deadline_hours: 30\n    tier: on_demand\n"
+    )
+    monkeypatch.setenv("GPUPRICE_WORKLOADS", str(path))
+    from_yaml = _rank_json(cli, "--workload", "mine")
+    ad_hoc = _rank_json(cli, *JOB, "--deadline-hours", "30", "--tier", "on_demand")
+    assert from_yaml and [{**r, "workload": None} for r in from_yaml] == [
+        {**r, "workload": None} for r in ad_hoc
+    ]
+
+
+def test_limits_exclude_offers_unless_asked(cli, published) -> None:
+    every = _rank_json(cli, *JOB, "--include-infeasible")
+    walls = sorted(r["cost_terms"]["wall_hours"] for r in every)
+    cut = (walls[0] + walls[-1]) / 2
+    on_time = _rank_json(cli, *JOB, "--deadline-hours", f"{cut:.3f}")
+    assert on_time and all(r["cost_terms"]["wall_hours"] <= cut for r in on_time)
+    assert len(on_time) < len(every)
+    marked = _rank_json(cli, *JOB, "--deadline-hours", f"{cut:.3f}", "--include-infeasible")
+    assert len(marked) == len(every)
+    flags = [bool(r["excluded_by"]) for r in marked]
+    assert flags == sorted(flags)  # within-limit offers first
+    late = [r for r in marked if r["excluded_by"]]
+    assert all(
+        r["excluded_by"] == ["deadline"] and any(w.startswith("deadline-missed") for w in r["warnings"])
+        for r in late
+    )
+    assert all(r["gpu_count"] <= 1 for r in _rank_json(cli, *JOB, "--max-gpus", "1"))
+    cheapest = min(r["total_cost_usd"] for r in every)
+    assert all(
+        r["total_cost_usd"] <= cheapest + 0.5
+        for r in _rank_json(cli, *JOB, "--budget-usd", f"{cheapest + 0.5}")
+    )
+    # A catalog workload takes the same limits.
+    capped = _rank_json(cli, "--workload", "llama-3.1-8b-lora", "--max-gpus", "1")
+    assert capped and all(r["gpu_count"] == 1 for r in capped)
+
+
+def test_empty_results_say_why_and_stay_well_formed(cli, published) -> None:
+    res = cli("rank", *JOB, "--deadline-hours", "0.01", "--date", D1.isoformat(), "--format", "json")
+    assert res.code == 0 and json.loads(res.out) == []
+    assert "deadline" in res.err and "--include-infeasible" in res.err
+    res = cli("rank", *JOB, "--budget-usd", "0.01", "--date", D1.isoformat(), "--format", "csv")
+    assert res.code == 0 and "budget" in res.err
+    header = next(csv.reader(io.StringIO(res.out)))
+    assert {"total_cost_usd", "cost_per_checkpoint_usd", "gpu_usd", "rework_usd", "storage_usd"} <= set(
+        header
+    )
+    res = cli("rank", *JOB, "--date", "2020-01-01")
+    assert res.code == 0 and "no scraped snapshot on or before 2020-01-01" in res.err
+    res = cli("rank", *JOB, "--tier", "spot", "--date", D1.isoformat(), "--format", "json")
+    assert res.code == 0 and json.loads(res.out) == [] and "spot" in res.err
+    res = cli("rank", "--params-b", "2000", "--method", "full", "--tokens", "1B", "--date", D1.isoformat())
+    assert res.code == 0 and "nothing fits" in res.err
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        ((*JOB, "--tier", "spto"), "on_demand, spot, reserved"),
+        ((*JOB, "--providers", "lamda"), "lambda"),
+        ((*JOB[:-2], "--tokens", "lots"), "'lots'"),
+        ((*JOB[:-2],), "--tokens"),
+        ((*JOB, "--deadline-hours", "-3"), "--deadline-hours"),
+        ((*JOB, "--max-gpus", "1.5"), "--max-gpus"),
+        ((*JOB, "--budget-usd", "x"), "--budget-usd"),
+        (("--model", "meta-llama/Llama-3.1-8B", "--method", "lorra", "--tokens", "1B"), "full, lora, qlora"),
+        (("--method", "lora", "--tokens", "1B"), "--workload"),
+        (("--workload", "llama-3.1-8b-lora", "--model", "meta-llama/Llama-3.1-8B"), "not both"),
+    ],
+)
+def test_rank_job_bad_input(cli, published, args, fragment) -> None:
+    assert fragment in one_line_error(cli("rank", *args, "--date", D1.isoformat()))
+
+
+def test_estimate_prices_from_the_market(cli, published) -> None:
+    args = ("estimate", "--gpu", "h100-sxm", "--params-b", "8", "--method", "full", "--tokens", "2B")
+    out = json.loads(cli(*args, "--gpus", "8", "--sharding", "zero3", "--date", D1.isoformat(), "--json").out)
+    assert set(out) >= CONTRACT_ESTIMATE and out["fits"] is True
+    assert out["price_source"] == "market" and out["usd_per_gpu_hour"] == 2.99
+    assert out["offer"]["provider"] == "lambda" and out["offer"]["sku"] == "gpu_8x_h100"
+    assert out["offer"]["observed_on"] == D1.isoformat()
+    assert out["cost_usd"] == pytest.approx(out["gpu_hours"] * 2.99, abs=0.01)
+    text = cli(*args, "--gpus", "8", "--date", D1.isoformat())
+    assert text.code == 0 and "lambda gpu_8x_h100" in text.out and "NOT a runnable setup" in text.out
+    unfit = json.loads(cli(*args, "--gpus", "8", "--date", D1.isoformat(), "--json").out)
+    assert unfit["fits"] is False and unfit["cost_note"].startswith("does not fit")
+    none = json.loads(
+        cli(*args, "--gpus", "4", "--sharding", "zero3", "--date", D1.isoformat(), "--json").out
+    )
+    assert none["cost_usd"] is None and "no list price" in none["cost_note"]

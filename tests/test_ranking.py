@@ -10,7 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpuprice.models.ranking import RANKING_COLUMNS, rank_offers
+from gpuprice.models.ranking import (
+    DATA_PARALLEL_EFFICIENCY,
+    MIN_USEFUL_RUN_HOURS,
+    RANKING_COLUMNS,
+    rank_offers,
+)
 from gpuprice.models.workloads import Workload, get_workload, load_workloads
 
 DAY = dt.date(2026, 10, 29)
@@ -128,9 +133,12 @@ def test_continued_pretraining_spans_nodes_and_meets_the_deadline() -> None:
     assert relaxed["nodes"] == pretraining.min_nodes  # no deadline: fewest nodes that fit
     assert urgent["nodes"] > ranked.iloc[0]["nodes"] >= relaxed["nodes"]
     assert json.loads(urgent["cost_terms"])["wall_hours"] <= 60.0
-    impossible = rank_offers(offers, [pretraining.model_copy(update={"deadline_hours": 1.0})], DAY).iloc[0]
-    assert impossible["nodes"] == pretraining.max_nodes
+    hopeless = pretraining.model_copy(update={"deadline_hours": 1.0})
+    assert rank_offers(offers, [hopeless], DAY).empty  # late offers are excluded by default ...
+    impossible = rank_offers(offers, [hopeless], DAY, include_infeasible=True).iloc[0]
+    assert impossible["nodes"] == pretraining.max_nodes  # ... or shown marked: the fastest
     assert any(w.startswith("deadline-missed:") for w in impossible["warnings"])
+    assert impossible["excluded_by"] == ["deadline"]
 
 
 def test_spot_needs_more_nodes_for_the_same_deadline() -> None:
@@ -151,7 +159,11 @@ def test_max_gpus_caps_scale_out() -> None:
         update={"deadline_hours": 1.0}
     )
     ranked = rank_offers(
-        frame(offer("coreweave", "hgx-h100", "h100-sxm", 8, 2.5)), [pretraining], DAY, max_gpus=32
+        frame(offer("coreweave", "hgx-h100", "h100-sxm", 8, 2.5)),
+        [pretraining],
+        DAY,
+        max_gpus=32,
+        include_infeasible=True,
     )
     assert ranked.iloc[0]["gpu_count"] == 32
 
@@ -355,3 +367,66 @@ def test_through_the_warehouse(tmp_path: Path) -> None:
     ).fetchall()
     assert len(stored) == 3 and all(isinstance(w, list) for w, _ in stored)
     con.close()
+
+
+# ------------------------------------------------------------------ right-sizing and limits (issue 14)
+def test_more_gpus_shorten_the_run_at_most_at_the_stated_efficiency() -> None:
+    offers = frame(offer("lambda", "1x", "h100-sxm", 1, 3.0), offer("lambda", "8x", "h100-sxm", 8, 3.0))
+    ranked = rank_offers(offers, [workload(tokens=1e9, checkpoint_interval_tokens=1e8)], DAY).set_index("sku")
+    one, eight = ranked.loc["1x"], ranked.loc["8x"]
+    assert eight["hours"] >= one["hours"] / (8 * DATA_PARALLEL_EFFICIENCY) * (1 - 1e-9)
+    assert eight["tokens_per_sec_per_gpu"] <= one["tokens_per_sec_per_gpu"] * DATA_PARALLEL_EFFICIENCY + 1e-6
+    # At the same price per GPU-hour one card is cheaper: the node pays 8x start-up for a 90% speed-up.
+    assert ranked.loc["1x", "rank"] < ranked.loc["8x", "rank"]
+    assert any(w.startswith("whole-node:") for w in eight["warnings"])
+
+
+def test_a_short_job_does_not_get_faster_on_a_whole_node() -> None:
+    offers = frame(offer("lambda", "1x", "b200", 1, 5.0), offer("nebius", "8x", "b200", 8, 1.0, tier="spot"))
+    short = workload(tokens=5e6, checkpoint_interval_tokens=1e6)
+    ranked = rank_offers(offers, [short], DAY).set_index("sku")
+    one_hours = ranked.loc["1x", "hours"]
+    assert one_hours < MIN_USEFUL_RUN_HOURS
+    assert ranked.loc["8x", "hours"] == pytest.approx(one_hours)  # the other 7 GPUs idle, paid for
+    # 8 GPUs x the same hours at a fifth of the price, plus 8x the start-up: not cheaper here.
+    assert ranked.loc["1x", "rank"] == 1
+
+
+def test_a_whole_node_ranks_first_only_when_cheaper_per_checkpoint() -> None:
+    job = workload(tokens=1e9, checkpoint_interval_tokens=1e8)
+
+    def best(node_price: float) -> pd.Series:
+        offers = frame(
+            offer("lambda", "1x", "h100-sxm", 1, 3.0), offer("nebius", "8x", "h100-sxm", 8, node_price)
+        )
+        return rank_offers(offers, [job], DAY).iloc[0]
+
+    assert best(3.0)["sku"] == "1x"
+    cheap_node = best(1.0)
+    assert cheap_node["sku"] == "8x" and any(w.startswith("whole-node:") for w in cheap_node["warnings"])
+    single = rank_offers(frame(offer("lambda", "1x", "h100-sxm", 1, 3.0)), [job], DAY).iloc[0]
+    assert cheap_node["cost_per_checkpoint_usd"] < single["cost_per_checkpoint_usd"]
+
+
+def test_limits_exclude_or_mark_offers() -> None:
+    offers = frame(
+        offer("lambda", "1x", "h100-sxm", 1, 3.0),
+        offer("lambda", "8x", "h100-sxm", 8, 2.0),
+        offer("coreweave", "16x", "h100-sxm", 16, 2.0),
+        offer("crusoe", "spot", "h100-sxm", 1, 1.0, tier="spot"),
+    )
+    job = workload(tokens=1e9, checkpoint_interval_tokens=1e8)
+    every = rank_offers(offers, [job], DAY, include_infeasible=True).set_index("sku")
+    assert every.loc["16x", "excluded_by"] == ["max_nodes"]  # 2 nodes for a one-node job
+    assert any(w.startswith("over-node-limit:") for w in every.loc["16x", "warnings"])
+    assert "16x" not in set(rank_offers(offers, [job], DAY)["sku"])
+    capped = rank_offers(offers, [job.model_copy(update={"max_gpus": 1})], DAY)
+    assert set(capped["sku"]) == {"1x", "spot"}
+    budget = float(every.loc["1x", "total_cost_usd"]) + 0.01  # the column is rounded to cents
+    cheap = rank_offers(offers, [Workload.model_validate({**job.model_dump(), "budget_usd": budget})], DAY)
+    assert (cheap["total_cost_usd"] <= budget).all() and "1x" in set(cheap["sku"])
+    marked = rank_offers(offers, [job.model_copy(update={"budget_usd": 1.0})], DAY, include_infeasible=True)
+    assert all("budget" in codes for codes in marked["excluded_by"])
+    assert all(any(w.startswith("over-budget:") for w in ws) for ws in marked["warnings"])
+    picked = Workload.model_validate({**job.model_dump(), "tier": "spot", "providers": ["crusoe"]})
+    assert list(rank_offers(offers, [picked], DAY)["sku"]) == ["spot"]

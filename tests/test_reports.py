@@ -245,6 +245,18 @@ def test_index_shows_freshness_changes_cheapest_and_links(written: dict[str, Pat
     for workload in WORKLOADS:
         assert f"{workload}.html" in hrefs and f"{workload}.md" in hrefs
     assert "summary.md" in hrefs
+    # Cards lead with the run's total and the cost per checkpoint, and keep the best offer's warnings.
+    assert "$29.80 total · $2.98 per successful checkpoint" in text and "GPU time $24.50" in text
+    assert re.search(r"\$2\.98 per successful checkpoint.*?spot", text)
+
+
+def test_summary_leads_with_total_cost_and_warnings(written: dict[str, Path]) -> None:
+    text = written["summary.md"].read_text()
+    assert "| Workload | Best offer | Total cost | Per checkpoint | GPU time | Wall time | Warnings |" in text
+    assert (
+        "| llama-3.1-70b-qlora | 1× h100-sxm at runpod, spot | $29.80 | $2.98 | $24.50 | 16.0 h | spot |"
+        in text
+    )
 
 
 @pytest.mark.slow
@@ -259,7 +271,7 @@ def test_workload_report_has_definition_verdict_ranking_and_charts(written: dict
     assert "Storage USD per GB month" in text and "checkpoint storage" in text
     assert "Deadline 120.0 h (5.0 d)" in text and "Training tokens 50M" in text
     assert "5 of 5 GPU types on offer hold this workload" in text and "l40s 48.0 GB ✗ needs 63.0 GB" in text
-    assert "Fewest GPUs: 1× a100-80gb-sxm (none)" in text
+    assert "Fewest GPUs: 1× a100-80gb-sxm (no sharding)" in text
     assert "On one card: a100-80gb-sxm, b200, h100-sxm, h200-sxm" in text
     assert "needs 63.0 GB" in text  # the L40S misses by itself
     # Ranked by cost per checkpoint with hours, run cost and warnings.
@@ -280,12 +292,19 @@ def test_workload_report_has_definition_verdict_ranking_and_charts(written: dict
 @pytest.mark.slow
 def test_markdown_report_of_a_multi_gpu_workload(written: dict[str, Path]) -> None:
     text = written["llama-3.1-8b-full.md"].read_text()
-    assert "| l40s | 48.0 GB | offload only | ✗ needs 96.0 GB | ✗ needs 54.0 GB | 16× zero3 |" in text
-    assert "| b200 | 180.0 GB | ✓ none (180.0 GB) |" in text  # exactly full still fits
+    assert "| l40s | 48.0 GB | offload only | ✗ needs 96.0 GB | ✗ needs 54.0 GB | does not fit |" in text
+    assert "| b200 | 180.0 GB | ✓ no sharding (180.0 GB) |" in text  # exactly full still fits
     assert "v100" not in text.split("## Top offers")[0]  # swept, but nobody offers it this week
-    assert "Fewest GPUs: 1× b200 (none)" in text
-    assert "| 1 | lambda | 8× b200 | on-demand | $4.99 | 12.0 h | $479.04 | $50.48 |" in text
-    assert "| 3 | coreweave | 8× h200-sxm | on-demand | $6.31 | 20.0 h | $1,009.60 | $104.17 |" in text
+    assert "Fewest GPUs: 1× b200 (no sharding)" in text
+    # Total cost and cost per checkpoint first, then GPU time, start-up, rework, other, wall time.
+    assert (
+        "| 1 | lambda | 8× b200 | on-demand | $4.99 | $504.79 | $50.48 | $479.04 | $23.95 | $0.00 | $1.80 | 12.6 h |"
+        in text
+    )
+    assert (
+        "| 3 | coreweave | 8× h200-sxm | on-demand | $6.31 | $1,041.69 | $104.17 | $1,009.60 | $30.29 |"
+        in text
+    )
 
 
 @pytest.mark.slow

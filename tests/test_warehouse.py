@@ -97,7 +97,14 @@ def test_a_first_schema_warehouse_is_migrated_in_place(tmp_path: Path):
         # Snapshots from before run tracking count as successful runs, so they are "latest".
         assert table(con, "SELECT provider, status, offers FROM provider_runs") == [("lambda", "success", 1)]
         assert table(con, "SELECT sku FROM analytics.latest_prices") == [("gpu_1x_a100",)]
-        assert [v for (v,) in table(con, "SELECT version FROM schema_version ORDER BY version")] == [1, 2, 3]
+        from gpuprice.warehouse.schema import MIGRATIONS
+
+        versions = [v for (v,) in table(con, "SELECT version FROM schema_version ORDER BY version")]
+        assert versions == [1, *sorted(MIGRATIONS)]
+        ranking_columns = {
+            c for (c,) in table(con, "SELECT name FROM pragma_table_info('workload_rankings')")
+        }
+        assert {"total_cost_usd", "observed_on", "excluded_by"} <= ranking_columns
     finally:
         con.close()
     # Opening again is a no-op.

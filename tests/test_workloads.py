@@ -157,3 +157,51 @@ def test_model_validation_rules() -> None:
             Workload.model_validate(broken)
     by_size = Workload.model_validate({**{k: v for k, v in base.items() if k != "model"}, "params_b": 13})
     assert by_size.arch().n_params == pytest.approx(13e9, rel=0.02)
+
+
+def test_yaml_takes_the_command_line_spellings_and_limits(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "workloads:\n  - name: j\n    model: meta-llama/Llama-3.1-8B\n    method: lora\n    tokens: 500M\n"
+        "    checkpoint_interval_tokens: 50M\n    deadline_hours: 12\n    max_gpus: 8\n    budget_usd: 100\n"
+        "    tier: on_demand,spot\n    providers: [lambda, Runpod]\n",
+    )
+    (job,) = load_file(path)
+    assert job.training_tokens == 5e8 and job.tokens_per_checkpoint == 5e7
+    assert job.tier == ("on_demand", "spot") and job.providers == ("lambda", "runpod")
+    assert job.gpu_limit == 8 and job.budget_usd == 100
+    definition = job.definition()
+    assert definition["lora_rank"] == 16 and definition["tier"] == ["on_demand", "spot"]
+    for text, fragment in (
+        ("tokens: 5Q", "tokens"),
+        ("tokens: 1B\n    tier: spto", "tier"),
+        ("tokens: 1B\n    providers: lamda", "lamda"),
+        ("tokens: 1B\n    budget_usd: -1", "budget_usd"),
+    ):
+        bad = write(
+            tmp_path, f"workloads:\n  - name: j\n    params_b: 8\n    method: lora\n    {text}\n", "bad.yaml"
+        )
+        with pytest.raises(BadInput, match=fragment):
+            load_file(bad)
+
+
+def test_no_interval_means_ten_checkpoints_and_full_jobs_have_no_adapter_fields() -> None:
+    job = Workload.model_validate(
+        {"name": "f", "params_b": 8, "method": "full", "tokens": "2B", "lora_rank": 64}
+    )
+    assert job.tokens_per_checkpoint == 2e8 and job.definition()["checkpoints"] == 10
+    assert (
+        job.lora_rank is None
+        and "lora_rank" not in job.definition()
+        and "lora_targets" not in job.definition()
+    )
+
+
+def test_memory_fit_table_stays_within_the_workload_limits() -> None:
+    from gpuprice.models.fit_table import memory_fit_table
+
+    four_nodes = get_workload("llama-3.1-70b-full-adamw")
+    one_node = get_workload("llama-3.1-8b-qlora")
+    table = memory_fit_table([four_nodes, one_node])
+    assert table.loc[table["workload"] == four_nodes.name, "gpu_count"].max() == 32
+    assert table.loc[table["workload"] == one_node.name, "gpu_count"].max() == 8

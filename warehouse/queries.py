@@ -82,3 +82,45 @@ def provider_run_status(con: duckdb.DuckDBPyConnection, day: dt.date) -> pd.Data
         " WHERE snapshot_date = ?",
         [day],
     ).fetchdf()
+
+
+def cheapest_list_offer(
+    con: duckdb.DuckDBPyConnection, gpu: str, gpus: int, day: dt.date, tiers: tuple[str, ...] = ("on_demand",)
+) -> dict | None:
+    """The cheapest in-force list price for ``gpus`` x ``gpu`` in each provider's newest snapshot
+    at or before ``day``: an offer of exactly that many GPUs, or for a multiple of 8 whole 8-GPU
+    nodes (``nodes`` > 1). ``from``/``lowest_now`` prices are floors, not prices one can rent at.
+    None when no provider lists one."""
+    offers = offers_as_of(con, day)
+    if offers.empty:
+        return None
+    basis = (
+        offers["price_basis"] if "price_basis" in offers.columns else pd.Series("list", index=offers.index)
+    )
+    usable = offers[
+        (offers["gpu"] == gpu)
+        & (basis.fillna("list") == "list")
+        & offers["tier"].isin(tiers)
+        & (offers["usd_per_gpu_hour"] > 0)
+    ]
+    exact = usable[usable["gpu_count"] == gpus]
+    per_node = 8
+    if exact.empty and gpus % per_node == 0:
+        exact = usable[usable["gpu_count"] == per_node]
+    if exact.empty:
+        return None
+    best = exact.sort_values(["usd_per_gpu_hour", "provider", "sku"], kind="stable").iloc[0]
+    observed = best["observed_on"] if "observed_on" in best.index and pd.notna(best["observed_on"]) else None
+    snapshot = pd.Timestamp(best["snapshot_date"]).date()
+    return {
+        "provider": str(best["provider"]),
+        "sku": str(best["sku"]),
+        "tier": str(best["tier"]),
+        "community": bool(best["community"]),
+        "gpu_count": int(best["gpu_count"]),
+        "nodes": gpus // int(best["gpu_count"]),
+        "usd_per_gpu_hour": round(float(best["usd_per_gpu_hour"]), 4),
+        "price_basis": "list",
+        "observed_on": (pd.Timestamp(observed).date() if observed is not None else snapshot).isoformat(),
+        "snapshot_date": snapshot.isoformat(),
+    }

@@ -166,23 +166,49 @@ def _v3(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {2: _v2, 3: _v3}
+def _v5(con: duckdb.DuckDBPyConnection) -> None:
+    """Rankings carry the run's total cost, when each price was observed and the limits an offer
+    breaks (planner). Idempotent, so it applies on top of any earlier version."""
+    for column, kind in (
+        ("total_cost_usd", "DOUBLE"),
+        ("observed_on", "DATE"),
+        ("excluded_by", "VARCHAR[]"),
+    ):
+        con.execute(f"ALTER TABLE workload_rankings ADD COLUMN IF NOT EXISTS {column} {kind}")
+    # Rows ranked before: the total is in cost_terms, and the price was seen on its snapshot date.
+    con.execute(
+        """
+        UPDATE workload_rankings
+        SET total_cost_usd = coalesce(total_cost_usd, TRY_CAST(json_extract(cost_terms, '$.total_usd') AS DOUBLE)),
+            observed_on = coalesce(observed_on, price_snapshot_date)
+        """
+    )
+
+
+MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {2: _v2, 3: _v3, 5: _v5}
 SCHEMA_VERSION = max(MIGRATIONS)
 
 
+def _scalar(con: duckdb.DuckDBPyConnection, sql: str) -> object:
+    row = con.execute(sql).fetchone()
+    return row[0] if row is not None else None
+
+
 def current_version(con: duckdb.DuckDBPyConnection) -> int:
-    exists = con.execute(
+    exists = _scalar(
+        con,
         "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = 'schema_version'"
-        " AND database_name = current_database()"
-    ).fetchone()[0]
+        " AND database_name = current_database()",
+    )
     if not exists:
-        has_tables = con.execute(
+        has_tables = _scalar(
+            con,
             "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'price_snapshots'"
-            " AND database_name = current_database()"
-        ).fetchone()[0]
+            " AND database_name = current_database()",
+        )
         return 1 if has_tables else 0
-    row = con.execute("SELECT max(version) FROM schema_version").fetchone()
-    return int(row[0] or 0)
+    version = _scalar(con, "SELECT max(version) FROM schema_version")
+    return int(version or 0)  # type: ignore[call-overload]
 
 
 def create_v1(con: duckdb.DuckDBPyConnection) -> None:
@@ -206,9 +232,10 @@ def migrate(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
     con.execute(
         "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
     )
-    if con.execute("SELECT count(*) FROM schema_version").fetchone()[0] == 0:
+    if _scalar(con, "SELECT count(*) FROM schema_version") == 0:
         con.execute("INSERT INTO schema_version VALUES (?, now())", [version])
-    for target in range(version + 1, SCHEMA_VERSION + 1):
+    # Versions are reserved per feature (schema.md), so a build may lack a number in between.
+    for target in sorted(t for t in MIGRATIONS if t > version):
         con.execute("BEGIN")
         try:
             MIGRATIONS[target](con)

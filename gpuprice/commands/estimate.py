@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
-import math
+from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -26,6 +28,7 @@ from gpuprice.errors import BadInput
 from gpuprice.models.cost import hours_for_tokens, run_cost
 from gpuprice.models.memory import TrainingSetup, estimate_memory
 from gpuprice.models.throughput import predict_throughput
+from gpuprice.quantities import parse_number
 
 # Read as text and parsed here, so a bad value is named in the one-line error.
 TokensOpt = Annotated[
@@ -40,28 +43,24 @@ HoursOpt = Annotated[
 ]
 PriceOpt = Annotated[
     str | None,
-    typer.Option("--usd-per-gpu-hour", help="Price per GPU-hour for the cost.", metavar=metavars.FLOAT),
+    typer.Option(
+        "--usd-per-gpu-hour",
+        help="Price per GPU-hour [the cheapest list price for this GPU and count in the warehouse].",
+        metavar=metavars.FLOAT,
+    ),
 ]
-_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
-
-
-def parse_number(option: str, text: str | None, *, suffixes: bool = False) -> float | None:
-    """A number from the command line or a CSV cell ("1e9", "1_000_000", "500M" with ``suffixes``)."""
-    if text is None:
-        return None
-    cleaned = text.strip().replace("_", "").replace(",", "")
-    scale = 1.0
-    if suffixes and cleaned[-1:].lower() in _SUFFIXES:
-        scale, cleaned = _SUFFIXES[cleaned[-1].lower()], cleaned[:-1]
-    try:
-        value = float(cleaned) * scale
-    except ValueError:
-        raise BadInput(f"{option} {text!r} is not a number") from None
-    if not math.isfinite(value):
-        raise BadInput(f"{option} {text!r} is not a finite number")
-    return value
-
-
+TierOpt = Annotated[
+    str,
+    typer.Option(
+        "--tier",
+        help="Tiers the market price may come from [on_demand].",
+        metavar=metavars.choice(("on_demand", "spot", "reserved")) + ",...",
+    ),
+]
+DateOpt = Annotated[
+    str | None,
+    typer.Option("--date", help="Market prices as of YYYY-MM-DD [today, UTC].", metavar=metavars.DATE),
+]
 RUN_COLUMNS = ("gpu", "tokens", "hours", "usd_per_gpu_hour")
 
 
@@ -87,8 +86,17 @@ class RunRequest:
         self.tokens, self.hours, self.price = tokens, hours, price
 
 
-def estimate_result(setup: TrainingSetup, request: RunRequest) -> dict[str, Any]:
-    """The ``estimate --json`` object: contract fields first, then the setup and the memory check."""
+# (gpu slug, GPU count) -> the offer priced, or None (warehouse.queries.cheapest_list_offer).
+MarketLookup = Callable[[str, int], dict[str, Any] | None]
+
+
+def estimate_result(
+    setup: TrainingSetup, request: RunRequest, market: MarketLookup | None = None
+) -> dict[str, Any]:
+    """The ``estimate --json`` object: contract fields first, then the price, the setup and the
+    memory check. Without a price the cost uses ``market`` (the cheapest list offer, named in
+    ``offer``). A setup that does not fit has ``fits`` false and its cost marked by ``cost_note``
+    ("does not fit: ..."), so the guide's table can still be reproduced from given prices."""
     speed = predict_throughput(
         setup.arch,
         setup.method,
@@ -109,18 +117,33 @@ def estimate_result(setup: TrainingSetup, request: RunRequest) -> dict[str, Any]
             hours_for_tokens(request.tokens, speed.tokens_per_sec_per_gpu, setup.gpus),
             request.tokens,
         )
-    cost = run_cost(setup.gpus, hours, request.price)
     memory = estimate_memory(setup)
     from gpuprice.models.catalog import get_gpu
 
     gpu_memory = get_gpu(request.gpu).memory_gb
+    fits = memory.planning_gb <= gpu_memory
+    price, offer, note = request.price, None, None
+    if price is None and market is not None:
+        offer = market(request.gpu, setup.gpus)
+        price = offer["usd_per_gpu_hour"] if offer is not None else None
+        if offer is None:
+            note = f"no list price for {setup.gpus}x {request.gpu} in the warehouse; give --usd-per-gpu-hour"
+    if not fits:
+        note = (
+            f"does not fit: {memory.planning_gb:.1f} GB planned per GPU exceeds the "
+            f"{gpu_memory:g} GB of {request.gpu}{_fitting_sharding_hint(setup, gpu_memory)}"
+        )
+    cost = run_cost(setup.gpus, hours, price)
     return {
         "tokens_per_sec_per_gpu": round(speed.tokens_per_sec_per_gpu, 2),
         "mfu": round(speed.mfu, 4),
         "hours": round(hours, 4),
         "gpu_hours": round(cost.gpu_hours, 4),
         "cost_usd": cost.cost_usd,
-        "usd_per_gpu_hour": request.price,
+        "usd_per_gpu_hour": price,
+        "price_source": "given" if request.price is not None else "market" if offer is not None else None,
+        "offer": offer,
+        "cost_note": note,
         "tokens": round(tokens),
         "hfu": round(speed.hfu, 4),
         "flops_per_token": speed.flops_per_token,
@@ -129,8 +152,20 @@ def estimate_result(setup: TrainingSetup, request: RunRequest) -> dict[str, Any]
         "per_gpu_gb": round(memory.per_gpu_gb, 3),
         "planning_gb": round(memory.planning_gb, 3),
         "gpu_memory_gb": gpu_memory,
-        "fits": memory.planning_gb <= gpu_memory,
+        "fits": fits,
     }
+
+
+def _fitting_sharding_hint(setup: TrainingSetup, gpu_memory: float) -> str:
+    """ "; --sharding zero3 fits" when a sharding the setup does not use would hold it."""
+    if setup.gpus < 2:
+        return ""
+    for sharding in ("zero2", "zero3"):
+        if sharding != setup.sharding:
+            other = estimate_memory(setup.model_copy(update={"sharding": sharding}))
+            if other.planning_gb <= gpu_memory:
+                return f"; --sharding {sharding} fits ({other.planning_gb:.1f} GB)"
+    return ""
 
 
 def _print_summary(result: dict[str, Any]) -> None:
@@ -147,12 +182,22 @@ def _print_summary(result: dict[str, Any]) -> None:
     console.print(
         f"  run         {result['hours']:,.2f} h for {result['tokens']:,.0f} tokens = {result['gpu_hours']:,.2f} GPU-hours"
     )
+    offer = result["offer"]
     if result["cost_usd"] is None:
-        console.print("  cost        give --usd-per-gpu-hour to price the run")
+        note = result["cost_note"] or "give --usd-per-gpu-hour to price the run"
+        console.print(f"  cost        none: {note}", soft_wrap=True)
     else:
-        console.print(
-            f"  cost        ${result['cost_usd']:,.2f} at ${result['usd_per_gpu_hour']:g} per GPU-hour"
-        )
+        source = ""
+        if offer is not None:
+            nodes = f" ({offer['nodes']} nodes)" if offer["nodes"] > 1 else ""
+            source = (
+                f": {offer['provider']} {offer['sku']}{nodes}, {offer['tier']}, "
+                f"list price observed {offer['observed_on']}"
+            )
+        rate = f"${result['usd_per_gpu_hour']:g} per GPU-hour"
+        console.print(f"  cost        ${result['cost_usd']:,.2f} at {rate}{source}", soft_wrap=True)
+        if not result["fits"]:
+            console.print(f"              NOT a runnable setup, {result['cost_note']}", soft_wrap=True)
     verdict = "fits" if result["fits"] else "does NOT fit"
     console.print(
         f"  memory      {result['planning_gb']:.1f} GB planned per GPU: {verdict} in {result['gpu_memory_gb']:g} GB"
@@ -168,25 +213,55 @@ def register(app: typer.Typer) -> None:
         tokens: TokensOpt = None,
         hours: HoursOpt = None,
         usd_per_gpu_hour: PriceOpt = None,
+        tier: TierOpt = "on_demand",
+        date: DateOpt = None,
         json_out: JsonOpt = False,
         batch: BatchOpt = None,
     ) -> None:
-        """Estimate tokens/s, MFU, hours and cost of a training run (GPUs x hours x $/GPU-hour)."""
+        """Estimate tokens/s, MFU, hours and cost of a training run (GPUs x hours x $/GPU-hour);
+        without --usd-per-gpu-hour the cheapest list price in the warehouse, named."""
+        from gpuprice.commands.validation import parse_choices, parse_date
+        from gpuprice.scrapers.offer import TIERS
+        from gpuprice.settings import Settings
+
         numbers = (
             parse_number("--tokens", tokens, suffixes=True),
             parse_number("--hours", hours),
             parse_number("--usd-per-gpu-hour", usd_per_gpu_hour),
         )
+        tiers = tuple(parse_choices("--tier", tier, TIERS) or ("on_demand",))
+        day = parse_date(date, "--date") if date is not None else dt.datetime.now(dt.UTC).date()
+        market = _market(Settings.from_env().analytics_path, day, tiers)
         if batch is not None:
             run_batch(
                 batch,
                 options,
-                functools.partial(_row_result, gpu, *numbers),
+                functools.partial(_row_result, gpu, *numbers, market),
                 allowed_columns=(*MODEL_OPTION_NAMES, *RUN_COLUMNS),
             )
             return
         request = RunRequest(gpu, *numbers)
-        print_result(estimate_result(setup_from_options(**options), request), json_out, _print_summary)
+        result = estimate_result(setup_from_options(**options), request, market)
+        print_result(result, json_out, _print_summary)
+
+
+def _market(analytics: Path, day: dt.date, tiers: tuple[str, ...]) -> MarketLookup:
+    """Cheapest list offers from the published warehouse, looked up once per (GPU, count); no
+    warehouse means no market price (the estimate still runs)."""
+
+    @functools.cache
+    def lookup(gpu: str, gpus: int) -> dict[str, Any] | None:
+        from gpuprice.warehouse import queries
+
+        if not analytics.exists():
+            return None
+        con = queries.open_analytics(analytics)
+        try:
+            return queries.cheapest_list_offer(con, gpu, gpus, day, tiers)
+        finally:
+            con.close()
+
+    return lookup
 
 
 def _row_result(
@@ -194,6 +269,7 @@ def _row_result(
     tokens: float | None,
     hours: float | None,
     price: float | None,
+    market: MarketLookup | None,
     row: BatchRow,
     setup: TrainingSetup,
 ) -> dict[str, Any]:
@@ -207,4 +283,4 @@ def _row_result(
     request = RunRequest(
         row.values.get("gpu", gpu), row_tokens, row_hours, row_price if row_price is not None else price
     )
-    return estimate_result(setup, request)
+    return estimate_result(setup, request, market)

@@ -89,23 +89,29 @@ BatchOpt = Annotated[
 ]
 
 
-def with_model_options(command: Callable[..., None]) -> Callable[..., None]:
+def with_model_options(command: Callable[..., None] | None = None, *, exclude: Iterable[str] = ()) -> Any:
     """Declare every model option on a Typer command, ahead of the command's own options.
 
     ``command`` takes ``options`` first: a dict of the model options' values by name (``None``
-    where not given), ready for :func:`setup_from_options` or :func:`run_batch`."""
+    where not given), ready for :func:`setup_from_options` or :func:`run_batch`. Used bare
+    (``@with_model_options``) or with ``exclude`` naming options the command decides itself
+    (``@with_model_options(exclude=("gpus", "sharding"))``); those are left out of ``options``."""
+    if command is None:
+        return functools.partial(with_model_options, exclude=tuple(exclude))
+    skipped = set(exclude)
+    declared_options = [o for o in MODEL_OPTIONS if o.name not in skipped]
     own = list(inspect.signature(command, eval_str=True).parameters.values())
     if not own or own[0].name != "options":
         raise TypeError(f"{command.__name__}: the first parameter must be 'options'")
     keyword = inspect.Parameter.KEYWORD_ONLY
     params = [
-        inspect.Parameter(o.name, keyword, default=None, annotation=o.annotation()) for o in MODEL_OPTIONS
+        inspect.Parameter(o.name, keyword, default=None, annotation=o.annotation()) for o in declared_options
     ]
     params += [p.replace(kind=keyword) for p in own[1:]]
 
     @functools.wraps(command)
     def declared(**values: Any) -> None:
-        options = {name: values.pop(name) for name in MODEL_OPTION_NAMES}
+        options = {o.name: values.pop(o.name) for o in declared_options}
         command(options, **values)
 
     # Typer reads the parameters from the signature (it stops at __signature__, not __wrapped__).

@@ -1,11 +1,16 @@
-"""gpuprice rank: the offers of a date that fit a workload, cheapest per successful checkpoint first."""
+"""gpuprice rank: the offers of a date that fit a workload or an ad-hoc job, cheapest per successful
+checkpoint first, each with the run's total cost."""
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import inspect
 import json
 import math
 import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any
 
 import pandas as pd
@@ -13,7 +18,14 @@ import typer
 
 from gpuprice.commands import metavars
 from gpuprice.commands.csv_out import csv_writer
+from gpuprice.commands.model_options import with_model_options
+from gpuprice.commands.validation import parse_choices, parse_providers
 from gpuprice.errors import BadInput
+from gpuprice.models.workloads import JOB_FIELDS, LIMIT_FIELDS, Workload
+from gpuprice.quantities import parse_number
+
+# rank chooses the GPU count and sharding per offer itself.
+RANK_DECIDES = ("gpus", "sharding")
 
 FORMATS = ("table", "json", "csv")
 # Contract fields first, then the rest of the ranking row.
@@ -28,12 +40,15 @@ JSON_FIELDS = (
     "per_gpu_gb",
     "hours",
     "run_cost_usd",
+    "total_cost_usd",
     "cost_per_checkpoint_usd",
+    "price_basis",
+    "observed_on",
     "warnings",
+    "excluded_by",
     "sku",
     "nodes",
     "commitment_months",
-    "price_basis",
     "sharding",
     "tokens_per_sec_per_gpu",
     "mfu",
@@ -42,10 +57,31 @@ JSON_FIELDS = (
     "snapshot_date",
     "cost_terms",
 )
+# Every cost term (models.cost / models.ranking cost_terms) as its own CSV column.
+TERM_COLUMNS = (
+    "gpu_usd",
+    "orchestration_usd",
+    "rework_usd",
+    "storage_usd",
+    "data_usd",
+    "engineer_usd",
+    "reusable_value_usd",
+    "total_usd",
+    "checkpoints",
+    "compute_hours",
+    "orchestration_hours",
+    "rework_hours",
+    "wall_hours",
+    "expected_interruptions",
+    "checkpoint_gb",
+    "dataset_gb",
+    "model_download_gb",
+)
 _ROUND = {
     "per_gpu_gb": 3,
     "hours": 4,
     "run_cost_usd": 2,
+    "total_cost_usd": 2,
     "cost_per_checkpoint_usd": 4,
     "tokens_per_sec_per_gpu": 2,
     "mfu": 4,
@@ -57,8 +93,8 @@ def _value(name: str, value: Any) -> Any:
     """A ranking cell as plain JSON (dates as ISO text, NA as null, cost_terms parsed)."""
     if name == "cost_terms":
         return json.loads(value) if isinstance(value, str) else value
-    if name == "warnings":
-        return list(value)
+    if name in ("warnings", "excluded_by"):
+        return list(value) if value is not None else []
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return None
     if isinstance(value, (dt.date, dt.datetime)):
@@ -90,44 +126,76 @@ def _top(text: str | None) -> int | None:
     return value
 
 
+def _whole(option: str, text: str | None) -> int | None:
+    if text is None:
+        return None
+    value = parse_number(option, text)
+    assert value is not None
+    if value != int(value) or value < 1:
+        raise BadInput(f"{option} {text!r} must be a whole number of at least 1")
+    return int(value)
+
+
+def _positive(option: str, text: str | None, *, suffixes: bool = False) -> float | None:
+    value = parse_number(option, text, suffixes=suffixes)
+    if value is not None and value <= 0:
+        raise BadInput(f"{option} {text!r} must be a positive number")
+    return value
+
+
 def _hours(value: float) -> str:
     return f"{value:,.1f}" if value >= 10 else f"{value:.2g}"
 
 
-def _print_table(records: list[dict[str, Any]], workload: str, day: dt.date) -> None:
+def _money(value: float) -> str:
+    return f"{value:,.2f}"
+
+
+TABLE_COLUMNS = (
+    "#",
+    "provider",
+    "gpu",
+    "GPUs",
+    "tier",
+    "$/GPU-h",
+    "total $",
+    "$/checkpoint",
+    "GPU time $",
+    "start-up $",
+    "rework $",
+    "other $",
+    "wall h",
+    "sharding",
+    "GB/GPU",
+    "tok/s/GPU",
+    "warnings",
+)
+
+
+def _print_table(records: list[dict[str, Any]], title: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(width=200)
-    table = Table(
-        title=f"{workload} on {day.isoformat()}: cost per successful checkpoint", header_style="bold"
-    )
-    for column in (
-        "#",
-        "provider",
-        "gpu",
-        "GPUs",
-        "tier",
-        "$/GPU-h",
-        "sharding",
-        "GB/GPU",
-        "tok/s/GPU",
-        "MFU",
-        "hours",
-        "run $",
-        "$/checkpoint",
-        "warnings",
-    ):
+    console = Console(width=220)
+    table = Table(title=title, header_style="bold")
+    for column in TABLE_COLUMNS:
         table.add_column(
             column,
             justify="left" if column in ("provider", "gpu", "tier", "sharding", "warnings") else "right",
         )
     for r in records:
+        terms = r["cost_terms"] or {}
         tier = (
             r["tier"]
             + (" (community)" if r["community"] else "")
             + (f" {r['commitment_months']} mo" if r["commitment_months"] else "")
         )
+        other = sum(terms.get(k, 0.0) for k in ("storage_usd", "data_usd", "engineer_usd")) - terms.get(
+            "reusable_value_usd", 0.0
+        )
+        codes = [w.split(":", 1)[0] for w in r["warnings"]]
+        if r["excluded_by"]:
+            codes.insert(0, "EXCLUDED(" + ",".join(r["excluded_by"]) + ")")
         table.add_row(
             str(r["rank"]),
             r["provider"],
@@ -135,32 +203,185 @@ def _print_table(records: list[dict[str, Any]], workload: str, day: dt.date) -> 
             f"{r['gpu_count']}" + (f" ({r['nodes']} nodes)" if r["nodes"] > 1 else ""),
             tier,
             f"{r['usd_per_gpu_hour']:.2f}",
+            _money(r["total_cost_usd"]),
+            _money(r["cost_per_checkpoint_usd"]),
+            _money(r["run_cost_usd"]),
+            _money(terms.get("orchestration_usd", 0.0)),
+            _money(terms.get("rework_usd", 0.0)),
+            _money(other),
+            _hours(terms.get("wall_hours", r["hours"])),
             r["sharding"],
             f"{r['per_gpu_gb']:.1f}",
             f"{r['tokens_per_sec_per_gpu']:,.0f}",
-            f"{r['mfu']:.0%}",
-            _hours(r["hours"]),
-            f"{r['run_cost_usd']:,.2f}",
-            f"{r['cost_per_checkpoint_usd']:,.2f}",
-            "; ".join(w.split(":", 1)[0] for w in r["warnings"]),
+            "; ".join(codes),
         )
     console.print(table)
 
 
+def csv_columns() -> list[str]:
+    return [c for c in JSON_FIELDS if c != "cost_terms"] + list(TERM_COLUMNS)
+
+
+def _cell(record: dict[str, Any], column: str) -> Any:
+    if column in TERM_COLUMNS:
+        return (record["cost_terms"] or {}).get(column)
+    value = record[column]
+    return "; ".join(value) if column in ("warnings", "excluded_by") else value
+
+
 def _write_csv(records: list[dict[str, Any]]) -> None:
     writer = csv_writer()
-    columns = [c for c in JSON_FIELDS if c != "cost_terms"]
+    columns = csv_columns()
     writer.writerow(columns)
     for record in records:
-        writer.writerow(["; ".join(record[c]) if c == "warnings" else record[c] for c in columns])
+        writer.writerow([_cell(record, c) for c in columns])
+
+
+def _empty_reason(chosen: Workload, offers: pd.DataFrame, ranked: pd.DataFrame, day: dt.date) -> str:
+    """Why nothing is shown, for stderr."""
+    from gpuprice.models.ranking import CONSTRAINTS
+
+    when = f"on or before {day.isoformat()}"
+    if offers.empty:
+        return f"no scraped snapshot {when}: run `gpuprice run --date {day.isoformat()}` (or backfill) first"
+    if ranked.empty:
+        picked = offers
+        if chosen.tier is not None:
+            picked = picked[picked["tier"].isin(chosen.tier)]
+        if chosen.providers is not None:
+            picked = picked[picked["provider"].isin(chosen.providers)]
+        if picked.empty:
+            asked = [f"tier {','.join(chosen.tier)}" for _ in [0] if chosen.tier is not None]
+            asked += [f"providers {','.join(chosen.providers)}" for _ in [0] if chosen.providers is not None]
+            return f"no offer {when} matches {' and '.join(asked)}"
+        return (
+            f"nothing fits {chosen.name}: no offer {when} holds it in memory within its GPU and node limits"
+        )
+    lists: list[list[str]] = list(ranked["excluded_by"])
+    counts = {c: sum(c in codes for codes in lists) for c in CONSTRAINTS}
+    limits = {
+        "deadline": f"miss the {chosen.deadline_hours:g} h deadline" if chosen.deadline_hours else "",
+        "max_gpus": f"exceed {chosen.max_gpus} GPUs",
+        "max_nodes": f"exceed {chosen.max_nodes} node(s)",
+        "budget": f"exceed the ${chosen.budget_usd:,.2f} budget" if chosen.budget_usd else "",
+    }
+    parts = [f"{n} {limits[c]}" for c, n in counts.items() if n]
+    return (
+        f"every offer that fits {chosen.name} is excluded by a constraint: {'; '.join(parts)} "
+        "(--include-infeasible shows them, marked)"
+    )
+
+
+JOB_METAVARS = {
+    "tokens": metavars.TOKENS,
+    "checkpoint_interval_tokens": metavars.TOKENS,
+    "checkpoint_interval_hours": metavars.FLOAT,
+    "deadline_hours": metavars.FLOAT,
+    "max_gpus": metavars.INTEGER,
+    "max_nodes": metavars.INTEGER,
+    "budget_usd": metavars.FLOAT,
+    "tier": "on_demand,spot,reserved",
+    "providers": "P1,P2",
+}
+JOB_HELP = {
+    "tokens": "JOB: training tokens, e.g. 1e9, 500M, 2B (K/M/B/T).",
+    "checkpoint_interval_tokens": "JOB: tokens between checkpoints [a tenth of --tokens].",
+    "checkpoint_interval_hours": "JOB: checkpoint on the wall clock every H hours instead.",
+    "deadline_hours": "Exclude offers whose expected wall time exceeds H hours.",
+    "max_gpus": "Exclude configurations of more than N GPUs.",
+    "max_nodes": "Most 8-GPU nodes the job may span (JOB default 1).",
+    "budget_usd": "Exclude offers whose total run cost exceeds X USD.",
+    "tier": "Only these tiers: on_demand,spot,reserved [all].",
+    "providers": "Only these providers, comma-separated [all].",
+}
+
+
+def _parse_job_values(values: dict[str, str | None]) -> dict[str, Any]:
+    from gpuprice.scrapers.offer import TIERS
+
+    return {
+        "tokens": _positive("--tokens", values["tokens"], suffixes=True),
+        "checkpoint_interval_tokens": _positive(
+            "--checkpoint-interval-tokens", values["checkpoint_interval_tokens"], suffixes=True
+        ),
+        "checkpoint_interval_hours": _positive(
+            "--checkpoint-interval-hours", values["checkpoint_interval_hours"]
+        ),
+        "deadline_hours": _positive("--deadline-hours", values["deadline_hours"]),
+        "max_gpus": _whole("--max-gpus", values["max_gpus"]),
+        "max_nodes": _whole("--max-nodes", values["max_nodes"]),
+        "budget_usd": _positive("--budget-usd", values["budget_usd"]),
+        "tier": parse_choices("--tier", values["tier"], TIERS),
+        "providers": parse_providers(values["providers"]) if values["providers"] is not None else None,
+    }
+
+
+def with_job_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Declare the JOB_FIELDS as text options (``job`` dict, parsed) after ``options``."""
+    own = list(inspect.signature(command, eval_str=True).parameters.values())
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    params = [own[0]] + [
+        inspect.Parameter(
+            name,
+            keyword,
+            default=None,
+            annotation=Annotated[
+                str | None,
+                typer.Option("--" + name.replace("_", "-"), help=JOB_HELP[name], metavar=JOB_METAVARS[name]),
+            ],
+        )
+        for name in JOB_FIELDS
+    ]
+    params += [p.replace(kind=keyword) for p in own[1:] if p.name != "job"]
+
+    @functools.wraps(command)
+    def declared(options: dict[str, Any], **values: Any) -> None:
+        job = _parse_job_values({name: values.pop(name) for name in JOB_FIELDS})
+        command(options, job=job, **values)
+
+    declared.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    declared.__annotations__ = {p.name: p.annotation for p in params}
+    return declared
+
+
+def choose_workload(
+    workload: str | None, options: dict[str, Any], job: dict[str, Any], extra: Path | str | None = None
+) -> Workload:
+    """The catalog workload (``extra``: the user's workloads file; its limits tightened by the job
+    options) or the ad-hoc JOB."""
+    from gpuprice.commands.model_options import setup_from_options
+    from gpuprice.models.workloads import get_workload, job_workload, load_workloads, with_limits
+
+    model_given = [f"--{k.replace('_', '-')}" for k, v in options.items() if v is not None]
+    job_only = [f"--{k.replace('_', '-')}" for k, v in job.items() if v is not None and k not in LIMIT_FIELDS]
+    if workload is not None:
+        if model_given or job_only:
+            raise BadInput(
+                f"give either --workload NAME or a job ({', '.join(model_given + job_only)}), not both"
+            )
+        return with_limits(get_workload(workload, load_workloads(extra)), {k: job[k] for k in LIMIT_FIELDS})
+    if all(options.get(k) is None for k in ("model", "config", "params_b")):
+        raise BadInput(
+            "give --workload NAME (see `gpuprice workloads`) or a job: --model ID | --config PATH | "
+            "--params-b N with --method and --tokens"
+        )
+    setup_from_options(**options)  # the model options' one-line errors, as for fit
+    return job_workload({**options, **job})
 
 
 def register(app: typer.Typer) -> None:
     @app.command("rank")
+    @with_model_options(exclude=RANK_DECIDES)
+    @with_job_options
     def rank(
+        options: dict[str, Any],
+        job: dict[str, Any],
         workload: Annotated[
-            str, typer.Option("--workload", help="Workload name (see `gpuprice workloads`).", metavar="NAME")
-        ],
+            str | None,
+            typer.Option(
+                "--workload", help="Workload name (see `gpuprice workloads`), or give a JOB.", metavar="NAME"
+            ),
+        ] = None,
         date: Annotated[
             str | None,
             typer.Option("--date", help="Offers as of that date [today, UTC].", metavar=metavars.DATE),
@@ -171,19 +392,24 @@ def register(app: typer.Typer) -> None:
         format: Annotated[
             str, typer.Option("--format", help="Output format [table].", metavar=metavars.choice(FORMATS))
         ] = "table",
+        include_infeasible: Annotated[
+            bool,
+            typer.Option(
+                "--include-infeasible", help="Also show offers beyond a limit, marked (excluded_by)."
+            ),
+        ] = False,
     ) -> None:
-        """Rank the offers that fit a workload by cost per successful checkpoint."""
+        """Rank the offers that fit a workload or an ad-hoc JOB by cost per successful checkpoint."""
         from gpuprice.commands.validation import parse_date
         from gpuprice.models.ranking import rank_offers
-        from gpuprice.models.workloads import get_workload, load_workloads
         from gpuprice.settings import Settings
 
         if format not in FORMATS:
             raise BadInput(f"unknown format {format!r}; valid: {', '.join(FORMATS)}")
         count = _top(top)
         settings = Settings.from_env()
-        chosen = get_workload(workload, load_workloads(settings.workloads))
         day = parse_date(date, "--date") if date is not None else dt.datetime.now(dt.UTC).date()
+        chosen = choose_workload(workload, options, job, settings.workloads)
 
         from gpuprice.warehouse import queries
 
@@ -194,16 +420,21 @@ def register(app: typer.Typer) -> None:
             stale = queries.stale_providers(con, day)
         finally:
             con.close()
-        ranked = rank_offers(offers, [chosen], day, stale_providers=stale)
+        everything = rank_offers(offers, [chosen], day, stale_providers=stale, include_infeasible=True)
+        feasible = everything["excluded_by"].map(len) == 0
+        ranked = everything if include_infeasible else everything[feasible]
         if count is not None:
             ranked = ranked.head(count)
         records = ranking_records(ranked)
+        if not records:
+            print(_empty_reason(chosen, offers, everything, day), file=sys.stderr)
         if format == "json":
             json.dump(records, sys.stdout, indent=1)
             sys.stdout.write("\n")
         elif format == "csv":
             _write_csv(records)
-        elif records:
-            _print_table(records, chosen.name, day)
         else:
-            print(f"no offer on or before {day.isoformat()} fits {chosen.name}", file=sys.stderr)
+            _print_table(
+                records,
+                f"{chosen.name} on {day.isoformat()}: total cost and cost per successful checkpoint",
+            )

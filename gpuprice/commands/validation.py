@@ -30,3 +30,16 @@ def parse_providers(value: str | None) -> list[str]:
         raise BadInput(f"--providers {value!r} names no provider; valid: {', '.join(PROVIDERS)}")
     chosen = [parse_provider(n) for n in names]
     return list(dict.fromkeys(chosen))
+
+
+def parse_choices(option: str, value: str | None, choices: tuple[str, ...]) -> list[str] | None:
+    """A comma-separated subset of ``choices`` (``--tier on_demand,spot``); None when not given."""
+    if value is None:
+        return None
+    names = [v for v in (part.strip().lower() for part in value.split(",")) if v]
+    if not names:
+        raise BadInput(f"{option} {value!r} names nothing; valid: {', '.join(choices)}")
+    for name in names:
+        if name not in choices:
+            raise BadInput(f"{option}: unknown value {name!r}; valid: {', '.join(choices)}")
+    return list(dict.fromkeys(names))
