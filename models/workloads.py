@@ -297,7 +297,8 @@ def job_name(model: str | None, config: str | None, params_b: float | str | None
     if model is not None:
         stem = model.rsplit("/", 1)[-1]
     elif config is not None:
-        stem = Path(config).parent.name or "config"
+        path = Path(config)  # .../Llama-3.1-8B/config.json names the folder; mymodel.json the file
+        stem = (path.parent.name if path.stem == "config" else path.stem) or "config"
     else:
         stem = f"{float(params_b or 0):g}b"
     slug = re.sub(r"[^a-z0-9._-]+", "-", f"{stem}-{method}".lower()).strip("-._")
