@@ -21,6 +21,7 @@ import datetime as dt
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,10 +30,17 @@ from bench.figures import Bound, Figure, rate_figure
 from bench.parse_speed import newest_pages
 from gpuprice.models.architectures import resolve_model
 from gpuprice.models.catalog import get_gpu, gpu_slugs
-from gpuprice.models.choices import SWEEP_STRATEGIES
+from gpuprice.models.choices import GPUS_PER_NODE, SWEEP_STRATEGIES
 from gpuprice.models.cost import checkpoint_cost, checkpoint_count
 from gpuprice.models.memory import estimate_memory, fit_sweep
-from gpuprice.models.ranking import rank_offers
+from gpuprice.models.ranking import (
+    DATA_PARALLEL_EFFICIENCY,
+    MIN_USEFUL_RUN_HOURS,
+    rank_offers,
+)
+from gpuprice.models.ranking import (
+    STRATEGIES as RANKING_STRATEGIES,
+)
 from gpuprice.models.throughput import ModelShape, predict_frame, predict_throughput
 from gpuprice.models.workloads import BUILTIN_PATH, Workload, load_file
 from gpuprice.scrapers.archive import SAMPLE_ARCHIVE
@@ -119,26 +127,74 @@ def _loop_memory(
     return rows
 
 
-def _loop_costs(workloads: list[Workload], ranking: pd.DataFrame) -> list[tuple[float, float, float, float]]:
-    """Per ranked row: (per_gpu_gb, hours, run cost, cost per checkpoint) from the scalar APIs."""
+def _plausible_memory(gpu: str, stated: object) -> float:
+    """GB per GPU as the ranking reads an offer: its own figure when plausible, else the catalog's."""
+    nominal = get_gpu(gpu).memory_gb
+    value = float(stated) if isinstance(stated, (int, float)) and np.isfinite(stated) else np.nan
+    return round(value if nominal * 0.5 <= value <= nominal * 2.0 else nominal, 1)
+
+
+def _baseline(workload: Workload, gpu: str, memory_gb: float, counts: list[int]) -> tuple[int, float]:
+    """The fewest GPUs of this type that hold the job (least complex sharding) and their cluster rate."""
+    for count in counts:
+        for strategy in RANKING_STRATEGIES:
+            if estimate_memory(workload.setup(gpus=count, sharding=strategy)).fits(memory_gb):
+                speed = _speed(workload, gpu, count, strategy)
+                return count, speed.tokens_per_sec_per_gpu * count
+    raise Disagreement(f"{workload.name} on {gpu}: the loop finds no fitting GPU count")
+
+
+def _speed(workload: Workload, gpu: str, gpus: int, sharding: str) -> Any:
+    return predict_throughput(
+        workload.arch(),
+        workload.method,
+        gpu,
+        gpus=gpus,
+        seq_len=workload.seq_len,
+        micro_batch=workload.micro_batch,
+        grad_checkpointing=workload.uses_checkpointing,
+        precision=workload.precision,
+        sharding=sharding,
+    )
+
+
+def _loop_costs(
+    workloads: list[Workload], ranking: pd.DataFrame, offers: pd.DataFrame
+) -> list[tuple[float, float, float, float]]:
+    """Per ranked row: (per_gpu_gb, hours, run cost, cost per checkpoint) from the scalar APIs, with
+    the ranking's right-sizing rule (models.ranking: DATA_PARALLEL_EFFICIENCY, MIN_USEFUL_RUN_HOURS)."""
     by_name = {w.name: w for w in workloads}
+    offer_counts = sorted({int(c) for c in offers["gpu_count"]})
+    stated = {
+        (str(p), str(k), str(g)): v
+        for p, k, g, v in zip(
+            offers["provider"], offers["sku"], offers["gpu"], offers["vram_gb"], strict=True
+        )
+    }
+    baselines: dict[tuple[str, str, float], tuple[int, float]] = {}
     out = []
     for row in ranking.itertuples(index=False):
         workload = by_name[row.workload]
         gpus, sharding = int(row.gpu_count), str(row.sharding)
         per_gpu_gb = estimate_memory(workload.setup(gpus=gpus, sharding=sharding)).per_gpu_gb
-        speed = predict_throughput(
-            workload.arch(),
-            workload.method,
-            row.gpu,
-            gpus=gpus,
-            seq_len=workload.seq_len,
-            micro_batch=workload.micro_batch,
-            grad_checkpointing=workload.uses_checkpointing,
-            precision=workload.precision,
-            sharding=sharding,
-        )
-        hours = workload.training_tokens / (speed.tokens_per_sec_per_gpu * gpus * 3600.0)
+        memory = _plausible_memory(str(row.gpu), stated.get((str(row.provider), str(row.sku), str(row.gpu))))
+        key = (workload.name, str(row.gpu), memory)
+        if key not in baselines:
+            high = max(
+                workload.min_nodes, min(workload.max_nodes, min(512, workload.gpu_limit) // GPUS_PER_NODE)
+            )
+            scale = range(workload.min_nodes, high + 1) if GPUS_PER_NODE in offer_counts and high > 1 else []
+            counts = sorted({1, *offer_counts, *(n * GPUS_PER_NODE for n in scale)})
+            baselines[key] = _baseline(workload, str(row.gpu), memory, counts)
+        base_gpus, base_rate = baselines[key]
+        rate = _speed(workload, str(row.gpu), gpus, sharding).tokens_per_sec_per_gpu * gpus
+        tokens = workload.training_tokens
+        if gpus > base_gpus:
+            rate = min(rate, base_rate * DATA_PARALLEL_EFFICIENCY * gpus / base_gpus)
+            floor = min(tokens / (base_rate * 3600.0), MIN_USEFUL_RUN_HOURS)
+            hours = max(tokens / (rate * 3600.0), floor)
+        else:
+            hours = tokens / (rate * 3600.0)
         per_checkpoint = workload.tokens_per_checkpoint
         if per_checkpoint is not None:
             checkpoints = int(checkpoint_count(workload.training_tokens, per_checkpoint))
@@ -250,7 +306,7 @@ def measure(
     memory_rows = _loop_memory(workloads, offers, offer_indexes)
     loop_memory_s = time.perf_counter() - start
     start = time.perf_counter()
-    cost_rows = _loop_costs(workloads, ranking)
+    cost_rows = _loop_costs(workloads, ranking, offers)
     loop_cost_s = time.perf_counter() - start
     differences = check_agreement(workloads, offers, sweep, ranking, memory_rows, cost_rows)
 

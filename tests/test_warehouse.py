@@ -349,3 +349,31 @@ def test_public_reports_fill_only_dates_without_a_scrape(con):
         "SELECT snapshot_date, usd_per_gpu_hour::DOUBLE, source FROM analytics.cheapest_by_gpu ORDER BY 1",
     )
     assert cheapest == [(D1, 2.99, "archive"), (D2, 2.59, "public_report")]
+
+
+def test_rankings_of_a_version_3_warehouse_get_their_total_and_observed_date(tmp_path: Path) -> None:
+    from gpuprice.warehouse.schema import MIGRATIONS
+
+    path = tmp_path / "v3.duckdb"
+    old = duckdb.connect(str(path))
+    old.execute(V1_DDL)
+    old.execute("CREATE TABLE schema_version (version INTEGER NOT NULL, applied_at TIMESTAMPTZ NOT NULL)")
+    for version in (2, 3):
+        MIGRATIONS[version](old)
+    old.execute("INSERT INTO schema_version VALUES (1, now()), (2, now()), (3, now())")
+    old.execute(
+        """INSERT INTO workload_rankings (snapshot_date, workload, rank, provider, sku, gpu, gpu_count, nodes,
+           tier, community, usd_per_gpu_hour, sharding, per_gpu_gb, tokens_per_sec_per_gpu, mfu, hours,
+           run_cost_usd, cost_per_checkpoint_usd, cost_terms, warnings, price_snapshot_date, computed_at)
+           VALUES ('2026-10-01', 'w', 1, 'lambda', 's', 'h100-sxm', 1, 1, 'on_demand', false, 2.0, 'none',
+                   30, 5000, 0.3, 10, 20.0, 2.5, '{"total_usd": 25.0}', [], '2026-09-30', now())"""
+    )
+    old.close()
+    con = connect_writer(path)
+    try:
+        assert current_version(con) == SCHEMA_VERSION
+        assert table(con, "SELECT total_cost_usd, observed_on FROM workload_rankings") == [
+            (25.0, dt.date(2026, 9, 30))
+        ]
+    finally:
+        con.close()
