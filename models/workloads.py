@@ -311,6 +311,9 @@ def job_workload(fields: Mapping[str, Any]) -> Workload:
     given = {k: (str(v) if isinstance(v, Path) else v) for k, v in fields.items() if v is not None}
     if "tokens" not in given:
         raise BadInput("--tokens is required for a job (training tokens, e.g. 500M or 2B)")
+    unknown = sorted(set(given) - set(Workload.model_fields))
+    if unknown:
+        raise BadInput(f"{_flag(unknown[0])} is not a field of a job yet (rank cannot use it)")
     if "method" in given and "name" not in given:
         given["name"] = job_name(
             given.get("model"), given.get("config"), given.get("params_b"), str(given["method"])
