@@ -109,7 +109,7 @@ def test_a_wrong_number_from_either_path_is_caught(two_workloads) -> None:
     offers = offers.head(6)
     sweep, ranking, _, _ = sweep_speed._timed_product(two_workloads, offers, day)
     memory_rows = sweep_speed._loop_memory(two_workloads, offers, [0, 5])
-    cost_rows = sweep_speed._loop_costs(two_workloads, ranking)
+    cost_rows = sweep_speed._loop_costs(two_workloads, ranking, offers)
     sweep_speed.check_agreement(two_workloads, offers, sweep, ranking, memory_rows, cost_rows)
 
     bent = ranking.copy()
