@@ -2,7 +2,7 @@
 
 Three ways over the same bytes, run interleaved in one process:
 
-* **product**: ``scrapers.registry.provider_module(p).parse`` as shipped (BeautifulSoup + lxml);
+* **product**: ``scrapers.registry.provider_parser(p).parse`` as shipped (BeautifulSoup + lxml);
 * **bs4 + html.parser**: the same parsers with BeautifulSoup's tree builder swapped. Every provider
   module passes ``"lxml"`` to ``BeautifulSoup`` explicitly, so changing bs4's default features would
   change nothing; instead each module's ``BeautifulSoup`` name is replaced, for the duration of the
@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict
 from bench.figures import Bound, Figure, interleaved_medians, rate_figure
 from gpuprice.scrapers.archive import SAMPLE_ARCHIVE, archive_dates, find_archived_page, read_archived
 from gpuprice.scrapers.offer import StructureMissing
-from gpuprice.scrapers.registry import provider_module
+from gpuprice.scrapers.registry import provider_parser
 
 # The issue's target: all six newest pages parsed in under 0.2 s.
 SIX_PAGES_TARGET_S = 0.2
@@ -65,7 +65,7 @@ def newest_pages(archive: Path = SAMPLE_ARCHIVE) -> list[SamplePage]:
 
 def _parse_one(page: SamplePage) -> int | str:
     try:
-        return len(provider_module(page.provider).parse(page.content, observed_on=page.page_date).offers)
+        return len(provider_parser(page.provider).parse(page.content, observed_on=page.page_date).offers)
     except StructureMissing as exc:  # still timed: a page the parser rejects is work done too
         return f"structure missing: {exc.what}"
 
@@ -97,7 +97,7 @@ def html_parser_everywhere(modules: list[ModuleType]) -> Iterator[None]:
 
 
 def parse_with_html_parser(pages: list[SamplePage]) -> dict[str, int | str]:
-    modules = [provider_module(p.provider) for p in pages]
+    modules = [provider_parser(p.provider) for p in pages]
     with html_parser_everywhere(modules):
         return parse_with_product(pages)
 

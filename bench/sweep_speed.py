@@ -45,7 +45,7 @@ from gpuprice.models.throughput import ModelShape, predict_frame, predict_throug
 from gpuprice.models.workloads import BUILTIN_PATH, Workload, load_file
 from gpuprice.scrapers.archive import SAMPLE_ARCHIVE
 from gpuprice.scrapers.offer import Offer, StructureMissing
-from gpuprice.scrapers.registry import provider_module
+from gpuprice.scrapers.registry import provider_parser
 from gpuprice.warehouse.writes import offers_frame
 
 CONFIGS_PER_S_TARGET = 1_000_000
@@ -85,7 +85,7 @@ def sample_day(archive: Path = SAMPLE_ARCHIVE) -> tuple[dt.date, pd.DataFrame]:
     for page in pages:
         try:
             offers.extend(
-                provider_module(page.provider).parse(page.content, observed_on=page.page_date).offers
+                provider_parser(page.provider).parse(page.content, observed_on=page.page_date).offers
             )
         except StructureMissing:
             continue  # a provider whose page does not parse simply has no offers that day

@@ -35,6 +35,7 @@ class ProviderOutcome:
     rejected: int = 0
     unknown_gpus: int = 0
     error: str | None = None
+    parse_strategy: str | None = None
 
 
 @dataclass
@@ -178,6 +179,7 @@ def run_day(
                     offers=int(row["offers"]),
                     rejected=int(row["rejected"]),
                     unknown_gpus=int(row["unknown_gpus"]),
+                    parse_strategy=row["parse_strategy"] if isinstance(row["parse_strategy"], str) else None,
                     error=None if row["error"] is None or str(row["error"]) == "nan" else str(row["error"]),
                 )
             )

@@ -32,6 +32,9 @@ class ProviderFreshness(_Frozen):
     offers: int | None = Field(default=None, description="offers in the newest snapshot used")
     stale: bool = True
     days_since_success: int | None = None
+    # Drift, from the newest attempt: which reader parsed the page and how many rows it rejected.
+    parse_strategy: str | None = Field(default=None, description="structured or fallback")
+    rejected: int | None = None
 
 
 class _SnapshotOffer(_Frozen):

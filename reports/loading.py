@@ -216,7 +216,9 @@ def freshness(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> list[ProviderFre
                 max(snapshot_date) FILTER (WHERE status = 'success') AS last_success_date,
                 max(snapshot_date) AS last_attempt_date,
                 arg_max(status, snapshot_date) AS last_status,
-                arg_max(error, snapshot_date) AS last_error
+                arg_max(error, snapshot_date) AS last_error,
+                arg_max(parse_strategy, snapshot_date) AS parse_strategy,
+                arg_max(rejected, snapshot_date) AS rejected
             FROM provider_runs WHERE snapshot_date <= ? GROUP BY provider
             """,
             [week.end],
@@ -273,6 +275,8 @@ def freshness(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> list[ProviderFre
                 offers=snap.get("offers"),
                 stale=stale,
                 days_since_success=behind,
+                parse_strategy=run.get("parse_strategy"),
+                rejected=run.get("rejected"),
             )
         )
     return result

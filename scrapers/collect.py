@@ -121,9 +121,9 @@ def _ordered(requests: Sequence[PageRequest]) -> list[PageRequest]:
 
 
 def _live_requests(provider: str) -> list[PageRequest]:
-    from gpuprice.scrapers.registry import provider_module  # parsers load only when scraping live
+    from gpuprice.scrapers.registry import provider_parser  # parsers load only when scraping live
 
-    return list(provider_module(provider).live_requests())
+    return list(provider_parser(provider).live_requests())
 
 
 def iter_live_pages(

@@ -19,6 +19,11 @@ Provider = Literal["runpod", "lambda", "coreweave", "nebius", "crusoe", "massedc
 Tier = Literal["on_demand", "spot", "reserved"]
 # Runpod publishes a list price and a "cheapest machine right now" price; both are kept, labelled.
 PriceBasis = Literal["list", "lowest_now"]
+# What a bare "$x/hr" on a provider's page prices (see scrapers/registry.py).
+PriceUnit = Literal["gpu_hour", "instance_hour"]
+# Which reader produced a page's offers: the provider's structured reader or the generic fallback.
+ParseStrategy = Literal["structured", "fallback"]
+PARSE_STRATEGIES: tuple[str, ...] = ("structured", "fallback")
 
 CONTRACT_FIELDS: tuple[str, ...] = (
     "provider",
@@ -129,6 +134,7 @@ class ParseReport(BaseModel):
     missing_columns: list[str] = Field(default_factory=list)
     unexpected_columns: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    parse_strategy: ParseStrategy = "structured"
 
 
 class ParseResult(BaseModel):
@@ -139,7 +145,9 @@ class ParseResult(BaseModel):
 class StructureMissing(Exception):
     """The page has no recognisable price structure (the contract's exit 3)."""
 
-    def __init__(self, provider: str, what: str) -> None:
+    def __init__(self, provider: str, what: str, report: ParseReport | None = None) -> None:
         super().__init__(f"{provider}: no price structure found: {what}")
         self.provider = provider
         self.what = what
+        # What was seen anyway (the fallback's quarantined prices without GPU names), if anything.
+        self.report = report

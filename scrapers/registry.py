@@ -1,32 +1,71 @@
-"""Provider name -> parser module. Every module exposes:
+"""The provider parsers, each implementing :class:`ProviderParser`, registered by name.
 
-- ``PROVIDER``: the provider name; ``PARSER_VERSION``: bumped whenever parsing output changes;
+A provider is a module (or any object) with these members; mypy checks every registered one
+against the protocol here, and ``tests/test_provider_registry.py`` checks them at run time:
+
+- ``PROVIDER``: the provider name (one of ``offer.PROVIDERS``);
+- ``PARSER_VERSION``: ``"<provider>/<n>"``, bumped whenever parsing output changes;
 - ``PRICING_URL``: the human pricing page (linked from reports);
-- ``live_requests() -> list[PageRequest]``: what ``--source live`` fetches;
-- ``parse(content: bytes, observed_on: date | None = None) -> ParseResult``: raises
+- ``UNLABELED_TIER``: the tier of a price the page shows without a tier label, when the
+  provider's documented structure says so (Crusoe: the first price in a card is on-demand),
+  else None; the fallback extractor never guesses beyond it;
+- ``PRICE_UNIT``: what a bare "$x/hr" on the page prices: ``"gpu_hour"`` or ``"instance_hour"``;
+- ``live_requests() -> list[PageRequest]``: what ``--source live`` and ``check-live`` fetch;
+- ``parse(content, observed_on=None) -> ParseResult``: the structured reader; raises
   ``StructureMissing`` when the page has no recognisable price structure.
+
+To add a provider: write the module under ``scrapers/providers/``, add its name to
+``offer.PROVIDERS`` (and the ``Provider`` literal), and list it in ``_REGISTERED`` below.
+Callers parse through :func:`parse_page`, which falls back to the generic extractor
+(``scrapers/fallback.py``) when the structured reader finds nothing.
 """
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
+import datetime as dt
+from typing import Protocol, runtime_checkable
 
-from gpuprice.scrapers.offer import PROVIDERS
-
-_MODULES = {
-    "runpod": "gpuprice.scrapers.providers.runpod",
-    "lambda": "gpuprice.scrapers.providers.lambda_cloud",
-    "coreweave": "gpuprice.scrapers.providers.coreweave",
-    "nebius": "gpuprice.scrapers.providers.nebius",
-    "crusoe": "gpuprice.scrapers.providers.crusoe",
-    "massedcompute": "gpuprice.scrapers.providers.massedcompute",
-}
-assert set(_MODULES) == set(PROVIDERS)
+from gpuprice.errors import unknown_choice
+from gpuprice.scrapers.offer import PROVIDERS, ParseResult, PriceUnit, Tier
+from gpuprice.scrapers.pages import PageRequest
+from gpuprice.scrapers.providers import coreweave, crusoe, lambda_cloud, massedcompute, nebius, runpod
 
 
-def provider_module(provider: str) -> ModuleType:
-    """The parser module of a provider (ValueError naming the valid ones when unknown)."""
-    if provider not in _MODULES:
-        raise ValueError(f"unknown provider {provider!r}; valid: {', '.join(PROVIDERS)}")
-    return importlib.import_module(_MODULES[provider])
+@runtime_checkable
+class ProviderParser(Protocol):
+    """What every provider implements (see the module docstring)."""
+
+    PROVIDER: str
+    PARSER_VERSION: str
+    PRICING_URL: str
+    UNLABELED_TIER: Tier | None
+    PRICE_UNIT: PriceUnit
+
+    def live_requests(self) -> list[PageRequest]: ...
+
+    def parse(self, content: bytes, observed_on: dt.date | None = None) -> ParseResult: ...
+
+
+_REGISTERED: tuple[ProviderParser, ...] = (runpod, lambda_cloud, coreweave, nebius, crusoe, massedcompute)
+PARSERS: dict[str, ProviderParser] = {parser.PROVIDER: parser for parser in _REGISTERED}
+assert tuple(PARSERS) == PROVIDERS, (tuple(PARSERS), PROVIDERS)
+
+
+def provider_parser(provider: str) -> ProviderParser:
+    """The parser of a provider; BadInput (a ValueError) naming the valid ones when unknown."""
+    try:
+        return PARSERS[provider]
+    except KeyError:
+        raise unknown_choice("provider", provider, PROVIDERS) from None
+
+
+def parse_page(provider: str, content: bytes, observed_on: dt.date | None = None) -> ParseResult:
+    """The provider's offers from one page: its structured reader, else the fallback extractor.
+
+    The result's ``report.parse_strategy`` says which one produced the offers. Raises
+    ``StructureMissing`` when neither finds a price (the fallback's quarantined rows, if any,
+    travel on the exception's ``report``).
+    """
+    from gpuprice.scrapers.fallback import parse_with_fallback
+
+    return parse_with_fallback(provider_parser(provider), content, observed_on)

@@ -18,7 +18,7 @@ import pytest
 from conftest import OBSERVED_PRICES
 from gpuprice.scrapers.offer import CONTRACT_FIELDS, ParseResult, StructureMissing
 from gpuprice.scrapers.pages import PageRequest
-from gpuprice.scrapers.registry import provider_module
+from gpuprice.scrapers.registry import provider_parser
 
 REPO = Path(__file__).resolve().parent.parent
 # The note the HTML parsers add when a page had bytes that are not UTF-8.
@@ -76,10 +76,12 @@ def assert_offers(result: ParseResult, expected: list[dict]) -> None:
     assert dumped(result) == expected
 
 
-def report_of(result: ParseResult, provider: str) -> dict:
-    """The parse report without its provider (checked to be ``provider``)."""
+def report_of(result: ParseResult, provider: str, strategy: str = "structured") -> dict:
+    """The parse report without its provider and strategy (checked to be ``provider`` and
+    ``strategy``)."""
     data = result.report.model_dump()
     assert data.pop("provider") == provider
+    assert data.pop("parse_strategy") == strategy
     return data
 
 
@@ -149,7 +151,7 @@ def assert_archive_sources_copied(provider: str, names: Iterable[str]) -> None:
 # ----- module interface ---------------------------------------------------------------------------------
 def assert_registered(module: ModuleType, provider: str, parser_version: str, pricing_url: str) -> None:
     """The registry returns ``module`` for ``provider``, and the module names itself so."""
-    assert provider_module(provider) is module
+    assert provider_parser(provider) is module
     assert (provider, parser_version, pricing_url) == (
         module.PROVIDER,
         module.PARSER_VERSION,

@@ -17,7 +17,7 @@ from bench import end_to_end, parse_speed, run, sweep_speed, warehouse_scale
 from bench.figures import Bound, Figure
 from bench.synthetic_history import generate_history
 from gpuprice.scrapers.offer import PROVIDERS
-from gpuprice.scrapers.registry import provider_module
+from gpuprice.scrapers.registry import provider_parser
 from gpuprice.warehouse.connection import connect_writer
 
 
@@ -67,7 +67,7 @@ def test_parse_benchmark_runs_all_three_ways_on_the_six_newest_pages() -> None:
 
 
 def test_html_parser_swap_is_used_inside_and_undone_after() -> None:
-    module = provider_module("lambda")
+    module = provider_parser("lambda")
     original = module.BeautifulSoup
     with parse_speed.html_parser_everywhere([module]):
         soup = module.BeautifulSoup("<table><tr><td>x</td></tr></table>", "lxml")

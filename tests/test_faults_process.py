@@ -28,7 +28,7 @@ from faults.tables import partition_counts, partition_rows, provider_run, table_
 from faults.tally import Tally
 from gpuprice.scrapers.archive import SAMPLE_ARCHIVE, find_archived_page, read_archived
 from gpuprice.scrapers.offer import PROVIDERS
-from gpuprice.scrapers.registry import provider_module
+from gpuprice.scrapers.registry import provider_parser
 from gpuprice.warehouse.connection import connect_reader
 
 pytestmark = pytest.mark.slow
@@ -96,7 +96,7 @@ def archive_with(tmp: Path, provider: str, day: dt.date, recording_of: str) -> t
 
 
 def offers_on_page(provider: str, body: bytes, day: dt.date) -> int:
-    return len(provider_module(provider).parse(body, observed_on=day).offers)
+    return len(provider_parser(provider).parse(body, observed_on=day).offers)
 
 
 @pytest.fixture(scope="module")
@@ -399,7 +399,7 @@ def test_a_backfill_after_a_page_change_rewrites_exactly_that_partition(home: Pa
 def test_a_backfill_after_a_parser_change_rewrites_exactly_that_partition(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    module = provider_module("crusoe")
+    module = provider_parser("crusoe")
     original = module.parse
 
     def parse_v2(content: bytes, observed_on=None):

@@ -30,7 +30,7 @@ from gpuprice.scrapers.archive import SAMPLE_ARCHIVE, find_archived_page, read_a
 from gpuprice.scrapers.gunzip import MAX_PAGE_BYTES
 from gpuprice.scrapers.offer import PROVIDERS
 from gpuprice.scrapers.rawstore import read_raw
-from gpuprice.scrapers.registry import provider_module
+from gpuprice.scrapers.registry import provider_parser
 
 SEED_DAY = SEED_DAYS[-1]  # the previous snapshot every fault run must leave in place
 
@@ -125,7 +125,7 @@ class Outcome:
 
 
 def expected_offers(provider: str, body: bytes) -> int:
-    return len(provider_module(provider).parse(body, observed_on=TODAY).offers)
+    return len(provider_parser(provider).parse(body, observed_on=TODAY).offers)
 
 
 @pytest.fixture(scope="module", autouse=True)

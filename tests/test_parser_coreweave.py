@@ -86,6 +86,7 @@ def test_instance_prices_are_divided_by_the_gpu_count_with_spot_and_unpriced_row
     ]
     assert result.report.model_dump() == {
         "provider": "coreweave",
+        "parse_strategy": "structured",
         "rows_seen": 7,
         "offers": 6,
         "unpriced_rows": 1,  # HGX B300: "Contact sales" is not a $0 price
@@ -137,6 +138,7 @@ def test_reordered_columns_units_in_cells_and_reserved_terms_from_headers() -> N
     ]
     assert result.report.model_dump() == {
         "provider": "coreweave",
+        "parse_strategy": "structured",
         "rows_seen": 4,
         "offers": 4,
         "unpriced_rows": 1,  # B300: "Contact sales" and "$0.00" are both "no price"
@@ -214,6 +216,7 @@ def test_classic_component_prices_are_one_gpu_offers_without_instance_price() ->
     ]
     assert result.report.model_dump() == {
         "provider": "coreweave",
+        "parse_strategy": "structured",
         "rows_seen": 3,
         "offers": 3,
         "unpriced_rows": 0,

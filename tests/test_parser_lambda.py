@@ -123,6 +123,7 @@ def test_tabs_give_the_count_and_catch_mismatches_unpriced_unknown_and_bad_rows(
     ]
     assert result.report.model_dump() == {
         "provider": "lambda",
+        "parse_strategy": "structured",
         "rows_seen": 12,
         "offers": 7,
         "unpriced_rows": 2,  # GB300 "Contact sales", 2x H100 "Sold out": not offers, never $0
@@ -178,6 +179,7 @@ def test_reordered_and_extra_columns_nbsp_from_prices_thousands_and_regions() ->
     ]
     assert result.report.model_dump() == {
         "provider": "lambda",
+        "parse_strategy": "structured",
         "rows_seen": 4,
         "offers": 2,
         "unpriced_rows": 1,
@@ -233,6 +235,7 @@ def test_older_layout_table_as_escaped_html_in_streamed_script_chunks() -> None:
     ]
     assert result.report.model_dump() == {
         "provider": "lambda",
+        "parse_strategy": "structured",
         "rows_seen": 4,
         "offers": 3,
         "unpriced_rows": 1,
@@ -272,6 +275,7 @@ def test_older_layout_as_react_server_component_rows() -> None:
     ]
     assert result.report.model_dump() == {
         "provider": "lambda",
+        "parse_strategy": "structured",
         "rows_seen": 3,
         "offers": 2,
         "unpriced_rows": 1,
@@ -341,6 +345,7 @@ def test_plain_price_column_is_per_instance_unless_the_cell_says_per_gpu() -> No
     ]
     assert result.report.model_dump() == {
         "provider": "lambda",
+        "parse_strategy": "structured",
         "rows_seen": 3,
         "offers": 3,
         "unpriced_rows": 0,

@@ -76,6 +76,7 @@ def test_graphql_emits_every_price_field_with_its_tier_cloud_and_term() -> None:
     ]
     assert result.report.model_dump() == {
         "provider": "runpod",
+        "parse_strategy": "structured",
         "rows_seen": 6,
         "offers": 17,
         "unpriced_rows": 1,
@@ -186,6 +187,7 @@ def test_html_2026_10_attributes_spot_unpriced_bad_and_duplicate_rows() -> None:
     h100_raw = "H100 SXM | 80 GB VRAM | 125 GB RAM | 20 vCPUs | data-secure=3.49 | data-community=2.69"
     assert result.report.model_dump() == {
         "provider": "runpod",
+        "parse_strategy": "structured",
         "rows_seen": 6,
         "offers": 7,
         "unpriced_rows": 1,  # RTX 5090: empty and 0 prices are "not offered", never $0
@@ -228,6 +230,7 @@ def test_html_older_cloud_price_attributes_on_inner_elements_and_row_links() -> 
     ]
     assert result.report.model_dump() == {
         "provider": "runpod",
+        "parse_strategy": "structured",
         "rows_seen": 3,
         "offers": 5,
         "unpriced_rows": 0,

@@ -398,11 +398,11 @@ def test_html_is_self_contained(written: dict[str, Path], name: str) -> None:
     assert "@media print" in html
 
 
-def test_pricing_links_come_from_provider_modules() -> None:
-    from gpuprice.scrapers.registry import provider_module
+def test_pricing_links_come_from_provider_parsers() -> None:
+    from gpuprice.scrapers.registry import provider_parser
 
-    url = getattr(provider_module("runpod"), "PRICING_URL", None)
-    assert pricing_url("runpod") == (url or "https://www.runpod.io/pricing")
+    url = provider_parser("runpod").PRICING_URL
+    assert pricing_url("runpod") == url == "https://www.runpod.io/pricing"
     assert pricing_url(SCRIPT) is None
 
 

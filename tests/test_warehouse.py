@@ -11,7 +11,7 @@ import pytest
 from conftest import D1, D2, D3, D4, make_offer
 from gpuprice.scrapers.offer import ParseReport, RejectedRow
 from gpuprice.warehouse.connection import connect_writer
-from gpuprice.warehouse.schema import SCHEMA_VERSION, V1_DDL, current_version
+from gpuprice.warehouse.schema import MIGRATIONS, SCHEMA_VERSION, V1_DDL, current_version
 from gpuprice.warehouse.writes import replace_snapshot_partition
 
 
@@ -105,6 +105,8 @@ def test_a_first_schema_warehouse_is_migrated_in_place(tmp_path: Path):
             c for (c,) in table(con, "SELECT name FROM pragma_table_info('workload_rankings')")
         }
         assert {"total_cost_usd", "observed_on", "excluded_by"} <= ranking_columns
+        # Runs recorded before parse strategies were tracked read as structured.
+        assert table(con, "SELECT parse_strategy FROM provider_runs") == [("structured",)]
     finally:
         con.close()
     # Opening again is a no-op.
@@ -352,7 +354,6 @@ def test_public_reports_fill_only_dates_without_a_scrape(con):
 
 
 def test_rankings_of_a_version_3_warehouse_get_their_total_and_observed_date(tmp_path: Path) -> None:
-    from gpuprice.warehouse.schema import MIGRATIONS
 
     path = tmp_path / "v3.duckdb"
     old = duckdb.connect(str(path))

@@ -78,7 +78,8 @@ def offers_missing_from_catalog(con: duckdb.DuckDBPyConnection, day: dt.date) ->
 
 def provider_run_status(con: duckdb.DuckDBPyConnection, day: dt.date) -> pd.DataFrame:
     return con.execute(
-        "SELECT provider, status, offers, rejected, unknown_gpus, error, finished_at FROM main.provider_runs"
+        "SELECT provider, status, offers, rejected, unknown_gpus, error, parse_strategy, finished_at"
+        " FROM main.provider_runs"
         " WHERE snapshot_date = ?",
         [day],
     ).fetchdf()

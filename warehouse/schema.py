@@ -185,7 +185,17 @@ def _v5(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {2: _v2, 3: _v3, 5: _v5}
+def _v8(con: duckdb.DuckDBPyConnection) -> None:
+    """Which reader produced a provider's offers (structured or the fallback extractor).
+
+    Idempotent, so it applies on top of any earlier version (versions 4-7 belong to other work)."""
+    con.execute(
+        "ALTER TABLE provider_runs ADD COLUMN IF NOT EXISTS parse_strategy VARCHAR DEFAULT 'structured'"
+    )
+    con.execute("UPDATE provider_runs SET parse_strategy = 'structured' WHERE parse_strategy IS NULL")
+
+
+MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {2: _v2, 3: _v3, 5: _v5, 8: _v8}
 SCHEMA_VERSION = max(MIGRATIONS)
 
 

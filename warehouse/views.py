@@ -143,13 +143,17 @@ _BASE_VIEWS: dict[str, str] = {
                 max(snapshot_date) AS last_attempt_date,
                 arg_max(status, snapshot_date) AS last_status,
                 arg_max(error, snapshot_date) AS last_error,
-                arg_max(offers, snapshot_date) FILTER (WHERE status = 'success') AS last_offers
+                arg_max(offers, snapshot_date) FILTER (WHERE status = 'success') AS last_offers,
+                arg_max(parse_strategy, snapshot_date) AS parse_strategy,
+                arg_max(rejected, snapshot_date) AS rejected
             FROM main.provider_runs GROUP BY provider
         ),
         newest AS (SELECT max(snapshot_date) AS d FROM main.provider_runs)
         SELECT r.provider, r.last_success_date, r.last_attempt_date, r.last_status, r.last_error,
             r.last_offers,
             (SELECT d FROM newest) - r.last_success_date AS days_behind,
+            -- Drift: the newest attempt's reader (structured / fallback) and its rejected rows.
+            r.parse_strategy, r.rejected,
             (r.last_status <> 'success'
              OR r.last_success_date IS NULL
              OR (SELECT d FROM newest) - r.last_success_date > {STALE_AFTER_DAYS}) AS stale

@@ -206,7 +206,9 @@ def _insert_provider_run(
         "DELETE FROM provider_runs WHERE provider = ? AND snapshot_date = ?", [provider, snapshot_date]
     )
     con.execute(
-        "INSERT INTO provider_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO provider_runs (snapshot_date, provider, source, status, offers, rejected, unknown_gpus,"
+        " error, parse_report, started_at, finished_at, parse_strategy)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             snapshot_date,
             provider,
@@ -219,14 +221,34 @@ def _insert_provider_run(
             report.model_dump_json() if report else None,
             started_at,
             _now(),
+            report.parse_strategy if report else None,
         ],
     )
 
 
 def record_provider_run(con: duckdb.DuckDBPyConnection, **run) -> None:
-    """Record a provider's run for a date (a failure: its snapshot partition is left as it was)."""
+    """Record a provider's run for a date (a failure: its snapshot partition is left as it was).
+
+    The report's rejected rows (a failed check's bad rows, the fallback's prices without GPU
+    names) replace the day's quarantine rows of the provider, so they stay inspectable.
+    """
+    report: ParseReport | None = run.get("report")
     with transaction(con):
         _insert_provider_run(con, **run)
+        if report is not None and report.rejected:
+            source = "archive" if run["source"] == "archive" else "scrape"
+            con.execute(
+                "DELETE FROM quarantine WHERE provider = ? AND snapshot_date = ? AND source = ?",
+                [run["provider"], run["snapshot_date"], source],
+            )
+            now = _now()
+            con.executemany(
+                "INSERT INTO quarantine VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    [run["snapshot_date"], run["provider"], r.raw, r.reason, None, source, now]
+                    for r in report.rejected
+                ],
+            )
 
 
 def replace_dim_gpu(con: duckdb.DuckDBPyConnection, catalog: pd.DataFrame) -> int:

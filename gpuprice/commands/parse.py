@@ -52,13 +52,13 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Parse a saved pricing page and print its offers as JSON."""
         from gpuprice.scrapers.offer import StructureMissing
-        from gpuprice.scrapers.registry import provider_module
+        from gpuprice.scrapers.registry import parse_page
 
         name = parse_provider(provider)
         day = parse_date(observed_on, "--observed-on") if observed_on else None
         body = read_page(file)
         try:
-            result = provider_module(name).parse(body, observed_on=day)
+            result = parse_page(name, body, observed_on=day)
         except StructureMissing as exc:
             raise StructureError(str(exc)) from None
         json.dump([o.contract_dict() for o in result.offers], sys.stdout, indent=1)
@@ -67,6 +67,8 @@ def register(app: typer.Typer) -> None:
         summary = (
             f"{name}: {len(result.offers)} offers, {r.unpriced_rows} unpriced, {len(r.rejected)} rejected"
         )
+        if r.parse_strategy == "fallback":
+            summary += ", read by the fallback extractor"
         if r.unknown_gpus:
             summary += f", unknown GPUs: {', '.join(r.unknown_gpus)}"
         print(summary, file=sys.stderr)

@@ -92,6 +92,8 @@ def register(app: typer.Typer) -> None:
         for p in summary.providers:
             if p.status == "success":
                 extra = []
+                if p.parse_strategy == "fallback":
+                    extra.append("fallback")
                 if p.rejected:
                     extra.append(f"{p.rejected} quarantined")
                 if p.unknown_gpus:

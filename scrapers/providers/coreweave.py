@@ -28,7 +28,7 @@ from decimal import Decimal
 
 from bs4 import BeautifulSoup, SoupStrainer
 
-from gpuprice.scrapers.offer import ParseResult, StructureMissing
+from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
 from gpuprice.scrapers.page_input import page_text
 from gpuprice.scrapers.pages import PageRequest
@@ -38,6 +38,9 @@ from gpuprice.scrapers.quantities import size_gb, term_months
 PROVIDER = "coreweave"
 PARSER_VERSION = "coreweave/1"
 PRICING_URL = "https://www.coreweave.com/pricing"
+# The documented row has one price: on-demand per 8-GPU instance-hour (spot columns are labelled).
+UNLABELED_TIER: Tier | None = "on_demand"
+PRICE_UNIT: PriceUnit = "instance_hour"
 CLASSIC_PRICING_URL = "https://www.coreweave.com/pricing/classic"
 
 # Order matters: each header is used once, so specific columns claim theirs before generic ones.

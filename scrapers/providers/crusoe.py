@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 
-from gpuprice.scrapers.offer import Offer, ParseResult, StructureMissing, Tier
+from gpuprice.scrapers.offer import Offer, ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
 from gpuprice.scrapers.pages import PageRequest
@@ -37,6 +37,9 @@ from gpuprice.scrapers.quantities import term_months
 PROVIDER = "crusoe"
 PARSER_VERSION = "crusoe/1"
 PRICING_URL = "https://crusoe.ai/cloud/pricing"
+# The first price in a card is the on-demand one (documented card structure).
+UNLABELED_TIER: Tier | None = "on_demand"
+PRICE_UNIT: PriceUnit = "gpu_hour"
 
 _HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _HEADING_CLASS = re.compile(r"heading|title|(gpu|card|product|model)[-_]?name", re.I)

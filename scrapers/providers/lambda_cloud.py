@@ -31,7 +31,8 @@ from typing import Any
 
 from bs4 import BeautifulSoup, Tag
 
-from gpuprice.scrapers.offer import ParseResult, StructureMissing
+from gpuprice.scrapers.next_data import next_f_strings
+from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
 from gpuprice.scrapers.page_input import page_text
 from gpuprice.scrapers.pages import PageRequest
@@ -41,6 +42,9 @@ from gpuprice.scrapers.quantities import size_gb
 PROVIDER = "lambda"
 PARSER_VERSION = "lambda/1"
 PRICING_URL = "https://lambda.ai/pricing"
+# Lambda sells on-demand only on the page (reserved and clusters go through sales).
+UNLABELED_TIER: Tier | None = "on_demand"
+PRICE_UNIT: PriceUnit = "gpu_hour"
 INSTANCES_URL = "https://lambda.ai/instances"
 
 _COLUMNS: dict[str, tuple[str, ...]] = {
@@ -236,7 +240,7 @@ def _embedded_table_html(soup: BeautifulSoup) -> tuple[str, str]:
     for script in soup.find_all("script"):
         code = script.string or ""
         if "__next_f" in code:
-            chunks.extend(_next_f_strings(code))
+            chunks.extend(next_f_strings(code))
         elif _EMBEDDED_HINT.search(code):
             chunks.extend(_json_string_literals(code))
     joined = "".join(chunks)
@@ -298,25 +302,6 @@ def _rsc_html(node: Any) -> str:
         )
         return f"<{tag}{attrs}>{inner}</{tag}>"
     return "".join(_rsc_html(child) for child in node)
-
-
-def _next_f_strings(code: str) -> list[str]:
-    decoder = json.JSONDecoder()
-    strings: list[str] = []
-    start = code.find("__next_f.push(")
-    while start != -1:
-        bracket = code.find("[", start)
-        if bracket == -1:
-            break
-        try:
-            payload, end = decoder.raw_decode(code, bracket)
-        except (json.JSONDecodeError, ValueError):
-            end = start + 1
-        else:
-            if isinstance(payload, list):
-                strings.extend(item for item in payload if isinstance(item, str))
-        start = code.find("__next_f.push(", end)
-    return strings
 
 
 def _json_string_literals(code: str) -> list[str]:

@@ -27,7 +27,7 @@ from decimal import Decimal
 from bs4 import BeautifulSoup, Tag
 
 from gpuprice.scrapers.gpu_names import normalize_gpu
-from gpuprice.scrapers.offer import ParseResult, StructureMissing
+from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
 from gpuprice.scrapers.pages import PageRequest
@@ -38,6 +38,9 @@ PROVIDER = "massedcompute"
 PARSER_VERSION = "massedcompute/1"
 # massedcompute.com/home/pricing redirects here (observed 2026-10-06).
 PRICING_URL = "https://vm.massedcompute.com/pricing"
+# On-demand only, priced per instance-hour.
+UNLABELED_TIER: Tier | None = "on_demand"
+PRICE_UNIT: PriceUnit = "instance_hour"
 
 # Logical column -> header patterns (normalized header text). Order matters: the first logical
 # name whose pattern matches a header takes it, so per-GPU prices are claimed before prices,

@@ -23,7 +23,7 @@ from typing import Any
 
 from bs4 import BeautifulSoup, SoupStrainer
 
-from gpuprice.scrapers.offer import Offer, ParseReport, ParseResult, StructureMissing, Tier
+from gpuprice.scrapers.offer import Offer, ParseReport, ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
 from gpuprice.scrapers.pages import PageRequest
@@ -33,6 +33,9 @@ from gpuprice.scrapers.quantities import term_months
 PROVIDER = "nebius"
 PARSER_VERSION = "nebius/1"
 PRICING_URL = "https://nebius.com/prices"
+# Preemptible and on-demand columns sit side by side: an unlabelled price is neither.
+UNLABELED_TIER: Tier | None = None
+PRICE_UNIT: PriceUnit = "gpu_hour"
 
 # Non-price columns, by header text. The empty header is the usual first (name) column.
 _FIXED_COLUMNS: dict[str, list[str]] = {

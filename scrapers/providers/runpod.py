@@ -34,7 +34,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from bs4 import BeautifulSoup, SoupStrainer, Tag
 
 from gpuprice.scrapers.gunzip import MAX_PAGE_BYTES
-from gpuprice.scrapers.offer import ParseReport, ParseResult, StructureMissing
+from gpuprice.scrapers.offer import ParseReport, ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
 from gpuprice.scrapers.page_input import page_text
 from gpuprice.scrapers.pages import PageRequest
@@ -43,6 +43,9 @@ from gpuprice.scrapers.parsing import clean_text, parse_number, parse_price
 PROVIDER = "runpod"
 PARSER_VERSION = "runpod/1"
 PRICING_URL = "https://www.runpod.io/pricing"
+# Secure and community cloud are separate markets: a bare price names neither.
+UNLABELED_TIER: Tier | None = None
+PRICE_UNIT: PriceUnit = "gpu_hour"
 _MAX_BODY_BYTES = MAX_PAGE_BYTES  # a module attribute so a test can lower the gzip cap
 GRAPHQL_URL = "https://api.runpod.io/graphql"
 

@@ -18,7 +18,7 @@ import httpx
 
 from faults.pages import CAPTCHA_PAGE, LOGIN_PAGE, healthy_page, invalid_utf8
 from gpuprice.scrapers.offer import PROVIDERS
-from gpuprice.scrapers.registry import provider_module
+from gpuprice.scrapers.registry import provider_parser
 
 MB = 1024 * 1024
 
@@ -148,7 +148,7 @@ def provider_hosts() -> dict[str, str]:
     """host -> provider, from every provider's live requests."""
     hosts = {}
     for provider in PROVIDERS:
-        for request in provider_module(provider).live_requests():
+        for request in provider_parser(provider).live_requests():
             hosts[urlsplit(request.url).netloc.lower()] = provider
     return hosts
 

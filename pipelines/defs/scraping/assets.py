@@ -17,7 +17,7 @@ from gpuprice.pipelines.defs.scraping.connections import step_connection
 from gpuprice.pipelines.partitions import daily_partitions
 from gpuprice.pipelines.resources import WAREHOUSE_POOL, ScrapeSettings, WarehouseResource
 from gpuprice.scrapers.offer import PROVIDERS, Offer, ParseResult, StructureMissing
-from gpuprice.scrapers.registry import provider_module
+from gpuprice.scrapers.registry import parse_page, provider_parser
 from gpuprice.sources import SNAPSHOT_SOURCE_OF
 from gpuprice.warehouse import writes
 
@@ -84,7 +84,7 @@ def _collect(
                 parser_version=parser_version,
             )
         ]
-    module = provider_module(provider)
+    module = provider_parser(provider)
     pages = []
     found = False
     live = iter_live_pages(provider, day, home=warehouse.home_path, parser_version=parser_version)
@@ -141,7 +141,7 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
     ) -> dict:
         day = partition_date(context)
         started = dt.datetime.now(dt.UTC)
-        parser_version = getattr(provider_module(provider), "PARSER_VERSION", None)
+        parser_version = provider_parser(provider).PARSER_VERSION
         try:
             pages = _collect(provider, day, scrape, warehouse, parser_version)
         except Exception as exc:  # any fetch failure: record it, keep yesterday's data, fail this asset
@@ -186,7 +186,6 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
         from gpuprice.scrapers.rawstore import read_raw
 
         day = partition_date(context)
-        module = provider_module(provider)
         fail = functools.partial(
             record_failure,
             warehouse,
@@ -201,9 +200,9 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
             fail(error=f"stored page unreadable: {exc}")
             raise dg.Failure(description=f"{provider}: stored page unreadable: {exc}") from exc
         try:
-            result: ParseResult = module.parse(body, observed_on=day)
+            result: ParseResult = parse_page(provider, body, observed_on=day)
         except StructureMissing as exc:
-            fail(error=f"parse failed: {exc}")
+            fail(error=f"parse failed: {exc}", report=exc.report)
             raise dg.Failure(description=f"{provider}: {exc}") from exc
         except Exception as exc:
             fail(error=f"parser crashed: {type(exc).__name__}: {exc}")
@@ -218,6 +217,7 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
             {"result": result, "raw": raw_page},
             metadata={
                 "offers": len(result.offers),
+                "parse_strategy": report.parse_strategy,
                 "rejected": len(report.rejected),
                 "unpriced_rows": report.unpriced_rows,
                 "unknown_gpus": ", ".join(report.unknown_gpus) or "none",

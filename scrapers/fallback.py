@@ -1,0 +1,498 @@
+"""The generic fallback extractor: GPU prices read from a page's text when its structure is gone.
+
+:func:`parse_with_fallback` runs a provider's structured reader first; only when that finds no
+price structure (``StructureMissing``) does it read the page as text:
+
+1. *Lines*: the visible text, one line per block element and one per table row (cells joined
+   with " | "); when those give no offer, the strings embedded in scripts (``__NEXT_DATA__``,
+   App Router flight data, JSON bodies), where a list of strings is a row and HTML inside a
+   string is read as HTML.
+2. *GPU context*: a line naming a GPU ("NVIDIA H100 SXM", "8x H200") opens a context that the
+   prices after it belong to, until the next GPU name; tag lines right after it ("80GB",
+   "HGX") join the name. The count comes from "8x", "8 ×", "x8" or "8 GPUs".
+3. *Prices*: "$x" with a unit: "/GPU-hr" (per GPU-hour), "/hr" (per instance-hour when the
+   line gives a GPU count and the provider prices instances, else the provider's documented
+   unit), no unit (the provider's unit). Prices in other units (storage per GiB-month, CPU per
+   vCPU-hour) are skipped. A header row's cells label the price columns below it.
+4. *Tiers*: a label on the price's line, column header or the label line next to it
+   ("On-demand", "Spot", "Preemptible", "Reserved (1 year)"). An unlabelled price is on-demand
+   only for the first price of a context, and only when the provider's documented structure
+   says so (``UNLABELED_TIER``); otherwise it is rejected, never guessed. A reserved price
+   needs its term.
+
+Offers are built through the same :class:`OfferSink` as the structured readers (same
+validation, duplicates counted once) and are marked ``parse_strategy = "fallback"``; the
+pipeline's blocking checks run on them unchanged. Prices found before any GPU name are
+quarantined (rejected with their raw text), never offers. No price at all: the structured
+reader's ``StructureMissing`` stands, with the quarantined rows on its ``report``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from bs4 import BeautifulSoup, NavigableString
+
+from gpuprice.scrapers.next_data import flight_payload, flight_rows, is_rsc_reference
+from gpuprice.scrapers.offer import ParseResult, Provider, StructureMissing, Tier
+from gpuprice.scrapers.offer_sink import OfferSink
+from gpuprice.scrapers.page_input import page_text
+from gpuprice.scrapers.parsing import clean_text, parse_price
+from gpuprice.scrapers.quantities import term_months
+
+if TYPE_CHECKING:
+    from gpuprice.scrapers.registry import ProviderParser
+
+FALLBACK_NOTE = "structured reader found no price structure ({what}); prices read by the fallback extractor"
+NO_GPU_REASON = "fallback: price without a GPU name"
+
+_CELL_SEP = " | "
+_BLOCK_TAGS = frozenset(
+    [
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "br",
+        "dd",
+        "details",
+        "div",
+        "dl",
+        "dt",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hr",
+        "li",
+        "main",
+        "nav",
+        "ol",
+        "p",
+        "section",
+        "summary",
+        "table",
+        "tbody",
+        "thead",
+        "tfoot",
+        "ul",
+        "button",
+        "a",
+        "label",
+    ]
+)
+_HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+_HEADING_MARK = "\x01"  # starts a heading's line: a heading without a GPU name ends the GPU context
+_SKIPPED_TAGS = ("script", "style", "noscript", "template", "svg", "head", "iframe")
+_MAX_LINE = 400
+
+# A GPU model as pages write it: vendor, HGX/DGX, the model, then qualifiers (memory, form factor).
+_MODEL = (
+    r"(?:GB[23]00|GH200|[BH][12]\d0|A100|A10G?|A30|A40|A16|L40S?|L4|V100|T4|P100|"
+    r"RTX\s?(?:PRO\s?)?\d{4}(?:\s?Ada)?|RTX\s?A\d{4}|A[456]000(?:\s?Ada)?|MI\d{3}X?|Gaudi\s?\d)"
+)
+_QUALIFIER = (
+    r"(?:\s*(?:\d{2,3}\s?GB(?:\s?(?:HBM\w*|GDDR\w*|VRAM))?|SXM\d?|PCIe(?:\s?Gen\s?\d)?|NVL(?:ink)?|"
+    r"HGX|DGX|Tensor\s?Core|Ada|Blackwell|Hopper|Grace(?:\s?(?:Hopper|Blackwell))?|Superchip|"
+    r"Server\s?Edition|Workstation\s?Edition|Max-Q|OAM))*"
+)
+_GPU_NAME = re.compile(
+    rf"(?<![\w-])(?:(?:NVIDIA|AMD|Intel)\s+)?(?:(?:HGX|DGX)\s+)?{_MODEL}(?![\w-]){_QUALIFIER}",
+    re.I,
+)
+_COUNT_BEFORE = re.compile(r"(?<![\w.])(\d{1,3})\s*[x\u00d7]\s*(?=[A-Za-z])", re.I)
+_COUNT_AFTER = re.compile(r"[x\u00d7]\s*(\d{1,3})(?![\w.])|(?<![\w.])(\d{1,3})\s*(?:gpus?|cards?)\b", re.I)
+_VRAM = re.compile(r"(\d{2,3}(?:\.\d+)?)\s?GB", re.I)
+_TAG_LINE = re.compile(
+    r"^(?:\d{2,3}\s?GB(?:\s?(?:HBM\w*|GDDR\w*|VRAM))?|HGX|DGX|SXM\d?|PCIe(?:\s?Gen\s?\d)?|NVL|NVLink)$", re.I
+)
+# "$2.49", "US$ 2.49", "from $0.99", "USD 2.49", each with an optional unit after it.
+_PRICE = re.compile(
+    r"(?P<text>(?:from\s+)?(?:US\s?\$|\$|USD\s?)\s?\d[\d,]*(?:\.\d+)?)"
+    r"(?P<unit>\s*(?:/|per\s+)\s*(?:gpu[\s/-]*(?:hr|hour|h)\b|gpu\b|(?:hr|hour|h)\b|[a-z][\w-]*))?",
+    re.I,
+)
+_PER_GPU_UNIT = re.compile(r"gpu", re.I)
+_HOURLY_UNIT = re.compile(r"^\s*(?:/|per\s+)\s*(?:hr|hour|h)\s*$", re.I)
+_UNPRICED = re.compile(r"contact\s*(?:us|sales)|talk\s+to\s+(?:us|sales)|coming\s+soon|sold\s+out", re.I)
+_SPOT = re.compile(r"\b(spot|preemptible|interruptible)\b", re.I)
+_RESERVED = re.compile(r"\b(reserved|reservation|commit(?:ted|ment)?)\b", re.I)
+_ON_DEMAND = re.compile(r"\bon[\s-]?demand\b|\bpay[\s-]as[\s-]you[\s-]go\b", re.I)
+_PER_GPU_HEADER = re.compile(r"gpu\W*(?:hr|hour|h)\b|per\s+gpu|/\s*gpu", re.I)
+_COUNT_HEADER = re.compile(r"^(?:#|number of|no\.? of)?\s*gpus?(?:\s*(?:count|qty))?$", re.I)
+
+
+def parse_with_fallback(
+    parser: ProviderParser, content: bytes, observed_on: dt.date | None = None
+) -> ParseResult:
+    """The structured reader's result, else the fallback extractor's (see the module docstring)."""
+    try:
+        return parser.parse(content, observed_on=observed_on)
+    except StructureMissing as missing:
+        structured = missing
+    sink = OfferSink(_provider(parser.PROVIDER))
+    try:
+        text = page_text(content, sink.report)
+    except StructureMissing:
+        raise structured from None
+    extract_offers(
+        text, sink, unlabeled_tier=parser.UNLABELED_TIER, instance_priced=parser.PRICE_UNIT == "instance_hour"
+    )
+    result = sink.result()
+    result.report.parse_strategy = "fallback"
+    if not result.offers:
+        raise StructureMissing(structured.provider, structured.what, report=result.report) from None
+    result.report.notes.insert(0, FALLBACK_NOTE.format(what=structured.what))
+    return result
+
+
+def _provider(name: str) -> Provider:
+    return name  # type: ignore[return-value]  # registered parsers name a valid provider
+
+
+# ---------------------------------------------------------------- page -> lines
+
+
+def extract_offers(text: str, sink: OfferSink, *, unlabeled_tier: Tier | None, instance_priced: bool) -> None:
+    """Read ``text`` (HTML or JSON) into ``sink``: visible lines first, script strings if those gave none."""
+    stripped = text.lstrip()
+    sources: list[Callable[[], Iterable[str]]]
+    if stripped[:1] in ("{", "["):
+        sources = [lambda: _json_lines(stripped)]
+    else:
+        soup = BeautifulSoup(text, "lxml")
+        scripts = [s.get_text() for s in soup.find_all("script")]
+        sources = [lambda: _visible_lines(soup), lambda: _script_lines(scripts)]
+    for source in sources:
+        reader = _LineReader(sink, unlabeled_tier=unlabeled_tier, instance_priced=instance_priced)
+        for line in source():
+            reader.read(line)
+        reader.finish()
+        if sink.offers:
+            return
+
+
+def _visible_lines(soup: BeautifulSoup) -> list[str]:
+    for skipped in soup.find_all(_SKIPPED_TAGS):
+        skipped.decompose()
+    for row in soup.find_all("tr"):
+        cells = [clean_text(c.get_text(" ")) for c in row.find_all(["td", "th"])]
+        row.replace_with(NavigableString("\n" + _CELL_SEP.join(cells) + "\n"))
+    for tag in soup.find_all(_BLOCK_TAGS):
+        tag.insert_before("\n" + (_HEADING_MARK if tag.name in _HEADINGS else ""))
+        tag.insert_after("\n")
+    return _lines(soup.get_text())
+
+
+def _lines(text: str) -> list[str]:
+    return [line for line in (clean_text(part) for part in text.split("\n")) if line]
+
+
+def _script_lines(scripts: list[str]) -> Iterator[str]:
+    payload = flight_payload(scripts)
+    if payload:
+        for row in flight_rows(payload):
+            yield from _node_lines(row)
+        if "<" in payload:  # escaped HTML streamed in the chunks
+            yield from _html_lines(payload)
+    for code in scripts:
+        if "__next_f" in code:
+            continue
+        stripped = code.strip()
+        try:
+            yield from _node_lines(json.loads(stripped))
+            continue
+        except json.JSONDecodeError:
+            pass
+        for literal in re.finditer(r'"(?:[^"\\]|\\.)*"', code):  # string literals in plain JS
+            try:
+                value = json.loads(literal.group(0))
+            except json.JSONDecodeError:
+                continue
+            yield from _node_lines(value)
+
+
+def _json_lines(text: str) -> Iterator[str]:
+    try:
+        yield from _node_lines(json.loads(text))
+    except json.JSONDecodeError:
+        return
+
+
+def _html_lines(fragment: str) -> list[str]:
+    return _visible_lines(BeautifulSoup(fragment, "lxml"))
+
+
+def _node_lines(node: Any) -> Iterator[str]:
+    """Lines of a decoded JSON / RSC node: a list of scalars is a row, an RSC ``tr`` element too."""
+    if isinstance(node, str):
+        if is_rsc_reference(node):
+            return
+        if "<" in node and ">" in node:
+            yield from _html_lines(node)
+        else:
+            yield from _lines(node)
+    elif isinstance(node, list):
+        if len(node) >= 4 and node[0] == "$" and isinstance(node[1], str):  # an RSC element
+            props = node[3] if isinstance(node[3], dict) else {}
+            if node[1] == "tr":
+                cells = [" ".join(_node_lines(cell)) for cell in _rsc_children(props.get("children"))]
+                yield _CELL_SEP.join(cells)
+            else:
+                yield from _node_lines(props.get("children"))
+        elif len(node) >= 2 and all(
+            isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in node
+        ):
+            yield _CELL_SEP.join(clean_text(v) for v in node)
+        else:
+            for item in node:
+                yield from _node_lines(item)
+    elif isinstance(node, dict):
+        for value in node.values():
+            yield from _node_lines(value)
+
+
+def _rsc_children(children: Any) -> list[Any]:
+    if isinstance(children, list) and children and children[0] != "$":
+        return children
+    return [children]
+
+
+# ---------------------------------------------------------------- lines -> offers
+
+
+@dataclass
+class _Context:
+    """The GPU the prices after its name belong to."""
+
+    gpu_raw: str
+    count: int | None
+    vram_gb: float | None
+    priced: int = 0  # prices taken so far (only the first may be unlabelled)
+    from_row: bool = False  # named in a table row: it does not carry over to the next row
+
+
+@dataclass
+class _Price:
+    text: str
+    unit: str
+    label: str | None
+
+
+@dataclass
+class _Item:
+    """A line of a card: a lone price, an unpriced cell ("Contact sales") or a tier label."""
+
+    kind: str  # "price", "unpriced" or "label"
+    text: str
+    price: _Price | None = None
+
+
+class _LineReader:
+    """Lines in page order -> offers in ``sink``.
+
+    Table rows (several cells) are read on their own, labelled by the header row above them.
+    Card lines (a lone price, a lone label) are buffered per GPU context and paired when the
+    context ends: labels follow their prices when the card ends with a label, else each price
+    takes the label just above it.
+    """
+
+    def __init__(self, sink: OfferSink, *, unlabeled_tier: Tier | None, instance_priced: bool) -> None:
+        self.sink = sink
+        self.unlabeled_tier = unlabeled_tier
+        self.instance_priced = instance_priced
+        self.context: _Context | None = None
+        self.header: list[str] | None = None
+        self.items: list[_Item] = []
+
+    def read(self, line: str) -> None:
+        heading = line.startswith(_HEADING_MARK)
+        line = line.lstrip(_HEADING_MARK).strip()
+        if len(line) > _MAX_LINE or not line:
+            return
+        cells = line.split(_CELL_SEP) if _CELL_SEP in line else [line]
+        gpu = self._gpu_in(line)
+        if gpu is not None:
+            self.finish()
+            gpu.from_row = len(cells) > 1
+            self.context = gpu
+        elif heading or (len(cells) > 1 and self.context is not None and self.context.from_row):
+            self.finish()
+            self.context = None  # a new card or row that names no GPU: earlier names do not carry over
+        prices = list(self._prices(cells))
+        if not prices:
+            self._read_text_line(line, cells, has_gpu=gpu is not None)
+            return
+        if self.context is None:
+            for _ in prices:
+                self.sink.reject(line, NO_GPU_REASON)
+            return
+        if len(cells) == 1 and len(prices) == 1 and prices[0].label is None:
+            self.items.append(_Item("price", line, prices[0]))
+            return
+        self.finish()
+        count = self._count_in(line) or self.context.count
+        if len(cells) > 1:
+            count = self._count_from_header(cells) or count
+        for price in prices:
+            self._emit(price, price.label, self.context, count, line)
+
+    def _read_text_line(self, line: str, cells: list[str], *, has_gpu: bool) -> None:
+        if has_gpu:
+            return
+        if len(cells) > 1:
+            self.finish()
+            self.header = cells
+            return
+        if self.context is None:
+            return
+        if len(line) <= 40 and _label_kind(line):
+            self.items.append(_Item("label", line))
+        elif _UNPRICED.search(line) and len(line) <= 40:
+            self.items.append(_Item("unpriced", line))
+        elif not self.items and _TAG_LINE.match(line) and line.lower() not in self.context.gpu_raw.lower():
+            self.context.gpu_raw = f"{self.context.gpu_raw} {line}"
+            if self.context.vram_gb is None and (vram := _VRAM.search(line)):
+                self.context.vram_gb = float(vram.group(1))
+
+    def finish(self) -> None:
+        """Pair the buffered card lines of the current context and emit their offers."""
+        items, self.items = self.items, []
+        if not items or self.context is None:
+            return
+        values = [i for i in items if i.kind != "label"]
+        labels_below = items[-1].kind == "label" and items[0].kind != "label"
+        label_of: dict[int, str] = {}
+        for index, item in enumerate(items):
+            if item.kind != "label":
+                continue
+            neighbour = index - 1 if labels_below else index + 1
+            if 0 <= neighbour < len(items) and items[neighbour].kind != "label":
+                label_of[id(items[neighbour])] = item.text
+        for item in values:
+            if item.kind == "price" and item.price is not None:
+                self._emit(item.price, label_of.get(id(item)), self.context, self.context.count, item.text)
+            else:
+                self.context.priced += 1  # "Contact sales" holds its tier's place in the card
+
+    def _prices(self, cells: list[str]) -> Iterator[_Price]:
+        for index, cell in enumerate(cells):
+            header_label = None
+            if self.header and len(self.header) == len(cells):
+                header_label = self.header[index]
+            for match in _PRICE.finditer(cell):
+                unit = match.group("unit") or ""
+                if unit and not (_PER_GPU_UNIT.search(unit) or _HOURLY_UNIT.match(unit)):
+                    continue  # another unit: storage per GiB-month, CPU per vCPU-hour
+                if header_label and not unit and _PER_GPU_HEADER.search(header_label):
+                    unit = "/GPU-hr"
+                elif header_label and not unit and re.search(r"\b(hr|hour|hourly)\b", header_label, re.I):
+                    unit = "/hr"
+                own_label = _label_text(cell[: match.start()]) or _label_text(cell[match.end() :])
+                label = own_label or (header_label if header_label and _label_kind(header_label) else None)
+                yield _Price(text=match.group("text"), unit=unit, label=label)
+
+    def _gpu_in(self, line: str) -> _Context | None:
+        match = _GPU_NAME.search(line.replace("_", " "))  # SKUs such as gpu_8x_h100
+        if match is None:
+            return None
+        name = clean_text(match.group(0))
+        vram = _VRAM.search(name)
+        return _Context(
+            gpu_raw=name, count=self._count_in(line), vram_gb=float(vram.group(1)) if vram else None
+        )
+
+    @staticmethod
+    def _count_in(line: str) -> int | None:
+        for rx in (_COUNT_BEFORE, _COUNT_AFTER):
+            match = rx.search(line.replace("_", " "))
+            if match:
+                value = int(next(g for g in match.groups() if g))
+                if 1 <= value <= 64:
+                    return value
+        return None
+
+    def _count_from_header(self, cells: list[str]) -> int | None:
+        if not self.header or len(self.header) != len(cells):
+            return None
+        for index, header in enumerate(self.header):
+            if _COUNT_HEADER.match(header.strip()) and re.fullmatch(r"\d{1,3}", cells[index].strip()):
+                return int(cells[index])
+        return None
+
+    def _emit(self, price: _Price, label: str | None, context: _Context, count: int | None, raw: str) -> None:
+        sink = self.sink
+        first = context.priced == 0
+        context.priced += 1
+        tier: Tier | None = _label_kind(label) if label else None
+        if tier is None:
+            if not first or self.unlabeled_tier is None:
+                sink.reject(raw, "fallback: price without an on-demand/spot/reserved label")
+                return
+            tier = self.unlabeled_tier
+        months = term_months(label) if tier == "reserved" and label else None
+        if tier == "reserved" and months is None:
+            sink.reject(raw, "fallback: reserved price without a term")
+            return
+        try:
+            parsed = parse_price(price.text)
+        except ValueError as exc:
+            sink.reject(raw, f"fallback: {exc}")
+            return
+        if parsed is None:
+            return
+        value: Decimal = parsed.value
+        per_gpu_unit = bool(_PER_GPU_UNIT.search(price.unit))
+        per_instance = not per_gpu_unit and (
+            self.instance_priced or (bool(price.unit) and count is not None and count > 1)
+        )
+        if per_instance and count is None:
+            sink.reject(raw, "fallback: per-instance price without a GPU count")
+            return
+        gpu_count = count or 1
+        sku = context.gpu_raw if gpu_count == 1 else f"{gpu_count}x {context.gpu_raw}"
+        sink.add(
+            raw,
+            reason_prefix="fallback: ",
+            gpu=sink.gpu_slug(context.gpu_raw, context.vram_gb),
+            gpu_raw=context.gpu_raw,
+            gpu_count=gpu_count,
+            vram_gb=context.vram_gb,
+            tier=tier,
+            commitment_months=months,
+            usd_per_gpu_hour=value / gpu_count if per_instance else value,
+            usd_per_instance_hour=value if per_instance else None,
+            sku=sku,
+        )
+
+
+def _label_kind(text: str | None) -> Tier | None:
+    if not text:
+        return None
+    if _SPOT.search(text):
+        return "spot"
+    if _RESERVED.search(text) or (term_months(text) is not None and len(text) <= 40):
+        return "reserved"
+    if _ON_DEMAND.search(text):
+        return "on_demand"
+    return None
+
+
+def _label_text(text: str) -> str | None:
+    """A tier label written in the price's own cell ("Spot: $1.60"), if any."""
+    text = text.strip(" :-\u2013")
+    return text if text and len(text) <= 40 and _label_kind(text) else None
