@@ -262,8 +262,17 @@ def _node_lines(node: Any) -> Iterator[str]:
             for item in node:
                 yield from _node_lines(item)
     elif isinstance(node, dict):
-        for value in node.values():
-            yield from _node_lines(value)
+        for key, value in node.items():
+            if isinstance(value, str) and "$" in value and not is_rsc_reference(value):
+                # {"onDemand": "$3.90/GPU-hr"}: the key labels the price ("on Demand: $3.90/GPU-hr")
+                yield f"{_words(str(key))}: {clean_text(value)}"
+            else:
+                yield from _node_lines(value)
+
+
+def _words(key: str) -> str:
+    """'onDemandPrice' -> 'on Demand Price', 'spot_price' -> 'spot price'."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])|_", " ", key)
 
 
 def _rsc_children(children: Any) -> list[Any]:

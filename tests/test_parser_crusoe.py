@@ -139,18 +139,21 @@ def test_redesigned_markup_definition_lists_inline_labels_empty_cells_and_hidden
                 usd_per_gpu_hour=2.6,
                 commitment_months=6,
             ),  # "Six-month commitment"
+            # The card's only price has no label: the first price of a card is on-demand.
+            expected_offer(
+                gpu="a100-40gb",
+                gpu_raw="NVIDIA A100 40GB PCIe",
+                vram_gb=40.0,
+                tier="on_demand",
+                usd_per_gpu_hour=1.45,
+            ),
         ],
     )
     assert report_of(result, "crusoe") == {
         "rows_seen": 3,  # the hidden (w-condition-invisible) A40 card is not shown to visitors
-        "offers": 5,
+        "offers": 6,
         "unpriced_rows": 0,
-        "rejected": [
-            {
-                "raw": "NVIDIA A100 40GB PCIe | $1.45/GPU-hr",
-                "reason": "price without an on-demand/spot/reserved label",
-            }
-        ],
+        "rejected": [],
         "unknown_gpus": [],
         "missing_columns": [],
         "unexpected_columns": [],
@@ -167,11 +170,10 @@ def test_redesigned_markup_definition_lists_inline_labels_empty_cells_and_hidden
         ),
         (b"", "empty page"),
         (b"\n  ", "empty page"),
-        # The cards lost their labels: prices cannot be told apart, so the page is not understood.
+        # Prices outside any card (no GPU heading above them) cannot be attributed.
         (
-            b"<html><body><div><h3>NVIDIA H100</h3><p>$3.90/GPU-hr</p></div>"
-            b"<div><h3>NVIDIA H200</h3><p>$4.29/GPU-hr</p></div></body></html>",
-            "no GPU card with a labelled price (on-demand/spot/reserved); 2 unlabelled prices seen",
+            b"<html><body><div><p>$3.90/GPU-hr</p></div><div><p>$4.29/GPU-hr</p></div></body></html>",
+            "no GPU card with a labelled price (on-demand/spot/reserved)",
         ),
     ],
 )

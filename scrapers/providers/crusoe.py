@@ -12,8 +12,11 @@ depends on them:
   goes to a label across another label (an empty cell stays empty).
 
 ``rows_seen`` counts cards with a price cell; a card whose labelled cells are all "Contact sales"
-is an unpriced row, and a price without any label is rejected (not guessed to be on-demand). A reserved price needs a term in its label
-("1-year reserved" -> 12 months); without one the cell is rejected rather than guessed.
+is an unpriced row. The first price in a card is the on-demand price (the documented card
+structure), so when it carries no label and no other cell is labelled on-demand it is read as
+on-demand; any other price without a label is rejected, never guessed. A reserved price needs a
+term in its label ("1-year reserved", "Reserved (1 year)" -> 12 months); without one the cell is
+rejected rather than guessed.
 Webflow's hidden conditional items (``w-condition-invisible``) are not shown to visitors and
 are skipped; when the grid sits in Webflow tabs, a tab pane's name (``data-w-tab="Spot"``)
 labels the prices inside it.
@@ -31,7 +34,7 @@ from gpuprice.scrapers.offer import Offer, ParseResult, PriceUnit, StructureMiss
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
 from gpuprice.scrapers.pages import PageRequest
-from gpuprice.scrapers.parsing import Price, clean_text, parse_number, parse_price
+from gpuprice.scrapers.parsing import Price, clean_text, map_columns, parse_number, parse_price
 from gpuprice.scrapers.quantities import term_months
 
 PROVIDER = "crusoe"
@@ -41,6 +44,8 @@ PRICING_URL = "https://crusoe.ai/cloud/pricing"
 UNLABELED_TIER: Tier | None = "on_demand"
 PRICE_UNIT: PriceUnit = "gpu_hour"
 
+# The label given to a card's unlabelled first price (on-demand by the documented structure).
+UNLABELLED_FIRST_PRICE = "on-demand (first price, unlabelled)"
 _HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _HEADING_CLASS = re.compile(r"heading|title|(gpu|card|product|model)[-_]?name", re.I)
 _SKIPPED_TAGS = ("script", "style", "noscript", "template", "svg", "head")
@@ -89,7 +94,8 @@ class _Card:
 def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
     sink = OfferSink(PROVIDER)
     text = page_text(content, sink.report, undecodable_note=UNDECODABLE_NOTE_SEMICOLON)
-    cards = _cards(BeautifulSoup(text, "lxml"))
+    soup = BeautifulSoup(text, "lxml")
+    cards = _table_cards(soup) + _cards(soup)  # tables read (and removed) before the card grid
     if not any(card.cells for card in cards):
         what = "no GPU card with a labelled price (on-demand/spot/reserved)"
         unlabelled = sum(len(card.unlabelled_prices) for card in cards)
@@ -110,6 +116,57 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
 
 
 # ---------------------------------------------------------------- page structure -> cards
+
+_TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "name": (r"^(nvidia |amd )?(gpus?|gpu (model|type|name)|model|name|instance|instance type)$",),
+    "vram": (r"\bvram\b|\bmemory\b|\bgpu mem",),
+    "form_factor": (r"form factor|interconnect",),
+}
+
+
+def _table_cards(soup: BeautifulSoup) -> list[_Card]:
+    """Rows of ``<table>``s that name a GPU column and price columns, as cards; the tables are
+    then removed from the page so the card reader does not see their cells again.
+
+    A price column is labelled by its header ("On-Demand (per GPU-hour)", "Spot"); a header
+    naming no tier leaves its cells unlabelled (the first price of a row is on-demand).
+    """
+    cards: list[_Card] = []
+    for table in soup.find_all("table"):
+        rows = [tr.find_all(["th", "td"]) for tr in table.find_all("tr")]
+        rows = [[clean_text(c.get_text(" ")) for c in cells] for cells in rows if cells]
+        if len(rows) < 2 or any(_is_priced(text) for text in rows[0]):
+            continue
+        header = rows[0]
+        columns, _, _ = map_columns(header, _TABLE_COLUMNS)
+        prices = [
+            i
+            for i, h in enumerate(header)
+            if i not in columns.values() and (_label_kind(h) or re.search(r"price|\$|/\s*hr|hour", h, re.I))
+        ]
+        if "name" not in columns or not prices:
+            continue
+        for cells in rows[1:]:
+            if len(cells) != len(header) or not cells[columns["name"]]:
+                continue
+            card = _Card(heading=cells[columns["name"]])
+            if "vram" in columns and _VRAM_TAG.match(cells[columns["vram"]]):
+                card.vram_tag = cells[columns["vram"]]
+            if "form_factor" in columns and _FORM_FACTOR_TAG.match(cells[columns["form_factor"]]):
+                card.form_factors.append(cells[columns["form_factor"]])
+            for i in prices:
+                if not _is_value(cells[i]):
+                    continue
+                label = header[i] if _label_kind(header[i]) else None
+                if label is None and not card.cells and i == prices[0]:
+                    label = UNLABELLED_FIRST_PRICE
+                if label is None:
+                    card.unlabelled_prices.append(cells[i])
+                else:
+                    card.cells.append(_Cell(label=label, text=cells[i]))
+            cards.append(card)
+        table.decompose()
+    return cards
 
 
 def _is_priced(text: str) -> bool:
@@ -338,6 +395,16 @@ def _read_card(
         if pane is not None:
             claimed.add(id(value.tag))
             card.cells.append(_Cell(label=pane, text=value.text))
+    first = min(values, key=lambda v: v.order) if values else None
+    if (
+        first is not None
+        and id(first.tag) not in claimed
+        and _is_priced(first.text)
+        and not any(_label_kind(c.label) == "on_demand" for c in card.cells)
+    ):
+        # Documented structure: the first price in a card is the on-demand one, label or not.
+        claimed.add(id(first.tag))
+        card.cells.insert(0, _Cell(label=UNLABELLED_FIRST_PRICE, text=first.text))
     card.unlabelled_prices = [v.text for v in values if id(v.tag) not in claimed and _is_priced(v.text)]
     return card
 
