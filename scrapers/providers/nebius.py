@@ -14,6 +14,7 @@ are 8-GPU nodes, so vCPU/RAM per GPU are multiplied by 8 for instance totals.
 from __future__ import annotations
 
 import datetime as dt
+import html
 import json
 import re
 from collections.abc import Iterator
@@ -21,9 +22,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from bs4 import BeautifulSoup, SoupStrainer
+from bs4 import BeautifulSoup
 
 from gpuprice.scrapers.offer import Offer, ParseReport, ParseResult, PriceUnit, StructureMissing, Tier
+from gpuprice.scrapers.next_data import flight_payload, flight_rows
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
 from gpuprice.scrapers.pages import PageRequest
@@ -45,6 +47,7 @@ _FIXED_COLUMNS: dict[str, list[str]] = {
         r"accelerator|hardware|resource)$",
         r"^$",
     ],
+    "count": [r"^(gpu count|gpus? per (vm|node|instance|host)|number of gpus|count|qty|quantity)$"],
     "vram": [r"\bvram\b|\bgpu memory\b"],
     "vcpus": [r"\bv?cpus?\b|\bcores?\b"],
     "ram": [r"\bram\b|\bmemory\b"],
@@ -63,6 +66,8 @@ _DATE_FORMATS_NO_YEAR = ("%B %d", "%b %d", "%d %B", "%d %b")
 _GPU_WORDS = re.compile(
     r"\b(nvidia|amd|gpu|hgx|dgx|[abhl]\d{2,3}s?|b[23]00|gb[23]00|gh200|mi\d{3}x?)\b", re.I
 )
+_PER_INSTANCE_HEADER = re.compile(r"\b(instance|node|vm|server|host)\b|\b\d+ gpus?\b")
+_PER_GPU_HEADER = re.compile(r"\bper gpu\b|\bgpu hour\b|\bgpu hr\b")
 _COUNT_IN_NAME = re.compile(r"\b(\d{1,2})\s*[x×]\s|\b[x×]\s*(\d{1,2})\b", re.I)
 _HGX_GPUS = 8  # an HGX baseboard carries 8 GPUs; Nebius prices HGX rows per GPU
 
@@ -78,6 +83,11 @@ class _PriceColumn:
     tier: Tier
     commitment_months: int | None
     effective_from: dt.date | None
+    per_instance: bool = False  # "Price per 8-GPU instance-hour": a whole node, not one GPU
+
+    @property
+    def offer_key(self) -> tuple[str, int | None, dt.date | None]:
+        return (self.tier, self.commitment_months, self.effective_from)
 
 
 @dataclass(frozen=True)
@@ -88,27 +98,52 @@ class _Table:
 
 def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
     sink = OfferSink(PROVIDER)
-    data = _next_data(page_text(content, sink.report, undecodable_note=UNDECODABLE_NOTE_SEMICOLON))
+    data = _page_data(page_text(content, sink.report, undecodable_note=UNDECODABLE_NOTE_SEMICOLON))
     for table in _gpu_price_tables(data, sink.report):
         _parse_table(table, observed_on, sink)
     return sink.result()
 
 
-def _next_data(text: str) -> Any:
-    """The ``__NEXT_DATA__`` JSON (or the body itself when it is Next.js data JSON)."""
+def _page_data(text: str) -> Any:
+    """Everything on the page that may hold the price table, as JSON-like data.
+
+    ``__NEXT_DATA__`` (Pages Router) when present, else the App Router flight rows
+    (``self.__next_f.push``), plus plain ``<table>``s as lists of string rows; a body that is
+    itself JSON is taken as is.
+    """
     stripped = text.lstrip()
     if stripped.startswith("{"):
-        raw = stripped
+        try:
+            return json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise StructureMissing(PROVIDER, f"__NEXT_DATA__ is not valid JSON ({exc.msg})") from None
+    soup = BeautifulSoup(text, "lxml")
+    found: list[Any] = []
+    script = soup.find("script", attrs={"id": "__NEXT_DATA__"})
+    if script is not None:
+        try:
+            found.append(json.loads(script.get_text()))
+        except json.JSONDecodeError as exc:
+            raise StructureMissing(PROVIDER, f"__NEXT_DATA__ is not valid JSON ({exc.msg})") from None
     else:
-        only_next_data = SoupStrainer("script", attrs={"id": "__NEXT_DATA__"})
-        script = BeautifulSoup(text, "lxml", parse_only=only_next_data).find("script")
-        if script is None:
-            raise StructureMissing(PROVIDER, 'no <script id="__NEXT_DATA__"> on the page')
-        raw = script.get_text()
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise StructureMissing(PROVIDER, f"__NEXT_DATA__ is not valid JSON ({exc.msg})") from None
+        found.extend(flight_rows(flight_payload([s.get_text() for s in soup.find_all("script")])))
+    found.extend(_html_tables(soup))
+    if not found:
+        raise StructureMissing(
+            PROVIDER, 'no <script id="__NEXT_DATA__">, App Router flight data or price <table> on the page'
+        )
+    return found
+
+
+def _html_tables(soup: BeautifulSoup) -> list[list[list[str]]]:
+    """Each ``<table>`` as rows of cell texts (the header row first)."""
+    tables = []
+    for table in soup.find_all("table"):
+        rows = [[clean_text(c.get_text(" ")) for c in tr.find_all(["th", "td"])] for tr in table.find_all("tr")]
+        rows = [row for row in rows if row]
+        if len(rows) >= 2:
+            tables.append(rows)
+    return tables
 
 
 def _gpu_price_tables(data: Any, report: ParseReport) -> list[_Table]:
@@ -139,7 +174,7 @@ def _gpu_price_tables(data: Any, report: ParseReport) -> list[_Table]:
                 + "; ".join(" | ".join(h) for h in gpu_tables_without_prices)
                 + ")",
             )
-        raise StructureMissing(PROVIDER, "no GPU price table in __NEXT_DATA__")
+        raise StructureMissing(PROVIDER, "no GPU price table in the page data")
     if len(tables) > 1:
         report.notes.append(f"{len(tables)} GPU price tables found")
     return tables
@@ -173,7 +208,8 @@ def _is_row(value: Any) -> bool:
 
 
 def _as_row(value: list) -> list[str]:
-    return [clean_text("" if v is None else v) for v in value]
+    # CMS strings may carry HTML entities ("from&nbsp;$1.55").
+    return [clean_text(html.unescape(str("" if v is None else v))) for v in value]
 
 
 def _as_table(node: list) -> _Table | None:
@@ -255,7 +291,8 @@ def _price_columns(
             if effective is None:
                 report.notes.append(f"column {text!r}: cannot read its effective date; ignored")
                 continue
-        columns.append(_PriceColumn(index, text, tier, months, effective))
+        per_instance = bool(_PER_INSTANCE_HEADER.search(norm)) and not _PER_GPU_HEADER.search(norm)
+        columns.append(_PriceColumn(index, text, tier, months, effective, per_instance))
     return columns
 
 
@@ -284,7 +321,11 @@ def _effective_date(header: str, observed_on: dt.date | None) -> dt.date | None:
     return None
 
 
-def _gpu_count(name: str) -> int:
+def _gpu_count(name: str, count_cell: str = "") -> int:
+    """From a count column ("8x", "8 ×", "8"), else from the name ("8x ...", "HGX" = 8), else 1."""
+    cell = re.match(r"\s*(\d{1,3})\s*[x×]?\s*$", count_cell)
+    if cell and int(cell.group(1)) >= 1:
+        return int(cell.group(1))
     m = _COUNT_IN_NAME.search(name)
     if m:
         return int(m.group(1) or m.group(2))
@@ -337,12 +378,20 @@ def _parse_row(
             sink.report.unpriced_rows += 1
         return
 
-    count = _gpu_count(name)
+    count = _gpu_count(name, cells[columns["count"]] if "count" in columns else "")
     vcpus = _instance_total(cells, headers, columns, "vcpus", count)
     ram = _instance_total(cells, headers, columns, "ram", count)
     vram = parse_number(cells[columns["vram"]]) if "vram" in columns else None
     gpu = sink.gpu_slug(name, vram)
+    # Per-GPU and per-instance columns of one tier side by side make one offer with both prices.
+    grouped: dict[tuple, dict[bool, tuple[_PriceColumn, Decimal]]] = {}
     for column, value in prices:
+        grouped.setdefault(column.offer_key, {}).setdefault(column.per_instance, (column, value))
+    for group in grouped.values():
+        column, per_gpu_value = group.get(False) or group[True]
+        instance_value = group[True][1] if True in group else None
+        if False not in group:
+            per_gpu_value = per_gpu_value / count
         offer = sink.validate(
             raw,
             reason_prefix=f"invalid offer from column {column.header!r}: ",
@@ -352,8 +401,8 @@ def _parse_row(
             vram_gb=vram or None,
             tier=column.tier,
             commitment_months=column.commitment_months,
-            usd_per_gpu_hour=float(value),
-            usd_per_instance_hour=None,  # the page prices per GPU only
+            usd_per_gpu_hour=float(per_gpu_value),
+            usd_per_instance_hour=None if instance_value is None else float(instance_value),
             effective_from=column.effective_from,
             sku=name,
             vcpus=vcpus,
