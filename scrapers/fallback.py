@@ -133,6 +133,7 @@ _SPOT = re.compile(r"\b(spot|preemptible|interruptible)\b", re.I)
 _RESERVED = re.compile(r"\b(reserved|reservation|commit(?:ted|ment)?)\b", re.I)
 _ON_DEMAND = re.compile(r"\bon[\s-]?demand\b|\bpay[\s-]as[\s-]you[\s-]go\b", re.I)
 _PER_GPU_HEADER = re.compile(r"gpu\W*(?:hr|hour|h)\b|per\s+gpu|/\s*gpu", re.I)
+_VRAM_HEADER = re.compile(r"vram|gpu\s*mem", re.I)
 _COUNT_HEADER = re.compile(r"^(?:#|number of|no\.? of)?\s*gpus?(?:\s*(?:count|qty))?$", re.I)
 
 
@@ -144,19 +145,23 @@ def parse_with_fallback(
         return parser.parse(content, observed_on=observed_on)
     except StructureMissing as missing:
         structured = missing
-    sink = OfferSink(_provider(parser.PROVIDER))
+    provider = _provider(parser.PROVIDER)
+    decoding = OfferSink(provider).report  # notes about the bytes (undecodable, ...)
     try:
-        text = page_text(content, sink.report)
+        text = page_text(content, decoding)
     except StructureMissing:
         raise structured from None
-    extract_offers(
-        text, sink, unlabeled_tier=parser.UNLABELED_TIER, instance_priced=parser.PRICE_UNIT == "instance_hour"
+    sink = extract_offers(
+        text,
+        provider,
+        unlabeled_tier=parser.UNLABELED_TIER,
+        instance_priced=parser.PRICE_UNIT == "instance_hour",
     )
     result = sink.result()
     result.report.parse_strategy = "fallback"
     if not result.offers:
         raise StructureMissing(structured.provider, structured.what, report=result.report) from None
-    result.report.notes.insert(0, FALLBACK_NOTE.format(what=structured.what))
+    result.report.notes[:0] = [FALLBACK_NOTE.format(what=structured.what), *decoding.notes]
     return result
 
 
@@ -167,8 +172,11 @@ def _provider(name: str) -> Provider:
 # ---------------------------------------------------------------- page -> lines
 
 
-def extract_offers(text: str, sink: OfferSink, *, unlabeled_tier: Tier | None, instance_priced: bool) -> None:
-    """Read ``text`` (HTML or JSON) into ``sink``: visible lines first, script strings if those gave none."""
+def extract_offers(
+    text: str, provider: Provider, *, unlabeled_tier: Tier | None, instance_priced: bool
+) -> OfferSink:
+    """The offers read from ``text`` (HTML or JSON): the visible lines' when they give any, else
+    the script strings'; with no offer anywhere, the pass that quarantined the most prices."""
     stripped = text.lstrip()
     sources: list[Callable[[], Iterable[str]]]
     if stripped[:1] in ("{", "["):
@@ -177,13 +185,19 @@ def extract_offers(text: str, sink: OfferSink, *, unlabeled_tier: Tier | None, i
         soup = BeautifulSoup(text, "lxml")
         scripts = [s.get_text() for s in soup.find_all("script")]
         sources = [lambda: _visible_lines(soup), lambda: _script_lines(scripts)]
+    best: OfferSink | None = None
     for source in sources:
+        sink = OfferSink(provider)
         reader = _LineReader(sink, unlabeled_tier=unlabeled_tier, instance_priced=instance_priced)
         for line in source():
             reader.read(line)
         reader.finish()
         if sink.offers:
-            return
+            return sink
+        if best is None or len(sink.report.rejected) > len(best.report.rejected):
+            best = sink
+    assert best is not None
+    return best
 
 
 def _visible_lines(soup: BeautifulSoup) -> list[str]:
@@ -346,6 +360,7 @@ class _LineReader:
         if not prices:
             self._read_text_line(line, cells, has_gpu=gpu is not None)
             return
+        self.sink.report.rows_seen += 1
         if self.context is None:
             for _ in prices:
                 self.sink.reject(line, NO_GPU_REASON)
@@ -357,6 +372,8 @@ class _LineReader:
         count = self._count_in(line) or self.context.count
         if len(cells) > 1:
             count = self._count_from_header(cells) or count
+            if self.context.vram_gb is None:
+                self.context.vram_gb = self._vram_from_header(cells)
         for price in prices:
             self._emit(price, price.label, self.context, count, line)
 
@@ -441,6 +458,14 @@ class _LineReader:
         for index, header in enumerate(self.header):
             if _COUNT_HEADER.match(header.strip()) and re.fullmatch(r"\d{1,3}", cells[index].strip()):
                 return int(cells[index])
+        return None
+
+    def _vram_from_header(self, cells: list[str]) -> float | None:
+        if not self.header or len(self.header) != len(cells):
+            return None
+        for index, header in enumerate(self.header):
+            if _VRAM_HEADER.search(header) and (vram := _VRAM.search(cells[index])):
+                return float(vram.group(1))
         return None
 
     def _emit(self, price: _Price, label: str | None, context: _Context, count: int | None, raw: str) -> None:

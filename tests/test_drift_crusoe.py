@@ -38,7 +38,13 @@ L40S = ("l40s", "NVIDIA L40S 48GB PCIe", 48.0)
 H200 = ("h200-sxm", "NVIDIA H200 141GB HGX", 141.0)
 B200 = ("b200", "NVIDIA B200 180GB HGX", 180.0)
 MI300X = ("mi300x", "AMD MI300X 192GB", 192.0)
-CLEAN = {"unpriced_rows": 0, "rejected": [], "unknown_gpus": [], "missing_columns": [], "unexpected_columns": []}
+CLEAN = {
+    "unpriced_rows": 0,
+    "rejected": [],
+    "unknown_gpus": [],
+    "missing_columns": [],
+    "unexpected_columns": [],
+}
 
 
 def test_unlabelled_on_demand_cells_are_the_first_price_of_each_card() -> None:
@@ -121,7 +127,7 @@ def test_cards_rendered_from_next_data_fall_back_to_the_json_strings() -> None:
         ],
     )
     assert report_of(result, "crusoe", strategy="fallback") == {
-        "rows_seen": 0,
+        "rows_seen": 4,  # lines with a price
         "offers": 4,
         **CLEAN,
         "notes": [

@@ -22,9 +22,12 @@ def parse_drift(name: str, observed_on: dt.date = dt.date(2026, 10, 6)) -> Parse
 
 def row(gpu: str, name: str, tier: str, price: float, **fields: object) -> dict:
     count = 8 if "HGX" in name else 1
-    return full_offer(
-        "nebius", gpu=gpu, gpu_raw=name, gpu_count=count, tier=tier, usd_per_gpu_hour=price, sku=name
-    ) | fields
+    return (
+        full_offer(
+            "nebius", gpu=gpu, gpu_raw=name, gpu_count=count, tier=tier, usd_per_gpu_hour=price, sku=name
+        )
+        | fields
+    )
 
 
 def report(rows_seen: int, offers: int, **fields: object) -> dict:

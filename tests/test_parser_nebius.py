@@ -233,7 +233,10 @@ def test_missing_vcpu_and_ram_columns_are_reported_not_fatal() -> None:
 @pytest.mark.parametrize(
     ("content", "what"),
     [
-        ((FIXTURES / "login.html").read_bytes(), 'no <script id="__NEXT_DATA__">, App Router flight data or price <table> on the page'),
+        (
+            (FIXTURES / "login.html").read_bytes(),
+            'no <script id="__NEXT_DATA__">, App Router flight data or price <table> on the page',
+        ),
         (b"", "empty page"),
         (b"  \n\t ", "empty page"),
         (

@@ -48,6 +48,7 @@ PRICE_UNIT: PriceUnit = "gpu_hour"
 INSTANCES_URL = "https://lambda.ai/instances"
 
 _COLUMNS: dict[str, tuple[str, ...]] = {
+    "count": (r"^(gpus|gpu count|number of gpus|gpus per instance)$",),
     "region": (r"\bregions?\b", r"\blocation\b", r"data ?cent(er|re)"),
     "plan": (r"^plan\b", r"instance type", r"^instance\b", r"^(gpu|name|model)\b", r"^$"),
     "vram": (r"vram", r"gpu mem"),
@@ -339,6 +340,11 @@ def _emit_row(row: _Row, tab_count: int | None, sink: OfferSink) -> None:
         sink.note(FROM_PRICE_NOTE)
 
     plan_count = int(match["count"]) if match["count"] else None
+    column_count = _count_cell(row.cells.get("count"))
+    if plan_count and column_count and plan_count != column_count:
+        sink.reject(row.raw, f"GPU count mismatch: GPUs column says {column_count}, plan says {plan_count}x")
+        return
+    plan_count = plan_count or column_count
     if plan_count and tab_count and plan_count != tab_count:
         sink.reject(row.raw, f"GPU count mismatch: tab says {tab_count}x, plan says {plan_count}x")
         return
@@ -371,6 +377,12 @@ def _emit_row(row: _Row, tab_count: int | None, sink: OfferSink) -> None:
         ram_gb=size_gb(row.cells.get("ram")) or None,
         storage_gb=size_gb(row.cells.get("storage")) or None,
     )
+
+
+def _count_cell(text: str | None) -> int | None:
+    """A GPU count cell: "8", "8x", "8 ×"."""
+    match = re.fullmatch(r"\s*(\d{1,3})\s*[x\u00d7]?\s*", text or "")
+    return int(match.group(1)) if match and int(match.group(1)) >= 1 else None
 
 
 def _unit_prices(prices: dict[str, Any], cells: dict[str, str], count: int) -> tuple[Decimal, Decimal | None]:

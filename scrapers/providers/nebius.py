@@ -24,8 +24,8 @@ from typing import Any
 
 from bs4 import BeautifulSoup
 
-from gpuprice.scrapers.offer import Offer, ParseReport, ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.next_data import flight_payload, flight_rows
+from gpuprice.scrapers.offer import Offer, ParseReport, ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
 from gpuprice.scrapers.pages import PageRequest
@@ -139,7 +139,9 @@ def _html_tables(soup: BeautifulSoup) -> list[list[list[str]]]:
     """Each ``<table>`` as rows of cell texts (the header row first)."""
     tables = []
     for table in soup.find_all("table"):
-        rows = [[clean_text(c.get_text(" ")) for c in tr.find_all(["th", "td"])] for tr in table.find_all("tr")]
+        rows = [
+            [clean_text(c.get_text(" ")) for c in tr.find_all(["th", "td"])] for tr in table.find_all("tr")
+        ]
         rows = [row for row in rows if row]
         if len(rows) >= 2:
             tables.append(rows)
