@@ -464,8 +464,12 @@ class _LineReader:
         if not self.header or len(self.header) != len(cells):
             return None
         for index, header in enumerate(self.header):
-            if _VRAM_HEADER.search(header) and (vram := _VRAM.search(cells[index])):
+            if not _VRAM_HEADER.search(header):
+                continue
+            if vram := _VRAM.search(cells[index]):
                 return float(vram.group(1))
+            if re.search(r"\bGB\b", header, re.I) and re.fullmatch(r"\d{1,4}(?:\.\d+)?", cells[index].strip()):
+                return float(cells[index])  # "VRAM (GB)" | "141"
         return None
 
     def _emit(self, price: _Price, label: str | None, context: _Context, count: int | None, raw: str) -> None:

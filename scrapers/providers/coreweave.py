@@ -58,6 +58,8 @@ _COLUMNS: dict[str, tuple[str, ...]] = {
     "storage": (r"storage", r"nvme", r"\bssd\b", r"disk"),
     "spot": (r"\bspot\b", r"preempt", r"interrupt"),
     "reserved": (r"reserv", r"commit"),
+    # A per-GPU on-demand column beside the per-instance one ("Price per GPU-hour").
+    "on_demand_gpu": (r"(on ?demand|price|cost).*\bper gpu\b", r"(on ?demand|price|cost).*\bgpu (hr|hour)\b"),
     "on_demand": (r"on ?demand", r"price", r"cost", r"\$", r"\b(hr|hour|rate)\b"),
     "name": (r"^(gpu )?(model|name|instance|platform|type|sku)\b", r"^gpus?$", r"^gpu\b", r"\bname\b", r"^$"),
 }
@@ -146,6 +148,8 @@ def _read_table(rows: list[tuple[list[str], bool]], sink: OfferSink) -> _Table |
     if not is_header and any("$" in text for text in header_texts):
         return None  # data before any header: not a table this parser understands
     mapping, _, unexpected = map_columns(header_texts, _COLUMNS)
+    if "on_demand_gpu" in mapping and "on_demand" not in mapping:
+        mapping["on_demand"] = mapping.pop("on_demand_gpu")  # the only on-demand column, per GPU
     gpu_table = "count" in mapping or "vram" in mapping  # CPU-only and storage tables have neither
     if "name" not in mapping or not gpu_table or not any(name in mapping for name in _PRICE_COLUMNS):
         return None
@@ -183,6 +187,12 @@ def _emit_row(row: tuple[dict[str, str], str], table: _Table, sink: OfferSink) -
         sink.report.unpriced_rows += 1  # "Contact sales" or an empty cell: never a 0 price
         return
 
+    try:
+        gpu_price = parse_price(cells.get("on_demand_gpu"))
+    except ValueError as exc:
+        sink.reject(raw, f"on_demand_gpu: {exc}")
+        gpu_price = None
+    gpu_column_price = gpu_price.value if gpu_price is not None and gpu_price.value > 0 else None
     per_gpu_columns = {
         c
         for c in _PRICE_COLUMNS
@@ -212,6 +222,10 @@ def _emit_row(row: tuple[dict[str, str], str], table: _Table, sink: OfferSink) -
                 sink.reject(raw, f"reserved price without a term in its header {table.headers[column]!r}")
                 continue
         per_gpu_price = column in per_gpu_columns
+        per_gpu_value = value if per_gpu_price else value / int(count)
+        instance_value = None if per_gpu_price else value
+        if column == "on_demand" and not per_gpu_price and gpu_column_price is not None:
+            per_gpu_value = gpu_column_price  # both stated: keep the page's per-GPU figure too
         sink.add(
             raw,
             gpu=gpu,
@@ -220,8 +234,8 @@ def _emit_row(row: tuple[dict[str, str], str], table: _Table, sink: OfferSink) -
             vram_gb=vram,
             tier=_TIER_OF_COLUMN[column],
             commitment_months=months,
-            usd_per_gpu_hour=value if per_gpu_price else value / int(count),
-            usd_per_instance_hour=None if per_gpu_price else value,
+            usd_per_gpu_hour=per_gpu_value,
+            usd_per_instance_hour=instance_value,
             sku=f"{gpu_raw} [GPU component]" if component else gpu_raw,
             vcpus=None if component else parse_number(cells.get("vcpus")),
             ram_gb=None if component else _size_gb(cells.get("ram"), table.headers.get("ram"), default="GB"),
