@@ -352,6 +352,9 @@ class _LineReader:
         if gpu is not None:
             self.finish()
             gpu.from_row = len(cells) > 1
+            previous = self.context
+            if gpu.count is None and previous is not None and previous.priced == 0 and not gpu.from_row:
+                gpu.count = previous.count  # "gpu_2x_h100" then "H100 80GB PCIe": one instance, two names
             self.context = gpu
         elif heading or (len(cells) > 1 and self.context is not None and self.context.from_row):
             self.finish()
@@ -433,10 +436,12 @@ class _LineReader:
                 yield _Price(text=match.group("text"), unit=unit, label=label)
 
     def _gpu_in(self, line: str) -> _Context | None:
-        match = _GPU_NAME.search(line.replace("_", " "))  # SKUs such as gpu_8x_h100
-        if match is None:
+        # SKUs such as gpu_8x_h100 name a GPU too; the fullest name on the line wins
+        # ("RTX A6000" over the "a6000" of "gpu_1x_a6000").
+        names = [clean_text(m.group(0)) for m in _GPU_NAME.finditer(line.replace("_", " "))]
+        if not names:
             return None
-        name = clean_text(match.group(0))
+        name = max(reversed(names), key=len)  # on a tie the later one (the cell, not the SKU)
         vram = _VRAM.search(name)
         return _Context(
             gpu_raw=name, count=self._count_in(line), vram_gb=float(vram.group(1)) if vram else None
