@@ -34,6 +34,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from bs4 import BeautifulSoup, SoupStrainer, Tag
 
 from gpuprice.scrapers.gunzip import MAX_PAGE_BYTES
+from gpuprice.scrapers.next_data import flight_payload, flight_rows
 from gpuprice.scrapers.offer import ParseReport, ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
 from gpuprice.scrapers.page_input import page_text
@@ -261,6 +262,14 @@ def _parse_html(text: str, sink: OfferSink) -> None:
         if not row.find_parent(class_="gpu-pricing-row")
     ]
     if not rows:
+        rows = _rows_by_price_attributes(BeautifulSoup(text, "lxml"))
+    if not rows:
+        embedded = _embedded_gpu_types(text)
+        if embedded:
+            sink.report.notes.append("gpuTypes read from the page's Next.js data")
+            _parse_graphql(json.dumps({"data": {"gpuTypes": embedded}}), sink)
+            return
+    if not rows:
         raise StructureMissing(
             PROVIDER, "no .gpu-pricing-row elements on the pricing page (login/captcha page or layout change)"
         )
@@ -275,6 +284,46 @@ def _parse_html(text: str, sink: OfferSink) -> None:
         raise StructureMissing(
             PROVIDER, "no price data attributes (data-secure/data-community) on .gpu-pricing-row"
         )
+
+
+def _rows_by_price_attributes(soup: BeautifulSoup) -> list[Tag]:
+    """Rows after a redesign renamed ``.gpu-pricing-row``: the outermost elements carrying the
+    price data attributes, widened to the ancestor that holds the ``?gpu=`` link when the
+    attributes sit on an inner element."""
+    rows: list[Tag] = []
+    for element in soup.find_all(lambda tag: any(_ATTR_RX.match(name) for name in tag.attrs)):
+        row = element
+        for parent in list(element.parents)[:3]:
+            if row.find("a", href=_is_gpu_link) or (row.name == "a" and _is_gpu_link(row.get("href"))):
+                break
+            if isinstance(parent, Tag) and parent.name not in ("body", "html", "[document]"):
+                row = parent
+        if not any(row is r or any(p is r for p in row.parents) for r in rows):
+            rows.append(row)
+    return rows
+
+
+def _embedded_gpu_types(text: str) -> list[Any]:
+    """The ``gpuTypes`` list of a Next.js page (``__NEXT_DATA__`` or App Router flight rows)."""
+    soup = BeautifulSoup(text, "lxml", parse_only=SoupStrainer("script"))
+    scripts = [script.get_text() for script in soup.find_all("script")]
+    candidates: list[Any] = list(flight_rows(flight_payload(scripts)))
+    for code in scripts:
+        try:
+            candidates.append(json.loads(code))
+        except json.JSONDecodeError:
+            continue
+    stack = candidates
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            found = node.get("gpuTypes")
+            if isinstance(found, list) and found and all(isinstance(item, dict) for item in found):
+                return found
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return []
 
 
 def _price_attributes(row: Tag, report: ParseReport) -> Iterator[tuple[tuple[bool, str], str]]:
