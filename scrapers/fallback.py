@@ -473,7 +473,9 @@ class _LineReader:
                 continue
             if vram := _VRAM.search(cells[index]):
                 return float(vram.group(1))
-            if re.search(r"\bGB\b", header, re.I) and re.fullmatch(r"\d{1,4}(?:\.\d+)?", cells[index].strip()):
+            if re.search(r"\bGB\b", header, re.I) and re.fullmatch(
+                r"\d{1,4}(?:\.\d+)?", cells[index].strip()
+            ):
                 return float(cells[index])  # "VRAM (GB)" | "141"
         return None
 

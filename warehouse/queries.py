@@ -125,3 +125,24 @@ def cheapest_list_offer(
         "observed_on": (pd.Timestamp(observed).date() if observed is not None else snapshot).isoformat(),
         "snapshot_date": snapshot.isoformat(),
     }
+
+
+def newest_snapshot(con: duckdb.DuckDBPyConnection, provider: str) -> tuple[dt.date | None, list[dict]]:
+    """The provider's newest scraped/replayed snapshot: its date and its offers (none: None, [])."""
+    row = con.execute(
+        "SELECT max(snapshot_date) FROM main.price_snapshots WHERE provider = ? AND source IN ('scrape', 'archive')",
+        [provider],
+    ).fetchone()
+    day = row[0] if row else None
+    if day is None:
+        return None, []
+    cursor = con.execute(
+        """SELECT sku, gpu_count, tier, community, commitment_months, region,
+                  CAST(effective_from AS VARCHAR) AS effective_from, price_basis,
+                  CAST(usd_per_gpu_hour AS DOUBLE) AS usd_per_gpu_hour
+           FROM main.price_snapshots
+           WHERE provider = ? AND snapshot_date = ? AND source IN ('scrape', 'archive')""",
+        [provider, day],
+    )
+    names = [d[0] for d in cursor.description]
+    return day, [dict(zip(names, row)) for row in cursor.fetchall()]

@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "workloads",
     "rank",
     "report",
+    "check_live",
 )
 
 
