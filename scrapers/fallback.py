@@ -110,7 +110,7 @@ _QUALIFIER = (
     r"HGX|DGX|Tensor\s?Core|Ada|Blackwell|Hopper|Grace(?:\s?(?:Hopper|Blackwell))?|Superchip|"
     r"Server\s?Edition|Workstation\s?Edition|Max-Q|OAM))*"
 )
-_GPU_NAME = re.compile(
+GPU_NAME = re.compile(
     rf"(?<![\w-])(?:(?:NVIDIA|AMD|Intel)\s+)?(?:(?:HGX|DGX)\s+)?{_MODEL}(?![\w-]){_QUALIFIER}",
     re.I,
 )
@@ -438,7 +438,7 @@ class _LineReader:
     def _gpu_in(self, line: str) -> _Context | None:
         # SKUs such as gpu_8x_h100 name a GPU too; the fullest name on the line wins
         # ("RTX A6000" over the "a6000" of "gpu_1x_a6000").
-        names = [clean_text(m.group(0)) for m in _GPU_NAME.finditer(line.replace("_", " "))]
+        names = [clean_text(m.group(0)) for m in GPU_NAME.finditer(line.replace("_", " "))]
         if not names:
             return None
         name = max(reversed(names), key=len)  # on a tie the later one (the cell, not the SKU)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 
+from gpuprice.scrapers.fallback import GPU_NAME
 from gpuprice.scrapers.offer import Offer, ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
@@ -401,6 +402,7 @@ def _read_card(
         and id(first.tag) not in claimed
         and _is_priced(first.text)
         and not any(_label_kind(c.label) == "on_demand" for c in card.cells)
+        and (card.vram_tag is not None or GPU_NAME.search(card.heading))  # a GPU card, not a page section
     ):
         # Documented structure: the first price in a card is the on-demand one, label or not.
         claimed.add(id(first.tag))
