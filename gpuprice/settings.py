@@ -23,10 +23,19 @@ HOME_VAR = "GPUPRICE_HOME"
 ARCHIVE_VAR = "GPUPRICE_ARCHIVE"
 SOURCE_VAR = "GPUPRICE_SOURCE"
 WORKLOADS_VAR = "GPUPRICE_WORKLOADS"
+LIVE_BASE_URL_VAR = "GPUPRICE_LIVE_BASE_URL"
 DEFAULT_HOME = Path("data")
 # One default for every entry point (gpuprice run and the Dagster code location): replaying the
 # recorded pages never touches the network by surprise; a deployment that scrapes sets live.
 DEFAULT_SOURCE: PageSource = "archive"
+
+
+def _base_url(text: str | None) -> str | None:
+    if text is None:
+        return None
+    if not text.startswith(("http://", "https://")):
+        raise BadInput(f"{LIVE_BASE_URL_VAR}={text!r} is not an http(s) URL; e.g. http://127.0.0.1:8000")
+    return text.rstrip("/")
 
 
 class Settings(BaseModel):
@@ -40,6 +49,10 @@ class Settings(BaseModel):
     )
     source: PageSource = Field(default=DEFAULT_SOURCE, description="page source when none is given")
     workloads: Path | None = Field(default=None, description="extra workload YAML over the built-ins")
+    live_base_url: str | None = Field(
+        default=None,
+        description="check-live sends each provider's requests to <this>/<provider><path> (tests, mirrors)",
+    )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -63,6 +76,7 @@ class Settings(BaseModel):
                 archive=folder(ARCHIVE_VAR),
                 source=source,
                 workloads=Path(text).expanduser() if (text := value(WORKLOADS_VAR)) else None,
+                live_base_url=_base_url(value(LIVE_BASE_URL_VAR)),
             )
         except ValidationError as exc:  # pragma: no cover - every field is checked above
             raise BadInput(f"bad gpuprice settings: {exc.errors()[0]['msg']}") from None

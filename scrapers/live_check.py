@@ -7,7 +7,7 @@ snapshot (new, gone and changed prices).
 
 Pages come through the same :class:`PoliteFetcher` as ``--source live`` (robots.txt, backoff,
 one host at a time) and are kept in the raw page store before parsing. For tests, the hosts can
-be replaced: ``GPUPRICE_LIVE_BASE_URL=http://127.0.0.1:8000`` sends each request to
+be replaced: a ``base_url`` (the CLI passes ``GPUPRICE_LIVE_BASE_URL``) sends each request to
 ``<base>/<provider><path>?<query>`` (``https://www.runpod.io/pricing`` ->
 ``http://127.0.0.1:8000/runpod/pricing``).
 """
@@ -15,7 +15,6 @@ be replaced: ``GPUPRICE_LIVE_BASE_URL=http://127.0.0.1:8000`` sends each request
 from __future__ import annotations
 
 import datetime as dt
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -28,7 +27,6 @@ from gpuprice.scrapers.offer import Offer, ParseStrategy, StructureMissing
 from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.registry import parse_page, provider_parser
 
-BASE_URL_ENV = "GPUPRICE_LIVE_BASE_URL"
 # A price moving by less than this is the same price (rounding in the page).
 _SAME_PRICE = 0.00005
 
@@ -94,12 +92,11 @@ class LiveCheck(BaseModel):
 
 
 def live_requests(provider: str, base_url: str | None = None) -> list[PageRequest]:
-    """The provider's live requests, re-pointed at ``base_url`` (or GPUPRICE_LIVE_BASE_URL) when set."""
+    """The provider's live requests, re-pointed at ``base_url`` when one is given."""
     requests = provider_parser(provider).live_requests()
-    base = base_url if base_url is not None else os.environ.get(BASE_URL_ENV, "")
-    if not base:
+    if not base_url:
         return requests
-    base = base.rstrip("/")
+    base = base_url.rstrip("/")
     moved = []
     for request in requests:
         parts = urlsplit(request.url)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from gpuprice.validation import parse_providers
+from gpuprice.commands.validation import parse_providers
 
 
 def register(app: typer.Typer) -> None:
@@ -28,19 +28,21 @@ def register(app: typer.Typer) -> None:
         GPUPRICE_LIVE_BASE_URL=http://host:port sends every request to <base>/<provider><path>
         instead of the provider's site (for tests and mirrors)."""
         from gpuprice.scrapers.live_check import SnapshotPrice, check_provider
-        from gpuprice.warehouse import settings
+        from gpuprice.settings import Settings
 
         chosen = parse_providers(providers)
+        settings = Settings.from_env()
         home = settings.ensure_home()
         failed = 0
         for provider in chosen:
-            day, previous = _newest_snapshot(settings.warehouse_path(), provider)
+            day, previous = _newest_snapshot(settings.warehouse_path, provider)
             print(f"checking {provider} ...", file=sys.stderr)
             check = check_provider(
                 provider,
                 home=home,
                 previous=[SnapshotPrice(**row) for row in previous],
                 previous_date=day,
+                base_url=settings.live_base_url,
             )
             failed += not check.ok
             if as_json:
