@@ -133,6 +133,8 @@ _SPOT = re.compile(r"\b(spot|preemptible|interruptible)\b", re.I)
 _RESERVED = re.compile(r"\b(reserved|reservation|commit(?:ted|ment)?)\b", re.I)
 _ON_DEMAND = re.compile(r"\bon[\s-]?demand\b|\bpay[\s-]as[\s-]you[\s-]go\b", re.I)
 _PER_GPU_HEADER = re.compile(r"gpu\W*(?:hr|hour|h)\b|per\s+gpu|/\s*gpu", re.I)
+# A provider's own instance name ("gpu_8x_h100_sxm5"): stable across days, so it is the sku.
+_SKU_TOKEN = re.compile(r"\bgpu_\d{1,2}x_[a-z0-9_]+\b", re.I)
 _VRAM_HEADER = re.compile(r"vram|gpu\s*mem", re.I)
 _COUNT_HEADER = re.compile(r"^(?:#|number of|no\.? of)?\s*gpus?(?:\s*(?:count|qty))?$", re.I)
 
@@ -305,6 +307,7 @@ class _Context:
     gpu_raw: str
     count: int | None
     vram_gb: float | None
+    sku: str | None = None  # a provider SKU on the line ("gpu_8x_h100"), kept as the offer's sku
     priced: int = 0  # prices taken so far (only the first may be unlabelled)
     from_row: bool = False  # named in a table row: it does not carry over to the next row
 
@@ -355,6 +358,7 @@ class _LineReader:
             previous = self.context
             if gpu.count is None and previous is not None and previous.priced == 0 and not gpu.from_row:
                 gpu.count = previous.count  # "gpu_2x_h100" then "H100 80GB PCIe": one instance, two names
+                gpu.sku = gpu.sku or previous.sku
             self.context = gpu
         elif heading or (len(cells) > 1 and self.context is not None and self.context.from_row):
             self.finish()
@@ -443,8 +447,12 @@ class _LineReader:
             return None
         name = max(reversed(names), key=len)  # on a tie the later one (the cell, not the SKU)
         vram = _VRAM.search(name)
+        sku = _SKU_TOKEN.search(line)
         return _Context(
-            gpu_raw=name, count=self._count_in(line), vram_gb=float(vram.group(1)) if vram else None
+            gpu_raw=name,
+            count=self._count_in(line),
+            vram_gb=float(vram.group(1)) if vram else None,
+            sku=sku.group(0) if sku else None,
         )
 
     @staticmethod
@@ -509,7 +517,7 @@ class _LineReader:
             sink.reject(raw, "fallback: per-instance price without a GPU count")
             return
         gpu_count = count or 1
-        sku = context.gpu_raw if gpu_count == 1 else f"{gpu_count}x {context.gpu_raw}"
+        sku = context.sku or (context.gpu_raw if gpu_count == 1 else f"{gpu_count}x {context.gpu_raw}")
         sink.add(
             raw,
             reason_prefix="fallback: ",

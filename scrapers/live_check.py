@@ -108,7 +108,8 @@ def live_requests(provider: str, base_url: str | None = None) -> list[PageReques
 def describe(key: tuple) -> str:
     """'8x H100 SXM on_demand', with community, term, region and schedule when they apply."""
     sku, count, tier, community, months, region, effective, basis = key
-    parts = [f"{sku} x{count}" if count != 1 else sku, tier]
+    named_count = str(sku).lower().startswith(f"{count}x")  # "8x H100 SXM" already says it
+    parts = [f"{sku} x{count}" if count != 1 and not named_count else sku, tier]
     if community:
         parts.append("community")
     if months:

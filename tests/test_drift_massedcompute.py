@@ -132,9 +132,9 @@ def test_rows_only_in_next_data_objects_are_read_by_the_fallback() -> None:
     assert_offers(
         result,
         [
-            instance("h100-pcie", "H100 80GB PCIe", 1, 2.73, "H100 80GB PCIe", vram_gb=80.0),  # gpu_1x_h100
-            instance("h100-pcie", "H100 80GB PCIe", 2, 5.46, "2x H100 80GB PCIe", vram_gb=80.0),
-            instance("b200", "B200 SXM6", 8, 43.46, "8x B200 SXM6"),
+            instance("h100-pcie", "H100 80GB PCIe", 1, 2.73, "gpu_1x_h100", vram_gb=80.0),  # the SKU is kept
+            instance("h100-pcie", "H100 80GB PCIe", 2, 5.46, "gpu_2x_h100", vram_gb=80.0),
+            instance("b200", "B200 SXM6", 8, 43.46, "gpu_8x_b200"),
         ],
     )
     assert report_of(result, "massedcompute", strategy="fallback") == report(3, 3, notes=[FALLBACK_NOTE])
@@ -145,9 +145,9 @@ def test_rows_streamed_as_app_router_flight_data_are_read_by_the_fallback() -> N
     assert_offers(
         result,
         [
-            instance("a6000", "RTX A6000", 1, 0.62, "RTX A6000"),
-            instance("a6000", "RTX A6000", 4, 2.48, "4x RTX A6000"),  # the GPUs column
-            instance("l40", "L40", 1, 0.9, "L40"),
+            instance("a6000", "RTX A6000", 1, 0.62, "gpu_1x_a6000"),
+            instance("a6000", "RTX A6000", 4, 2.48, "gpu_4x_a6000"),  # the GPUs column
+            instance("l40", "L40", 1, 0.9, "gpu_1x_l40"),
         ],
     )
     assert report_of(result, "massedcompute", strategy="fallback") == report(3, 3, notes=[FALLBACK_NOTE])

@@ -11,6 +11,9 @@ import typer
 from gpuprice.commands.validation import parse_providers
 
 
+LISTED = 8  # new/gone/changed offers listed per provider before "... and N more"
+
+
 def register(app: typer.Typer) -> None:
     @app.command("check-live")
     def check_live(
