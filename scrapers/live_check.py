@@ -15,6 +15,7 @@ be replaced: a ``base_url`` (the CLI passes ``GPUPRICE_LIVE_BASE_URL``) sends ea
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -108,7 +109,7 @@ def live_requests(provider: str, base_url: str | None = None) -> list[PageReques
 def describe(key: tuple) -> str:
     """'8x H100 SXM on_demand', with community, term, region and schedule when they apply."""
     sku, count, tier, community, months, region, effective, basis = key
-    named_count = str(sku).lower().startswith(f"{count}x")  # "8x H100 SXM" already says it
+    named_count = bool(re.match(rf"(gpu_)?{count}x", str(sku), re.I))  # "8x H100", "gpu_8x_b200" say it
     parts = [f"{sku} x{count}" if count != 1 and not named_count else sku, tier]
     if community:
         parts.append("community")

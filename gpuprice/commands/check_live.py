@@ -87,10 +87,18 @@ def _lines(check) -> list[str]:
         f"  vs snapshot {diff.snapshot_date}: {len(diff.new)} new, {len(diff.gone)} gone,"
         f" {len(diff.changed)} changed",
     ]
-    lines += [f"    new:     {name}" for name in diff.new]
-    lines += [f"    gone:    {name}" for name in diff.gone]
-    lines += [
-        f"    changed: {c.offer} ${c.old_usd_per_gpu_hour:.4f} -> ${c.new_usd_per_gpu_hour:.4f}"
-        for c in diff.changed
-    ]
+    lines += _capped("new:    ", diff.new)
+    lines += _capped("gone:   ", diff.gone)
+    lines += _capped(
+        "changed:",
+        [f"{c.offer} ${c.old_usd_per_gpu_hour:.4f} -> ${c.new_usd_per_gpu_hour:.4f}" for c in diff.changed],
+    )
     return lines
+
+
+def _capped(kind: str, items: list[str]) -> list[str]:
+    """At most LISTED lines of one kind, then how many more (--json lists them all)."""
+    shown = [f"    {kind} {item}" for item in items[:LISTED]]
+    if len(items) > LISTED:
+        shown.append(f"    {kind} ... and {len(items) - LISTED} more (--json lists all)")
+    return shown
