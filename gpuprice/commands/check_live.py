@@ -10,7 +10,6 @@ import typer
 
 from gpuprice.commands.validation import parse_providers
 
-
 LISTED = 8  # new/gone/changed offers listed per provider before "... and N more"
 
 
