@@ -38,9 +38,10 @@ def validation_reason(exc: ValidationError, *, name_fields: bool = True) -> str:
 class OfferSink:
     """The offers and the :class:`ParseReport` of one page of one provider."""
 
-    def __init__(self, provider: Provider) -> None:
-        self.provider: Provider = provider
-        self.report = ParseReport(provider=provider)
+    def __init__(self, provider: str) -> None:
+        # Validates the name (one of PROVIDERS): parser modules name themselves with a plain str.
+        self.report = ParseReport.model_validate({"provider": provider})
+        self.provider: Provider = self.report.provider
         self.offers: list[Offer] = []
         self._keys: set[tuple] = set()
 

@@ -128,12 +128,12 @@ def _grids(soup: BeautifulSoup, *, aria: bool) -> Iterator[list[tuple[list[str],
 
 
 def _aria_grids(soup: BeautifulSoup) -> Iterator[list[tuple[list[str], bool]]]:
-    for grid in soup.find_all(attrs={"role": re.compile(r"^(table|grid)$")}):
+    for grid in soup.find_all(role=re.compile(r"^(table|grid)$")):
         if grid.name == "table":
             continue
         rows = []
-        for row in grid.find_all(attrs={"role": "row"}):
-            cells = row.find_all(attrs={"role": _CELL_ROLES})
+        for row in grid.find_all(role="row"):
+            cells = row.find_all(role=_CELL_ROLES)
             header = bool(cells) and all(c.get("role") == "columnheader" for c in cells)
             rows.append(([clean_text(c.get_text(" ")) for c in cells], header))
         yield rows

@@ -134,8 +134,11 @@ def _table_cards(soup: BeautifulSoup) -> list[_Card]:
     """
     cards: list[_Card] = []
     for table in soup.find_all("table"):
-        rows = [tr.find_all(["th", "td"]) for tr in table.find_all("tr")]
-        rows = [[clean_text(c.get_text(" ")) for c in cells] for cells in rows if cells]
+        rows = [
+            [clean_text(c.get_text(" ")) for c in cells]
+            for cells in (tr.find_all(["th", "td"]) for tr in table.find_all("tr"))
+            if cells
+        ]
         if len(rows) < 2 or any(_is_priced(text) for text in rows[0]):
             continue
         header = rows[0]
@@ -178,7 +181,7 @@ def _is_value(text: str) -> bool:
     return len(text) <= _MAX_CELL_CHARS and (_is_priced(text) or bool(_UNPRICED_MARKER.search(text)))
 
 
-def _label_kind(text: str) -> str | None:
+def _label_kind(text: str) -> Tier | None:
     if len(text) > 40:
         return None
     if _SPOT_LABEL.search(text):
@@ -253,7 +256,7 @@ def _scan_strings(strings: list[NavigableString]) -> tuple[list[_Text], list[_Te
     for order, string in enumerate(strings):
         parent = string.parent
         text = clean_text(string)
-        if not text or len(text) > _MAX_CELL_CHARS:
+        if parent is None or not text or len(text) > _MAX_CELL_CHARS:
             continue
         if _VRAM_TAG.match(text) or _FORM_FACTOR_TAG.match(text):
             specs.append(_Text(parent, text, order))
@@ -366,9 +369,9 @@ def _read_card(
 
     # Every element between a price cell and the card root, mapped to the cells below it.
     under: dict[int, list[_Text]] = {}
-    for value in values:
-        for node in (value.tag, *value.tag.parents):
-            under.setdefault(id(node), []).append(value)
+    for cell_value in values:
+        for node in (cell_value.tag, *cell_value.tag.parents):
+            under.setdefault(id(node), []).append(cell_value)
             if node is root:
                 break
     value_by_tag = {id(v.tag): v for v in values}

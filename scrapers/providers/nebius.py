@@ -199,7 +199,7 @@ def _candidate_tables(data: Any) -> Iterator[_Table]:
                 table, used_keys = split
                 yield table
             else:
-                used_keys = ()
+                used_keys = ("", "")
             stack.extend(reversed([v for k, v in node.items() if k not in used_keys]))
 
 

@@ -343,7 +343,8 @@ def _price_attributes(row: Tag, report: ParseReport) -> Iterator[tuple[tuple[boo
 
 def _emit_html_row(row: Tag, prices: dict[tuple[bool, str], str], sink: OfferSink) -> None:
     link = row if row.name == "a" and _is_gpu_link(row.get("href")) else row.find("a", href=_is_gpu_link)
-    gpu_param = _gpu_param(link["href"]) if link else ""
+    href = link.get("href") if link else None
+    gpu_param = _gpu_param(href) if isinstance(href, str) else ""
     name_el = row.find(class_=re.compile("name", re.I)) or row.find(re.compile("^h[1-6]$"))
     gpu_raw = clean_text(name_el.get_text(" ")) if name_el else ""
     gpu_raw = gpu_raw or gpu_param or (clean_text(link.get_text(" ")) if link else "")
