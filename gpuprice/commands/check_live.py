@@ -18,7 +18,9 @@ def register(app: typer.Typer) -> None:
     def check_live(
         providers: Annotated[
             str | None,
-            typer.Option("--providers", help="Comma-separated subset of providers (default: all)."),
+            typer.Option(
+                "--providers", help="Comma-separated subset of providers [all].", metavar="P1,P2,..."
+            ),
         ] = None,
         as_json: Annotated[
             bool, typer.Option("--json", help="One JSON object per provider on stdout.")
@@ -27,7 +29,7 @@ def register(app: typer.Typer) -> None:
         """Fetch each provider's live source once (politely), store and parse it, and compare it
         with the newest stored snapshot. Exit 1 when a provider cannot be fetched or parsed.
 
-        GPUPRICE_LIVE_BASE_URL=http://host:port sends every request to <base>/<provider><path>
+        GPUPRICE_LIVE_BASE_URL=http://host:port sends every request to BASE/PROVIDER/PATH
         instead of the provider's site (for tests and mirrors)."""
         from gpuprice.scrapers.live_check import SnapshotPrice, check_provider
         from gpuprice.settings import Settings
