@@ -35,28 +35,31 @@ scalars and :func:`fit_sweep` on whole grids, so both paths agree bit for bit.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gpuprice.errors import BadInput
-from gpuprice.models.architectures import ModelArch, find_model, shape_for_params
-from gpuprice.models.choices import (
-    METHODS,
-    SWEEP_STRATEGIES,
-    LoraTargets,
-    MemoryMetric,
-    MemoryStrategy,
-    Method,
-    Optimizer,
-    Precision,
-)
+from gpuprice.models.architectures import ModelArch
 
+Method = Literal["full", "lora", "qlora"]
+Optimizer = Literal["adamw", "adamw8bit", "paged_adamw8bit", "sgd"]
+Precision = Literal["fp32", "bf16-mixed", "bf16-true"]
+Sharding = Literal["none", "zero2", "zero3", "fsdp", "offload"]
+LoraTargets = Literal["all", "qv"]
+# What the peak is compared with: nvidia-smi / the card ("device"), torch.cuda.max_memory_reserved
+# ("reserved") or torch.cuda.max_memory_allocated ("allocated").
+MemoryMetric = Literal["device", "reserved", "allocated"]
+
+METHODS: tuple[str, ...] = ("full", "lora", "qlora")
+OPTIMIZERS: tuple[str, ...] = ("adamw", "adamw8bit", "paged_adamw8bit", "sgd")
+PRECISIONS: tuple[str, ...] = ("fp32", "bf16-mixed", "bf16-true")
+SHARDINGS: tuple[str, ...] = ("none", "zero2", "zero3", "fsdp")
+SWEEP_STRATEGIES: tuple[str, ...] = ("none", "zero2", "zero3", "offload")
+LORA_TARGETS: tuple[str, ...] = ("all", "qv")
 BREAKDOWN_TERMS: tuple[str, ...] = ("weights", "gradients", "optimizer", "activations", "logits", "overhead")
 
 GB = 1e9
@@ -128,7 +131,7 @@ class TrainingSetup(BaseModel):
     lora_rank: int = Field(default=16, ge=1, le=65_536)
     lora_targets: LoraTargets = "all"
     gpus: int = Field(default=1, ge=1, le=131_072)
-    sharding: MemoryStrategy = "none"
+    sharding: Sharding = "none"
     margin: float = Field(default=0.20, ge=0.15, le=0.30)
     qlora_double_quant: bool = True
     memory_metric: MemoryMetric = "device"
@@ -515,190 +518,3 @@ def fit_sweep(
         }
     )
     return frame
-
-
-# ----- measured rows -> setups -------------------------------------------------------------------
-class UnusableRow(ValueError):
-    """A measurement row that lacks an input the model needs (or uses a method it does not model)."""
-
-
-_TRUE = {"true", "yes", "on", "full", "1"}
-_FALSE = {"false", "no", "off", "0", "none"}
-
-
-def _parse_int(value: Any, name: str) -> int:
-    """A leading integer ("2048", "2,048", "4 (GA 8)", "8k" = 8192); anything else is unusable."""
-    text = str(value if value is not None else "").strip().lower().replace(",", "").replace("_", "")
-    match = re.match(r"^(\d+(?:\.\d+)?)\s*(k\b)?", text)
-    if not match:
-        raise UnusableRow(f"{name} {value!r} is not a number")
-    number = float(match.group(1)) * (1024 if match.group(2) else 1)
-    if not math.isfinite(number) or number != int(number):
-        raise UnusableRow(f"{name} {value!r} is not an integer")
-    return int(number)
-
-
-def _parse_gc(value: Any, sharding: str) -> bool:
-    text = str(value if value is not None else "").strip().lower()
-    if (
-        text in _TRUE
-        or text.startswith(("true", "on", "yes", "full"))
-        or "typically on" in text
-        or "likely on" in text
-    ):
-        return True
-    if text in _FALSE or text.startswith(("false", "off", "no", "selective")):
-        return False  # selective recomputation keeps most tensors: closest is off
-    # Unstated: frameworks wrap blocks with activation checkpointing when they shard with
-    # FSDP/ZeRO-3 (litgpt, torchtune); single-device scripts leave it off.
-    return sharding in ("zero3", "fsdp", "offload")
-
-
-def _parse_sharding(value: Any) -> str:
-    text = str(value if value is not None else "").strip().lower()
-    tokens = [t for t in re.split(r"[^a-z0-9]+", text) if t]
-    if any(re.fullmatch(r"(tp|pp|cp)\d*", t) for t in tokens) or any(
-        word in text for word in ("megatron", "tensor parallel", "pipeline")
-    ):
-        raise UnusableRow(f"sharding {value!r}: tensor/pipeline parallelism is not modelled")
-    if "offload" in text:
-        return "offload"
-    if not tokens or text in ("none", "ddp", "dp", "single", "no_shard", "no shard", "n/a", "-"):
-        return "none"
-    squashed = re.sub(r"[^a-z0-9]", "", text)
-    stage = re.search(r"zero(?:stage)?([123])", squashed)
-    if stage:  # ZeRO-1 shards optimizer state only: closest modelled tier is ZeRO-2
-        return {"1": "zero2", "2": "zero2", "3": "zero3"}[stage.group(1)]
-    if "shardgradop" in squashed:
-        return "zero2"
-    if "fsdp" in squashed or "fullshard" in squashed or "hybridshard" in squashed:
-        return "fsdp"
-    if squashed in ("ddp", "dataparallel", "distributeddataparallel"):
-        return "none"
-    raise UnusableRow(f"sharding {value!r} is not modelled")
-
-
-def _parse_method(method: Any, precision_text: str, sharding: str) -> tuple[str, str, str]:
-    """(method, optimizer, precision) from the row's method and precision strings."""
-    m = str(method if method is not None else "").strip().lower()
-    p = precision_text.strip().lower()
-    if re.search(r"dora|adapter|prefix|prompt|ia3|lora_emb|lora\+emb|embedding", m):
-        raise UnusableRow(f"method {method!r} is not modelled ({', '.join(METHODS)})")
-    if "qlora" in m or "q-lora" in m:
-        kind = "qlora"
-    elif "lora" in m:
-        kind = "lora"
-    elif m.startswith(("full", "pretrain", "sft", "ft", "fine")):
-        kind = "full"
-    else:
-        raise UnusableRow(f"method {method!r} is not modelled ({', '.join(METHODS)})")
-    if "8bit" in m or "8-bit" in m or "adam8" in m:
-        optimizer = "paged_adamw8bit" if "paged" in m else "adamw8bit"
-    elif "sgd" in m:
-        optimizer = "sgd"
-    else:  # adamw, pagedadamw (32-bit paged: same steady-state size as AdamW)
-        optimizer = "adamw"
-    if not p or p.startswith(("unknown", "?", "n/a", "likely")):
-        raise UnusableRow(f"precision {precision_text!r} is unknown")
-    if re.search(r"(?<![a-z0-9])(bf16|16)-true|no amp|pure", p):
-        precision = "bf16-true"
-    elif re.search(r"(?<![a-z0-9])(bf16|fp16|16)-mixed", p):
-        # Lightning's flag: the module stays fp32 under 16-bit autocast. Full fine-tuning and QLoRA
-        # (4-bit base, fp32 non-quantized layers) match bf16-mixed here; LoRA keeps an fp32 frozen
-        # base (plus the bf16 copies autocast saves), which the fp32 regime accounts for.
-        precision = "fp32" if kind == "lora" else "bf16-mixed"
-    elif re.match(r"(fp32|float32|32-true|32\b|tf32)", p):
-        precision = "fp32"
-    elif "gptq" in p or "awq" in p:
-        # GPTQ/AWQ bases: PEFT's prepare_model_for_kbit_training does not upcast their
-        # non-quantized layers to fp32, so the 16-bit regime is the closest.
-        precision = "bf16-true"
-    elif "mixed" in p or re.search(r"\bamp\b", p):
-        precision = "bf16-mixed"
-    elif p.startswith(("bf16", "fp16", "float16", "bfloat16", "16")):
-        # Plain "bf16": autocast runs (HF Trainer bf16=True, DeepSpeed bf16, fp16 with loss
-        # scaling) are mixed - fp32 adapters/master/states on a 16-bit base; otherwise pure bf16
-        # (torchtune, litgpt bf16-true, Answer.AI) with states in bf16.
-        amp = any(word in p for word in ("trainer", "deepspeed", "fp16")) or sharding in ("zero2", "zero3")
-        precision = "bf16-mixed" if amp and "bf16_" not in m else "bf16-true"
-    else:
-        raise UnusableRow(f"precision {precision_text!r} is unknown")
-    return kind, optimizer, precision
-
-
-def _parse_lora(notes: str) -> tuple[int, str]:
-    """LoRA rank and targets from free-text notes; unstated -> r=8 on q,v (PEFT/litgpt/torchtune default)."""
-    text = notes.lower()
-    rank_match = re.search(r"\br\s*=\s*(\d+)", text) or re.search(r"rank\s*(\d+)", text)
-    rank = int(rank_match.group(1)) if rank_match else 8
-    if re.search(
-        r"all[ _-]?linear|target[s]? all|lora_target all|all layers|c_attn,\s*c_proj,\s*w1,\s*w2", text
-    ):
-        targets = "all"
-    else:  # q,v or attention-only (q,k,v,o): the MLP stays frozen either way
-        targets = "qv"
-    return rank, targets
-
-
-def _parse_metric(metric: Any) -> str:
-    text = str(metric).strip().lower()
-    if "allocated" in text or "memory active" in text:
-        return "allocated"
-    if "reserved" in text:
-        return "reserved"
-    return "device"
-
-
-def setup_from_measurement_row(row: Mapping[str, Any]) -> TrainingSetup:
-    """Map a ``measured_memory_public.csv`` row (model, params_b, method, precision, seq_len,
-    micro_batch, grad_checkpointing, num_gpus, sharding, notes, memory_metric) to a setup.
-
-    Unknown model names fall back to a representative dense shape of ``params_b``. Raises
-    :class:`UnusableRow` when an input is missing or the method/parallelism is not modelled."""
-    name = str(row.get("model", "") or "").strip()
-    try:
-        params_b: float | None = float(row.get("params_b", ""))
-    except (TypeError, ValueError):
-        params_b = None
-    if params_b is not None and not (math.isfinite(params_b) and params_b > 0):
-        params_b = None
-    arch = find_model(name) if name else None
-    # A catalog hit must be the same model the row's size describes (names collide across sizes).
-    if arch is not None and params_b is not None and abs(arch.n_params / 1e9 / params_b - 1) > 0.15:
-        arch = None
-    if arch is None:
-        if params_b is None:
-            raise UnusableRow(f"unknown model {name!r} and no params_b")
-        try:
-            arch = shape_for_params(params_b)
-        except BadInput as exc:
-            raise UnusableRow(str(exc)) from None
-    sharding = _parse_sharding(row.get("sharding", "none"))
-    precision_text = str(row.get("precision", ""))
-    method, optimizer, precision = _parse_method(row.get("method", ""), precision_text, sharding)
-    notes = str(row.get("notes", "") or "")
-    rank, targets = _parse_lora(notes)
-    gpus = _parse_int(row.get("num_gpus", 1), "num_gpus")
-    dq = (
-        "-dq" in precision_text.lower()
-        or "double" in precision_text.lower()
-        or "gptq" in precision_text.lower()
-    )
-    try:
-        return TrainingSetup(
-            arch=arch,
-            method=method,
-            optimizer=optimizer,
-            precision=precision,
-            seq_len=_parse_int(row.get("seq_len"), "seq_len"),
-            micro_batch=_parse_int(row.get("micro_batch"), "micro_batch"),
-            grad_checkpointing=_parse_gc(row.get("grad_checkpointing", ""), sharding),
-            lora_rank=min(rank, arch.hidden_size),
-            lora_targets=targets,
-            gpus=gpus,
-            sharding=sharding,
-            qlora_double_quant=dq,
-            memory_metric=_parse_metric(row.get("memory_metric", "")),
-        )
-    except ValidationError as exc:
-        raise UnusableRow(one_line_error(exc)) from None

@@ -7,6 +7,7 @@ import pytest
 
 from gpuprice.errors import BadInput
 from gpuprice.models.architectures import catalog, shape_for_params
+from gpuprice.models.calibration.memory_rows import UnusableRow, setup_from_measurement_row
 from gpuprice.models.memory import (
     GB,
     NF4_BYTES,
@@ -14,12 +15,10 @@ from gpuprice.models.memory import (
     SWEEP_COLUMNS,
     MemoryConstants,
     TrainingSetup,
-    UnusableRow,
     estimate_memory,
     fit_sweep,
     lora_params,
     per_gpu_gb_many,
-    setup_from_measurement_row,
 )
 
 LLAMA2_7B = catalog()["meta-llama/Llama-2-7b-hf"].arch

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from gpuprice.models.calibration.memory_rows import UnusableRow, setup_from_measurement_row
 from gpuprice.models.memory import (
     DEFAULT_CONSTANTS,
     GB,
@@ -40,11 +41,9 @@ from gpuprice.models.memory import (
     MemoryConstants,
     PreparedSetups,
     TrainingSetup,
-    UnusableRow,
     estimate_memory,
-    setup_from_measurement_row,
 )
-from tests.conftest import TEST_DATA
+from conftest import TEST_DATA
 
 MEASURED_CSV = TEST_DATA / "measured_memory_public.csv"
 

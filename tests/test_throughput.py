@@ -7,17 +7,19 @@ import pytest
 
 from gpuprice.errors import BadInput
 from gpuprice.models.architectures import resolve_model
+from gpuprice.models.calibration.throughput_rows import (
+    benchmark_case,
+    benchmark_gpu,
+    predict_from_benchmark_row,
+    shape_from_size,
+)
 from gpuprice.models.throughput import (
     CALIBRATED_PARAMETERS,
     ModelShape,
-    benchmark_case,
-    benchmark_gpu,
     collective_busbw_gbs,
     gpu_profile,
     predict_frame,
-    predict_from_benchmark_row,
     predict_throughput,
-    shape_from_size,
 )
 
 LLAMA_8B = resolve_model("meta-llama/Llama-3.1-8B")

@@ -13,14 +13,13 @@ import numpy as np
 import pytest
 
 from conftest import TEST_DATA
-from gpuprice.models.throughput import (
-    CALIBRATED_PARAMETERS,
-    PRIOR_PARAMETERS,
+from gpuprice.models.calibration.throughput_rows import (
     absolute_percentage_errors,
     fit_parameters,
     load_benchmark_rows,
     predict_from_benchmark_row,
 )
+from gpuprice.models.throughput_parameters import CALIBRATED_PARAMETERS, PRIOR_PARAMETERS
 
 PUBLIC_CSV = TEST_DATA / "throughput_public.csv"
 TARGET = 0.10

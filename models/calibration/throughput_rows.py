@@ -1,0 +1,321 @@
+"""Benchmark rows (``throughput_public.csv`` format) -> throughput-model cases, and the calibration.
+
+Calibration tooling only: the product predicts with :mod:`gpuprice.models.throughput`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from gpuprice.errors import BadInput
+from gpuprice.models.gpu_hardware import BENCHMARK_ONLY_GPUS, BENCHMARK_ONLY_PATTERNS, GpuProfile, gpu_profile
+from gpuprice.models.throughput import Cases, ModelShape, cases_from_columns, evaluate
+from gpuprice.models.throughput_parameters import (
+    CALIBRATED_PARAMETERS,
+    PRIOR_PARAMETERS,
+    ThroughputParameters,
+)
+
+
+# --------------------------------------------------------------------------- benchmark rows
+@dataclass(frozen=True)
+class BenchmarkCase:
+    """One row of a throughput_public.csv-style table, interpreted."""
+
+    shape: ModelShape
+    profile: GpuProfile
+    method: str
+    gpus: int
+    seq_len: int
+    micro_batch: int
+    checkpointing: bool
+    precision: str
+    sharding: str
+
+
+def _text(row: Mapping[str, object], key: str) -> str:
+    value = row.get(key)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value).strip()
+
+
+def _number(row: Mapping[str, object], key: str) -> float | None:
+    text = _text(row, key).replace(",", "")
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def benchmark_gpu(raw: str) -> GpuProfile:
+    """Map a benchmark's GPU text ("h100_80gb", "A100-40GB-SXM", "RTX 6000 Ada 48GB") to a profile."""
+    from gpuprice.models.gpu_names import UNKNOWN, normalize_gpu
+
+    text = raw.replace("_", " ")
+    slug = normalize_gpu(text)
+    if slug != UNKNOWN:
+        return gpu_profile(slug)
+    lowered = re.sub(r"[^a-z0-9]+", " ", raw.lower())
+    for pattern, name in BENCHMARK_ONLY_PATTERNS:
+        if re.search(pattern, lowered):
+            return BENCHMARK_ONLY_GPUS[name]
+    raise BadInput(f"unknown benchmark GPU {raw!r}")
+
+
+def _benchmark_method(workload: str, precision: str) -> str:
+    text = workload.lower()
+    if "qlora" in text:
+        return "qlora"
+    if "lora" in text:
+        quantized = re.search(r"nf4|int4|4bit|gptq|bnb", precision.lower())
+        return "qlora" if quantized else "lora"
+    return "full"
+
+
+def _benchmark_precision(precision: str) -> str:
+    text = precision.lower()
+    if "fp8" in text or "float8" in text:
+        return "fp8"
+    if "fp32" in text or "float32" in text or text == "tf32":
+        return "fp32"
+    return "bf16-mixed"  # bf16, amp_bf16, fp16 (same tensor rate), bf16+nf4, ...
+
+
+def _benchmark_sharding(text: str, gpus: int) -> str:
+    upper = text.upper()
+    if re.search(r"\b(?:TP|PP)\s*([2-9]|\d\d+)", upper):
+        return "model_parallel"
+    if gpus <= 1:
+        return "none"
+    stage = re.search(r"(?:ZERO|STAGE)[\s_-]*([123])", upper)
+    if stage:
+        return {"1": "none", "2": "zero2", "3": "zero3"}[stage.group(1)]  # ZeRO-1 moves DDP's volume
+    if "SHARD_GRAD_OP" in upper:
+        return "zero2"
+    if re.search(r"FULL_SHARD|HYBRID|FSDP", upper):
+        return "fsdp"
+    if re.search(r"\bTP\s*1\b", upper):
+        return "model_parallel"  # Megatron without splitting: data parallel with distributed optimizer
+    return "none"  # DDP, NO_SHARD, or not stated
+
+
+# Published shapes of dense decoder families, (billions of parameters, layers, hidden): GPT-3
+# (Brown et al. 2020, Table 2.1; MPT reuses them), Llama-2-70B and Llama-3.1-405B config.json.
+# Small models are deeper than wide-and-shallow "h/L = 128" scaling suggests, which matters for
+# the attention FLOPs at long context.
+_PUBLISHED_SHAPES = np.array(
+    [
+        (0.125, 12, 768),
+        (0.35, 24, 1024),
+        (0.76, 24, 1536),
+        (1.3, 24, 2048),
+        (2.7, 32, 2560),
+        (6.7, 32, 4096),
+        (13.0, 40, 5120),
+        (70.0, 80, 8192),
+        (175.0, 96, 12288),
+        (405.0, 126, 16384),
+    ]
+)
+_SIZE_IN_NAME = re.compile(r"(?<![0-9.])(\d+(?:\.\d+)?)\s*([mb])\b", re.I)
+
+
+def shape_from_size(params_b: float, nominal_b: float | None = None) -> ModelShape:
+    """A dense shape for a model known only by size (log-interpolated published shapes).
+
+    ``nominal_b`` (the size in the model's name, "MPT-125m") picks the shape when the reported
+    count is inflated by, e.g., a learned position table sized for a long context.
+    """
+    size = nominal_b if nominal_b and 0.5 <= nominal_b / params_b <= 2 else params_b
+    x = np.log(size)
+    grid = np.log(_PUBLISHED_SHAPES[:, 0])
+    slope_lo = (np.log(_PUBLISHED_SHAPES[1, 1:]) - np.log(_PUBLISHED_SHAPES[0, 1:])) / (grid[1] - grid[0])
+    slope_hi = (np.log(_PUBLISHED_SHAPES[-1, 1:]) - np.log(_PUBLISHED_SHAPES[-2, 1:])) / (grid[-1] - grid[-2])
+    if x < grid[0]:
+        layers, hidden = np.exp(np.log(_PUBLISHED_SHAPES[0, 1:]) + slope_lo * (x - grid[0]))
+    elif x > grid[-1]:
+        layers, hidden = np.exp(np.log(_PUBLISHED_SHAPES[-1, 1:]) + slope_hi * (x - grid[-1]))
+    else:
+        layers = np.exp(np.interp(x, grid, np.log(_PUBLISHED_SHAPES[:, 1])))
+        hidden = np.exp(np.interp(x, grid, np.log(_PUBLISHED_SHAPES[:, 2])))
+    n = params_b * 1e9
+    return ModelShape(
+        n_params=n,
+        n_active_params=n,
+        layers=max(1, round(layers)),
+        hidden=round(hidden),
+        attn_width=float(round(hidden)),
+    )
+
+
+def _nominal_size_b(model: str) -> float | None:
+    match = _SIZE_IN_NAME.search(model)
+    if not match:
+        return None
+    value = float(match.group(1))
+    return value / 1000 if match.group(2).lower() == "m" else value
+
+
+def _benchmark_shape(model: str, params_b: float | None) -> ModelShape:
+    from gpuprice.models.architectures import find_model
+
+    arch = find_model(model) if model else None
+    if arch is not None:
+        shape = ModelShape.of(arch)
+        # Trust the catalog only when it is the same model as the row's parameter count says.
+        if params_b is None or abs(shape.n_params / 1e9 - params_b) <= 0.15 * params_b:
+            return shape
+    nominal = _nominal_size_b(model)
+    params_b = params_b if params_b is not None else nominal
+    if params_b is None:
+        raise BadInput(f"benchmark row: model {model!r} is not in the catalog and params_b is empty")
+    return shape_from_size(params_b, nominal)
+
+
+def benchmark_case(row: Mapping[str, object]) -> BenchmarkCase:
+    """Interpret one benchmark row (columns as in throughput_public.csv)."""
+    gpus = int(_number(row, "gpu_count") or 1)
+    precision_text = _text(row, "precision")
+    checkpoint_text = _text(row, "act_ckpt").lower()
+    return BenchmarkCase(
+        shape=_benchmark_shape(_text(row, "model"), _number(row, "params_b")),
+        profile=benchmark_gpu(_text(row, "gpu")),
+        method=_benchmark_method(_text(row, "workload"), precision_text),
+        gpus=gpus,
+        seq_len=int(_number(row, "seq_len") or 2048),
+        micro_batch=max(1, int(_number(row, "micro_batch") or 1)),
+        checkpointing=checkpoint_text in ("true", "yes", "1", "full", "on"),
+        precision=_benchmark_precision(precision_text),
+        sharding=_benchmark_sharding(_text(row, "sharding"), gpus),
+    )
+
+
+def _cases_from_benchmarks(cases: Sequence[BenchmarkCase]) -> Cases:
+    return cases_from_columns(
+        shape=[c.shape for c in cases],
+        profile=[c.profile for c in cases],
+        method=np.array([c.method for c in cases], dtype=object),
+        gpus=np.array([c.gpus for c in cases], dtype=float),
+        seq_len=np.array([c.seq_len for c in cases], dtype=float),
+        micro_batch=np.array([c.micro_batch for c in cases], dtype=float),
+        checkpointing=np.array([c.checkpointing for c in cases]),
+        precision=np.array([c.precision for c in cases], dtype=object),
+        sharding=np.array([c.sharding for c in cases], dtype=object),
+        fabric=[None] * len(cases),
+    )
+
+
+def predict_from_benchmark_row(
+    row: Mapping[str, object], params: ThroughputParameters = CALIBRATED_PARAMETERS
+) -> float:
+    """Predicted tokens/s per GPU for one row in the format of throughput_public.csv."""
+    return float(evaluate(_cases_from_benchmarks([benchmark_case(row)]), params).tokens_per_sec_per_gpu[0])
+
+
+def load_benchmark_rows(path: str) -> list[dict[str, object]]:
+    """Rows of a benchmark CSV that report a per-GPU throughput (others cannot be scored)."""
+    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    rows = table.to_dict(orient="records")
+    return [r for r in rows if _number(r, "tokens_per_sec_per_gpu")]
+
+
+# --------------------------------------------------------------------------- calibration
+def _nelder_mead(
+    f: Callable[[np.ndarray], float], x0: np.ndarray, *, iterations: int, step: float
+) -> np.ndarray:
+    """Minimise f from x0 (derivative-free: the objective has kinks from max() and medians)."""
+    n = len(x0)
+    simplex = np.vstack([x0] + [x0 + step * np.eye(n)[i] for i in range(n)])
+    values = np.array([f(x) for x in simplex])
+    for _ in range(iterations):
+        order = np.argsort(values)
+        simplex, values = simplex[order], values[order]
+        centroid = simplex[:-1].mean(axis=0)
+        reflected = centroid + (centroid - simplex[-1])
+        f_reflected = f(reflected)
+        if f_reflected < values[0]:
+            expanded = centroid + 2.0 * (centroid - simplex[-1])
+            f_expanded = f(expanded)
+            simplex[-1], values[-1] = (
+                (expanded, f_expanded) if f_expanded < f_reflected else (reflected, f_reflected)
+            )
+        elif f_reflected < values[-2]:
+            simplex[-1], values[-1] = reflected, f_reflected
+        else:
+            contracted = centroid + 0.5 * (simplex[-1] - centroid)
+            f_contracted = f(contracted)
+            if f_contracted < values[-1]:
+                simplex[-1], values[-1] = contracted, f_contracted
+            else:
+                simplex = simplex[0] + 0.5 * (simplex - simplex[0])
+                values = np.array([f(x) for x in simplex])
+    return simplex[int(np.argmin(values))]
+
+
+_GLOBAL_FIELDS = (
+    "half_width",
+    "attention_efficiency",
+    "hopper_attention_factor",
+    "layer_overhead_ms",
+    "dequant_bytes_per_param",
+    "fp8_speedup",
+    "lora_efficiency",
+    "node_scaling_loss",
+    "comm_overlap",
+)
+
+
+def fit_parameters(
+    rows: Sequence[Mapping[str, object]],
+    start: ThroughputParameters = PRIOR_PARAMETERS,
+    *,
+    fixed: Collection[str] = (),
+    iterations: int = 3000,
+    restarts: int = 2,
+) -> ThroughputParameters:
+    """Calibrate the model's constants on benchmark rows (minimises mean |log(pred/measured)|).
+
+    Families absent from ``rows`` and the global parameters named in ``fixed`` keep ``start``'s
+    values. Everything is fitted in log space (all are positive); ``comm_overlap`` is capped at 1.
+    """
+    cases = [benchmark_case(r) for r in rows]
+    measured = np.array([_number(r, "tokens_per_sec_per_gpu") for r in rows], dtype=float)
+    batch = _cases_from_benchmarks(cases)
+    families = [f for f in start.family_efficiency if f in {c.profile.family for c in cases}]
+    free = [name for name in _GLOBAL_FIELDS if name not in fixed]
+
+    def unpack(x: np.ndarray) -> ThroughputParameters:
+        values = np.exp(x)
+        table = dict(start.family_efficiency)
+        table.update({f: float(v) for f, v in zip(families, values[: len(families)], strict=True)})
+        update = dict(zip(free, (float(v) for v in values[len(families) :]), strict=True))
+        if "comm_overlap" in update:
+            update["comm_overlap"] = min(update["comm_overlap"], 1.0)
+        return start.model_copy(update={"family_efficiency": table, **update})
+
+    def loss(x: np.ndarray) -> float:
+        predicted = evaluate(batch, unpack(x)).tokens_per_sec_per_gpu
+        return float(np.mean(np.abs(np.log(predicted / measured))))
+
+    floor = 1e-4  # a parameter may fit to ~0 (e.g. the node loss); keep it finite in log space
+    x = np.log([start.family_efficiency[f] for f in families] + [max(getattr(start, n), floor) for n in free])
+    for _ in range(restarts):
+        x = _nelder_mead(loss, x, iterations=iterations, step=0.15)
+    return unpack(x)
+
+
+def absolute_percentage_errors(
+    rows: Sequence[Mapping[str, object]], params: ThroughputParameters = CALIBRATED_PARAMETERS
+) -> np.ndarray:
+    """|predicted / measured - 1| for each row (the accuracy statistic of mfu_calibration.md)."""
+    batch = _cases_from_benchmarks([benchmark_case(r) for r in rows])
+    measured = np.array([_number(r, "tokens_per_sec_per_gpu") for r in rows], dtype=float)
+    return np.abs(evaluate(batch, params).tokens_per_sec_per_gpu / measured - 1.0)

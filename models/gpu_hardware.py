@@ -1,0 +1,188 @@
+"""GPU hardware facts the throughput model needs: family, dense peak, links (NVLink, PCIe, fabric).
+
+Catalog GPUs come from ``models/gpu_catalog.csv``; parts that appear only in public benchmarks
+(H20, A10G, H800, A800, MI250X) are listed here with their datasheet figures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import pandas as pd
+
+GpuFamily = Literal[
+    "ampere_datacenter",  # A100 (HBM)
+    "hopper",  # H100, H200, GH200
+    "blackwell",  # B200, B300, GB200
+    "ampere_workstation",  # A10, A40, RTX A5000/A6000
+    "ada_workstation",  # L4, L40, L40S, RTX 6000 Ada (power-capped AD10x)
+    "geforce",  # RTX 3090/4090/5090, RTX PRO 6000 (GB202 at full power)
+    "volta",
+    "turing",
+    "cdna",  # AMD Instinct
+]
+ALL_FAMILIES: tuple[GpuFamily, ...] = (
+    "ampere_datacenter",
+    "hopper",
+    "blackwell",
+    "ampere_workstation",
+    "ada_workstation",
+    "geforce",
+    "volta",
+    "turing",
+    "cdna",
+)
+FAMILY_CODE = {family: code for code, family in enumerate(ALL_FAMILIES)}
+# Families calibrated on throughput_public.csv: ampere_datacenter, hopper, ampere_workstation,
+# ada_workstation, geforce. Families without public training measurements borrow a sibling's efficiency
+# (assumptions, documented in mfu_calibration.md): Blackwell runs the Hopper software stack; V100
+# lacks FlashAttention-2 and BF16; T4 is a 70 W inference card; ROCm training reaches a lower
+# share of the (much higher) MI300X datasheet peak than CUDA on H100.
+ASSUMED_FAMILY_RATIOS: dict[GpuFamily, tuple[GpuFamily, float]] = {
+    "blackwell": ("hopper", 1.0),
+    "volta": ("ampere_datacenter", 0.8),
+    "turing": ("ampere_workstation", 0.8),
+    "cdna": ("hopper", 0.7),
+}
+
+# Effective NCCL bus bandwidth (GB/s) between the GPUs of one node without NVLink. Order of
+# magnitude from PCIe x16 line rate (Gen4 32 GB/s, Gen5 64 GB/s per direction) at ~60 %
+# through switches; GeForce cards have no peer-to-peer, so traffic bounces through host memory.
+PCIE_BUSBW_GBS = {"gen3": 10.0, "gen4": 20.0, "gen5": 40.0, "no_p2p": 12.0}
+# NCCL all-gather/reduce-scatter bus bandwidth reaches ~80 % of one direction of NVLink, i.e.
+# 0.4 x the bidirectional figure the catalog stores (H100: 900 GB/s -> ~360 GB/s measured).
+NVLINK_BUSBW_SHARE = 0.4
+# Multi-node fabric per GPU (Gb/s) assumed when an offer does not say: the tracked providers sell
+# HGX Hopper/Blackwell clusters with 8 x 400 Gb/s InfiniBand (3.2 Tb/s per node); A100 clusters
+# with 8 x 200 Gb/s HDR; anything else over 100 Gb/s Ethernet.
+DEFAULT_FABRIC_GBPS: dict[GpuFamily, float] = {
+    "hopper": 400.0,
+    "blackwell": 400.0,
+    "cdna": 400.0,
+    "ampere_datacenter": 200.0,
+}
+FALLBACK_FABRIC_GBPS = 100.0
+FABRIC_EFFICIENCY = 0.9
+GPUS_PER_NODE = 8
+
+
+@dataclass(frozen=True)
+class GpuProfile:
+    """What the throughput model needs to know about one GPU."""
+
+    slug: str
+    family: GpuFamily
+    peak_tflops: float  # dense BF16 (FP16 for parts without BF16)
+    has_fp8: bool
+    memory_bandwidth_tbps: float
+    nvlink_gbps: float | None  # bidirectional GB/s per GPU, None = PCIe only
+    form_factor: str
+    pcie: str  # key of PCIE_BUSBW_GBS
+
+
+def _family_of(architecture: str, form_factor: str, memory_bandwidth_tbps: float) -> GpuFamily:
+    arch = architecture.lower()
+    if form_factor == "consumer":
+        return "geforce"
+    if arch == "ampere":
+        return "ampere_datacenter" if memory_bandwidth_tbps >= 1.2 else "ampere_workstation"
+    if arch == "ada":
+        return "ada_workstation"
+    if arch == "hopper":
+        return "hopper"
+    if arch == "blackwell":
+        return "blackwell" if form_factor in ("sxm", "superchip") else "geforce"
+    if arch.startswith("cdna"):
+        return "cdna"
+    if arch in ("volta", "turing"):
+        return arch  # type: ignore[return-value]
+    raise ValueError(f"no throughput family for architecture {architecture!r}")
+
+
+def _pcie_of(architecture: str, form_factor: str) -> str:
+    if form_factor == "consumer":
+        return "no_p2p"
+    if architecture.lower() in ("hopper", "blackwell") or architecture.lower().startswith("cdna"):
+        return "gen5"
+    if architecture.lower() in ("volta", "turing"):
+        return "gen3"
+    return "gen4"
+
+
+# Parts that appear in public benchmarks but not in the GPU catalog (nobody rents them from the
+# tracked providers). Values: datasheets as compiled in gpu_peak_flops.csv (H20, A10G, MI250X per
+# OAM) and the H100/A100 export variants' (H800/A800) reduced NVLink (400 GB/s).
+BENCHMARK_ONLY_GPUS: dict[str, GpuProfile] = {
+    "a10g": GpuProfile("a10g", "ampere_workstation", 70.0, False, 0.6, None, "pcie", "gen4"),
+    "h20": GpuProfile("h20", "hopper", 148.0, True, 4.0, 900.0, "sxm", "gen5"),
+    "h800": GpuProfile("h800", "hopper", 989.0, True, 3.35, 400.0, "sxm", "gen5"),
+    "a800": GpuProfile("a800", "ampere_datacenter", 312.0, False, 2.039, 400.0, "sxm", "gen4"),
+    "mi250x": GpuProfile("mi250x", "cdna", 383.0, False, 3.2, 800.0, "sxm", "gen4"),
+}
+BENCHMARK_ONLY_PATTERNS: tuple[tuple[str, str], ...] = (
+    (r"\ba10g\b", "a10g"),
+    (r"\bh20\b", "h20"),
+    (r"\bh800\b", "h800"),
+    (r"\ba800\b", "a800"),
+    (r"\bmi250x?\b", "mi250x"),
+)
+
+
+def gpu_profile(slug: str) -> GpuProfile:
+    """The throughput-relevant facts of a catalog GPU (or a benchmark-only part)."""
+    if slug in BENCHMARK_ONLY_GPUS:
+        return BENCHMARK_ONLY_GPUS[slug]
+    return _catalog_profiles()[slug] if slug in _catalog_profiles() else _raise_unknown_gpu(slug)
+
+
+def _raise_unknown_gpu(slug: str) -> GpuProfile:
+    from gpuprice.models.catalog import get_gpu
+
+    get_gpu(slug)  # raises BadInput naming close matches
+    raise AssertionError("unreachable")
+
+
+_PROFILE_CACHE: dict[str, GpuProfile] = {}
+
+
+def _catalog_profiles() -> dict[str, GpuProfile]:
+    if not _PROFILE_CACHE:
+        from gpuprice.models.catalog import load_gpu_catalog
+
+        for row in load_gpu_catalog().itertuples(index=False):
+            nvlink = None if pd.isna(row.nvlink_gbps) else float(row.nvlink_gbps)
+            _PROFILE_CACHE[row.slug] = GpuProfile(
+                slug=row.slug,
+                family=_family_of(row.architecture, row.form_factor, float(row.memory_bandwidth_tbps)),
+                peak_tflops=float(row.dense_bf16_tflops),
+                has_fp8=not pd.isna(row.dense_fp8_tflops),
+                memory_bandwidth_tbps=float(row.memory_bandwidth_tbps),
+                nvlink_gbps=nvlink,
+                form_factor=row.form_factor,
+                pcie=_pcie_of(row.architecture, row.form_factor),
+            )
+    return _PROFILE_CACHE
+
+
+def intra_node_busbw_gbs(profile: GpuProfile, gpus_per_node: int) -> float:
+    """Effective collective bandwidth (GB/s) between the GPUs of one node."""
+    if profile.nvlink_gbps and profile.form_factor in ("sxm", "superchip"):
+        return NVLINK_BUSBW_SHARE * profile.nvlink_gbps
+    if profile.nvlink_gbps and profile.form_factor == "nvl" and gpus_per_node <= 2:
+        return NVLINK_BUSBW_SHARE * profile.nvlink_gbps  # NVL cards are bridged in pairs
+    return PCIE_BUSBW_GBS[profile.pcie]
+
+
+def collective_busbw_gbs(profile: GpuProfile, gpus: int, fabric_gbps_per_gpu: float | None = None) -> float:
+    """Bandwidth of the job's collectives: the node's links, or the fabric when it spans nodes.
+
+    A ring across nodes carries each node's share over all its NICs at once, so the per-rank
+    bandwidth is the node's aggregate fabric bandwidth (8 x 400 Gb/s ~ NVLink: flat scaling).
+    """
+    per_node = min(gpus, GPUS_PER_NODE)
+    intra = intra_node_busbw_gbs(profile, per_node)
+    if gpus <= GPUS_PER_NODE:
+        return intra
+    fabric = fabric_gbps_per_gpu or DEFAULT_FABRIC_GBPS.get(profile.family, FALLBACK_FABRIC_GBPS)
+    return min(intra, per_node * fabric / 8 * FABRIC_EFFICIENCY)

@@ -1,0 +1,90 @@
+"""The calibrated constants of the throughput model (values and their fit: ``models/mfu_calibration.md``)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpuprice.models.gpu_hardware import ASSUMED_FAMILY_RATIOS
+
+
+class ThroughputParameters(BaseModel):
+    """The calibrated constants of the throughput model (see mfu_calibration.md)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    family_efficiency: dict[str, float] = Field(
+        description="share of dense peak that large BF16 matmuls reach in training, per GPU family"
+    )
+    half_width: float = Field(
+        gt=0, description="hidden size h0 in h/(h+h0): narrow models under-use tensor cores"
+    )
+    attention_efficiency: float = Field(gt=0, description="attention FLOPs' efficiency relative to matmuls")
+    hopper_attention_factor: float = Field(
+        gt=0,
+        description="extra attention factor on Hopper/Blackwell (FlashAttention-2 does not use their new MMA units)",
+    )
+    layer_overhead_ms: float = Field(ge=0, description="fixed time per layer and micro-batch")
+    dequant_bytes_per_param: float = Field(ge=0, description="memory traffic per 4-bit weight and pass")
+    fp8_speedup: float = Field(gt=0, description="FP8 (Transformer Engine) gain over BF16 on FP8 parts")
+    lora_efficiency: float = Field(
+        gt=0, description="LoRA/QLoRA kernels' efficiency relative to full training"
+    )
+    node_scaling_loss: float = Field(ge=0, description="time added per doubling of the node count")
+    comm_overlap: float = Field(ge=0, le=1, description="share of compute time that can hide communication")
+
+    def efficiency_of(self, family: str) -> float:
+        if family in self.family_efficiency:
+            return self.family_efficiency[family]
+        sibling, ratio = ASSUMED_FAMILY_RATIOS[family]  # type: ignore[index]
+        return self.family_efficiency[sibling] * ratio
+
+    def complete(self) -> ThroughputParameters:
+        """The same parameters with every family's efficiency filled in (assumed ones derived)."""
+        table = dict(self.family_efficiency)
+        for family in ASSUMED_FAMILY_RATIOS:
+            table.setdefault(family, self.efficiency_of(family))
+        return self.model_copy(update={"family_efficiency": table})
+
+
+# Starting point of the calibration: cost-model.md's anchors (H100 ~0.40 MFU, A100 ~0.50 for
+# large pre-training with activation checkpointing, i.e. ~0.55/0.70 hardware utilisation), 0.8
+# for LoRA kernels, 1.5x for FP8; the rest are order-of-magnitude guesses.
+PRIOR_PARAMETERS = ThroughputParameters(
+    family_efficiency={
+        "ampere_datacenter": 0.70,
+        "hopper": 0.55,
+        "ampere_workstation": 0.55,
+        "ada_workstation": 0.45,
+        "geforce": 0.60,
+    },
+    half_width=300.0,
+    attention_efficiency=0.8,
+    hopper_attention_factor=0.6,
+    layer_overhead_ms=1.0,
+    dequant_bytes_per_param=8.0,
+    fp8_speedup=1.5,
+    lora_efficiency=0.8,
+    node_scaling_loss=0.02,
+    comm_overlap=0.2,
+)
+
+# Result of `fit_parameters(load_benchmark_rows(throughput_public.csv))`, rounded; see
+# mfu_calibration.md for the fit, its accuracy and a held-out check. Re-run when real runs exist.
+CALIBRATED_PARAMETERS = ThroughputParameters(
+    family_efficiency={
+        "ampere_datacenter": 0.808,
+        "hopper": 0.694,
+        "ampere_workstation": 0.781,
+        "ada_workstation": 0.336,
+        "geforce": 0.835,
+    },
+    half_width=611.0,
+    attention_efficiency=1.11,
+    hopper_attention_factor=0.478,
+    layer_overhead_ms=1.45,
+    dequant_bytes_per_param=18.0,
+    fp8_speedup=1.39,
+    lora_efficiency=0.876,
+    node_scaling_loss=0.0142,
+    comm_overlap=0.0276,
+)
