@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gpuprice.errors import BadInput
 from gpuprice.models.architectures import ModelArch
+from gpuprice.models.frameworks import DEFAULTS, ActivationCheckpointing, Framework, LossKernel
 
 Method = Literal["full", "lora", "qlora"]
 Optimizer = Literal["adamw", "adamw8bit", "paged_adamw8bit", "sgd"]
@@ -82,9 +83,6 @@ ACT_BYTES = {"fp32": 4.0, "bf16-mixed": 2.0, "bf16-true": 2.0}
 # Frozen base weights of LoRA: the module dtype (bf16-mixed = 16-bit base + fp32 adapters, as
 # PEFT + AMP, DeepSpeed and torchtune run it).
 FROZEN_BYTES = {"fp32": 4.0, "bf16-mixed": 2.0, "bf16-true": 2.0}
-# Non-quantized QLoRA layers (embeddings, head, norms): upcast to fp32 under AMP by
-# prepare_model_for_kbit_training; 16-bit in pure bf16 runs.
-QLORA_REST_BYTES = {"fp32": 4.0, "bf16-mixed": 4.0, "bf16-true": 2.0}
 
 
 class MemoryConstants(BaseModel):
@@ -95,19 +93,19 @@ class MemoryConstants(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     cuda_context_gb: float = Field(
-        default=1.9, ge=0, le=5, description="CUDA context + kernels, device metric only"
+        default=1.8, ge=0, le=5, description="CUDA context + kernels, device metric only"
     )
     fragmentation: float = Field(
-        default=0.04, ge=0, le=1, description="reserved-but-unused share of the allocated peak"
+        default=0.05, ge=0, le=1, description="reserved-but-unused share of the allocated peak"
     )
     activation_factor: float = Field(
-        default=1.26, gt=0, le=5, description="multiplies the saved-tensor count"
+        default=1.06, gt=0, le=5, description="multiplies the saved-tensor count"
     )
     qlora_dequant_layers: float = Field(
-        default=2.0, ge=0, le=10, description="blocks dequantized to bf16 at once"
+        default=2.25, ge=0, le=10, description="blocks dequantized to bf16 at once"
     )
     comm_buffer_gb: float = Field(
-        default=1.3, ge=0, le=10, description="NCCL / bucket buffers per rank, gpus > 1"
+        default=1.5, ge=0, le=10, description="NCCL / bucket buffers per rank, gpus > 1"
     )
 
 
@@ -115,7 +113,12 @@ DEFAULT_CONSTANTS = MemoryConstants()
 
 
 class TrainingSetup(BaseModel):
-    """One training configuration. Build it with :meth:`checked` for one-line BadInput errors."""
+    """One training configuration. Build it with :meth:`checked` for one-line BadInput errors.
+
+    Unset (``None``) inputs take the framework's or the method's usual recipe: ``precision`` the
+    framework's training dtype, ``loss`` its loss kernel, ``activation_checkpointing`` full for
+    QLoRA (PEFT's ``prepare_model_for_kbit_training`` enables it, as the QLoRA paper did) and none
+    otherwise. ``grad_checkpointing`` is the alias of ``activation_checkpointing == "full"``."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -125,9 +128,13 @@ class TrainingSetup(BaseModel):
     precision: Precision = "bf16-mixed"
     seq_len: int = Field(default=2048, ge=1, le=4_194_304)
     micro_batch: int = Field(default=1, ge=1, le=65_536)
-    # Unset (None) means the method's usual recipe: on for QLoRA (PEFT's
-    # prepare_model_for_kbit_training enables it by default, as the QLoRA paper did), off otherwise.
     grad_checkpointing: bool = False
+    activation_checkpointing: ActivationCheckpointing = "none"
+    framework: Framework = "hf"
+    compile: bool = False
+    loss: LossKernel = "full"
+    cpu_offload_activations: bool = False
+    optimizer_in_backward: bool = False
     lora_rank: int = Field(default=16, ge=1, le=65_536)
     lora_targets: LoraTargets = "all"
     gpus: int = Field(default=1, ge=1, le=131_072)
@@ -139,12 +146,37 @@ class TrainingSetup(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _recipe_defaults(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("grad_checkpointing") is None:
-            method = str(data.get("method", "")).strip().lower()
-            data = {**data, "grad_checkpointing": method == "qlora"}
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        framework = str(data.get("framework") or "hf").strip().lower()
+        data["framework"] = framework
+        known = DEFAULTS.get(framework)
+        if data.get("precision") is None:
+            data["precision"] = known.precision if known else "bf16-mixed"
+        if data.get("loss") is None:
+            data["loss"] = known.loss if known else "full"
+        method = str(data.get("method", "")).strip().lower()
+        gc = data.get("grad_checkpointing")
+        ac = data.get("activation_checkpointing")
+        if isinstance(ac, str):
+            ac = ac.strip().lower()
+        if ac is None and gc is None:
+            ac = "full" if method == "qlora" else "none"
+        elif ac is None:
+            ac = "full" if gc else "none"
+        elif gc is not None and bool(gc) != (ac == "full"):
+            raise ValueError(
+                f"grad_checkpointing {gc} contradicts activation_checkpointing {ac!r} "
+                "(grad-checkpointing is the alias of activation-checkpointing full)"
+            )
+        data["activation_checkpointing"] = ac
+        data["grad_checkpointing"] = ac == "full"
         return data
 
-    @field_validator("method", "optimizer", "precision", "sharding", "lora_targets", mode="before")
+    @field_validator(
+        "method", "optimizer", "precision", "sharding", "lora_targets", "loss", "memory_metric", mode="before"
+    )
     @classmethod
     def _lowercase(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value
@@ -199,10 +231,16 @@ class MemoryEstimate(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    per_gpu_gb: float = Field(description="predicted peak per GPU, overhead included, margin excluded")
+    per_gpu_gb: float = Field(
+        description="predicted peak per GPU as memory_metric counts it, overhead included, margin excluded"
+    )
     planning_gb: float = Field(description="per_gpu_gb x (1 + margin)")
+    device_gb: float = Field(description="the device figure (CUDA context included) that fits judges")
     margin: float
     breakdown: Breakdown
+    cuda_context_gb: float = Field(description="part of overhead: CUDA context (device metric only)")
+    allocator_slack_gb: float = Field(description="part of overhead: reserved-but-unallocated memory")
+    assumptions: tuple[str, ...] = ()
     total_params: int
     trainable_params: int
     lora_params: int
@@ -211,19 +249,37 @@ class MemoryEstimate(BaseModel):
     sharding: str
     memory_metric: str
 
+    @property
+    def device_planning_gb(self) -> float:
+        """The device figure with the planning margin: what ``fits`` compares with the card."""
+        return self.device_gb * (1 + self.margin)
+
     def fits(self, gpu_memory_gb: float) -> bool:
-        """Fits when the planning figure (peak + margin) is within the card's memory."""
-        return self.planning_gb <= gpu_memory_gb
+        """Fits when the device figure plus margin is within the card's memory (any metric)."""
+        return self.device_planning_gb <= gpu_memory_gb
 
     def contract_dict(self) -> dict[str, Any]:
-        """The ``gpuprice fit --json`` fields (GB rounded to 3 decimals; breakdown sums to per_gpu_gb)."""
+        """The ``gpuprice fit --json`` fields (GB rounded to 3 decimals). In JSON the CUDA context
+        and the allocator slack are their own breakdown entries (``cuda_context_gb``,
+        ``allocator_slack_gb``) and ``overhead`` is the rest (QLoRA dequantisation and
+        communication buffers), so the breakdown's values still sum to per_gpu_gb."""
         parts = {k: round(v, 3) for k, v in self.breakdown.model_dump().items()}
         per_gpu = round(sum(parts.values()), 3)
+        context, slack = round(self.cuda_context_gb, 3), round(self.allocator_slack_gb, 3)
         return {
             "per_gpu_gb": per_gpu,
             "planning_gb": round(per_gpu * (1 + self.margin), 3),
             "margin": self.margin,
-            "breakdown": parts,
+            "breakdown": {
+                **parts,
+                "overhead": round(per_gpu - (sum(parts.values()) - parts["overhead"]) - context - slack, 3),
+                "cuda_context_gb": context,
+                "allocator_slack_gb": slack,
+            },
+            "memory_metric": self.memory_metric,
+            "device_gb": round(self.device_gb, 3),
+            "device_planning_gb": round(self.device_planning_gb, 3),
+            "assumptions": list(self.assumptions),
             "total_params": self.total_params,
             "trainable_params": self.trainable_params,
             "lora_params": self.lora_params,
@@ -254,14 +310,26 @@ def lora_params(arch: ModelArch, rank: int, targets: str) -> int:
     return total
 
 
-def _activation_elements(arch: ModelArch, method: str, targets: str, rank: int) -> float:
-    """Saved elements per token per layer (before the calibrated activation factor).
+def _activation_elements(setup: TrainingSetup) -> tuple[float, float]:
+    """Saved elements per token per layer (before the calibrated activation factor), as
+    (no recomputation, op-level selective recomputation).
 
-    A frozen ``nn.Linear`` keeps no input for a weight gradient, so LoRA on q,v saves fewer MLP
-    tensors; bitsandbytes' 4-bit matmul saves its input whenever any gradient flows, so QLoRA keeps
-    every linear input like full fine-tuning does."""
+    No recomputation: what autograd keeps for one pre-norm block. A frozen ``nn.Linear`` keeps no
+    input for a weight gradient, so LoRA on q,v saves fewer MLP tensors; bitsandbytes' 4-bit
+    matmul saves its input whenever any gradient flows (QLoRA keeps every linear input like full
+    fine-tuning), torchao's NF4 linear does not. Eager RMSNorm keeps an fp32 copy of its input
+    (and, with a trainable weight, the normalised 16-bit tensor); fused kernels (torch.compile,
+    Unsloth's Triton norms and SwiGLU) keep neither, nor the activation output of a gated MLP.
+
+    Selective (torchtitan's op-level policy): the block input, the attention (SDPA) output and
+    every second matmul output are saved; everything else is recomputed in backward."""
+    arch = setup.arch
+    defaults = DEFAULTS[setup.framework]
     h = arch.hidden_size
-    linear_inputs_saved = method in ("full", "qlora") or targets == "all"
+    method, targets, rank = setup.method, setup.lora_targets, setup.lora_rank
+    fused = setup.compile or defaults.fused_kernels
+    qlora_inputs = method == "qlora" and defaults.qlora_saves_linear_inputs
+    linear_inputs_saved = method == "full" or qlora_inputs or targets == "all"
     # attention: norm input, norm output (feeds q,k,v), q, K/V at query width, output
     attention = 2 * h + 3 * arch.q_width + arch.attn_out_width
     if arch.is_moe:
@@ -269,37 +337,59 @@ def _activation_elements(arch: ModelArch, method: str, targets: str, rank: int) 
         dispatch = arch.experts_per_token * h  # tokens copied into expert batches
     else:
         width, dispatch = arch.intermediate_size, 0
-    if arch.gated_mlp:  # gate, up, act(gate) always; norm output and product only as linear inputs
-        mlp = (2 * h + 4 * width) if linear_inputs_saved else (h + 3 * width)
-    else:  # fc1 output always; norm output and activation output only as linear inputs
-        mlp = (2 * h + 2 * width) if linear_inputs_saved else (h + width)
+    activation_out = 0 if fused else width  # act(gate) / act(fc1), recomputed by fused kernels
+    if arch.gated_mlp:  # gate, up always; norm output and product only as linear inputs
+        mlp = (2 * h + 3 * width) if linear_inputs_saved else (h + 2 * width)
+    else:  # fc1 output always; norm output only as a linear input
+        mlp = (2 * h + width) if linear_inputs_saved else (h + 0 * width)
+    mlp += activation_out
+    norms = 0.0
+    if not fused:
+        upcast = 0.0 if setup.precision == "fp32" else 2.0  # fp32 copy = two 16-bit elements
+        normalised = 1.0 if method == "full" else 0.0
+        norms = arch.norms_per_layer * (upcast + normalised) * h
     adapters = 0
     if method != "full":  # x @ A intermediates of each adapted matrix
         adapters = rank * (2 if targets == "qv" else (4 + (3 if arch.gated_mlp else 2)))
-    per_layer = attention + mlp + dispatch + adapters
+    per_layer = attention + mlp + dispatch + adapters + norms
     if arch.cross_attention_layers:  # T5 decoder blocks also attend over the encoder output
         per_layer += (
             arch.cross_attention_layers / arch.num_layers * (h + 2 * arch.q_width + arch.attn_out_width)
         )
-    return float(per_layer)
+    mlp_mm = (2 * width if arch.gated_mlp else width) + h  # gate/up (or fc1) and down (or fc2) outputs
+    matmul_outputs = arch.q_width + 2 * arch.kv_width + h + mlp_mm
+    selective = h + arch.attn_out_width + 0.5 * matmul_outputs + dispatch + adapters
+    return float(per_layer), float(min(selective, per_layer))
 
 
 _FEATURES = (
     "train_w",  # trainable working weights, bytes (unsharded)
+    "train_w_sharded",  # the same under ZeRO-3/FSDP (0 when the sharded fp32 params are the master)
     "frozen_w",  # frozen base weights, bytes
     "grads",  # gradient bytes
     "optim",  # optimizer bytes (incl. fp32 master under bf16-mixed)
     "unit_w",  # bytes of the largest unit gathered by ZeRO-3/FSDP
     "unit_g",  # its gradient bytes (full fine-tuning)
     "act_layer",  # saved activation bytes of one layer (no checkpointing), before the factor
-    "act_ckpt",  # bytes kept per layer under gradient checkpointing (its input)
-    "layers",
-    "gc",  # 1.0 when gradient checkpointing is on
+    "act_selective",  # bytes one layer keeps under op-level selective recomputation
+    "act_ckpt",  # bytes kept per layer under full recomputation (its input)
+    "layers",  # layers whose saved tensors stay on the GPU
+    "ac",  # 0 none, 1 selective, 2 full
     "logits",  # logits / loss buffer bytes
     "dequant",  # bytes of one block's linears dequantized to bf16 (QLoRA), else 0
     "metric",  # 0 device, 1 reserved, 2 allocated
 )
 _METRIC_CODE = {"device": 0, "reserved": 1, "allocated": 2}
+_AC_CODE = {"none": 0, "selective": 1, "full": 2}
+# Bytes per logit element alive at the loss's peak, (16-bit, fp32) output projection. full: the
+# framework's own figure (FrameworkDefaults.full_loss_bytes; transformers: 16-bit logits + fp32
+# upcast + fp32 gradient = 10); chunked: one 16-bit copy of the logits (torchtune's table: chunking
+# saved 8.1 GiB on 1.05e9 logits, i.e. 10 -> ~2 B); the upcast and the gradient exist for one chunk
+# at a time; fused: no logits tensor (fused linear + cross-entropy).
+CHUNKED_LOGIT_BYTES = (2.0, 4.0)
+# Saved tensors still on the GPU under activation offloading: the layer being computed and the one
+# whose copy to host is in flight (torchtune's OffloadActivations uses one side stream).
+OFFLOADED_RESIDENT_LAYERS = 2.0
 
 
 def _per_param_bytes(precision: str, optimizer: str) -> tuple[float, float, float]:
@@ -318,6 +408,7 @@ def _per_param_bytes(precision: str, optimizer: str) -> tuple[float, float, floa
 
 def _features(setup: TrainingSetup) -> dict[str, float]:
     arch = setup.arch
+    defaults = DEFAULTS[setup.framework]
     w_b, g_b, o_b = _per_param_bytes(setup.precision, setup.optimizer)
     n_lora = lora_params(arch, setup.lora_rank, setup.lora_targets) if setup.method != "full" else 0
     trainable = arch.n_params if setup.method == "full" else n_lora
@@ -330,29 +421,53 @@ def _features(setup: TrainingSetup) -> dict[str, float]:
     elif setup.method == "qlora":
         unit_byte = NF4_DQ_BYTES if setup.qlora_double_quant else NF4_BYTES
         quant = arch.quantizable_params
-        frozen_w = quant * unit_byte + (arch.n_params - quant) * QLORA_REST_BYTES[setup.precision]
-        fp32_head = QLORA_REST_BYTES[setup.precision] == 4.0
+        rest = (
+            4.0
+            if setup.precision == "fp32" or (setup.precision == "bf16-mixed" and defaults.qlora_fp32_rest)
+            else 2.0
+        )
+        frozen_w = quant * unit_byte + (arch.n_params - quant) * rest
+        fp32_head = rest == 4.0
     unit = arch.largest_layer_params
     unit_g = unit * (4.0 if setup.precision == "fp32" else 2.0) if setup.method == "full" else 0.0
+    grads = trainable * g_b
+    if setup.optimizer_in_backward:  # each gradient is applied and freed as soon as it is reduced
+        grads = min(grads, unit * g_b)
+    # FSDP2 mixed precision (torchtitan): the sharded fp32 parameters are the master copy
+    sharded_w_b = 0.0 if defaults.sharded_fp32_master and setup.precision == "bf16-mixed" else w_b
     tokens = setup.seq_len * setup.micro_batch
-    elements = _activation_elements(arch, setup.method, setup.lora_targets, setup.lora_rank)
+    per_layer, selective = _activation_elements(setup)
     dequant = 0.0
     if setup.method == "qlora":  # one block's (active) linears expanded to bf16
         active_linear = arch.quantizable_params * (arch.n_active_params / arch.n_params)
         dequant = active_linear / arch.num_layers * 2.0
+        if defaults.dequant_per_linear:  # torchao linear_nf4: one weight matrix at a time
+            dequant = min(dequant, arch.hidden_size * max(arch.intermediate_size, arch.q_width) * 2.0)
     act_bytes = ACT_BYTES[setup.precision]
+    ac = setup.activation_checkpointing
+    offloaded = setup.cpu_offload_activations or (ac == "full" and defaults.offloads_checkpoints)
+    layers = float(arch.num_layers)
+    resident = min(layers, OFFLOADED_RESIDENT_LAYERS) if offloaded else layers
+    if setup.loss == "full":
+        logit_bytes = LOGIT_BYTES_32 if fp32_head else defaults.full_loss_bytes
+    elif setup.loss == "chunked":
+        logit_bytes = CHUNKED_LOGIT_BYTES[1 if fp32_head else 0]
+    else:
+        logit_bytes = 0.0
     return {
         "train_w": trainable * w_b,
+        "train_w_sharded": trainable * sharded_w_b,
         "frozen_w": frozen_w,
-        "grads": trainable * g_b,
+        "grads": grads,
         "optim": trainable * o_b,
         "unit_w": unit * unit_byte,
         "unit_g": unit_g,
-        "act_layer": tokens * elements * act_bytes,
+        "act_layer": tokens * per_layer * act_bytes,
+        "act_selective": tokens * selective * act_bytes,
         "act_ckpt": tokens * arch.hidden_size * act_bytes,
-        "layers": float(arch.num_layers),
-        "gc": 1.0 if setup.grad_checkpointing else 0.0,
-        "logits": tokens * arch.vocab_size * (LOGIT_BYTES_32 if fp32_head else LOGIT_BYTES_16),
+        "layers": resident,
+        "ac": float(_AC_CODE[ac]),
+        "logits": tokens * arch.vocab_size * logit_bytes,
         "dequant": dequant,
         "metric": float(_METRIC_CODE[setup.memory_metric]),
     }
@@ -366,22 +481,28 @@ def _kernel(
     n = gpus.astype(np.float64)
     zero3 = code >= 2
     offload = code == 3
-    state = f["train_w"] + f["frozen_w"]
     inflight_w = np.where(zero3, 2.0 * f["unit_w"], 0.0)
     inflight_g = np.where(zero3, f["unit_g"], 0.0)
-    weights = np.where(offload, 0.0, np.where(zero3, state / n, state)) + inflight_w
+    sharded_state = (f["train_w_sharded"] + f["frozen_w"]) / n
+    weights = (
+        np.where(offload, 0.0, np.where(zero3, sharded_state, f["train_w"] + f["frozen_w"])) + inflight_w
+    )
     grads = np.where(offload, 0.0, np.where(code >= 1, f["grads"] / n, f["grads"])) + inflight_g
     optim = np.where(offload, 0.0, np.where(code >= 1, f["optim"] / n, f["optim"]))
-    act_full = f["layers"] * f["act_layer"]
-    act_ckpt = f["layers"] * f["act_ckpt"] + f["act_layer"]
-    activations = c.activation_factor * np.where(f["gc"] > 0, act_ckpt, act_full)
+    kept_per_layer = np.where(
+        f["ac"] >= 2, f["act_ckpt"], np.where(f["ac"] >= 1, f["act_selective"], f["act_layer"])
+    )
+    recomputed = np.where(f["ac"] >= 1, f["act_layer"], 0.0)  # one layer rebuilt during backward
+    activations = c.activation_factor * (f["layers"] * kept_per_layer + recomputed)
     logits = f["logits"]
     buffers = c.qlora_dequant_layers * f["dequant"] + np.where(n > 1, c.comm_buffer_gb * GB, 0.0)
     allocated = weights + grads + optim + activations + logits + buffers
-    fragmentation = np.where(f["metric"] <= 1, c.fragmentation * allocated, 0.0)
+    slack = np.where(f["metric"] <= 1, c.fragmentation * allocated, 0.0)
     context = np.where(f["metric"] == 0, c.cuda_context_gb * GB, 0.0)
-    overhead = buffers + fragmentation + context
+    overhead = buffers + slack + context
     per_gpu = weights + grads + optim + activations + logits + overhead
+    # What must fit on the card whatever the metric reports: allocated + slack + CUDA context.
+    device = allocated * (1.0 + c.fragmentation) + c.cuda_context_gb * GB
     return {
         "weights": weights / GB,
         "gradients": grads / GB,
@@ -389,7 +510,10 @@ def _kernel(
         "activations": activations / GB,
         "logits": logits / GB,
         "overhead": overhead / GB,
+        "cuda_context": context / GB,
+        "allocator_slack": slack / GB,
         "per_gpu": per_gpu / GB,
+        "device": device / GB,
     }
 
 
@@ -403,8 +527,12 @@ def estimate_memory(setup: TrainingSetup, constants: MemoryConstants = DEFAULT_C
     return MemoryEstimate(
         per_gpu_gb=per_gpu,
         planning_gb=per_gpu * (1 + setup.margin),
+        device_gb=float(out["device"]),
         margin=setup.margin,
         breakdown=Breakdown(**parts),
+        cuda_context_gb=float(out["cuda_context"]),
+        allocator_slack_gb=float(out["allocator_slack"]),
+        assumptions=assumptions(setup),
         total_params=setup.arch.n_params,
         trainable_params=setup.arch.n_params if setup.method == "full" else n_lora,
         lora_params=n_lora,
@@ -413,6 +541,49 @@ def estimate_memory(setup: TrainingSetup, constants: MemoryConstants = DEFAULT_C
         sharding=setup.sharding,
         memory_metric=setup.memory_metric,
     )
+
+
+_LOSS_TEXT = {
+    "full": "loss: whole logits upcast to fp32 (16-bit logits + fp32 copy + fp32 gradient)",
+    "chunked": "loss: chunked cross-entropy (one 16-bit logits copy; fp32 one chunk at a time)",
+    "fused": "loss: fused linear cross-entropy (no logits tensor)",
+}
+_AC_TEXT = {
+    "none": "activations: every saved tensor kept (no recomputation)",
+    "selective": "activations: op-level selective recompute keeps block input, SDPA output and every "
+    "2nd matmul output",
+    "full": "activations: full recompute keeps each block input plus one block rebuilt in backward",
+}
+_METRIC_TEXT = {
+    "device": "per_gpu_gb = device (nvidia-smi): CUDA context and allocator slack included",
+    "reserved": "per_gpu_gb = torch.cuda.max_memory_reserved: allocator slack included, CUDA context not",
+    "allocated": "per_gpu_gb = torch.cuda.max_memory_allocated: no allocator slack, no CUDA context",
+}
+
+
+def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
+    """The framework behaviours and recipe choices behind an estimate, one line each."""
+    defaults = DEFAULTS[setup.framework]
+    lines = [defaults.summary, _LOSS_TEXT[setup.loss], _AC_TEXT[setup.activation_checkpointing]]
+    if setup.compile or defaults.fused_kernels:
+        lines.append("fused elementwise kernels: no fp32 norm copies or activation outputs saved")
+    else:
+        lines.append("eager kernels: RMSNorm keeps an fp32 copy of its input; act(gate) saved")
+    if setup.method == "full" and setup.sharding in ("zero3", "fsdp") and setup.precision == "bf16-mixed":
+        if defaults.sharded_fp32_master:
+            lines.append("sharded state: fp32 params (= master) + fp32 grads + AdamW states, 16 B/param / N")
+        else:
+            lines.append(
+                "sharded state: 16-bit params + fp32 grads + fp32 master + AdamW states, 18 B/param / N"
+            )
+    if setup.cpu_offload_activations or (
+        setup.activation_checkpointing == "full" and defaults.offloads_checkpoints
+    ):
+        lines.append("saved activations offloaded to CPU RAM (two layers resident)")
+    if setup.optimizer_in_backward:
+        lines.append("optimizer step fused into backward: gradients freed as they are applied")
+    lines.append(_METRIC_TEXT[setup.memory_metric])
+    return tuple(lines)
 
 
 class PreparedSetups:
@@ -494,7 +665,8 @@ def fit_sweep(
     memory = np.broadcast_to(
         np.array([gpu_memory_gb[g] for g in gpu_names], dtype=np.float64).reshape(1, n_g, 1, 1), shape
     )
-    fits = planning <= memory
+    # fits judges the device figure whatever metric per_gpu_gb reports
+    fits = np.broadcast_to(out["device"], shape) * (1 + margins) <= memory
 
     # least complex fitting strategy: lowest complexity code among fitting rows (ties: first given)
     rank = np.where(fits, codes * n_k + np.arange(n_k).reshape(1, 1, 1, n_k), np.iinfo(np.int64).max)

@@ -29,7 +29,16 @@ def test_verification_command_fits_with_breakdown(cli) -> None:
     data = json.loads(result.out)
     assert data["fits"] is True and data["gpu"] == "a100-80gb-sxm" and data["gpu_memory_gb"] == 80
     parts = data["breakdown"]
-    assert set(parts) == {"weights", "gradients", "optimizer", "activations", "logits", "overhead"}
+    assert set(parts) == {
+        "weights",
+        "gradients",
+        "optimizer",
+        "activations",
+        "logits",
+        "overhead",
+        "cuda_context_gb",
+        "allocator_slack_gb",
+    }
     assert data["per_gpu_gb"] == pytest.approx(sum(parts.values()), abs=1e-6)
     assert data["planning_gb"] == pytest.approx(data["per_gpu_gb"] * 1.2, abs=1e-3)
     assert data["headroom_gb"] == pytest.approx(80 - data["planning_gb"], abs=1e-3)

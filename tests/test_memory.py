@@ -119,8 +119,9 @@ def test_activations_linear_in_tokens_no_quadratic_term() -> None:
 
 
 def test_full_finetune_activation_count_near_formula_sheet() -> None:
-    # Formula sheet: ~34 sbh bytes per layer for Llama-2-7B (SwiGLU, FlashAttention, no dropout)
-    s = setup(precision="bf16-true", seq_len=1, micro_batch=1)
+    # Formula sheet: ~34 sbh bytes per layer for Llama-2-7B (SwiGLU, FlashAttention, no dropout).
+    # Its count has no fp32 norm copies and no saved act(gate): fused kernels (compile) match it.
+    s = setup(precision="bf16-true", seq_len=1, micro_batch=1, compile=True)
     per_layer = estimate_memory(s, BARE).breakdown.activations * GB / LLAMA2_7B.num_layers
     assert 30 <= per_layer / LLAMA2_7B.hidden_size <= 40
 
@@ -209,8 +210,18 @@ def test_breakdown_sums_to_peak_and_margin_is_separate() -> None:
     assert est.breakdown.total() == pytest.approx(est.per_gpu_gb)
     assert est.planning_gb == pytest.approx(est.per_gpu_gb * 1.25)
     out = est.contract_dict()
-    assert set(out["breakdown"]) == {"weights", "gradients", "optimizer", "activations", "logits", "overhead"}
-    assert out["per_gpu_gb"] == pytest.approx(sum(out["breakdown"].values()), abs=1e-9)
+    assert set(out["breakdown"]) == {
+        "weights",
+        "gradients",
+        "optimizer",
+        "activations",
+        "logits",
+        "overhead",
+        "cuda_context_gb",
+        "allocator_slack_gb",
+    }
+    assert out["per_gpu_gb"] == pytest.approx(sum(out["breakdown"].values()), abs=2e-3)
+    assert out["breakdown"]["cuda_context_gb"] > 0 and out["breakdown"]["allocator_slack_gb"] > 0
 
 
 def test_memory_metric_orders_allocated_reserved_device() -> None:

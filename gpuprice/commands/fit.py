@@ -25,12 +25,13 @@ def fit_result(setup: TrainingSetup, gpu: str | None) -> dict[str, Any]:
     estimate = estimate_memory(setup)
     result: dict[str, Any] = {**setup_echo(setup), **estimate.contract_dict()}
     if gpu is not None:
-        result.update(gpu_check(estimate, gpu, result["planning_gb"]))
+        result.update(gpu_check(estimate, gpu, result["device_planning_gb"]))
     return result
 
 
 def gpu_check(estimate: MemoryEstimate, gpu: str, planning_gb: float) -> dict[str, Any]:
-    """``fits`` when the planning figure (peak + margin) is within the card; headroom may be negative."""
+    """``fits`` when the device figure plus margin is within the card (whatever ``--memory-metric``
+    reports); headroom may be negative."""
     from gpuprice.models.catalog import get_gpu
 
     spec = get_gpu(gpu.strip().lower())

@@ -38,20 +38,96 @@ def _parse_int(value: Any, name: str) -> int:
     return int(number)
 
 
-def _parse_gc(value: Any, sharding: str) -> bool:
+def _parse_checkpointing(value: Any, sharding: str) -> str:
+    """none / selective / full from the row's grad_checkpointing text."""
     text = str(value if value is not None else "").strip().lower()
+    if text.startswith("selective") or "selective" in text:
+        return "selective"
     if (
         text in _TRUE
         or text.startswith(("true", "on", "yes", "full"))
         or "typically on" in text
         or "likely on" in text
     ):
-        return True
-    if text in _FALSE or text.startswith(("false", "off", "no", "selective")):
-        return False  # selective recomputation keeps most tensors: closest is off
+        return "full"
+    if text in _FALSE or text.startswith(("false", "off", "no")):
+        return "none"
     # Unstated: frameworks wrap blocks with activation checkpointing when they shard with
     # FSDP/ZeRO-3 (litgpt, torchtune); single-device scripts leave it off.
-    return sharding in ("zero3", "fsdp", "offload")
+    return "full" if sharding in ("zero3", "fsdp", "offload") else "none"
+
+
+# Which framework produced a source's numbers (the repository the measurement comes from);
+# anything else ran on transformers (HF Trainer, PEFT, DeepSpeed, Answer.AI's train.py, ...).
+_FRAMEWORK_OF_SOURCE = (
+    ("lightning-ai/litgpt", "litgpt"),
+    ("lightning-ai/lit-gpt", "litgpt"),
+    ("pytorch/torchtune", "torchtune"),
+    ("pytorch/torchtitan", "torchtitan"),
+)
+# torchtune's cumulative optimisation table ("techniques applied cumulatively top-down"), in its
+# order: each "+X" row also has every technique above it.
+_CUMULATIVE_ORDER = (
+    "packed",
+    "compile",
+    "chunked",
+    "checkpointing",
+    "optimizer_in_backward",
+    "offload",
+    "adam8bit",
+)
+_TECHNIQUE_WORDS = (
+    ("compile", r"\bcompile\b"),
+    ("chunked", r"chunked (?:cross-entropy|ce)\b"),
+    ("checkpointing", r"activation checkpointing|\bac\b"),
+    ("optimizer_in_backward", r"fused into backward|fused optimizer|opt(?:imizer)? in bwd"),
+    ("offload", r"activation offloading|act(?:ivation)? offload"),
+)
+
+
+# torchtune's README at this commit (2024-05) predates CEWithChunkedOutputLoss (torchtune PR #1390,
+# 2024-08): its recipes computed the loss on the whole fp32 logits.
+_PRE_CHUNKED_TORCHTUNE = "@cb8e65a39c4"
+
+
+def framework_of(row: Mapping[str, Any]) -> str:
+    source = str(row.get("source_url_or_repo_path", "") or "").lower()
+    for prefix, framework in _FRAMEWORK_OF_SOURCE:
+        if source.startswith(prefix):
+            return framework
+    return "hf"
+
+
+def techniques_of(notes: str, previous: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Optimisations a row's notes name (compile, chunked, checkpointing, optimizer_in_backward,
+    offload). A cumulative table's "+X" row inherits every technique above X; "(same)" repeats
+    ``previous`` (the techniques of the row above it in the same source)."""
+    text = notes.lower()
+    found = {
+        name for name, pattern in _TECHNIQUE_WORDS if re.search(r"(?<!no )(?<!no torch\.)" + pattern, text)
+    }
+    cumulative = "applied cumulatively" in text
+    marker = re.search(r"row:\s*(.*)$", text)
+    if cumulative and marker:
+        row_text = marker.group(1)
+        if "(same)" in row_text:
+            return previous
+        if "(" in row_text:  # an explicit list
+            return frozenset(name for name, pattern in _TECHNIQUE_WORDS if re.search(pattern, row_text))
+        named = [
+            name
+            for name, pattern in (*_TECHNIQUE_WORDS, ("packed", r"packed"), ("adam8bit", r"8-bit adamw"))
+            if re.search(pattern, row_text)
+        ]
+        if named and named[0] in _CUMULATIVE_ORDER:
+            return frozenset(_CUMULATIVE_ORDER[: _CUMULATIVE_ORDER.index(named[0]) + 1]) - {
+                "packed",
+                "adam8bit",
+            }
+        return frozenset()
+    if "torch.compile on" in text:
+        found.add("compile")
+    return frozenset(found)
 
 
 def _parse_sharding(value: Any) -> str:
@@ -149,12 +225,16 @@ def _parse_metric(metric: Any) -> str:
     return "device"
 
 
-def setup_from_measurement_row(row: Mapping[str, Any]) -> TrainingSetup:
+def setup_from_measurement_row(
+    row: Mapping[str, Any], previous_techniques: frozenset[str] = frozenset()
+) -> TrainingSetup:
     """Map a ``measured_memory_public.csv`` row (model, params_b, method, precision, seq_len,
     micro_batch, grad_checkpointing, num_gpus, sharding, notes, memory_metric) to a setup.
 
     Unknown model names fall back to a representative dense shape of ``params_b``. Raises
-    :class:`UnusableRow` when an input is missing or the method/parallelism is not modelled."""
+    :class:`UnusableRow` when an input is missing or the method/parallelism is not modelled.
+    The framework comes from the source (:func:`framework_of`), the optimisations from the notes
+    (:func:`techniques_of`; ``previous_techniques`` for a cumulative table's "(same)" rows)."""
     name = str(row.get("model", "") or "").strip()
     try:
         params_b: float | None = float(row.get("params_b", ""))
@@ -184,15 +264,31 @@ def setup_from_measurement_row(row: Mapping[str, Any]) -> TrainingSetup:
         or "double" in precision_text.lower()
         or "gptq" in precision_text.lower()
     )
+    framework = framework_of(row)
+    techniques = techniques_of(notes, previous_techniques)
+    checkpointing = _parse_checkpointing(row.get("grad_checkpointing", ""), sharding)
+    if "checkpointing" in techniques and checkpointing == "none":
+        checkpointing = "full"
+    loss = "chunked" if "chunked" in techniques else None
+    if framework == "torchtune" and (
+        "applied cumulatively" in notes.lower()
+        or _PRE_CHUNKED_TORCHTUNE in str(row.get("source_url_or_repo_path", ""))
+    ):
+        loss = loss or "full"  # the table's rows above "+chunked cross-entropy"; pre-2024-08 README
     try:
         return TrainingSetup(
             arch=arch,
+            framework=framework,
+            compile="compile" in techniques,
+            loss=loss,
+            cpu_offload_activations="offload" in techniques,
+            optimizer_in_backward="optimizer_in_backward" in techniques,
+            activation_checkpointing=checkpointing,
             method=method,
             optimizer=optimizer,
             precision=precision,
             seq_len=_parse_int(row.get("seq_len"), "seq_len"),
             micro_batch=_parse_int(row.get("micro_batch"), "micro_batch"),
-            grad_checkpointing=_parse_gc(row.get("grad_checkpointing", ""), sharding),
             lora_rank=min(rank, arch.hidden_size),
             lora_targets=targets,
             gpus=gpus,

@@ -1,0 +1,218 @@
+"""Calibration and validation of the memory model on measured peaks (``measured_memory_public.csv``).
+
+Row selection (documented in ``models/memory_calibration.md``):
+
+* ``data_kind`` must be ``measured``; ``memory_metric`` readings marked *approx* are left out.
+* Capacity-boundary rows ("max context that fits") are not peaks: checked separately.
+* Notes naming what the model cannot know are left out: unpacked datasets (real sequences shorter
+  than ``seq_len``) and anomaly reports. Optimisations (torch.compile, chunked cross-entropy,
+  activation offloading, optimizer-in-backward, cumulative ablation tables) are model inputs.
+* Rows :func:`setup_from_measurement_row` cannot map (:class:`UnusableRow`) are left out.
+* OOM rows must be predicted not to fit (device peak, margin excluded, above the card). OOM rows
+  missing seq_len/micro_batch/precision use the least memory-hungry values (a lower bound).
+
+:func:`calibrate` is a coordinate descent over a fixed grid of the five constants; it minimises
+the mean of min(|ln(pred/measured)|, ln 1.5) so a few inconsistent rows cannot drag them.
+:func:`leave_one_source_out` calibrates without each source and scores that source.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from gpuprice.models.calibration.memory_rows import (
+    UnusableRow,
+    setup_from_measurement_row,
+    techniques_of,
+)
+from gpuprice.models.memory import GB, GIB, MemoryConstants, PreparedSetups, TrainingSetup
+
+UNMODELLED = re.compile(r"unpacked|anomaly", re.IGNORECASE)
+FAMILY_MAX_GB = {
+    "a100": 80.0,
+    "h100": 94.0,
+    "h200": 141.0,
+    "a10g": 24.0,
+    "l40s": 48.0,
+    "rtx 3090": 24.0,
+    "rtx 4090": 24.0,
+}
+LOWER_BOUND_FILL = {"seq_len": "128", "micro_batch": "1", "precision": "bf16-true"}
+
+# Coordinate-descent grid for the five constants (physically plausible ranges).
+GRID: dict[str, np.ndarray] = {
+    "cuda_context_gb": np.round(np.arange(0.0, 3.0001, 0.1), 4),
+    "fragmentation": np.round(np.arange(0.0, 0.3001, 0.01), 4),
+    "activation_factor": np.round(np.arange(0.5, 2.0001, 0.02), 4),
+    "qlora_dequant_layers": np.round(np.arange(0.0, 12.0001, 0.25), 4),
+    "comm_buffer_gb": np.round(np.arange(0.0, 4.0001, 0.1), 4),
+}
+# Start from the formula sheet's suggestions, not from the shipped values.
+SHEET_START = MemoryConstants(
+    cuda_context_gb=1.0,
+    fragmentation=0.05,
+    activation_factor=1.0,
+    qlora_dequant_layers=1.0,
+    comm_buffer_gb=0.5,
+)
+LOSS_CAP = math.log(1.5)  # robust loss: a row off by more than 50 % counts as 50 %
+
+
+@dataclass(frozen=True)
+class Measured:
+    index: int
+    row: dict[str, str]
+    setup: TrainingSetup
+    gb: float
+
+    @property
+    def source(self) -> str:
+        return source_of(self.row)
+
+
+@dataclass(frozen=True)
+class Selection:
+    measured: list[Measured]
+    oom: list[tuple[int, dict[str, str], TrainingSetup, float]]
+    boundary: list[tuple[int, dict[str, str], TrainingSetup, float]]
+    excluded: dict[int, str]
+
+
+def source_of(row: dict[str, str]) -> str:
+    """A row's source: the repository and file (or paper) before any commit or section marker."""
+    text = row["source_url_or_repo_path"]
+    text = re.split(r"\s@|\s\(|\s\"", text)[0]
+    return " ".join(text.split()[:2])
+
+
+def reported_gb(row: dict[str, str]) -> float:
+    value = float(row["reported_value"])
+    return value * GIB / GB if row["reported_unit"].strip().lower() == "gib" else value
+
+
+def oom_capacity_gb(row: dict[str, str], rows: Sequence[dict[str, str]]) -> float:
+    for text in (row["gpu"], row["notes"]):
+        found = re.search(r"(\d+(?:\.\d+)?)\s*GB", text, re.IGNORECASE)
+        if found:
+            return float(found.group(1))
+    sources = [r["gpu"] for r in rows if r["source_url_or_repo_path"] == row["source_url_or_repo_path"]]
+    for text in (row["gpu"], *sources):
+        for family, capacity in FAMILY_MAX_GB.items():
+            if family in text.lower():
+                return capacity
+    raise ValueError(f"row {row['model']}: no GPU capacity for an OOM row")
+
+
+def select_rows(path: Path) -> Selection:
+    with path.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    measured: list[Measured] = []
+    oom: list[tuple[int, dict[str, str], TrainingSetup, float]] = []
+    boundary: list[tuple[int, dict[str, str], TrainingSetup, float]] = []
+    excluded: dict[int, str] = {}
+    previous: dict[str, frozenset[str]] = {}
+    for i, row in enumerate(rows):
+        metric = row["memory_metric"].lower()
+        is_oom = row["peak_gb_per_gpu"].strip().upper() == "OOM"
+        key = row["source_url_or_repo_path"]
+        before = previous.get(key, frozenset())
+        previous[key] = techniques_of(row["notes"], before)
+        if row["data_kind"].strip().lower() != "measured":
+            excluded[i] = f"data_kind {row['data_kind']}"
+            continue
+        if "approx" in metric:
+            excluded[i] = "approximate reading"
+            continue
+        if UNMODELLED.search(row["notes"]):
+            excluded[i] = "unpacked dataset or anomaly report: real inputs unknown"
+            continue
+        source = dict(row)
+        if is_oom:
+            try:
+                setup_from_measurement_row(source, before)
+            except UnusableRow:
+                source.update(LOWER_BOUND_FILL)
+        try:
+            setup = setup_from_measurement_row(source, before)
+        except UnusableRow as exc:
+            excluded[i] = f"unusable: {exc}"
+            continue
+        if is_oom:
+            oom.append((i, row, setup, oom_capacity_gb(row, rows)))
+        elif "boundary" in metric or row["notes"].upper().startswith("BOUNDARY"):
+            boundary.append((i, row, setup, reported_gb(row)))
+        else:
+            measured.append(Measured(i, row, setup, reported_gb(row)))
+    return Selection(measured, oom, boundary, excluded)
+
+
+def stats(predicted: np.ndarray, measured: np.ndarray) -> tuple[float, float]:
+    """(median absolute % error, % of rows within +-20 %)."""
+    err = np.abs((predicted - measured) / measured)
+    return float(np.median(err) * 100), float(np.mean(err <= 0.20) * 100)
+
+
+def calibrate(
+    prepared: PreparedSetups, measured: np.ndarray, start: MemoryConstants = SHEET_START
+) -> MemoryConstants:
+    """Coordinate descent over GRID minimising the capped mean |log(pred/measured)|."""
+
+    def loss(c: MemoryConstants) -> float:
+        return float(np.mean(np.minimum(np.abs(np.log(prepared.per_gpu_gb(c) / measured)), LOSS_CAP)))
+
+    current = start
+    for _ in range(30):
+        previous = current
+        for name, grid in GRID.items():
+            scores = [(loss(current.model_copy(update={name: float(v)})), float(v)) for v in grid]
+            best = min(scores)[1]  # ties -> the smaller value
+            current = current.model_copy(update={name: best})
+        if current == previous:
+            break
+    return current
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """Leave-one-source-out predictions: each row predicted by constants calibrated without its source."""
+
+    measured: list[Measured]
+    predicted: np.ndarray
+    constants: dict[str, MemoryConstants]
+
+
+def leave_one_source_out(measured: Sequence[Measured]) -> HeldOut:
+    sources = sorted({m.source for m in measured})
+    values = np.array([m.gb for m in measured])
+    predicted = np.zeros(len(measured))
+    constants: dict[str, MemoryConstants] = {}
+    for source in sources:
+        train = [i for i, m in enumerate(measured) if m.source != source]
+        test = [i for i, m in enumerate(measured) if m.source == source]
+        fitted = calibrate(PreparedSetups([measured[i].setup for i in train]), values[train])
+        constants[source] = fitted
+        predicted[test] = PreparedSetups([measured[i].setup for i in test]).per_gpu_gb(fitted)
+    return HeldOut(list(measured), predicted, constants)
+
+
+def table(
+    measured: Sequence[Measured], predicted: np.ndarray, key: str
+) -> list[tuple[str, int, float, float]]:
+    """(group, rows, median abs %, % within 20 %) by ``key`` = "method" or "source"."""
+    values = np.array([m.gb for m in measured])
+    groups: dict[str, list[int]] = {}
+    for i, m in enumerate(measured):
+        group = m.setup.method if key == "method" else m.source
+        groups.setdefault(group, []).append(i)
+    out = []
+    for group, index in sorted(groups.items()):
+        median, within = stats(predicted[index], values[index])
+        out.append((group, len(index), median, within))
+    return out

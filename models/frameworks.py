@@ -1,0 +1,142 @@
+"""Training frameworks' documented defaults that change memory and speed (``--framework``).
+
+Each entry encodes what the framework does unless told otherwise; nothing here is fitted to
+measurements. Sources (file paths in each project's repository; details in
+``models/memory_calibration.md``):
+
+* ``hf`` - transformers Trainer / TRL / PEFT / accelerate / DeepSpeed. Loss: ``ForCausalLMLoss``
+  upcasts the whole logits tensor, ``logits = logits.float()`` (``src/transformers/loss/loss_utils.py``).
+  Gradient checkpointing wraps whole decoder layers (``gradient_checkpointing_enable``); there is no
+  op-level selective recompute. QLoRA: ``peft.prepare_model_for_kbit_training`` casts the
+  non-quantized layers to fp32 and enables gradient checkpointing; bitsandbytes' 4-bit matmul saves
+  its input for backward. Eager RMSNorm upcasts to fp32 (``LlamaRMSNorm.forward``). Sharded full
+  training is counted as DeepSpeed ZeRO does: 16-bit parameters + fp32 master + states (18 B/param).
+* ``torchtune`` - loss ``CEWithChunkedOutputLoss`` (``torchtune/modules/loss``: the output projection
+  returns 8 chunks and "only upcast one chunk at a time"); training dtype ``bf16`` = pure bf16
+  (no fp32 master); QLoRA through torchao ``NF4Tensor`` / ``linear_nf4`` (the frozen 4-bit weight's
+  matmul keeps no input for a weight gradient); FSDP2 ``fully_shard`` per layer shards the frozen base.
+* ``torchtitan`` - loss ``cross_entropy(pred.flatten(0, 1).float(), ...)`` (full fp32 upcast);
+  FSDP2 with ``MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32)``: the sharded parameters
+  *are* the fp32 master weights and 16-bit copies exist only for the gathered units (16 B/param);
+  selective AC ``op`` (``torchtitan/distributed/activation_checkpoint.py``) saves the outputs of
+  SDPA and of every second matmul, recomputing the rest.
+* ``litgpt`` - fine-tuning calls ``model(x, lm_head_chunk_size=128)`` and ``chunked_cross_entropy``
+  (``litgpt/utils.py``, chunk 128 tokens). Its comment says the chunking only spreads the
+  deallocation at the start of backward: every chunk's logits and log-softmax stay alive together,
+  so the whole logits are materialised and the loss is counted like an unchunked one.
+  Default ``precision: bf16-true``.
+* ``unsloth`` - Triton kernels for RMSNorm, SwiGLU/GeGLU, RoPE and the LoRA MLP/attention
+  (``unsloth/kernels``): elementwise intermediates are recomputed in the fused backward as under
+  ``torch.compile``; fused chunked cross-entropy (no full logits); ``use_gradient_checkpointing=
+  "unsloth"`` offloads the checkpointed layer inputs to CPU RAM; the 4-bit base keeps 16-bit
+  embeddings (no fp32 upcast).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Framework = Literal["hf", "torchtune", "torchtitan", "litgpt", "unsloth"]
+LossKernel = Literal["full", "chunked", "fused"]
+ActivationCheckpointing = Literal["none", "selective", "full"]
+
+FRAMEWORKS: tuple[str, ...] = ("hf", "torchtune", "torchtitan", "litgpt", "unsloth")
+LOSS_KERNELS: tuple[str, ...] = ("full", "chunked", "fused")
+ACTIVATION_CHECKPOINTING: tuple[str, ...] = ("none", "selective", "full")
+
+
+@dataclass(frozen=True)
+class FrameworkDefaults:
+    """What a framework does by default (see the module docstring for each source)."""
+
+    name: str
+    precision: str  # the training dtype its recipes use
+    loss: str  # full (whole fp32 logits), chunked (one fp32 chunk at a time), fused (no logits)
+    fused_kernels: bool  # norms/activations fused without torch.compile (elementwise recomputed)
+    offloads_checkpoints: bool  # full AC keeps the layer inputs in CPU RAM
+    qlora_saves_linear_inputs: bool  # 4-bit matmul keeps its input (bitsandbytes) or not (torchao)
+    qlora_fp32_rest: bool  # non-quantized layers upcast to fp32 under mixed precision (PEFT)
+    sharded_fp32_master: bool  # FSDP2: sharded fp32 params are the master copy (no 16-bit copy)
+    full_loss_bytes: float  # bytes per logit alive with an unchunked loss on a 16-bit head
+    dequant_per_linear: bool  # 4-bit base dequantised one linear at a time (else a block's linears)
+    summary: str  # one line shown with results
+
+
+DEFAULTS: dict[str, FrameworkDefaults] = {
+    "hf": FrameworkDefaults(
+        "hf",
+        "bf16-mixed",
+        "full",
+        fused_kernels=False,
+        offloads_checkpoints=False,
+        qlora_saves_linear_inputs=True,
+        qlora_fp32_rest=True,
+        sharded_fp32_master=False,
+        full_loss_bytes=10.0,
+        dequant_per_linear=False,
+        summary="transformers: whole logits upcast to fp32 in the loss; eager RMSNorm/SwiGLU; "
+        "per-layer gradient checkpointing only (no op-level selective AC); ZeRO keeps 16-bit params "
+        "+ fp32 master",
+    ),
+    "torchtune": FrameworkDefaults(
+        "torchtune",
+        "bf16-true",
+        "chunked",
+        fused_kernels=False,
+        offloads_checkpoints=False,
+        qlora_saves_linear_inputs=False,
+        qlora_fp32_rest=False,
+        sharded_fp32_master=False,
+        full_loss_bytes=10.0,
+        dequant_per_linear=True,
+        summary="torchtune: chunked cross-entropy (8 chunks, one upcast at a time); pure bf16; "
+        "torchao NF4 keeps no linear inputs; FSDP2 shards the frozen base",
+    ),
+    "torchtitan": FrameworkDefaults(
+        "torchtitan",
+        "bf16-mixed",
+        "full",
+        fused_kernels=False,
+        offloads_checkpoints=False,
+        qlora_saves_linear_inputs=True,
+        qlora_fp32_rest=False,
+        sharded_fp32_master=True,
+        full_loss_bytes=10.0,
+        dequant_per_linear=False,
+        summary="torchtitan: fp32 logits in the loss; FSDP2 keeps sharded fp32 master params and "
+        "16-bit copies only for gathered units; op-level selective AC saves SDPA + every 2nd matmul",
+    ),
+    "litgpt": FrameworkDefaults(
+        "litgpt",
+        "bf16-true",
+        "full",
+        fused_kernels=False,
+        offloads_checkpoints=False,
+        qlora_saves_linear_inputs=True,
+        qlora_fp32_rest=False,
+        sharded_fp32_master=False,
+        full_loss_bytes=10.0,
+        dequant_per_linear=False,
+        summary="litgpt: lm_head and cross-entropy chunked by 128 tokens, all chunks alive together "
+        "(whole logits materialised); bf16-true by default",
+    ),
+    "unsloth": FrameworkDefaults(
+        "unsloth",
+        "bf16-true",
+        "fused",
+        fused_kernels=True,
+        offloads_checkpoints=True,
+        qlora_saves_linear_inputs=True,
+        qlora_fp32_rest=False,
+        sharded_fp32_master=False,
+        full_loss_bytes=10.0,
+        dequant_per_linear=False,
+        summary="unsloth: Triton RMSNorm/SwiGLU/RoPE/LoRA kernels; fused chunked cross-entropy; "
+        "'unsloth' gradient checkpointing offloads layer inputs to CPU; 16-bit embeddings",
+    ),
+}
+
+
+def defaults_of(framework: str) -> FrameworkDefaults:
+    return DEFAULTS[framework]
