@@ -61,6 +61,7 @@ PRECISIONS: tuple[str, ...] = ("fp32", "bf16-mixed", "bf16-true")
 SHARDINGS: tuple[str, ...] = ("none", "zero2", "zero3", "fsdp")
 SWEEP_STRATEGIES: tuple[str, ...] = ("none", "zero2", "zero3", "offload")
 LORA_TARGETS: tuple[str, ...] = ("all", "qv")
+MEMORY_METRICS: tuple[str, ...] = ("device", "reserved", "allocated")
 BREAKDOWN_TERMS: tuple[str, ...] = ("weights", "gradients", "optimizer", "activations", "logits", "overhead")
 
 GB = 1e9

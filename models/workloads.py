@@ -57,6 +57,17 @@ class Workload(BaseModel):
     seq_len: int = Field(default=2048, ge=1, le=4_194_304)
     micro_batch: int = Field(default=1, ge=1, le=65_536)
     grad_checkpointing: bool | None = Field(default=None, description="default: on for qlora, off otherwise")
+    activation_checkpointing: Literal["none", "selective", "full"] | None = Field(
+        default=None, description="none, selective or full; grad_checkpointing is the alias of full"
+    )
+    framework: Literal["hf", "torchtune", "torchtitan", "litgpt", "unsloth"] = "hf"
+    compile: bool = False
+    loss: Literal["full", "chunked", "fused"] | None = Field(
+        default=None, description="default: the framework's"
+    )
+    cpu_offload_activations: bool = False
+    optimizer_in_backward: bool = False
+    memory_metric: Literal["device", "reserved", "allocated"] = "device"
     # Adapter fields belong to lora/qlora only (None for a full fine-tune; default rank 16, all targets).
     lora_rank: int | None = Field(default=None, ge=1, le=65_536)
     lora_targets: LoraTargets | None = None
@@ -111,10 +122,32 @@ class Workload(BaseModel):
                 raise ValueError(f"unknown provider {name!r}; valid: {', '.join(PROVIDERS)}")
         return value
 
-    @field_validator("method", "optimizer", "precision", "lora_targets", mode="before")
+    @field_validator(
+        "method",
+        "optimizer",
+        "precision",
+        "lora_targets",
+        "activation_checkpointing",
+        "framework",
+        "loss",
+        "memory_metric",
+        mode="before",
+    )
     @classmethod
     def _lower(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _framework_precision(cls, data: Any) -> Any:
+        """An unstated precision is the framework's training dtype (bf16-mixed for hf)."""
+        if isinstance(data, dict) and data.get("precision") is None:
+            from gpuprice.models.frameworks import DEFAULTS
+
+            framework = str(data.get("framework") or "hf").strip().lower()
+            if framework in DEFAULTS:
+                data = {**data, "precision": DEFAULTS[framework].precision}
+        return data
 
     @model_validator(mode="after")
     def _consistent(self) -> Workload:
@@ -135,6 +168,14 @@ class Workload(BaseModel):
             )
         if self.checkpoint_interval_steps is not None and self.global_batch_tokens is None:
             raise ValueError("checkpoint_interval_steps needs global_batch_tokens")
+        if (
+            self.grad_checkpointing is not None
+            and self.activation_checkpointing is not None
+            and self.grad_checkpointing != (self.activation_checkpointing == "full")
+        ):
+            raise ValueError(
+                "grad_checkpointing contradicts activation_checkpointing (the alias of full); give one"
+            )
         if self.min_nodes > self.max_nodes:
             raise ValueError(f"min_nodes {self.min_nodes} exceeds max_nodes {self.max_nodes}")
         return self
@@ -183,7 +224,16 @@ class Workload(BaseModel):
 
     @property
     def uses_checkpointing(self) -> bool:
-        return self.grad_checkpointing if self.grad_checkpointing is not None else self.method == "qlora"
+        """Full recomputation (what grad_checkpointing names)."""
+        return self.checkpointing_mode == "full"
+
+    @property
+    def checkpointing_mode(self) -> str:
+        if self.activation_checkpointing is not None:
+            return self.activation_checkpointing
+        if self.grad_checkpointing is not None:
+            return "full" if self.grad_checkpointing else "none"
+        return "full" if self.method == "qlora" else "none"
 
     @property
     def gpus_allowed(self) -> tuple[int, int]:
@@ -205,7 +255,13 @@ class Workload(BaseModel):
             precision=self.precision,
             seq_len=self.seq_len,
             micro_batch=self.micro_batch,
-            grad_checkpointing=self.uses_checkpointing,
+            activation_checkpointing=self.checkpointing_mode,
+            framework=self.framework,
+            compile=self.compile,
+            loss=self.loss,
+            cpu_offload_activations=self.cpu_offload_activations,
+            optimizer_in_backward=self.optimizer_in_backward,
+            memory_metric=self.memory_metric,
             lora_rank=self.adapter_rank,
             lora_targets=self.adapter_targets,
             gpus=gpus,
@@ -250,6 +306,7 @@ class Workload(BaseModel):
             data["tier"] = list(self.tier)
         if self.providers is not None:
             data["providers"] = list(self.providers)
+        data["activation_checkpointing"] = self.checkpointing_mode
         data["training_tokens"] = self.training_tokens
         data["checkpoint_size_gb"] = round(self.checkpoint_gb(), 3)
         per_ckpt = self.tokens_per_checkpoint

@@ -121,7 +121,7 @@ def estimate_result(
     from gpuprice.models.catalog import get_gpu
 
     gpu_memory = get_gpu(request.gpu).memory_gb
-    fits = memory.planning_gb <= gpu_memory
+    fits = memory.fits(gpu_memory)  # the device figure + margin, whatever --memory-metric reports
     price, offer, note = request.price, None, None
     if price is None and market is not None:
         offer = market(request.gpu, setup.gpus)

@@ -27,8 +27,16 @@ from pydantic import BaseModel, ConfigDict
 from gpuprice.commands import metavars
 from gpuprice.errors import BadInput, read_text_input, unknown_choice
 from gpuprice.models.architectures import resolve_model
-from gpuprice.models.choices import LORA_TARGETS, METHODS, OPTIMIZERS, PRECISIONS, SHARDINGS
-from gpuprice.models.memory import TrainingSetup
+from gpuprice.models.frameworks import ACTIVATION_CHECKPOINTING, FRAMEWORKS, LOSS_KERNELS
+from gpuprice.models.memory import (
+    LORA_TARGETS,
+    MEMORY_METRICS,
+    METHODS,
+    OPTIMIZERS,
+    PRECISIONS,
+    SHARDINGS,
+    TrainingSetup,
+)
 
 
 # ----- the model options ------------------------------------------------------------------------
@@ -63,11 +71,40 @@ MODEL_OPTIONS: tuple[ModelOption, ...] = (
     ),
     ModelOption("method", None, "Fine-tuning method (required).", metavar=metavars.choice(METHODS)),
     ModelOption("optimizer", "adamw", "Optimizer [adamw].", metavar=metavars.choice(OPTIMIZERS)),
-    ModelOption("precision", "bf16-mixed", "Precision [bf16-mixed].", metavar=metavars.choice(PRECISIONS)),
+    # None: the framework's training dtype (bf16-mixed for hf and torchtitan, bf16-true otherwise)
+    ModelOption(
+        "precision",
+        None,
+        "Precision [bf16-mixed; the framework's training dtype].",
+        metavar=metavars.choice(PRECISIONS),
+    ),
     ModelOption("seq_len", 2048, "Tokens per sequence [2048].", metavar=metavars.INTEGER),
     ModelOption("micro_batch", 1, "Sequences per GPU per step [1].", metavar=metavars.INTEGER),
     # None: on for qlora (PEFT's recipe), off otherwise
-    ModelOption("grad_checkpointing", None, "Recompute activations in backward [off; on for qlora].", bool),
+    ModelOption(
+        "grad_checkpointing", None, "Alias of --activation-checkpointing full [off; on for qlora].", bool
+    ),
+    ModelOption(
+        "activation_checkpointing",
+        None,
+        "What backward recomputes: op-level selective or full [none; full for qlora].",
+        metavar=metavars.choice(ACTIVATION_CHECKPOINTING),
+    ),
+    ModelOption(
+        "framework", "hf", "Whose documented defaults apply [hf].", metavar=metavars.choice(FRAMEWORKS)
+    ),
+    ModelOption("compile", None, "torch.compile: fused elementwise kernels [off].", bool),
+    ModelOption(
+        "loss", None, "Cross-entropy kernel [the framework's].", metavar=metavars.choice(LOSS_KERNELS)
+    ),
+    ModelOption("cpu_offload_activations", None, "Offload saved activations to CPU RAM [off].", bool),
+    ModelOption("optimizer_in_backward", None, "Optimizer step fused into backward [off].", bool),
+    ModelOption(
+        "memory_metric",
+        "device",
+        "What per_gpu_gb counts (fits judges device) [device].",
+        metavar=metavars.choice(MEMORY_METRICS),
+    ),
     ModelOption("lora_rank", 16, "LoRA rank [16].", metavar=metavars.INTEGER),
     ModelOption("lora_targets", "all", "LoRA target modules [all].", metavar=metavars.choice(LORA_TARGETS)),
     ModelOption("gpus", 1, "GPUs in the job [1].", metavar=metavars.INTEGER),
@@ -131,6 +168,10 @@ def setup_echo(setup: TrainingSetup, gpu: str | None = None) -> dict[str, Any]:
         "seq_len": setup.seq_len,
         "micro_batch": setup.micro_batch,
         "grad_checkpointing": setup.grad_checkpointing,
+        "activation_checkpointing": setup.activation_checkpointing,
+        "framework": setup.framework,
+        "compile": setup.compile,
+        "loss": setup.loss,
         **({"gpu": gpu} if gpu is not None else {}),
         "gpus": setup.gpus,
         "sharding": setup.sharding,
@@ -139,7 +180,8 @@ def setup_echo(setup: TrainingSetup, gpu: str | None = None) -> dict[str, Any]:
 
 def sequence_text(result: Mapping[str, Any]) -> str:
     """The "seq 2048 x micro-batch 1, grad checkpointing" part of a result's setup, for people."""
-    checkpointing = ", grad checkpointing" if result["grad_checkpointing"] else ""
+    mode = result.get("activation_checkpointing", "full" if result["grad_checkpointing"] else "none")
+    checkpointing = {"none": "", "selective": ", selective recompute", "full": ", grad checkpointing"}[mode]
     return f"seq {result['seq_len']} x micro-batch {result['micro_batch']}{checkpointing}"
 
 
@@ -158,7 +200,12 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "precision": PRECISIONS,
     "lora_targets": LORA_TARGETS,
     "sharding": SHARDINGS,
+    "activation_checkpointing": ACTIVATION_CHECKPOINTING,
+    "framework": FRAMEWORKS,
+    "loss": LOSS_KERNELS,
+    "memory_metric": MEMORY_METRICS,
 }
+_BOOLS = ("grad_checkpointing", "compile", "cpu_offload_activations", "optimizer_in_backward")
 _INTS = ("seq_len", "micro_batch", "lora_rank", "gpus")
 _FLOATS = ("params_b", "margin")
 _TRUE = {"true", "1", "yes", "y", "on"}
@@ -190,14 +237,15 @@ def setup_from_options(**options: Any) -> TrainingSetup:
     values = {
         k: (options.get(k) if options.get(k) is not None else d) for k, d in MODEL_OPTION_DEFAULTS.items()
     }
-    for name in (*_INTS, *_FLOATS, "grad_checkpointing"):
+    for name in (*_INTS, *_FLOATS, *_BOOLS):
         text = values[name]
         if isinstance(text, str):
             values[name] = parse_cell(name, text, label=_flag(name))
     if values["method"] is None:
         raise BadInput("--method is required: full, lora or qlora")
     for name in _CHOICES:
-        values[name] = _choice(name, str(values[name]))
+        if values[name] is not None:  # None: the framework's or the method's default
+            values[name] = _choice(name, str(values[name]))
     params_b = values["params_b"]
     if params_b is not None and (not math.isfinite(float(params_b)) or float(params_b) <= 0):
         raise BadInput(f"--params-b {params_b} must be a positive number of billions")
@@ -210,6 +258,13 @@ def setup_from_options(**options: Any) -> TrainingSetup:
         seq_len=values["seq_len"],
         micro_batch=values["micro_batch"],
         grad_checkpointing=values["grad_checkpointing"],
+        activation_checkpointing=values["activation_checkpointing"],
+        framework=values["framework"],
+        compile=bool(values["compile"]),
+        loss=values["loss"],
+        cpu_offload_activations=bool(values["cpu_offload_activations"]),
+        optimizer_in_backward=bool(values["optimizer_in_backward"]),
+        memory_metric=values["memory_metric"],
         lora_rank=values["lora_rank"],
         lora_targets=values["lora_targets"],
         gpus=values["gpus"],
@@ -313,7 +368,7 @@ def parse_cell(name: str, value: str, label: str | None = None) -> Any:
         if not math.isfinite(number):
             raise BadInput(f"{label} {value!r} is not a finite number")
         return number
-    if name == "grad_checkpointing":
+    if name in _BOOLS:
         text = value.strip().lower()
         if text in _TRUE:
             return True
