@@ -92,6 +92,7 @@ class Cases:
     full: np.ndarray  # bool: full training (else LoRA/QLoRA)
     qlora: np.ndarray  # bool
     checkpointing: np.ndarray  # bool
+    compiled: np.ndarray  # bool: torch.compile or a framework's fused kernels (Unsloth)
     precision_factor: np.ndarray  # 1 = BF16/FP16, 0.5 = FP32 (TF32), -1 marks FP8 (gain applied if supported)
     peak_flops: np.ndarray  # FLOP/s
     has_fp8: np.ndarray  # bool
@@ -134,6 +135,7 @@ def evaluate(cases: Cases, params: ThroughputParameters = CALIBRATED_PARAMETERS)
         / (cases.hidden + params.half_width)
         * precision
         * np.where(cases.full, 1.0, params.lora_efficiency)
+        * np.where(cases.compiled, params.compile_speedup, 1.0)
     )
     rate = cases.peak_flops * efficiency
     attention_rate = (
@@ -244,6 +246,14 @@ class Throughput(BaseModel):
     dequant_share: float = Field(description="share of step time spent dequantising the 4-bit base")
 
 
+def compiled_kernels(compile: bool, framework: str = "hf") -> bool:
+    """torch.compile, or a framework whose own kernels fuse the elementwise ops (Unsloth)."""
+    from gpuprice.models.frameworks import DEFAULTS
+
+    defaults = DEFAULTS.get(framework)
+    return bool(compile) or bool(defaults and defaults.fused_kernels)
+
+
 def _check_config(method: str, sharding: str, gpus: int, seq_len: int, micro_batch: int) -> None:
     if method not in ("full", "lora", "qlora"):
         raise BadInput(f"unknown method {method!r}; valid: full, lora, qlora")
@@ -265,6 +275,8 @@ def predict_throughput(
     precision: str = "bf16-mixed",
     sharding: str = "none",
     *,
+    compile: bool = False,
+    framework: str = "hf",
     fabric_gbps_per_gpu: float | None = None,
     params: ThroughputParameters = CALIBRATED_PARAMETERS,
 ) -> Throughput:
@@ -284,6 +296,7 @@ def predict_throughput(
         seq_len=np.array([seq_len], dtype=float),
         micro_batch=np.array([micro_batch], dtype=float),
         checkpointing=np.array([bool(grad_checkpointing)]),
+        compiled=np.array([compiled_kernels(compile, framework)]),
         precision=np.array([precision]),
         sharding=np.array([sharding]),
         fabric=[fabric_gbps_per_gpu],
@@ -313,6 +326,7 @@ def cases_from_columns(
     seq_len: np.ndarray,
     micro_batch: np.ndarray,
     checkpointing: np.ndarray,
+    compiled: np.ndarray,
     precision: np.ndarray,
     sharding: np.ndarray,
     fabric: Sequence[float | None],
@@ -335,6 +349,7 @@ def cases_from_columns(
         full=method == "full",
         qlora=method == "qlora",
         checkpointing=checkpointing.astype(bool),
+        compiled=compiled.astype(bool),
         precision_factor=np.array([precision_factor(p) for p in precision], dtype=float),
         peak_flops=np.array([p.peak_tflops * 1e12 for p in profile]),
         has_fp8=np.array([p.has_fp8 for p in profile]),
@@ -375,7 +390,8 @@ FRAME_OUTPUT_COLUMNS = (
 
 
 def predict_frame(frame: pd.DataFrame, params: ThroughputParameters = CALIBRATED_PARAMETERS) -> pd.DataFrame:
-    """Vectorised :func:`predict_throughput` over a frame with FRAME_INPUT_COLUMNS.
+    """Vectorised :func:`predict_throughput` over a frame with FRAME_INPUT_COLUMNS (and optionally
+    ``compile``: torch.compile or fused framework kernels, default False).
 
     Returns FRAME_OUTPUT_COLUMNS (tokens_per_sec_per_gpu, mfu, hfu, flops_per_token,
     communication_share, dequant_share) aligned with ``frame``.
@@ -460,6 +476,7 @@ def predict_columns(
         full=per_method("full"),
         qlora=per_method("qlora"),
         checkpointing=np.broadcast_to(np.asarray(columns["grad_checkpointing"], dtype=bool), (size,)),
+        compiled=np.broadcast_to(np.asarray(columns.get("compile", False), dtype=bool), (size,)),
         precision_factor=prec_u[precision_codes],
         peak_flops=per_gpu([p.peak_tflops * 1e12 for p in profiles]),
         has_fp8=per_gpu([p.has_fp8 for p in profiles], bool),

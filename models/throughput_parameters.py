@@ -29,6 +29,11 @@ class ThroughputParameters(BaseModel):
     lora_efficiency: float = Field(
         gt=0, description="LoRA/QLoRA kernels' efficiency relative to full training"
     )
+    compile_speedup: float = Field(
+        default=1.0,
+        gt=0,
+        description="throughput gain of torch.compile / fused elementwise kernels (fewer HBM round trips, launches)",
+    )
     node_scaling_loss: float = Field(ge=0, description="time added per doubling of the node count")
     comm_overlap: float = Field(ge=0, le=1, description="share of compute time that can hide communication")
 
@@ -64,6 +69,7 @@ PRIOR_PARAMETERS = ThroughputParameters(
     dequant_bytes_per_param=8.0,
     fp8_speedup=1.5,
     lora_efficiency=0.8,
+    compile_speedup=1.15,
     node_scaling_loss=0.02,
     comm_overlap=0.2,
 )
@@ -72,19 +78,20 @@ PRIOR_PARAMETERS = ThroughputParameters(
 # mfu_calibration.md for the fit, its accuracy and a held-out check. Re-run when real runs exist.
 CALIBRATED_PARAMETERS = ThroughputParameters(
     family_efficiency={
-        "ampere_datacenter": 0.808,
-        "hopper": 0.694,
-        "ampere_workstation": 0.781,
-        "ada_workstation": 0.336,
-        "geforce": 0.835,
+        "ampere_datacenter": 0.784,
+        "hopper": 0.691,
+        "ampere_workstation": 0.707,
+        "ada_workstation": 0.306,
+        "geforce": 0.818,
     },
-    half_width=611.0,
-    attention_efficiency=1.11,
-    hopper_attention_factor=0.478,
-    layer_overhead_ms=1.45,
-    dequant_bytes_per_param=18.0,
-    fp8_speedup=1.39,
-    lora_efficiency=0.876,
-    node_scaling_loss=0.0142,
-    comm_overlap=0.0276,
+    half_width=551.0,
+    attention_efficiency=1.10,
+    hopper_attention_factor=0.473,
+    layer_overhead_ms=1.95,
+    dequant_bytes_per_param=14.0,
+    fp8_speedup=1.49,
+    lora_efficiency=0.871,
+    compile_speedup=1.13,
+    node_scaling_loss=0.0144,
+    comm_overlap=0.0422,
 )

@@ -1,10 +1,10 @@
 """Accuracy of the throughput model against the public measurements (throughput_public.csv).
 
 Statistic: median absolute percentage error of predicted tokens/s per GPU, over every row that
-reports a per-GPU throughput, and over the fine-tuning rows alone. The target is 10 %; the guards
-sit just above what the calibrated model achieves (models/mfu_calibration.md) so that a change
-that makes the model worse fails here. A deterministic held-out split (every 4th row) is refitted
-from the priors to show the small parameter set is not memorising the rows.
+reports a per-GPU throughput, the fine-tuning rows and the pre-training rows. Guards sit just
+above what the calibrated model achieves (models/mfu_calibration.md) so that a change that makes
+the model worse fails here. Leave-one-source-out (refit without a source from the priors, score
+that source) shows the small parameter set carries over to runs it never saw.
 """
 
 from __future__ import annotations
@@ -15,19 +15,21 @@ import pytest
 from conftest import TEST_DATA
 from gpuprice.models.calibration.throughput_rows import (
     absolute_percentage_errors,
+    benchmark_case,
     fit_parameters,
+    leave_one_source_out,
     load_benchmark_rows,
     predict_from_benchmark_row,
 )
 from gpuprice.models.throughput_parameters import CALIBRATED_PARAMETERS, PRIOR_PARAMETERS
 
 PUBLIC_CSV = TEST_DATA / "throughput_public.csv"
-TARGET = 0.10
-# Achieved with CALIBRATED_PARAMETERS: 3.5 % overall, 7.9 % fine-tuning (see mfu_calibration.md).
-GUARD_OVERALL = 0.045
-GUARD_FINETUNE = 0.09
-# Held-out (fit on 3/4, score the other 1/4): 4.0 % overall, 10.9 % on its 7 fine-tuning rows.
-GUARD_HELD_OUT = 0.06
+# Issue 15: all rows <= 6 %, fine-tuning leave-one-source-out <= 12 %.
+TARGET_ALL, TARGET_FINETUNE_LOSO = 0.06, 0.12
+# Achieved with CALIBRATED_PARAMETERS: 3.3 % overall, 4.5 % fine-tuning, 2.7 % pre-training.
+GUARD_OVERALL, GUARD_FINETUNE, GUARD_PRETRAIN = 0.036, 0.05, 0.029
+# Leave-one-source-out (1500 iterations): 8.0 % overall, 11.5 % on the fine-tuning rows.
+GUARD_LOSO_OVERALL = 0.085
 
 
 @pytest.fixture(scope="module")
@@ -50,34 +52,42 @@ def test_every_row_with_a_throughput_is_scored(rows: list[dict[str, object]]) ->
     assert sum(_is_finetune(r) for r in rows) >= 25
 
 
+def test_compiled_rows_are_recognised(rows: list[dict[str, object]]) -> None:
+    compiled = [r for r in rows if benchmark_case(r).compiled]
+    assert len(compiled) == 8  # torchtune's table from "+compile" down
+    assert all("torchtune" in str(r["source"]) for r in compiled)
+
+
 def test_median_error_overall(rows: list[dict[str, object]]) -> None:
-    errors = _errors_via_public_api(rows)
-    median = float(np.median(errors))
-    assert median <= TARGET
+    median = float(np.median(_errors_via_public_api(rows)))
+    assert median <= TARGET_ALL
     assert median <= GUARD_OVERALL, f"median error {median:.3f} regressed past {GUARD_OVERALL}"
 
 
-def test_median_error_finetuning(rows: list[dict[str, object]]) -> None:
-    errors = _errors_via_public_api([r for r in rows if _is_finetune(r)])
-    median = float(np.median(errors))
-    assert median <= TARGET
-    assert median <= GUARD_FINETUNE, f"fine-tuning median error {median:.3f} regressed past {GUARD_FINETUNE}"
+def test_median_error_finetuning_and_pretraining(rows: list[dict[str, object]]) -> None:
+    finetune = float(np.median(_errors_via_public_api([r for r in rows if _is_finetune(r)])))
+    pretrain = float(np.median(_errors_via_public_api([r for r in rows if not _is_finetune(r)])))
+    assert finetune <= GUARD_FINETUNE, f"fine-tuning median error {finetune:.3f}"
+    assert pretrain <= GUARD_PRETRAIN, f"pre-training median error {pretrain:.3f}"
 
 
 def test_batch_scoring_matches_the_row_api(rows: list[dict[str, object]]) -> None:
     np.testing.assert_allclose(absolute_percentage_errors(rows), _errors_via_public_api(rows), rtol=1e-9)
 
 
-@pytest.mark.slow
-def test_held_out_rows(rows: list[dict[str, object]]) -> None:
-    train = [r for i, r in enumerate(rows) if i % 4 != 3]
-    held_out = [r for i, r in enumerate(rows) if i % 4 == 3]
-    fitted = fit_parameters(train, PRIOR_PARAMETERS, iterations=1500, restarts=2)
-    errors = absolute_percentage_errors(held_out, fitted)
-    assert float(np.median(errors)) <= GUARD_HELD_OUT
-    # The refit lands near the shipped constants: they are a property of the data, not of luck.
+@pytest.mark.slow  # ~7 refits (seconds each on a shared machine)
+def test_leave_one_source_out(rows: list[dict[str, object]]) -> None:
+    errors = leave_one_source_out(rows, iterations=1500)
+    finetune = np.array([_is_finetune(r) for r in rows])
+    assert float(np.median(errors[finetune])) <= TARGET_FINETUNE_LOSO
+    assert float(np.median(errors)) <= GUARD_LOSO_OVERALL
+
+
+def test_refit_lands_near_the_shipped_constants(rows: list[dict[str, object]]) -> None:
+    fitted = fit_parameters(rows, PRIOR_PARAMETERS, iterations=1500, restarts=2)
     for family, value in CALIBRATED_PARAMETERS.family_efficiency.items():
-        assert fitted.family_efficiency[family] == pytest.approx(value, rel=0.3), family
+        assert fitted.family_efficiency[family] == pytest.approx(value, rel=0.1), family
+    assert fitted.compile_speedup == pytest.approx(CALIBRATED_PARAMETERS.compile_speedup, rel=0.1)
 
 
 def test_priors_alone_are_worse_than_the_calibration(rows: list[dict[str, object]]) -> None:

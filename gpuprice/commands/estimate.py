@@ -107,6 +107,8 @@ def estimate_result(
         setup.grad_checkpointing,
         setup.precision,
         setup.sharding,
+        compile=setup.compile,
+        framework=setup.framework,
     )
     cluster_rate = speed.tokens_per_sec_per_gpu * setup.gpus
     if request.hours is not None:

@@ -35,6 +35,7 @@ class BenchmarkCase:
     seq_len: int
     micro_batch: int
     checkpointing: bool
+    compiled: bool
     precision: str
     sharding: str
 
@@ -180,6 +181,34 @@ def _benchmark_shape(model: str, params_b: float | None) -> ModelShape:
     return shape_from_size(params_b, nominal)
 
 
+# torchtune's optimisation-flag table applies its techniques cumulatively top-down: "+compile"
+# and every row below it ran compiled.
+_COMPILED_CUMULATIVE = (
+    "+compile",
+    "+chunked ce",
+    "+ac",
+    "+opt in bwd",
+    "+act offload",
+    "+8bit adamw",
+    "lora",
+    "qlora",
+)
+
+
+def _compiled(notes: str) -> bool:
+    text = notes.lower()
+    marker = re.search(r"cumulative technique:\s*([^;]+)", text)
+    if marker:
+        return marker.group(1).strip() in _COMPILED_CUMULATIVE
+    return bool(re.search(r"(?<!no )\bcompile\b|torch\.compile on", text))
+
+
+def source_of(row: Mapping[str, object]) -> str:
+    """A row's source: repository and file (or paper), without commit or section."""
+    text = re.split(r"\s@|\s\(|;", _text(row, "source"))[0]
+    return " ".join(text.split()[:2])
+
+
 def benchmark_case(row: Mapping[str, object]) -> BenchmarkCase:
     """Interpret one benchmark row (columns as in throughput_public.csv)."""
     gpus = int(_number(row, "gpu_count") or 1)
@@ -193,6 +222,7 @@ def benchmark_case(row: Mapping[str, object]) -> BenchmarkCase:
         seq_len=int(_number(row, "seq_len") or 2048),
         micro_batch=max(1, int(_number(row, "micro_batch") or 1)),
         checkpointing=checkpoint_text in ("true", "yes", "1", "full", "on"),
+        compiled=_compiled(_text(row, "notes")),
         precision=_benchmark_precision(precision_text),
         sharding=_benchmark_sharding(_text(row, "sharding"), gpus),
     )
@@ -207,6 +237,7 @@ def _cases_from_benchmarks(cases: Sequence[BenchmarkCase]) -> Cases:
         seq_len=np.array([c.seq_len for c in cases], dtype=float),
         micro_batch=np.array([c.micro_batch for c in cases], dtype=float),
         checkpointing=np.array([c.checkpointing for c in cases]),
+        compiled=np.array([c.compiled for c in cases]),
         precision=np.array([c.precision for c in cases], dtype=object),
         sharding=np.array([c.sharding for c in cases], dtype=object),
         fabric=[None] * len(cases),
@@ -260,6 +291,10 @@ def _nelder_mead(
     return simplex[int(np.argmin(values))]
 
 
+# Robust loss: a row off by more than 50 % counts as 50 % (known misses cannot drag the fit).
+LOSS_CAP = math.log(1.5)
+MIN_ROWS_PER_PARAMETER = 3
+
 _GLOBAL_FIELDS = (
     "half_width",
     "attention_efficiency",
@@ -268,9 +303,30 @@ _GLOBAL_FIELDS = (
     "dequant_bytes_per_param",
     "fp8_speedup",
     "lora_efficiency",
+    "compile_speedup",
     "node_scaling_loss",
     "comm_overlap",
 )
+
+
+def _exercised_fields(cases: Sequence[BenchmarkCase]) -> set[str]:
+    """Global parameters at least MIN_ROWS_PER_PARAMETER rows depend on; the others keep their
+    start value (a parameter no row constrains would drift freely in the fit)."""
+    fields = {"half_width", "attention_efficiency", "layer_overhead_ms"}
+    checks = {
+        "hopper_attention_factor": lambda c: c.profile.family in ("hopper", "blackwell"),
+        "dequant_bytes_per_param": lambda c: c.method == "qlora",
+        "fp8_speedup": lambda c: c.precision == "fp8" and c.profile.has_fp8,
+        "lora_efficiency": lambda c: c.method != "full",
+        "compile_speedup": lambda c: c.compiled,
+        "node_scaling_loss": lambda c: c.gpus > 8,
+        "comm_overlap": lambda c: c.gpus > 1,
+    }
+    # A parameter only one or two rows depend on would be tuned to those rows: it keeps its start.
+    fields.update(
+        name for name, uses in checks.items() if sum(bool(uses(c)) for c in cases) >= MIN_ROWS_PER_PARAMETER
+    )
+    return fields
 
 
 def fit_parameters(
@@ -290,7 +346,8 @@ def fit_parameters(
     measured = np.array([_number(r, "tokens_per_sec_per_gpu") for r in rows], dtype=float)
     batch = _cases_from_benchmarks(cases)
     families = [f for f in start.family_efficiency if f in {c.profile.family for c in cases}]
-    free = [name for name in _GLOBAL_FIELDS if name not in fixed]
+    exercised = _exercised_fields(cases)
+    free = [name for name in _GLOBAL_FIELDS if name not in fixed and name in exercised]
 
     def unpack(x: np.ndarray) -> ThroughputParameters:
         values = np.exp(x)
@@ -303,7 +360,7 @@ def fit_parameters(
 
     def loss(x: np.ndarray) -> float:
         predicted = evaluate(batch, unpack(x)).tokens_per_sec_per_gpu
-        return float(np.mean(np.abs(np.log(predicted / measured))))
+        return float(np.mean(np.minimum(np.abs(np.log(predicted / measured)), LOSS_CAP)))
 
     floor = 1e-4  # a parameter may fit to ~0 (e.g. the node loss); keep it finite in log space
     x = np.log([start.family_efficiency[f] for f in families] + [max(getattr(start, n), floor) for n in free])
@@ -319,3 +376,18 @@ def absolute_percentage_errors(
     batch = _cases_from_benchmarks([benchmark_case(r) for r in rows])
     measured = np.array([_number(r, "tokens_per_sec_per_gpu") for r in rows], dtype=float)
     return np.abs(evaluate(batch, params).tokens_per_sec_per_gpu / measured - 1.0)
+
+
+def leave_one_source_out(
+    rows: Sequence[Mapping[str, object]], *, iterations: int = 1500, restarts: int = 2
+) -> np.ndarray:
+    """|predicted / measured - 1| of each row, predicted by parameters refitted (from the priors)
+    on every other source's rows."""
+    errors = np.zeros(len(rows))
+    sources = [source_of(r) for r in rows]
+    for source in sorted(set(sources)):
+        train = [r for r, s in zip(rows, sources, strict=True) if s != source]
+        test = [i for i, s in enumerate(sources) if s == source]
+        fitted = fit_parameters(train, PRIOR_PARAMETERS, iterations=iterations, restarts=restarts)
+        errors[test] = absolute_percentage_errors([rows[i] for i in test], fitted)
+    return errors
