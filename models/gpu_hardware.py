@@ -150,17 +150,19 @@ def _catalog_profiles() -> dict[str, GpuProfile]:
     if not _PROFILE_CACHE:
         from gpuprice.models.catalog import load_gpu_catalog
 
-        for row in load_gpu_catalog().itertuples(index=False):
-            nvlink = None if pd.isna(row.nvlink_gbps) else float(row.nvlink_gbps)
-            _PROFILE_CACHE[row.slug] = GpuProfile(
-                slug=row.slug,
-                family=_family_of(row.architecture, row.form_factor, float(row.memory_bandwidth_tbps)),
-                peak_tflops=float(row.dense_bf16_tflops),
-                has_fp8=not pd.isna(row.dense_fp8_tflops),
-                memory_bandwidth_tbps=float(row.memory_bandwidth_tbps),
+        for row in load_gpu_catalog().to_dict(orient="records"):
+            slug, architecture, form = str(row["slug"]), str(row["architecture"]), str(row["form_factor"])
+            nvlink = None if pd.isna(row["nvlink_gbps"]) else float(row["nvlink_gbps"])
+            bandwidth = float(row["memory_bandwidth_tbps"])
+            _PROFILE_CACHE[slug] = GpuProfile(
+                slug=slug,
+                family=_family_of(architecture, form, bandwidth),
+                peak_tflops=float(row["dense_bf16_tflops"]),
+                has_fp8=not pd.isna(row["dense_fp8_tflops"]),
+                memory_bandwidth_tbps=bandwidth,
                 nvlink_gbps=nvlink,
-                form_factor=row.form_factor,
-                pcie=_pcie_of(row.architecture, row.form_factor),
+                form_factor=form,
+                pcie=_pcie_of(architecture, form),
             )
     return _PROFILE_CACHE
 

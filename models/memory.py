@@ -475,9 +475,7 @@ def _features(setup: TrainingSetup) -> dict[str, float]:
 
 
 # ----- the kernel --------------------------------------------------------------------------------
-def _kernel(
-    f: Mapping[str, np.ndarray], gpus: np.ndarray, code: np.ndarray, c: MemoryConstants
-) -> dict[str, np.ndarray]:
+def _kernel(f: Mapping[str, Any], gpus: Any, code: Any, c: MemoryConstants) -> dict[str, Any]:
     """Per-GPU GB by term. Inputs broadcast against each other; same float64 ops for any shape."""
     n = gpus.astype(np.float64)
     zero3 = code >= 2

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -214,7 +214,7 @@ class ModelShape:
     attn_width: float
 
     @classmethod
-    def of(cls, arch: object) -> ModelShape:
+    def of(cls, arch: Any) -> ModelShape:
         """From a ``models.architectures.ModelArch`` (or anything with the same attributes)."""
         hidden = int(arch.hidden_size)
         q_width = float(getattr(arch, "q_width", hidden))

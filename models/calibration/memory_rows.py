@@ -276,25 +276,27 @@ def setup_from_measurement_row(
     ):
         loss = loss or "full"  # the table's rows above "+chunked cross-entropy"; pre-2024-08 README
     try:
-        return TrainingSetup(
-            arch=arch,
-            framework=framework,
-            compile="compile" in techniques,
-            loss=loss,
-            cpu_offload_activations="offload" in techniques,
-            optimizer_in_backward="optimizer_in_backward" in techniques,
-            activation_checkpointing=checkpointing,
-            method=method,
-            optimizer=optimizer,
-            precision=precision,
-            seq_len=_parse_int(row.get("seq_len"), "seq_len"),
-            micro_batch=_parse_int(row.get("micro_batch"), "micro_batch"),
-            lora_rank=min(rank, arch.hidden_size),
-            lora_targets=targets,
-            gpus=gpus,
-            sharding=sharding,
-            qlora_double_quant=dq,
-            memory_metric=_parse_metric(row.get("memory_metric", "")),
+        return TrainingSetup.model_validate(
+            {
+                "arch": arch,
+                "framework": framework,
+                "compile": "compile" in techniques,
+                "loss": loss,
+                "cpu_offload_activations": "offload" in techniques,
+                "optimizer_in_backward": "optimizer_in_backward" in techniques,
+                "activation_checkpointing": checkpointing,
+                "method": method,
+                "optimizer": optimizer,
+                "precision": precision,
+                "seq_len": _parse_int(row.get("seq_len"), "seq_len"),
+                "micro_batch": _parse_int(row.get("micro_batch"), "micro_batch"),
+                "lora_rank": min(rank, arch.hidden_size),
+                "lora_targets": targets,
+                "gpus": gpus,
+                "sharding": sharding,
+                "qlora_double_quant": dq,
+                "memory_metric": _parse_metric(row.get("memory_metric", "")),
+            }
         )
     except ValidationError as exc:
         raise UnusableRow(one_line_error(exc)) from None

@@ -254,7 +254,9 @@ def predict_from_benchmark_row(
 def load_benchmark_rows(path: str) -> list[dict[str, object]]:
     """Rows of a benchmark CSV that report a per-GPU throughput (others cannot be scored)."""
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
-    rows = table.to_dict(orient="records")
+    rows: list[dict[str, object]] = [
+        {str(k): v for k, v in r.items()} for r in table.to_dict(orient="records")
+    ]
     return [r for r in rows if _number(r, "tokens_per_sec_per_gpu")]
 
 
