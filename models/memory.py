@@ -29,46 +29,85 @@ All sizes are GB = 1e9 bytes. Sources of every formula: ``/work/shared/reference
   block's gradients); ``offload`` (ZeRO-3 with parameter and optimizer offload, FSDP CPU offload)
   keeps only the in-flight units on the GPU. Activations are never divided (data parallel).
 
+* frameworks (``models/frameworks.py``): loss kernel (whole fp32 logits, chunked, fused), eager vs
+  fused elementwise kernels, the QLoRA path and FSDP2's sharded fp32 master; activation
+  checkpointing none / selective (op-level) / full; activation offloading; optimizer in backward.
+
 The arithmetic lives in one NumPy kernel (:func:`_kernel`) that :func:`estimate_memory` runs on
-scalars and :func:`fit_sweep` on whole grids, so both paths agree bit for bit.
+scalars and :func:`fit_sweep` on whole grids, so both paths agree bit for bit. Why this module is
+over ~400 lines: the per-setup features, that kernel and the sweep are one contract (same floats
+on every path); the setup and estimate types live in :mod:`gpuprice.models.memory_setup`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gpuprice.errors import BadInput
 from gpuprice.models.architectures import ModelArch
-from gpuprice.models.frameworks import DEFAULTS, ActivationCheckpointing, Framework, LossKernel
+from gpuprice.models.frameworks import DEFAULTS
+from gpuprice.models.memory_setup import (  # re-exported: the public names of the memory model
+    _STRATEGY_CODE,
+    BREAKDOWN_TERMS,
+    DEFAULT_CONSTANTS,
+    GB,
+    GIB,
+    LORA_TARGETS,
+    MEMORY_METRICS,
+    METHODS,
+    OPTIMIZERS,
+    PRECISIONS,
+    SHARDINGS,
+    SWEEP_STRATEGIES,
+    Breakdown,
+    LoraTargets,
+    MemoryConstants,
+    MemoryEstimate,
+    MemoryMetric,
+    Method,
+    Optimizer,
+    Precision,
+    Sharding,
+    TrainingSetup,
+    assumptions,
+    one_line_error,
+)
 
-Method = Literal["full", "lora", "qlora"]
-Optimizer = Literal["adamw", "adamw8bit", "paged_adamw8bit", "sgd"]
-Precision = Literal["fp32", "bf16-mixed", "bf16-true"]
-Sharding = Literal["none", "zero2", "zero3", "fsdp", "offload"]
-LoraTargets = Literal["all", "qv"]
-# What the peak is compared with: nvidia-smi / the card ("device"), torch.cuda.max_memory_reserved
-# ("reserved") or torch.cuda.max_memory_allocated ("allocated").
-MemoryMetric = Literal["device", "reserved", "allocated"]
-
-METHODS: tuple[str, ...] = ("full", "lora", "qlora")
-OPTIMIZERS: tuple[str, ...] = ("adamw", "adamw8bit", "paged_adamw8bit", "sgd")
-PRECISIONS: tuple[str, ...] = ("fp32", "bf16-mixed", "bf16-true")
-SHARDINGS: tuple[str, ...] = ("none", "zero2", "zero3", "fsdp")
-SWEEP_STRATEGIES: tuple[str, ...] = ("none", "zero2", "zero3", "offload")
-LORA_TARGETS: tuple[str, ...] = ("all", "qv")
-MEMORY_METRICS: tuple[str, ...] = ("device", "reserved", "allocated")
-BREAKDOWN_TERMS: tuple[str, ...] = ("weights", "gradients", "optimizer", "activations", "logits", "overhead")
-
-GB = 1e9
-GIB = 2**30
-
-# Complexity order used by fit_sweep's least_complex (fsdp is the same tier as zero3).
-_STRATEGY_CODE = {"none": 0, "zero2": 1, "zero3": 2, "fsdp": 2, "offload": 3}
+__all__ = [
+    "BREAKDOWN_TERMS",
+    "DEFAULT_CONSTANTS",
+    "GB",
+    "GIB",
+    "LORA_TARGETS",
+    "MEMORY_METRICS",
+    "METHODS",
+    "OPTIMIZERS",
+    "PRECISIONS",
+    "SHARDINGS",
+    "SWEEP_COLUMNS",
+    "SWEEP_STRATEGIES",
+    "Breakdown",
+    "LoraTargets",
+    "MemoryConstants",
+    "MemoryEstimate",
+    "MemoryMetric",
+    "Method",
+    "Optimizer",
+    "Precision",
+    "PreparedSetups",
+    "Sharding",
+    "TrainingSetup",
+    "assumptions",
+    "estimate_memory",
+    "fit_sweep",
+    "lora_params",
+    "one_line_error",
+    "per_gpu_gb_many",
+]
 
 # ----- fixed facts (sources in the module docstring) ---------------------------------------------
 NF4_BYTES = 4.5 / 8  # 4-bit + fp32 absmax per 64 weights
@@ -84,207 +123,6 @@ ACT_BYTES = {"fp32": 4.0, "bf16-mixed": 2.0, "bf16-true": 2.0}
 # Frozen base weights of LoRA: the module dtype (bf16-mixed = 16-bit base + fp32 adapters, as
 # PEFT + AMP, DeepSpeed and torchtune run it).
 FROZEN_BYTES = {"fp32": 4.0, "bf16-mixed": 2.0, "bf16-true": 2.0}
-
-
-class MemoryConstants(BaseModel):
-    """The few physically meaningful constants calibrated on measured peaks (never per row).
-
-    Values and the held-out accuracy they give: ``models/memory_calibration.md``."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    cuda_context_gb: float = Field(
-        default=1.8, ge=0, le=5, description="CUDA context + kernels, device metric only"
-    )
-    fragmentation: float = Field(
-        default=0.05, ge=0, le=1, description="reserved-but-unused share of the allocated peak"
-    )
-    activation_factor: float = Field(
-        default=1.06, gt=0, le=5, description="multiplies the saved-tensor count"
-    )
-    qlora_dequant_layers: float = Field(
-        default=2.25, ge=0, le=10, description="blocks dequantized to bf16 at once"
-    )
-    comm_buffer_gb: float = Field(
-        default=1.5, ge=0, le=10, description="NCCL / bucket buffers per rank, gpus > 1"
-    )
-
-
-DEFAULT_CONSTANTS = MemoryConstants()
-
-
-class TrainingSetup(BaseModel):
-    """One training configuration. Build it with :meth:`checked` for one-line BadInput errors.
-
-    Unset (``None``) inputs take the framework's or the method's usual recipe: ``precision`` the
-    framework's training dtype, ``loss`` its loss kernel, ``activation_checkpointing`` full for
-    QLoRA (PEFT's ``prepare_model_for_kbit_training`` enables it, as the QLoRA paper did) and none
-    otherwise. ``grad_checkpointing`` is the alias of ``activation_checkpointing == "full"``."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    arch: ModelArch
-    method: Method
-    optimizer: Optimizer = "adamw"
-    precision: Precision = "bf16-mixed"
-    seq_len: int = Field(default=2048, ge=1, le=4_194_304)
-    micro_batch: int = Field(default=1, ge=1, le=65_536)
-    grad_checkpointing: bool = False
-    activation_checkpointing: ActivationCheckpointing = "none"
-    framework: Framework = "hf"
-    compile: bool = False
-    loss: LossKernel = "full"
-    cpu_offload_activations: bool = False
-    optimizer_in_backward: bool = False
-    lora_rank: int = Field(default=16, ge=1, le=65_536)
-    lora_targets: LoraTargets = "all"
-    gpus: int = Field(default=1, ge=1, le=131_072)
-    sharding: Sharding = "none"
-    margin: float = Field(default=0.20, ge=0.15, le=0.30)
-    qlora_double_quant: bool = True
-    memory_metric: MemoryMetric = "device"
-
-    @model_validator(mode="before")
-    @classmethod
-    def _recipe_defaults(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        data = dict(data)
-        framework = str(data.get("framework") or "hf").strip().lower()
-        data["framework"] = framework
-        known = DEFAULTS.get(framework)
-        if data.get("precision") is None:
-            data["precision"] = known.precision if known else "bf16-mixed"
-        if data.get("loss") is None:
-            data["loss"] = known.loss if known else "full"
-        method = str(data.get("method", "")).strip().lower()
-        gc = data.get("grad_checkpointing")
-        ac = data.get("activation_checkpointing")
-        if isinstance(ac, str):
-            ac = ac.strip().lower()
-        if ac is None and gc is None:
-            ac = "full" if method == "qlora" else "none"
-        elif ac is None:
-            ac = "full" if gc else "none"
-        elif gc is not None and bool(gc) != (ac == "full"):
-            raise ValueError(
-                f"grad_checkpointing {gc} contradicts activation_checkpointing {ac!r} "
-                "(grad-checkpointing is the alias of activation-checkpointing full)"
-            )
-        data["activation_checkpointing"] = ac
-        data["grad_checkpointing"] = ac == "full"
-        return data
-
-    @field_validator(
-        "method", "optimizer", "precision", "sharding", "lora_targets", "loss", "memory_metric", mode="before"
-    )
-    @classmethod
-    def _lowercase(cls, value: Any) -> Any:
-        return value.strip().lower() if isinstance(value, str) else value
-
-    @model_validator(mode="after")
-    def _sane(self) -> TrainingSetup:
-        if self.method != "full" and self.lora_rank > self.arch.hidden_size:
-            raise ValueError(f"lora_rank {self.lora_rank} exceeds the hidden size {self.arch.hidden_size}")
-        if self.seq_len * self.micro_batch > 67_108_864:
-            raise ValueError(
-                f"seq_len x micro_batch = {self.seq_len * self.micro_batch} tokens is absurd (max 2^26)"
-            )
-        return self
-
-    @classmethod
-    def checked(cls, **fields: Any) -> TrainingSetup:
-        """Validate, turning pydantic's report into one BadInput line naming the bad value."""
-        try:
-            return cls(**fields)
-        except ValidationError as exc:
-            raise BadInput(one_line_error(exc)) from None
-
-
-def one_line_error(exc: ValidationError) -> str:
-    """First validation problem as ``field: message (got value)``."""
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err.get("loc", ()) if p != "arch") or "setup"
-    message = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
-    value = err.get("input")
-    shown = "" if isinstance(value, (dict, BaseModel)) or value is None else f" (got {value!r})"
-    return f"{where.replace('_', '-')}: {message}{shown}"
-
-
-class Breakdown(BaseModel):
-    """Per-GPU GB by term; the six sum to ``per_gpu_gb``."""
-
-    model_config = ConfigDict(frozen=True)
-
-    weights: float
-    gradients: float
-    optimizer: float
-    activations: float
-    logits: float
-    overhead: float
-
-    def total(self) -> float:
-        return self.weights + self.gradients + self.optimizer + self.activations + self.logits + self.overhead
-
-
-class MemoryEstimate(BaseModel):
-    """Predicted peak memory per GPU for one :class:`TrainingSetup`."""
-
-    model_config = ConfigDict(frozen=True)
-
-    per_gpu_gb: float = Field(
-        description="predicted peak per GPU as memory_metric counts it, overhead included, margin excluded"
-    )
-    planning_gb: float = Field(description="per_gpu_gb x (1 + margin)")
-    device_gb: float = Field(description="the device figure (CUDA context included) that fits judges")
-    margin: float
-    breakdown: Breakdown
-    cuda_context_gb: float = Field(description="part of overhead: CUDA context (device metric only)")
-    allocator_slack_gb: float = Field(description="part of overhead: reserved-but-unallocated memory")
-    assumptions: tuple[str, ...] = ()
-    total_params: int
-    trainable_params: int
-    lora_params: int
-    tokens_per_micro_batch: int
-    gpus: int
-    sharding: str
-    memory_metric: str
-
-    @property
-    def device_planning_gb(self) -> float:
-        """The device figure with the planning margin: what ``fits`` compares with the card."""
-        return self.device_gb * (1 + self.margin)
-
-    def fits(self, gpu_memory_gb: float) -> bool:
-        """Fits when the device figure plus margin is within the card's memory (any metric)."""
-        return self.device_planning_gb <= gpu_memory_gb
-
-    def contract_dict(self) -> dict[str, Any]:
-        """The ``gpuprice fit --json`` fields (GB rounded to 3 decimals). In JSON the CUDA context
-        and the allocator slack are their own breakdown entries (``cuda_context_gb``,
-        ``allocator_slack_gb``) and ``overhead`` is the rest (QLoRA dequantisation and
-        communication buffers), so the breakdown's values still sum to per_gpu_gb."""
-        parts = {k: round(v, 3) for k, v in self.breakdown.model_dump().items()}
-        per_gpu = round(sum(parts.values()), 3)
-        context, slack = round(self.cuda_context_gb, 3), round(self.allocator_slack_gb, 3)
-        return {
-            "per_gpu_gb": per_gpu,
-            "planning_gb": round(per_gpu * (1 + self.margin), 3),
-            "margin": self.margin,
-            "breakdown": {
-                **parts,
-                "overhead": round(per_gpu - (sum(parts.values()) - parts["overhead"]) - context - slack, 3),
-                "cuda_context_gb": context,
-                "allocator_slack_gb": slack,
-            },
-            "memory_metric": self.memory_metric,
-            "device_gb": round(self.device_gb, 3),
-            "device_planning_gb": round(self.device_planning_gb, 3),
-            "assumptions": list(self.assumptions),
-            "total_params": self.total_params,
-            "trainable_params": self.trainable_params,
-            "lora_params": self.lora_params,
-        }
 
 
 # ----- per-setup features (independent of GPU count and sharding) --------------------------------
@@ -540,49 +378,6 @@ def estimate_memory(setup: TrainingSetup, constants: MemoryConstants = DEFAULT_C
         sharding=setup.sharding,
         memory_metric=setup.memory_metric,
     )
-
-
-_LOSS_TEXT = {
-    "full": "loss: whole logits upcast to fp32 (16-bit logits + fp32 copy + fp32 gradient)",
-    "chunked": "loss: chunked cross-entropy (one 16-bit logits copy; fp32 one chunk at a time)",
-    "fused": "loss: fused linear cross-entropy (no logits tensor)",
-}
-_AC_TEXT = {
-    "none": "activations: every saved tensor kept (no recomputation)",
-    "selective": "activations: op-level selective recompute keeps block input, SDPA output and every "
-    "2nd matmul output",
-    "full": "activations: full recompute keeps each block input plus one block rebuilt in backward",
-}
-_METRIC_TEXT = {
-    "device": "per_gpu_gb = device (nvidia-smi): CUDA context and allocator slack included",
-    "reserved": "per_gpu_gb = torch.cuda.max_memory_reserved: allocator slack included, CUDA context not",
-    "allocated": "per_gpu_gb = torch.cuda.max_memory_allocated: no allocator slack, no CUDA context",
-}
-
-
-def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
-    """The framework behaviours and recipe choices behind an estimate, one line each."""
-    defaults = DEFAULTS[setup.framework]
-    lines = [defaults.summary, _LOSS_TEXT[setup.loss], _AC_TEXT[setup.activation_checkpointing]]
-    if setup.compile or defaults.fused_kernels:
-        lines.append("fused elementwise kernels: no fp32 norm copies or activation outputs saved")
-    else:
-        lines.append("eager kernels: RMSNorm keeps an fp32 copy of its input; act(gate) saved")
-    if setup.method == "full" and setup.sharding in ("zero3", "fsdp") and setup.precision == "bf16-mixed":
-        if defaults.sharded_fp32_master:
-            lines.append("sharded state: fp32 params (= master) + fp32 grads + AdamW states, 16 B/param / N")
-        else:
-            lines.append(
-                "sharded state: 16-bit params + fp32 grads + fp32 master + AdamW states, 18 B/param / N"
-            )
-    if setup.cpu_offload_activations or (
-        setup.activation_checkpointing == "full" and defaults.offloads_checkpoints
-    ):
-        lines.append("saved activations offloaded to CPU RAM (two layers resident)")
-    if setup.optimizer_in_backward:
-        lines.append("optimizer step fused into backward: gradients freed as they are applied")
-    lines.append(_METRIC_TEXT[setup.memory_metric])
-    return tuple(lines)
 
 
 class PreparedSetups:

@@ -17,6 +17,11 @@ FLOPs convention (reference: cost-model.md, llm-foundry's MFU definition):
 
 The efficiency is a handful of physically meaningful numbers (:class:`ThroughputParameters`),
 calibrated once on ``throughput_public.csv`` (see ``models/mfu_calibration.md``), never per row.
+GPU facts are in :mod:`gpuprice.models.gpu_hardware`, the constants in
+:mod:`gpuprice.models.throughput_parameters`, benchmark parsing and the fit in
+:mod:`gpuprice.models.calibration.throughput_rows`. Why this module is over ~400 lines: the scalar
+prediction and the vectorised frame path (the ranking's million-row sweep) build the same
+:class:`Cases` for one :func:`evaluate`, and are kept side by side so they cannot drift.
 """
 
 from __future__ import annotations
