@@ -247,3 +247,62 @@ def test_helpers_for_other_commands(tmp_path: Path) -> None:
     assert setup_from_options(params_b=13, method="full", gpus="4", sharding="fsdp").gpus == 4
     with pytest.raises(BadInput, match="unknown option"):
         setup_from_options(params_b=13, method="full", tokens=5)
+
+
+DONE_WHEN = (
+    "fit", "--model", "meta-llama/Llama-3.1-70B", "--method", "full", "--seq-len", "4096",
+    "--micro-batch", "1", "--gpus", "32", "--sharding", "fsdp", "--activation-checkpointing",
+    "selective", "--memory-metric", "reserved", "--json",
+)  # fmt: skip
+
+
+def test_torchtitan_and_hf_differ_for_stated_reasons(cli) -> None:
+    titan = json.loads(cli(*DONE_WHEN, "--framework", "torchtitan").out)
+    hf = json.loads(cli(*DONE_WHEN, "--framework", "hf").out)
+    assert titan["framework"] == "torchtitan" and hf["framework"] == "hf"
+    assert titan["activation_checkpointing"] == "selective" and titan["memory_metric"] == "reserved"
+    for data in (titan, hf):
+        parts = data["breakdown"]
+        assert parts["cuda_context_gb"] == 0 and parts["allocator_slack_gb"] > 0  # reserved metric
+        assert data["per_gpu_gb"] == pytest.approx(sum(parts.values()), abs=1e-6)
+        assert data["device_gb"] > data["per_gpu_gb"]  # the device figure adds the CUDA context
+    assert titan["breakdown"]["weights"] < hf["breakdown"]["weights"]  # FSDP2: fp32 shards are the master
+    assert titan["per_gpu_gb"] < hf["per_gpu_gb"]
+    assert any("FSDP2" in line for line in titan["assumptions"])
+    assert any("18 B/param" in line for line in hf["assumptions"])
+    assert any("16 B/param" in line for line in titan["assumptions"])
+
+
+def test_batch_accepts_the_new_columns(cli, tmp_path) -> None:
+    path = tmp_path / "runs.csv"
+    path.write_text(
+        "model,method,framework,activation_checkpointing,compile,loss,memory_metric,"
+        "cpu_offload_activations,optimizer_in_backward,gpu\n"
+        "meta-llama/Llama-3.1-8B,qlora,unsloth,,,,allocated,,,l4\n"
+        "meta-llama/Llama-3.1-8B,full,torchtune,selective,true,chunked,reserved,true,true,h100-sxm\n"
+    )
+    result = cli("fit", "--batch", str(path))
+    assert result.code == 0, result.err
+    first, second = (json.loads(line) for line in result.out.splitlines())
+    assert (first["framework"], first["loss"], first["memory_metric"]) == ("unsloth", "fused", "allocated")
+    assert first["activation_checkpointing"] == "full"  # QLoRA's recipe
+    assert (second["compile"], second["loss"], second["activation_checkpointing"]) == (
+        True,
+        "chunked",
+        "selective",
+    )
+    assert "fits" in first and "fits" in second
+
+
+@pytest.mark.parametrize(
+    "option,value",
+    [
+        ("--framework", "deepspeed"),
+        ("--activation-checkpointing", "some"),
+        ("--memory-metric", "smi"),
+        ("--loss", "x"),
+    ],
+)
+def test_bad_new_option_values_exit_2_with_one_line(cli, option, value) -> None:
+    result = cli("fit", "--params-b", "7", "--method", "lora", option, value)
+    assert result.code == 2 and len(result.err.strip().splitlines()) == 1 and "valid" in result.err

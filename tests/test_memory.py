@@ -449,3 +449,68 @@ def test_catalog_name_with_a_different_size_falls_back_to_params_b() -> None:
     s = setup_from_measurement_row(row(params_b="13.0"))
     assert s.arch.n_params / 1e9 == pytest.approx(13.0, rel=0.02)
     assert setup_from_measurement_row(row(params_b="")).arch == LLAMA2_7B
+
+
+# ----- issue 15: framework, checkpointing, compile, loss, offload, metric ----------------------------
+def _peak(**kw) -> float:
+    base = dict(arch=LLAMA3_8B, method="full", seq_len=4096, micro_batch=2, precision="bf16-true")
+    base.update(kw)
+    return estimate_memory(TrainingSetup(**base))
+
+
+def test_selective_checkpointing_sits_between_none_and_full() -> None:
+    acts = [_peak(activation_checkpointing=m).breakdown.activations for m in ("none", "selective", "full")]
+    assert acts[0] > acts[1] > acts[2] > 0
+
+
+def test_grad_checkpointing_is_the_alias_of_full_and_contradictions_are_bad_input() -> None:
+    assert _peak(grad_checkpointing=True).per_gpu_gb == _peak(activation_checkpointing="full").per_gpu_gb
+    with pytest.raises(BadInput, match="alias"):
+        TrainingSetup.checked(
+            arch=LLAMA3_8B, method="full", grad_checkpointing=True, activation_checkpointing="none"
+        )
+    assert TrainingSetup(arch=LLAMA3_8B, method="qlora").activation_checkpointing == "full"
+
+
+def test_compile_saves_activations_and_chunked_or_fused_loss_saves_logits() -> None:
+    eager, compiled = _peak(), _peak(compile=True)
+    assert compiled.breakdown.activations < eager.breakdown.activations
+    full, chunked, fused = (_peak(loss=k).breakdown.logits for k in ("full", "chunked", "fused"))
+    tokens_vocab = 4096 * 2 * LLAMA3_8B.vocab_size
+    assert full == pytest.approx(tokens_vocab * 10 / GB) and chunked == pytest.approx(tokens_vocab * 2 / GB)
+    assert fused == 0
+
+
+def test_offload_and_optimizer_in_backward() -> None:
+    base = _peak(activation_checkpointing="full")
+    assert _peak(activation_checkpointing="full", cpu_offload_activations=True).breakdown.activations < (
+        base.breakdown.activations
+    )
+    assert _peak(optimizer_in_backward=True).breakdown.gradients < 0.1 * _peak().breakdown.gradients
+
+
+def test_framework_defaults_are_applied() -> None:
+    tune = TrainingSetup(arch=LLAMA3_8B, method="lora", framework="torchtune")
+    assert (tune.precision, tune.loss) == ("bf16-true", "chunked")
+    unsloth = estimate_memory(TrainingSetup(arch=LLAMA3_8B, method="qlora", framework="unsloth"))
+    hf = estimate_memory(TrainingSetup(arch=LLAMA3_8B, method="qlora"))
+    assert unsloth.breakdown.logits == 0 and unsloth.per_gpu_gb < hf.per_gpu_gb
+    assert any("unsloth" in line for line in unsloth.assumptions)
+
+
+def test_torchtitan_fsdp2_keeps_no_16bit_copy_of_the_sharded_params() -> None:
+    kw = dict(gpus=32, sharding="fsdp", precision="bf16-mixed", activation_checkpointing="selective")
+    titan, hf = _peak(framework="torchtitan", **kw), _peak(framework="hf", **kw)
+    assert hf.breakdown.weights - titan.breakdown.weights == pytest.approx(2 * LLAMA3_8B.n_params / 32 / GB)
+    assert titan.breakdown.activations == hf.breakdown.activations
+
+
+def test_memory_metric_changes_the_report_not_the_verdict() -> None:
+    est = {m: _peak(memory_metric=m) for m in ("device", "reserved", "allocated")}
+    assert est["allocated"].per_gpu_gb < est["reserved"].per_gpu_gb < est["device"].per_gpu_gb
+    assert est["reserved"].cuda_context_gb == 0 and est["device"].cuda_context_gb > 1
+    assert est["allocated"].allocator_slack_gb == 0
+    devices = {round(e.device_gb, 9) for e in est.values()}
+    assert len(devices) == 1
+    card = est["device"].device_planning_gb - 0.01  # just too small for the device figure
+    assert not any(e.fits(card) for e in est.values())
