@@ -205,3 +205,21 @@ def test_memory_fit_table_stays_within_the_workload_limits() -> None:
     table = memory_fit_table([four_nodes, one_node])
     assert table.loc[table["workload"] == four_nodes.name, "gpu_count"].max() == 32
     assert table.loc[table["workload"] == one_node.name, "gpu_count"].max() == 8
+def test_framework_and_checkpointing_fields_reach_the_memory_setup() -> None:
+    base = dict(
+        name="x", model="meta-llama/Llama-3.1-8B", method="lora", tokens=1e6, checkpoint_interval_tokens=1e5
+    )
+    tuned = Workload.model_validate(
+        {**base, "framework": "torchtune", "activation_checkpointing": "selective", "compile": True}
+    )
+    assert tuned.precision == "bf16-true"  # torchtune trains in pure bf16
+    setup = tuned.setup(gpus=2, sharding="fsdp")
+    assert (setup.framework, setup.activation_checkpointing, setup.compile, setup.loss) == (
+        "torchtune",
+        "selective",
+        True,
+        "chunked",
+    )
+    assert not tuned.uses_checkpointing and tuned.definition()["activation_checkpointing"] == "selective"
+    with pytest.raises(ValueError):
+        Workload.model_validate({**base, "grad_checkpointing": True, "activation_checkpointing": "none"})
