@@ -21,11 +21,21 @@ MemoryStrategy = Literal["none", "zero2", "zero3", "fsdp", "offload"]
 # ("reserved") or torch.cuda.max_memory_allocated ("allocated").
 MemoryMetric = Literal["device", "reserved", "allocated"]
 
+# --framework: whose documented defaults apply (models/frameworks.py); --loss: how the loss sees the
+# logits; --activation-checkpointing: what backward recomputes.
+Framework = Literal["hf", "torchtune", "torchtitan", "litgpt", "unsloth"]
+LossKernel = Literal["full", "chunked", "fused"]
+ActivationCheckpointing = Literal["none", "selective", "full"]
+
 METHODS: tuple[Method, ...] = get_args(Method)
 OPTIMIZERS: tuple[Optimizer, ...] = get_args(Optimizer)
 PRECISIONS: tuple[Precision, ...] = get_args(Precision)
 LORA_TARGETS: tuple[LoraTargets, ...] = get_args(LoraTargets)
 SHARDINGS: tuple[Sharding, ...] = get_args(Sharding)
+MEMORY_METRICS: tuple[MemoryMetric, ...] = get_args(MemoryMetric)
+FRAMEWORKS: tuple[Framework, ...] = get_args(Framework)
+LOSS_KERNELS: tuple[LossKernel, ...] = get_args(LossKernel)
+ACTIVATION_CHECKPOINTING: tuple[ActivationCheckpointing, ...] = get_args(ActivationCheckpointing)
 # The strategies a fit sweep tries, least complex first (fsdp would repeat zero3's figures).
 SWEEP_STRATEGIES: tuple[MemoryStrategy, ...] = ("none", "zero2", "zero3", "offload")
 

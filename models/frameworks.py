@@ -35,15 +35,27 @@ measurements. Sources (file paths in each project's repository; details in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
-Framework = Literal["hf", "torchtune", "torchtitan", "litgpt", "unsloth"]
-LossKernel = Literal["full", "chunked", "fused"]
-ActivationCheckpointing = Literal["none", "selective", "full"]
+from gpuprice.models.choices import (  # re-exported: the vocabulary lives in choices
+    ACTIVATION_CHECKPOINTING,
+    FRAMEWORKS,
+    LOSS_KERNELS,
+    ActivationCheckpointing,
+    Framework,
+    LossKernel,
+)
 
-FRAMEWORKS: tuple[str, ...] = ("hf", "torchtune", "torchtitan", "litgpt", "unsloth")
-LOSS_KERNELS: tuple[str, ...] = ("full", "chunked", "fused")
-ACTIVATION_CHECKPOINTING: tuple[str, ...] = ("none", "selective", "full")
+__all__ = [
+    "ACTIVATION_CHECKPOINTING",
+    "DEFAULTS",
+    "FRAMEWORKS",
+    "LOSS_KERNELS",
+    "ActivationCheckpointing",
+    "Framework",
+    "FrameworkDefaults",
+    "LossKernel",
+    "defaults_of",
+]
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ from typing import Literal
 
 import pandas as pd
 
+from gpuprice.models.choices import GPUS_PER_NODE
+
 GpuFamily = Literal[
     "ampere_datacenter",  # A100 (HBM)
     "hopper",  # H100, H200, GH200
@@ -64,7 +66,6 @@ DEFAULT_FABRIC_GBPS: dict[GpuFamily, float] = {
 }
 FALLBACK_FABRIC_GBPS = 100.0
 FABRIC_EFFICIENCY = 0.9
-GPUS_PER_NODE = 8
 
 
 @dataclass(frozen=True)

@@ -6,30 +6,27 @@ The arithmetic is in :mod:`gpuprice.models.memory`; this module is what callers 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gpuprice.errors import BadInput
 from gpuprice.models.architectures import ModelArch
-from gpuprice.models.frameworks import DEFAULTS, ActivationCheckpointing, Framework, LossKernel
+from gpuprice.models.choices import (
+    ActivationCheckpointing,
+    Framework,
+    LoraTargets,
+    LossKernel,
+    MemoryMetric,
+    MemoryStrategy,
+    Method,
+    Optimizer,
+    Precision,
+)
+from gpuprice.models.frameworks import DEFAULTS
 
-Method = Literal["full", "lora", "qlora"]
-Optimizer = Literal["adamw", "adamw8bit", "paged_adamw8bit", "sgd"]
-Precision = Literal["fp32", "bf16-mixed", "bf16-true"]
-Sharding = Literal["none", "zero2", "zero3", "fsdp", "offload"]
-LoraTargets = Literal["all", "qv"]
-# What the peak is compared with: nvidia-smi / the card ("device"), torch.cuda.max_memory_reserved
-# ("reserved") or torch.cuda.max_memory_allocated ("allocated").
-MemoryMetric = Literal["device", "reserved", "allocated"]
-
-METHODS: tuple[str, ...] = ("full", "lora", "qlora")
-OPTIMIZERS: tuple[str, ...] = ("adamw", "adamw8bit", "paged_adamw8bit", "sgd")
-PRECISIONS: tuple[str, ...] = ("fp32", "bf16-mixed", "bf16-true")
-SHARDINGS: tuple[str, ...] = ("none", "zero2", "zero3", "fsdp")
-SWEEP_STRATEGIES: tuple[str, ...] = ("none", "zero2", "zero3", "offload")
-LORA_TARGETS: tuple[str, ...] = ("all", "qv")
-MEMORY_METRICS: tuple[str, ...] = ("device", "reserved", "allocated")
+# A memory strategy is a sharding or CPU offload (what fit sweeps also try).
+Sharding = MemoryStrategy
 BREAKDOWN_TERMS: tuple[str, ...] = ("weights", "gradients", "optimizer", "activations", "logits", "overhead")
 
 GB = 1e9

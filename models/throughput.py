@@ -35,6 +35,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpuprice.errors import BadInput
+from gpuprice.models.choices import METHODS, SHARDINGS
 from gpuprice.models.gpu_hardware import (  # re-exported: callers import the hardware facts from here too
     ALL_FAMILIES,
     FAMILY_CODE,
@@ -68,7 +69,6 @@ __all__ = [
     "predict_throughput",
 ]
 
-Method = Literal["full", "lora", "qlora"]
 # "model_parallel" (Megatron TP/PP) only occurs in benchmark rows; the product shards with ZeRO/FSDP.
 Sharding = Literal["none", "zero2", "zero3", "fsdp", "model_parallel"]
 
@@ -260,10 +260,10 @@ def compiled_kernels(compile: bool, framework: str = "hf") -> bool:
 
 
 def _check_config(method: str, sharding: str, gpus: int, seq_len: int, micro_batch: int) -> None:
-    if method not in ("full", "lora", "qlora"):
-        raise BadInput(f"unknown method {method!r}; valid: full, lora, qlora")
+    if method not in METHODS:
+        raise BadInput(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
     if sharding not in _FULL_COMM_BYTES:
-        raise BadInput(f"unknown sharding {sharding!r}; valid: none, zero2, zero3, fsdp")
+        raise BadInput(f"unknown sharding {sharding!r}; valid: {', '.join(SHARDINGS)}")
     for name, value in (("gpus", gpus), ("seq_len", seq_len), ("micro_batch", micro_batch)):
         if value < 1:
             raise BadInput(f"{name} must be at least 1 (got {value})")

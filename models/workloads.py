@@ -27,7 +27,17 @@ from pydantic import (
 )
 
 from gpuprice.errors import BadInput, read_text_input, unknown_choice
-from gpuprice.models.choices import GPUS_PER_NODE, LoraTargets, Method, Optimizer, Precision
+from gpuprice.models.choices import (
+    GPUS_PER_NODE,
+    ActivationCheckpointing,
+    Framework,
+    LoraTargets,
+    LossKernel,
+    MemoryMetric,
+    Method,
+    Optimizer,
+    Precision,
+)
 from gpuprice.models.cost import CostTerms, resumable_checkpoint_gb
 from gpuprice.quantities import parse_number
 
@@ -57,17 +67,15 @@ class Workload(BaseModel):
     seq_len: int = Field(default=2048, ge=1, le=4_194_304)
     micro_batch: int = Field(default=1, ge=1, le=65_536)
     grad_checkpointing: bool | None = Field(default=None, description="default: on for qlora, off otherwise")
-    activation_checkpointing: Literal["none", "selective", "full"] | None = Field(
+    activation_checkpointing: ActivationCheckpointing | None = Field(
         default=None, description="none, selective or full; grad_checkpointing is the alias of full"
     )
-    framework: Literal["hf", "torchtune", "torchtitan", "litgpt", "unsloth"] = "hf"
+    framework: Framework = "hf"
     compile: bool = False
-    loss: Literal["full", "chunked", "fused"] | None = Field(
-        default=None, description="default: the framework's"
-    )
+    loss: LossKernel | None = Field(default=None, description="default: the framework's")
     cpu_offload_activations: bool = False
     optimizer_in_backward: bool = False
-    memory_metric: Literal["device", "reserved", "allocated"] = "device"
+    memory_metric: MemoryMetric = "device"
     # Adapter fields belong to lora/qlora only (None for a full fine-tune; default rank 16, all targets).
     lora_rank: int | None = Field(default=None, ge=1, le=65_536)
     lora_targets: LoraTargets | None = None

@@ -27,16 +27,18 @@ from pydantic import BaseModel, ConfigDict
 from gpuprice.commands import metavars
 from gpuprice.errors import BadInput, read_text_input, unknown_choice
 from gpuprice.models.architectures import resolve_model
-from gpuprice.models.frameworks import ACTIVATION_CHECKPOINTING, FRAMEWORKS, LOSS_KERNELS
-from gpuprice.models.memory import (
+from gpuprice.models.choices import (
+    ACTIVATION_CHECKPOINTING,
+    FRAMEWORKS,
     LORA_TARGETS,
+    LOSS_KERNELS,
     MEMORY_METRICS,
     METHODS,
     OPTIMIZERS,
     PRECISIONS,
     SHARDINGS,
-    TrainingSetup,
 )
+from gpuprice.models.memory import TrainingSetup
 
 
 # ----- the model options ------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from gpuprice.errors import BadInput
 from gpuprice.models.architectures import find_model, shape_for_params
+from gpuprice.models.choices import METHODS
 from gpuprice.models.memory import TrainingSetup, one_line_error
 
 
@@ -159,7 +160,7 @@ def _parse_method(method: Any, precision_text: str, sharding: str) -> tuple[str,
     m = str(method if method is not None else "").strip().lower()
     p = precision_text.strip().lower()
     if re.search(r"dora|adapter|prefix|prompt|ia3|lora_emb|lora\+emb|embedding", m):
-        raise UnusableRow(f"method {method!r} is not modelled (full, lora, qlora)")
+        raise UnusableRow(f"method {method!r} is not modelled ({', '.join(METHODS)})")
     if "qlora" in m or "q-lora" in m:
         kind = "qlora"
     elif "lora" in m:
@@ -167,7 +168,7 @@ def _parse_method(method: Any, precision_text: str, sharding: str) -> tuple[str,
     elif m.startswith(("full", "pretrain", "sft", "ft", "fine")):
         kind = "full"
     else:
-        raise UnusableRow(f"method {method!r} is not modelled (full, lora, qlora)")
+        raise UnusableRow(f"method {method!r} is not modelled ({', '.join(METHODS)})")
     if "8bit" in m or "8-bit" in m or "adam8" in m:
         optimizer = "paged_adamw8bit" if "paged" in m else "adamw8bit"
     elif "sgd" in m:

@@ -58,7 +58,7 @@ def _number(row: Mapping[str, object], key: str) -> float | None:
 
 def benchmark_gpu(raw: str) -> GpuProfile:
     """Map a benchmark's GPU text ("h100_80gb", "A100-40GB-SXM", "RTX 6000 Ada 48GB") to a profile."""
-    from gpuprice.models.gpu_names import UNKNOWN, normalize_gpu
+    from gpuprice.scrapers.gpu_names import UNKNOWN, normalize_gpu
 
     text = raw.replace("_", " ")
     slug = normalize_gpu(text)
