@@ -49,13 +49,7 @@ import pandas as pd
 
 from gpuprice.errors import BadInput
 from gpuprice.models.architectures import ModelArch
-from gpuprice.models.frameworks import DEFAULTS
-from gpuprice.models.memory_setup import (  # re-exported: the public names of the memory model
-    _STRATEGY_CODE,
-    BREAKDOWN_TERMS,
-    DEFAULT_CONSTANTS,
-    GB,
-    GIB,
+from gpuprice.models.choices import (  # re-exported: callers import the vocabulary from here too
     LORA_TARGETS,
     MEMORY_METRICS,
     METHODS,
@@ -63,14 +57,22 @@ from gpuprice.models.memory_setup import (  # re-exported: the public names of t
     PRECISIONS,
     SHARDINGS,
     SWEEP_STRATEGIES,
-    Breakdown,
     LoraTargets,
-    MemoryConstants,
-    MemoryEstimate,
     MemoryMetric,
     Method,
     Optimizer,
     Precision,
+)
+from gpuprice.models.frameworks import DEFAULTS
+from gpuprice.models.memory_setup import (  # re-exported: the public names of the memory model
+    _STRATEGY_CODE,
+    BREAKDOWN_TERMS,
+    DEFAULT_CONSTANTS,
+    GB,
+    GIB,
+    Breakdown,
+    MemoryConstants,
+    MemoryEstimate,
     Sharding,
     TrainingSetup,
     assumptions,
