@@ -88,8 +88,8 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         full_loss_bytes=10.0,
         dequant_per_linear=False,
         summary="transformers: whole logits upcast to fp32 in the loss; eager RMSNorm/SwiGLU; "
-        "per-layer gradient checkpointing only (no op-level selective AC); ZeRO keeps 16-bit params "
-        "+ fp32 master",
+        "its gradient checkpointing wraps whole layers (selective = PyTorch's op-level policy on the "
+        "blocks); ZeRO keeps 16-bit params + fp32 master",
     ),
     "torchtune": FrameworkDefaults(
         "torchtune",

@@ -51,16 +51,21 @@ def _print_table(result: dict[str, Any]) -> None:
     console = Console()
     console.print(
         f"[bold]{result['model']}[/bold]: {result['method']}, {result['optimizer']}, {result['precision']}, "
-        f"{sequence_text(result)}, {result['gpus']} GPU(s), sharding {result['sharding']}"
+        f"{sequence_text(result)}, {result['gpus']} GPU(s), sharding {result['sharding']}, "
+        f"framework {result['framework']}, memory metric {result['memory_metric']}"
     )
     table = Table(show_header=True)
     table.add_column("term")
     table.add_column("GB per GPU", justify="right")
     for term in BREAKDOWN_TERMS:
         table.add_row(term, f"{result['breakdown'][term]:.2f}")
+    table.add_row("cuda context", f"{result['breakdown']['cuda_context_gb']:.2f}")
+    table.add_row("allocator slack", f"{result['breakdown']['allocator_slack_gb']:.2f}")
     table.add_row("peak (per_gpu_gb)", f"{result['per_gpu_gb']:.2f}", style="bold")
     table.add_row(f"planning (+{result['margin']:.0%})", f"{result['planning_gb']:.2f}", style="bold")
     console.print(table)
+    for line in result["assumptions"]:
+        console.print(f"  - {line}", markup=False)
     if "gpu" in result:
         verdict = "fits" if result["fits"] else "does NOT fit"
         console.print(
