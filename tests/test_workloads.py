@@ -205,6 +205,8 @@ def test_memory_fit_table_stays_within_the_workload_limits() -> None:
     table = memory_fit_table([four_nodes, one_node])
     assert table.loc[table["workload"] == four_nodes.name, "gpu_count"].max() == 32
     assert table.loc[table["workload"] == one_node.name, "gpu_count"].max() == 8
+
+
 def test_framework_and_checkpointing_fields_reach_the_memory_setup() -> None:
     base = dict(
         name="x", model="meta-llama/Llama-3.1-8B", method="lora", tokens=1e6, checkpoint_interval_tokens=1e5
