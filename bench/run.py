@@ -18,7 +18,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from bench import end_to_end, parse_speed, sweep_speed, warehouse_scale
+from bench import backfill_speed, end_to_end, parse_speed, report_charts, sweep_speed, warehouse_scale
 from bench.figures import Figure
 
 RESULTS_PATH = Path(__file__).with_name("results.json")
@@ -28,6 +28,8 @@ BENCHMARKS: dict[str, Callable[[], list[Figure]]] = {
     "sweep": sweep_speed.measure,
     "warehouse": warehouse_scale.measure,
     "e2e": end_to_end.measure,
+    "reports": report_charts.measure,
+    "backfill": backfill_speed.measure,
 }
 
 

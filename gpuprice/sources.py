@@ -14,6 +14,10 @@ from typing import Final, Literal, get_args
 PageSource = Literal["live", "archive"]
 PAGE_SOURCES: tuple[PageSource, ...] = get_args(PageSource)
 
+# `gpuprice backfill --source raw` (and GPUPRICE_SOURCE=raw in the code location): the pages already
+# kept in the raw store, parsed again, each keeping its snapshot source (archive:// pages: archive).
+ReparseSource = Literal["raw"]
+
 SnapshotSource = Literal["scrape", "archive", "public_report"]
 PUBLIC_REPORT: Final = "public_report"
 # A provider's daily partition: what a run writes and replaces.

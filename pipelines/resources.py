@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import duckdb
@@ -13,7 +14,8 @@ from dagster_duckdb import DuckDBResource
 from gpuprice.models.workloads import Workload, load_workloads
 from gpuprice.scrapers.archive import archive_or_sample
 from gpuprice.settings import DEFAULT_SOURCE, Settings
-from gpuprice.sources import PageSource
+from gpuprice.sources import PageSource, ReparseSource
+from gpuprice.warehouse.connection import connect_writer, warehouse_lake
 from gpuprice.warehouse.schema import migrate
 from gpuprice.warehouse.views import create_views
 
@@ -41,6 +43,13 @@ class WarehouseResource(DuckDBResource):
     @contextlib.contextmanager
     def open(self) -> Iterator[duckdb.DuckDBPyConnection]:
         self.home_path.mkdir(parents=True, exist_ok=True)
+        if warehouse_lake(self.database_path) is not None:  # GPUPRICE_WAREHOUSE=ducklake:...
+            con = connect_writer(self.database_path)
+            try:
+                yield con
+            finally:
+                con.close()
+            return
         with self.get_connection() as con:
             try:
                 migrate(con)
@@ -51,9 +60,10 @@ class WarehouseResource(DuckDBResource):
 
 
 class ScrapeSettings(dg.ConfigurableResource):
-    """Where pages come from: ``live`` (polite HTTP) or ``archive`` (recorded pages)."""
+    """Where pages come from: ``live`` (polite HTTP), ``archive`` (recorded pages) or ``raw``
+    (the pages already kept in the raw store, parsed again: a backfill after a parser fix)."""
 
-    source: PageSource = DEFAULT_SOURCE
+    source: PageSource | ReparseSource = DEFAULT_SOURCE
     archive_dir: str = ""  # empty: the sample archive shipped with the package
 
     @property
@@ -72,17 +82,22 @@ class WorkloadCatalog(dg.ConfigurableResource):
 
 def default_resources(
     home: Path,
-    source: PageSource = DEFAULT_SOURCE,
+    source: PageSource | ReparseSource = DEFAULT_SOURCE,
     archive_dir: Path | None = None,
     workloads: Path | None = None,
-) -> dict[str, dg.ConfigurableResource]:
+    io_dir: Path | None = None,
+) -> dict[str, Any]:
+    """``io_dir``: where steps hand values to the next step (default: the Dagster home's storage)."""
+    from gpuprice.pipelines.ranges import PartitionRangeIOManager
+
     return {
         "warehouse": WarehouseResource.for_home(home),
         "scrape": ScrapeSettings(source=source, archive_dir=str(archive_dir or "")),
         "workload_catalog": WorkloadCatalog(extra_file=str(workloads or "")),
+        "io_manager": PartitionRangeIOManager(base_dir=str(io_dir or home / "dagster" / "storage")),
     }
 
 
-def resources_for(settings: Settings) -> dict[str, dg.ConfigurableResource]:
+def resources_for(settings: Settings) -> dict[str, Any]:
     """The resources a settings object asks for (the code location's edge)."""
     return default_resources(settings.home, settings.source, settings.archive, settings.workloads)

@@ -11,6 +11,7 @@ import datetime as dt
 import logging
 import re
 import sys
+import tempfile
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ import dagster as dg
 from gpuprice.pipelines.defs.scraping.assets import STEP_RETRIES_TAG
 from gpuprice.pipelines.resources import default_resources
 from gpuprice.scrapers.offer import PROVIDERS
-from gpuprice.warehouse.connection import connect_read_only
+from gpuprice.warehouse.connection import connect_read_only, warehouse_exists
 
 # Step failures of the providers' own assets ("scrape: parsed__nebius: ...") are reported per provider.
 _PROVIDER_STEP = re.compile(r"^scrape: (raw|parsed|snapshot)__")
@@ -100,7 +101,8 @@ def run_day(
 
     started = dt.datetime.now(dt.UTC)
     assets, checks = _all_definitions()
-    resources = default_resources(home, source, archive_dir, workloads)
+    scratch = tempfile.TemporaryDirectory(prefix="gpuprice-run-")  # values handed between steps
+    resources = default_resources(home, source, archive_dir, workloads, io_dir=Path(scratch.name))
     instance = dg.DagsterInstance.ephemeral()
     partition = day.isoformat()
     summary = RunSummary(
@@ -158,9 +160,10 @@ def run_day(
         folder = home / "reports" / f"{year}-W{week:02d}"
         if folder.exists():
             summary.reports = sorted(folder.glob("*.html"))
+    scratch.cleanup()
 
     status = None
-    if summary.warehouse.exists():
+    if warehouse_exists(summary.warehouse):
         # Every writer step of this run has finished; another run may be writing (it waits for us).
         con = connect_read_only(summary.warehouse)
         try:

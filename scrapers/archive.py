@@ -106,14 +106,29 @@ def _sort_key(page: ArchivedPage) -> tuple[dt.date, int]:
 def find_archived_page(archive_dir: Path, provider: str, date: dt.date | str) -> ArchivedPage | None:
     """The latest recorded page of ``provider`` dated at or before ``date`` (None if none)."""
     provider = check_provider(provider)
-    day = check_date(date)
-    candidates = [page for page in _provider_pages(archive_dir, provider) if page.page_date <= day]
+    return latest_at_or_before(_provider_pages(archive_dir, provider), check_date(date))
+
+
+def archived_pages(archive_dir: Path, provider: str) -> list[ArchivedPage]:
+    """Every recording of ``provider`` (one listing of its folder, for replaying many dates)."""
+    return _provider_pages(archive_dir, check_provider(provider))
+
+
+def latest_at_or_before(pages: list[ArchivedPage], day: dt.date) -> ArchivedPage | None:
+    """Of ``pages`` (one provider's), the one a run for ``day`` replays (None if none)."""
+    candidates = [page for page in pages if page.page_date <= day]
     if not candidates:
         return None
     chosen = max(candidates, key=_sort_key)
     twins = [p.file_name for p in candidates if p.page_date == chosen.page_date and p != chosen]
     if twins:
-        log.info("%s %s: replaying %s (also recorded: %s)", provider, day, chosen.file_name, ", ".join(twins))
+        log.info(
+            "%s %s: replaying %s (also recorded: %s)",
+            chosen.provider,
+            day,
+            chosen.file_name,
+            ", ".join(twins),
+        )
     return chosen
 
 

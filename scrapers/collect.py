@@ -17,7 +17,9 @@ from pydantic import BaseModel, ConfigDict
 from gpuprice.scrapers.archive import (
     SAMPLE_ARCHIVE,
     archive_dates,
+    archived_pages,
     find_archived_page,
+    latest_at_or_before,
     read_archived,
 )
 from gpuprice.scrapers.fetch import FetchError, PoliteFetcher
@@ -30,6 +32,7 @@ from gpuprice.scrapers.rawstore import (
     RawStoreError,
     check_date,
     check_provider,
+    link_raw,
     lookup_validators,
     read_raw,
     remember_validators,
@@ -243,6 +246,65 @@ def collect_archived(
         page_date=page.page_date,
         archived_path=page.path,
     )
+
+
+def collect_archived_range(
+    provider: str,
+    dates: Sequence[dt.date],
+    *,
+    home: Path,
+    archive_dir: Path,
+    parser_version: str | None = None,
+    max_bytes: int = DEFAULT_ARCHIVE_MAX_BYTES,
+) -> dict[dt.date, CollectedPage | Exception]:
+    """``collect_archived`` for many dates at once (a backfill): per date the page or why not.
+
+    Each recording is read, hashed and compressed once; the other dates that replay it get a
+    link to the same stored copy (``link_raw``), so a year of one unchanged page costs one read.
+    """
+    provider = check_provider(provider)
+    recordings = archived_pages(archive_dir, provider)
+    seen: dict[Path, tuple[bytes, RawPage]] = {}
+    collected: dict[dt.date, CollectedPage | Exception] = {}
+    for day in dates:
+        page = latest_at_or_before(recordings, day)
+        if page is None:
+            recorded = sorted({p.page_date for p in recordings})
+            collected[day] = NoArchivedPage(provider, day, archive_dir, recorded)
+            continue
+        now = dt.datetime.now(dt.UTC)
+        try:
+            if page.path in seen:
+                body, first = seen[page.path]
+                raw = link_raw(home, first, day, fetched_at=now, parser_version=parser_version)
+            else:
+                body = read_archived(page.path, max_bytes)
+                raw = _store_intact(
+                    home,
+                    provider,
+                    day,
+                    f"archive://{provider}/{page.file_name}",
+                    body,
+                    kind=page.kind,
+                    http_status=None,
+                    fetched_at=now,
+                    parser_version=parser_version,
+                )
+                seen[page.path] = (body, raw)
+        except (OSError, ValueError) as exc:  # unreadable recording or raw store: this date fails
+            collected[day] = exc
+            continue
+        collected[day] = CollectedPage(
+            provider=provider,
+            snapshot_date=day,
+            source="archive",
+            kind=page.kind,
+            body=body,
+            raw=raw,
+            page_date=page.page_date,
+            archived_path=page.path,
+        )
+    return collected
 
 
 def collect_page(

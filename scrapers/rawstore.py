@@ -215,6 +215,61 @@ def store_raw(
     )
 
 
+def link_raw(home: Path, stored: RawPage, snapshot_date: dt.date | str, **fields) -> RawPage:
+    """``stored`` (a body already in the store) kept for another date too, without compressing again.
+
+    The gzip bytes are a pure function of the body, so the other date's copy is a hard link to
+    the same file (a byte copy where links are not supported). ``fields`` override the row's
+    url, fetched_at, http_status, etag, last_modified or parser_version.
+    """
+    source = Path(stored.stored_path)
+    kind = source.name.split(".")[1]
+    path = raw_page_path(home, stored.provider, snapshot_date, stored.sha256, kind)
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.unlink(missing_ok=True)
+        try:
+            try:
+                os.link(source, tmp)
+            except OSError:
+                _atomic_write(tmp, source.read_bytes())
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+    return stored.model_copy(
+        update={"snapshot_date": check_date(snapshot_date), "stored_path": str(path), **fields}
+    )
+
+
+def stored_bodies(home: Path, provider: str, snapshot_date: dt.date | str) -> list[Path]:
+    """The bodies kept for a provider and date, newest first (several when a fallback was fetched)."""
+    folder = raw_root(home) / check_provider(provider) / check_date(snapshot_date).isoformat()
+    if not folder.is_dir():
+        return []
+    found = []
+    for entry in folder.iterdir():
+        digest, _, rest = entry.name.partition(".")
+        if _SHA256_RE.fullmatch(digest) and rest in ("html.gz", "json.gz") and entry.is_file():
+            found.append(_inside(raw_root(home), entry))
+    return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
+
+
+def stored_dates(home: Path, provider: str) -> list[dt.date]:
+    """The dates the raw store keeps at least one body of ``provider`` for, oldest first."""
+    folder = raw_root(home) / check_provider(provider)
+    if not folder.is_dir():
+        return []
+    days = []
+    for entry in folder.iterdir():
+        if _DATE_RE.fullmatch(entry.name) and entry.is_dir() and any(entry.glob("*.gz")):
+            try:
+                days.append(dt.date.fromisoformat(entry.name))
+            except ValueError:
+                continue
+    return sorted(days)
+
+
 def read_raw(path: Path | str, *, max_bytes: int = MAX_PAGE_BYTES, verify: bool = True) -> bytes:
     """The body stored at ``path`` (gunzipped), checked against the digest in its name."""
     path = Path(path)

@@ -12,7 +12,10 @@ against the protocol here, and ``tests/test_provider_registry.py`` checks them a
 - ``PRICE_UNIT``: what a bare "$x/hr" on the page prices: ``"gpu_hour"`` or ``"instance_hour"``;
 - ``live_requests() -> list[PageRequest]``: what ``--source live`` and ``check-live`` fetch;
 - ``parse(content, observed_on=None) -> ParseResult``: the structured reader; raises
-  ``StructureMissing`` when the page has no recognisable price structure.
+  ``StructureMissing`` when the page has no recognisable price structure;
+- optionally ``PARSE_READS_DATE = True`` when the result depends on ``observed_on`` as well as
+  on the bytes (Nebius dates "Effective October 1" by it): a backfill then parses such a page
+  once per date instead of once per content.
 
 To add a provider: write the module under ``scrapers/providers/``, add its name to
 ``offer.PROVIDERS`` (and the ``Provider`` literal), and list it in ``_REGISTERED`` below.
@@ -69,3 +72,11 @@ def parse_page(provider: str, content: bytes, observed_on: dt.date | None = None
     from gpuprice.scrapers.fallback import parse_with_fallback
 
     return parse_with_fallback(provider_parser(provider), content, observed_on)
+
+
+def parse_reuse_key(provider: str, sha256: str, day: dt.date) -> tuple[str, str, dt.date | None]:
+    """Parses with equal keys give equal results: same bytes and parser version, and the same
+    date when the parser reads it (``PARSE_READS_DATE``)."""
+    parser = provider_parser(provider)
+    reads_date = bool(getattr(parser, "PARSE_READS_DATE", False))
+    return (sha256, parser.PARSER_VERSION, day if reads_date else None)

@@ -240,9 +240,11 @@ def test_peak_memory_includes_a_grandchild() -> None:
 def test_end_to_end_benchmark_reports_both_figures() -> None:
     quick = [sys.executable, "-c", "import json"]
     heavier = [sys.executable, "-c", "import numpy, pandas"]
-    figures = end_to_end.measure(repeats=1, baseline_repeats=1, command=quick, floor_command=heavier)
-    assert_well_formed(figures, {"e2e.run_wall_s", "e2e.run_peak_rss_mb"})
-    rss = figures[1]
+    figures = end_to_end.measure(
+        repeats=1, baseline_repeats=1, command=quick, reports_command=quick, floor_command=heavier
+    )
+    assert_well_formed(figures, {"e2e.run_no_reports_wall_s", "e2e.run_wall_s", "e2e.run_peak_rss_mb"})
+    rss = figures[2]
     assert rss.baseline_value > rss.value  # the floor's memory is the floor's, the run's the run's
     assert rss.baseline == "python -c import numpy, pandas"
     assert figures[0].details["archive_date"]
@@ -251,7 +253,10 @@ def test_end_to_end_benchmark_reports_both_figures() -> None:
 def test_a_failing_command_is_an_error_not_a_figure() -> None:
     with pytest.raises(RuntimeError, match="exited 3"):
         end_to_end.measure(
-            repeats=1, baseline_repeats=1, command=[sys.executable, "-c", "raise SystemExit(3)"]
+            repeats=1,
+            baseline_repeats=1,
+            command=[sys.executable, "-c", "raise SystemExit(3)"],
+            reports_command=[sys.executable, "-c", "pass"],
         )
 
 

@@ -187,14 +187,14 @@ def test_a_write_that_fails_is_reported_failed_even_after_an_earlier_success_tha
 ):
     import gpuprice.warehouse.writes as writes
 
-    original = writes.replace_snapshot_partition
+    original = writes.replace_snapshot_partitions  # what every snapshot write goes through
 
     def disk_full(con, **kwargs):
         if kwargs["provider"] == "coreweave":
             raise duckdb.IOException("IO Error: No space left on device")
         return original(con, **kwargs)
 
-    monkeypatch.setattr(writes, "replace_snapshot_partition", disk_full)
+    monkeypatch.setattr(writes, "replace_snapshot_partitions", disk_full)
     before = partition_rows(home, "coreweave", DAY_B)
     assert provider_run(home, "coreweave", DAY_B) == ("success", None)  # the seed's run of the same date
     result = run_in_process(

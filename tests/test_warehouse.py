@@ -10,7 +10,7 @@ import pytest
 
 from conftest import D1, D2, D3, D4, make_offer
 from gpuprice.scrapers.offer import ParseReport, RejectedRow
-from gpuprice.warehouse.connection import connect_writer
+from gpuprice.warehouse.connection import connect_reader, connect_writer
 from gpuprice.warehouse.schema import MIGRATIONS, SCHEMA_VERSION, V1_DDL, current_version
 from gpuprice.warehouse.writes import replace_snapshot_partition
 
@@ -32,8 +32,22 @@ def table(con, sql, *params):
     return con.execute(sql, list(params)).fetchall()
 
 
-@pytest.fixture
-def con(tmp_path: Path):
+# Every warehouse test runs on the embedded DuckDB file and on a DuckLake (a local catalog
+# file plus a folder of Parquet data files), as GPUPRICE_WAREHOUSE selects.
+ENGINES = ["duckdb", "ducklake"]
+
+
+def use_engine(engine: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if engine == "ducklake":
+        monkeypatch.setenv("GPUPRICE_WAREHOUSE", f"ducklake:{tmp_path / 'catalog.ducklake'}")
+        monkeypatch.setenv("GPUPRICE_WAREHOUSE_DATA", str(tmp_path / "lake"))
+    else:
+        monkeypatch.delenv("GPUPRICE_WAREHOUSE", raising=False)
+
+
+@pytest.fixture(params=ENGINES)
+def con(request, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    use_engine(request.param, tmp_path, monkeypatch)
     c = connect_writer(tmp_path / "warehouse.duckdb")
     yield c
     c.close()
@@ -378,3 +392,39 @@ def test_rankings_of_a_version_3_warehouse_get_their_total_and_observed_date(tmp
         ]
     finally:
         con.close()
+
+
+def test_a_ducklake_warehouse_keeps_parquet_files_and_publishes_a_duckdb_copy(tmp_path: Path, monkeypatch):
+    from gpuprice.warehouse.lake import is_lake
+    from gpuprice.warehouse.publish import export_parquet, publish_analytics_copy
+
+    use_engine("ducklake", tmp_path, monkeypatch)
+    con = connect_writer(tmp_path / "warehouse.duckdb")
+    assert is_lake(con)
+    write(con, "lambda", D1, [make_offer(), make_offer(sku="gpu_8x_h100_sxm", gpu_count=8)])
+    con.close()
+    assert list((tmp_path / "lake").rglob("*.parquet"))  # the rows live in Parquet data files
+    assert not (tmp_path / "warehouse.duckdb").exists()
+
+    con = connect_writer(tmp_path / "warehouse.duckdb")  # reopened: same rows, schema current
+    assert table(con, "SELECT count(*) FROM price_snapshots WHERE source = 'archive'") == [(2,)]
+    assert current_version(con) == SCHEMA_VERSION
+    exported = export_parquet(con, [D1], tmp_path / "exports")
+    copy = publish_analytics_copy(con, tmp_path / "warehouse.duckdb", tmp_path / "analytics.duckdb")
+    con.close()
+    assert duckdb.read_parquet(str(exported[0])).shape[0] == 2
+    analyst = connect_reader(copy)
+    assert analyst.execute("SELECT count(*) FROM analytics.latest_prices").fetchone() == (2,)
+    analyst.close()
+
+
+def test_an_unknown_warehouse_engine_or_a_missing_extension_is_one_clear_error(tmp_path: Path, monkeypatch):
+    from gpuprice.errors import BadInput
+    from gpuprice.warehouse import lake
+
+    monkeypatch.setenv("GPUPRICE_WAREHOUSE", "postgres://somewhere")
+    with pytest.raises(BadInput, match="ducklake:<catalog>"):
+        connect_writer(tmp_path / "warehouse.duckdb")
+    monkeypatch.setattr(lake.duckdb, "__version__", "0.0.1")
+    with pytest.raises(BadInput, match="DuckDB 0.0.1 on linux|DuckDB 0.0.1 on"):
+        lake.extension_path()

@@ -6,10 +6,12 @@ import contextlib
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
 from gpuprice.errors import BadInput
+from gpuprice.warehouse.lake import LakeTarget, connect_lake, lake_target
 from gpuprice.warehouse.schema import migrate
 from gpuprice.warehouse.views import create_views
 
@@ -23,6 +25,23 @@ def _is_lock_error(exc: duckdb.Error) -> bool:
     return "lock" in text or "conflicting" in text
 
 
+WAREHOUSE_FILE = "warehouse.duckdb"
+
+
+def warehouse_lake(path: Path) -> LakeTarget | None:
+    """The DuckLake that stands in for the warehouse file ``path`` (GPUPRICE_WAREHOUSE), or None.
+
+    A ``warehouse.duckdb`` names "the warehouse" of its home; any other file is itself."""
+    if Path(path).name != WAREHOUSE_FILE:
+        return None
+    return lake_target(Path(path).parent)
+
+
+def warehouse_exists(path: Path) -> bool:
+    """Whether the warehouse has been created (a lake's catalog may live in another database)."""
+    return warehouse_lake(path) is not None or path.exists()
+
+
 def connect_writer(path: Path, *, wait_seconds: float = 60.0) -> duckdb.DuckDBPyConnection:
     """Open the warehouse for writing, migrating it to the current schema.
 
@@ -33,7 +52,7 @@ def connect_writer(path: Path, *, wait_seconds: float = 60.0) -> duckdb.DuckDBPy
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise BadInput(f"cannot create the warehouse folder {path.parent}: {exc.strerror or exc}") from None
-    con = _connect_waiting(path, read_only=False, wait_seconds=wait_seconds)
+    con = _connect_waiting(path, read_only=False, wait_seconds=wait_seconds, lake=warehouse_lake(path))
     migrate(con)
     create_views(con)
     return con
@@ -45,14 +64,18 @@ def connect_read_only(path: Path, *, wait_seconds: float = 60.0) -> duckdb.DuckD
     DuckDB's file lock excludes readers too while a writer holds the file, so a run reading its
     own outcome must wait for a concurrent run's step to finish (WarehouseBusy after the wait).
     """
-    return _connect_waiting(path, read_only=True, wait_seconds=wait_seconds)
+    return _connect_waiting(path, read_only=True, wait_seconds=wait_seconds, lake=warehouse_lake(path))
 
 
-def _connect_waiting(path: Path, *, read_only: bool, wait_seconds: float) -> duckdb.DuckDBPyConnection:
+def _connect_waiting(
+    path: Path, *, read_only: bool, wait_seconds: float, lake: LakeTarget | None = None
+) -> duckdb.DuckDBPyConnection:
     deadline = time.monotonic() + wait_seconds
     delay = 0.2
     while True:
         try:
+            if lake is not None:  # GPUPRICE_WAREHOUSE=ducklake:...
+                return connect_lake(lake, read_only=read_only)
             return duckdb.connect(str(path), read_only=read_only)
         except duckdb.IOException as exc:
             if not _is_lock_error(exc) or time.monotonic() >= deadline:
@@ -85,6 +108,12 @@ def connect_reader(path: Path) -> duckdb.DuckDBPyConnection:
     con.execute(f"ATTACH '{sql_literal(str(path))}' AS gpuprice (READ_ONLY)")
     con.execute("USE gpuprice")
     return con
+
+
+def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> Any:
+    """The single value a query returns (None when it returns no row)."""
+    row = con.execute(sql, params or []).fetchone()
+    return row[0] if row is not None else None
 
 
 def sql_literal(text: str) -> str:

@@ -16,22 +16,33 @@ from pathlib import Path
 
 import duckdb
 
-from gpuprice.warehouse.connection import sql_literal
+from gpuprice.warehouse.connection import scalar, sql_literal
+from gpuprice.warehouse.lake import LAKE_ALIAS, is_lake
 from gpuprice.warehouse.views import materialize_price_history
 
 
 def publish_analytics_copy(con: duckdb.DuckDBPyConnection, warehouse_file: Path, target: Path) -> Path:
-    """Checkpoint the warehouse and atomically replace the analytics copy with it.
+    """Checkpoint the warehouse and atomically replace the analytics copy with it (from a DuckLake
+    warehouse: a copy of its tables and views into one DuckDB file).
 
     The copy gets price_history precomputed (see ``materialize_price_history``).
     """
     target.parent.mkdir(parents=True, exist_ok=True)
-    con.execute("CHECKPOINT")  # folds the WAL into the file, so the file alone is complete
+    if not is_lake(con):
+        con.execute("CHECKPOINT")  # folds the WAL into the file, so the file alone is complete
     fd, tmp_name = tempfile.mkstemp(prefix=".analytics-", suffix=".duckdb.tmp", dir=target.parent)
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        shutil.copyfile(warehouse_file, tmp)
+        if is_lake(con):  # the lake's tables and views, copied into one DuckDB file
+            tmp.unlink()
+            con.execute(f"ATTACH '{sql_literal(str(tmp))}' AS _analytics_copy")
+            try:
+                con.execute(f"COPY FROM DATABASE {LAKE_ALIAS} TO _analytics_copy")
+            finally:
+                con.execute("DETACH _analytics_copy")
+        else:
+            shutil.copyfile(warehouse_file, tmp)
         copy = duckdb.connect(str(tmp))
         try:
             materialize_price_history(copy)
@@ -57,8 +68,7 @@ def export_parquet(con: duckdb.DuckDBPyConnection, dates: Iterable[dt.date], roo
         folder.mkdir(parents=True, exist_ok=True)
         final = folder / "data.parquet"
         tmp = folder / ".data.parquet.tmp"
-        row = con.execute("SELECT count(*) FROM price_snapshots WHERE snapshot_date = ?", [day]).fetchone()
-        count = row[0] if row else 0
+        count = scalar(con, "SELECT count(*) FROM price_snapshots WHERE snapshot_date = ?", [day])
         if count == 0:
             final.unlink(missing_ok=True)
             continue

@@ -12,6 +12,7 @@ ambiguous there.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import duckdb
@@ -87,7 +88,9 @@ def _v2(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("ALTER TABLE price_snapshots ADD COLUMN price_basis VARCHAR DEFAULT 'list'")
     con.execute("UPDATE price_snapshots SET price_basis = 'list' WHERE price_basis IS NULL")
     con.execute(
-        """
+        engine_ddl(
+            con,
+            """
         CREATE TABLE provider_runs (
             snapshot_date   DATE NOT NULL,
             provider        VARCHAR NOT NULL,
@@ -102,7 +105,8 @@ def _v2(con: duckdb.DuckDBPyConnection) -> None:
             finished_at     TIMESTAMPTZ NOT NULL,
             PRIMARY KEY (snapshot_date, provider)
         )
-        """
+        """,
+        )
     )
     # Snapshots written before runs were tracked count as successful runs (latest_prices reads these).
     con.execute(
@@ -221,9 +225,20 @@ def current_version(con: duckdb.DuckDBPyConnection) -> int:
     return int(version or 0)  # type: ignore[call-overload]
 
 
+def engine_ddl(con: duckdb.DuckDBPyConnection, sql: str) -> str:
+    """``sql`` as the warehouse's engine takes it: DuckLake has no PRIMARY KEY constraints (the
+    writers' delete + insert per partition keeps keys unique), so they become NOT NULL there."""
+    from gpuprice.warehouse.lake import is_lake
+
+    if not is_lake(con):
+        return sql
+    sql = re.sub(r",\s*PRIMARY KEY\s*\([^)]*\)", "", sql)
+    return re.sub(r"\bPRIMARY KEY\b", "NOT NULL", sql)
+
+
 def create_v1(con: duckdb.DuckDBPyConnection) -> None:
     """Create the first released schema (used for new warehouses and by migration tests)."""
-    con.execute(V1_DDL)
+    con.execute(engine_ddl(con, V1_DDL))
 
 
 def migrate(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:

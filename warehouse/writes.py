@@ -9,11 +9,12 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 import duckdb
 import pandas as pd
 
-from gpuprice.scrapers.offer import Offer, ParseReport
+from gpuprice.scrapers.offer import Offer, ParseReport, ParseResult
 from gpuprice.sources import PUBLIC_REPORT, SCRAPED_SOURCES, sql_values
 
 _SCRAPED = sql_values(SCRAPED_SOURCES)
@@ -113,6 +114,17 @@ def _insert_frame(
         con.unregister("_incoming")
 
 
+@dataclass(frozen=True)
+class SnapshotPartition:
+    """One (provider, snapshot_date) partition to write: the parse that fills it and its page."""
+
+    snapshot_date: dt.date
+    result: ParseResult
+    raw_sha256: str | None
+    parser_version: str | None
+    started_at: dt.datetime | None = None
+
+
 def replace_snapshot_partition(
     con: duckdb.DuckDBPyConnection,
     *,
@@ -133,63 +145,129 @@ def replace_snapshot_partition(
     ``source`` is the snapshot's origin, ``scrape`` or ``archive`` (a live run is a scrape): the
     partition, the views and the reports all select on exactly these two values.
     """
-    if source not in SCRAPED_SOURCES:
-        raise ValueError(f"snapshot source {source!r}; valid: {', '.join(SCRAPED_SOURCES)}")
-    frame = offers_frame(
-        offers,
+    partition = SnapshotPartition(
         snapshot_date=snapshot_date,
-        source=source,
+        result=ParseResult(offers=list(offers), report=report or ParseReport(provider=provider)),  # type: ignore[arg-type]
         raw_sha256=raw_sha256,
         parser_version=parser_version,
+        started_at=started_at,
     )
-    with transaction(con):
-        con.execute(
-            f"DELETE FROM price_snapshots WHERE provider = ? AND snapshot_date = ? AND source IN {_SCRAPED}",
-            [provider, snapshot_date],
-        )
-        con.execute(
-            f"DELETE FROM quarantine WHERE provider = ? AND snapshot_date = ? AND source IN {_SCRAPED}",
-            [provider, snapshot_date],
-        )
-        _insert_frame(con, "price_snapshots", frame, SNAPSHOT_COLUMNS)
-        if report is not None and report.rejected:
-            now = _now()
-            con.executemany(
-                "INSERT INTO quarantine VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    [snapshot_date, provider, r.raw, r.reason, raw_sha256, source, now]
-                    for r in report.rejected
-                ],
+    return replace_snapshot_partitions(
+        con, provider=provider, source=source, partitions=[partition], with_report=report is not None
+    )[snapshot_date]
+
+
+def replace_snapshot_partitions(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    provider: str,
+    source: str,
+    partitions: Sequence[SnapshotPartition],
+    with_report: bool = True,
+) -> dict[dt.date, int]:
+    """Replace many (provider, snapshot_date) partitions in ONE transaction (a backfill's batch).
+
+    Each date ends exactly as ``replace_snapshot_partition`` would leave it; a parse shared by
+    many dates (the same stored page replayed) is turned into rows once. Returns rows per date.
+    """
+    if source not in SCRAPED_SOURCES:
+        raise ValueError(f"snapshot source {source!r}; valid: {', '.join(SCRAPED_SOURCES)}")
+    if not partitions:
+        return {}
+    now = _now()
+    frames: list[pd.DataFrame] = []
+    rejected: list[list[object]] = []
+    runs: list[list[object]] = []
+    template: dict[int, pd.DataFrame] = {}  # one frame per distinct parse, re-dated per partition
+    counts: dict[dt.date, int] = {}
+    for part in partitions:
+        base = template.get(id(part.result))
+        if base is None:
+            base = offers_frame(
+                part.result.offers,
+                snapshot_date=part.snapshot_date,
+                source=source,
+                raw_sha256=None,
+                parser_version=None,
+                ingested_at=now,
             )
-        _insert_provider_run(
-            con,
-            provider=provider,
-            snapshot_date=snapshot_date,
-            source=source,
-            status="success",
-            offers=len(frame),
-            report=report,
-            error=None,
-            started_at=started_at or _now(),
+            template[id(part.result)] = base
+        if not base.empty:
+            frames.append(
+                base.assign(
+                    snapshot_date=part.snapshot_date,
+                    raw_sha256=part.raw_sha256,
+                    parser_version=part.parser_version,
+                )
+            )
+        counts[part.snapshot_date] = len(base)
+        report = part.result.report
+        rejected.extend(
+            [part.snapshot_date, provider, r.raw, r.reason, part.raw_sha256, source, now]
+            for r in report.rejected
         )
-    return len(frame)
+        runs.append(
+            _provider_run_row(
+                provider=provider,
+                snapshot_date=part.snapshot_date,
+                source=source,
+                status="success",
+                offers=len(base),
+                report=report if with_report else None,
+                error=None,
+                started_at=part.started_at or now,
+                finished_at=now,
+            )
+        )
+    dates = pd.DataFrame({"snapshot_date": sorted(counts)})
+    with transaction(con):
+        con.register("_dates", dates)
+        try:
+            for table in ("price_snapshots", "quarantine"):
+                con.execute(
+                    f"DELETE FROM {table} WHERE provider = ? AND source IN {_SCRAPED}"
+                    " AND snapshot_date IN (SELECT snapshot_date FROM _dates)",
+                    [provider],
+                )
+            con.execute(
+                "DELETE FROM provider_runs WHERE provider = ? AND snapshot_date IN (SELECT snapshot_date FROM _dates)",
+                [provider],
+            )
+        finally:
+            con.unregister("_dates")
+        if frames:
+            _insert_frame(con, "price_snapshots", pd.concat(frames, ignore_index=True), SNAPSHOT_COLUMNS)
+        if rejected:
+            con.executemany("INSERT INTO quarantine VALUES (?, ?, ?, ?, ?, ?, ?)", rejected)
+        _insert_runs(con, runs)
+    return counts
 
 
 def record_raw_page(con: duckdb.DuckDBPyConnection, page: dict) -> None:
     """Add a page to the raw_pages manifest (once per provider, date and content hash)."""
+    record_raw_pages(con, [page])
+
+
+def record_raw_pages(con: duckdb.DuckDBPyConnection, pages: Sequence[dict]) -> None:
+    """Add pages to the raw_pages manifest in one transaction (once per provider, date, hash and URL)."""
+    if not pages:
+        return
+    frame = pd.DataFrame([{c: page.get(c) for c in RAW_PAGE_COLUMNS} for page in pages])
+    frame = frame.drop_duplicates(["provider", "snapshot_date", "sha256", "url"], keep="last")
+    frame["snapshot_date"] = pd.to_datetime(frame["snapshot_date"]).dt.date
     with transaction(con):
-        con.execute(
-            "DELETE FROM raw_pages WHERE provider = ? AND snapshot_date = ? AND sha256 = ? AND url = ?",
-            [page["provider"], page["snapshot_date"], page["sha256"], page["url"]],
-        )
-        con.execute(
-            f"INSERT INTO raw_pages ({', '.join(RAW_PAGE_COLUMNS)}) VALUES ({', '.join('?' * len(RAW_PAGE_COLUMNS))})",
-            [page.get(c) for c in RAW_PAGE_COLUMNS],
-        )
+        con.register("_pages", frame)
+        try:
+            con.execute(
+                "DELETE FROM raw_pages r USING _pages p WHERE r.provider = p.provider"
+                " AND r.snapshot_date = p.snapshot_date AND r.sha256 = p.sha256 AND r.url = p.url"
+            )
+        finally:
+            con.unregister("_pages")
+        _insert_frame(con, "raw_pages", frame, RAW_PAGE_COLUMNS)
 
 
-def _insert_provider_run(
-    con: duckdb.DuckDBPyConnection,
+def _provider_run_row(
     *,
     provider: str,
     snapshot_date: dt.date,
@@ -199,56 +277,98 @@ def _insert_provider_run(
     report: ParseReport | None,
     error: str | None,
     started_at: dt.datetime,
-) -> None:
-    rejected = len(report.rejected) if report else 0
-    unknown = len(report.unknown_gpus) if report else 0
-    con.execute(
-        "DELETE FROM provider_runs WHERE provider = ? AND snapshot_date = ?", [provider, snapshot_date]
+    finished_at: dt.datetime | None = None,
+) -> list[object]:
+    """A provider_runs row, in the order of ``PROVIDER_RUN_COLUMNS``."""
+    return [
+        snapshot_date,
+        provider,
+        source,
+        status,
+        offers,
+        len(report.rejected) if report else 0,
+        len(report.unknown_gpus) if report else 0,
+        error,
+        report.model_dump_json() if report else None,
+        started_at,
+        finished_at or _now(),
+        report.parse_strategy if report else None,
+    ]
+
+
+PROVIDER_RUN_COLUMNS: tuple[str, ...] = (
+    "snapshot_date",
+    "provider",
+    "source",
+    "status",
+    "offers",
+    "rejected",
+    "unknown_gpus",
+    "error",
+    "parse_report",
+    "started_at",
+    "finished_at",
+    "parse_strategy",
+)
+
+
+def _insert_runs(con: duckdb.DuckDBPyConnection, rows: Sequence[list[object]]) -> None:
+    """Replace the provider_runs rows of these (provider, date) keys (inside the caller's transaction)."""
+    if not rows:
+        return
+    _delete_runs(con, rows)
+    con.executemany(
+        f"INSERT INTO provider_runs ({', '.join(PROVIDER_RUN_COLUMNS)})"
+        f" VALUES ({', '.join('?' * len(PROVIDER_RUN_COLUMNS))})",
+        rows,
     )
-    con.execute(
-        "INSERT INTO provider_runs (snapshot_date, provider, source, status, offers, rejected, unknown_gpus,"
-        " error, parse_report, started_at, finished_at, parse_strategy)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            snapshot_date,
-            provider,
-            source,
-            status,
-            offers,
-            rejected,
-            unknown,
-            error,
-            report.model_dump_json() if report else None,
-            started_at,
-            _now(),
-            report.parse_strategy if report else None,
-        ],
-    )
+
+
+def _delete_runs(con: duckdb.DuckDBPyConnection, rows: Sequence[list[object]]) -> None:
+    keys = pd.DataFrame({"snapshot_date": [r[0] for r in rows], "provider": [r[1] for r in rows]})
+    con.register("_run_keys", keys)
+    try:
+        con.execute(
+            "DELETE FROM provider_runs r USING _run_keys k WHERE r.provider = k.provider"
+            " AND r.snapshot_date = k.snapshot_date"
+        )
+    finally:
+        con.unregister("_run_keys")
 
 
 def record_provider_run(con: duckdb.DuckDBPyConnection, **run) -> None:
-    """Record a provider's run for a date (a failure: its snapshot partition is left as it was).
+    """Record a provider's run for a date (a failure: its snapshot partition is left as it was)."""
+    record_provider_runs(con, [run])
 
-    The report's rejected rows (a failed check's bad rows, the fallback's prices without GPU
-    names) replace the day's quarantine rows of the provider, so they stay inspectable.
+
+def record_provider_runs(con: duckdb.DuckDBPyConnection, runs: Sequence[dict]) -> None:
+    """Record many provider runs in one transaction (keyword sets of ``record_provider_run``).
+
+    A run's report's rejected rows (a failed check's bad rows, the fallback's prices without GPU
+    names) replace that day's quarantine rows of the provider, so they stay inspectable.
     """
-    report: ParseReport | None = run.get("report")
-    with transaction(con):
-        _insert_provider_run(con, **run)
+    if not runs:
+        return
+    now = _now()
+    quarantined: list[list[object]] = []
+    cleared: list[tuple[str, dt.date, str]] = []
+    for run in runs:
+        report: ParseReport | None = run.get("report")
         if report is not None and report.rejected:
             source = "archive" if run["source"] == "archive" else "scrape"
-            con.execute(
-                "DELETE FROM quarantine WHERE provider = ? AND snapshot_date = ? AND source = ?",
-                [run["provider"], run["snapshot_date"], source],
+            cleared.append((run["provider"], run["snapshot_date"], source))
+            quarantined.extend(
+                [run["snapshot_date"], run["provider"], r.raw, r.reason, None, source, now]
+                for r in report.rejected
             )
-            now = _now()
+    with transaction(con):
+        _insert_runs(con, [_provider_run_row(**run) for run in runs])
+        if cleared:
             con.executemany(
-                "INSERT INTO quarantine VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    [run["snapshot_date"], run["provider"], r.raw, r.reason, None, source, now]
-                    for r in report.rejected
-                ],
+                "DELETE FROM quarantine WHERE provider = ? AND snapshot_date = ? AND source = ?",
+                [list(key) for key in cleared],
             )
+            con.executemany("INSERT INTO quarantine VALUES (?, ?, ?, ?, ?, ?, ?)", quarantined)
 
 
 def replace_dim_gpu(con: duckdb.DuckDBPyConnection, catalog: pd.DataFrame) -> int:
@@ -274,6 +394,29 @@ def replace_rankings(con: duckdb.DuckDBPyConnection, snapshot_date: dt.date, fra
     frame = frame.assign(computed_at=_now(), snapshot_date=snapshot_date).reindex(columns=columns)
     with transaction(con):
         con.execute("DELETE FROM workload_rankings WHERE snapshot_date = ?", [snapshot_date])
+        _insert_frame(con, "workload_rankings", frame, columns)
+    return len(frame)
+
+
+def replace_rankings_many(con: duckdb.DuckDBPyConnection, ranked: dict[dt.date, pd.DataFrame]) -> int:
+    """``replace_rankings`` for many dates in one transaction (a backfill's batch)."""
+    if not ranked:
+        return 0
+    columns = [c for c in con.execute("SELECT * FROM workload_rankings LIMIT 0").fetchdf().columns]
+    now = _now()
+    frames = [
+        f.assign(computed_at=now, snapshot_date=day).reindex(columns=columns) for day, f in ranked.items()
+    ]
+    frame = pd.concat([f for f in frames if not f.empty] or frames[:1], ignore_index=True)
+    dates = pd.DataFrame({"snapshot_date": sorted(ranked)})
+    with transaction(con):
+        con.register("_dates", dates)
+        try:
+            con.execute(
+                "DELETE FROM workload_rankings WHERE snapshot_date IN (SELECT snapshot_date FROM _dates)"
+            )
+        finally:
+            con.unregister("_dates")
         _insert_frame(con, "workload_rankings", frame, columns)
     return len(frame)
 

@@ -12,6 +12,7 @@ import typer
 
 COMMAND_MODULES = (
     "run",
+    "backfill",
     "sql",
     "parse",
     "import_observations",

@@ -34,6 +34,8 @@ from gpuprice.scrapers.quantities import term_months
 
 PROVIDER = "nebius"
 PARSER_VERSION = "nebius/1"
+# "Effective October 1" takes its year from the observation date: same bytes, other dates, other results.
+PARSE_READS_DATE = True
 PRICING_URL = "https://nebius.com/prices"
 # Preemptible and on-demand columns sit side by side: an unlabelled price is neither.
 UNLABELED_TIER: Tier | None = None

@@ -16,7 +16,7 @@ import time
 import gpuprice.warehouse.writes as writes
 
 HELD_PROVIDER = os.environ["GPUPRICE_TEST_HOLD"]
-_replace = writes.replace_snapshot_partition
+_replace = writes.replace_snapshot_partitions  # what every snapshot write goes through
 
 
 class _HoldAfterInsert:
@@ -42,7 +42,7 @@ def _held_replace(con, **kwargs):
     return _replace(con, **kwargs)
 
 
-writes.replace_snapshot_partition = _held_replace
+writes.replace_snapshot_partitions = _held_replace
 
 if __name__ == "__main__":
     from gpuprice.cli import main

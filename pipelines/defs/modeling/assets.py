@@ -1,14 +1,15 @@
 """Downstream of the day's snapshots: offers joined with GPU specs, memory fit, rankings."""
 
-import datetime as dt
-
 import dagster as dg
 
+from gpuprice.pipelines import progress
 from gpuprice.pipelines.metadata import frame_markdown
 from gpuprice.pipelines.partitions import daily_partitions
+from gpuprice.pipelines.ranges import SINGLE_RUN, partition_dates
 from gpuprice.pipelines.resources import WAREHOUSE_POOL, WarehouseResource, WorkloadCatalog
 from gpuprice.scrapers.offer import PROVIDERS
 from gpuprice.warehouse import queries, writes
+from gpuprice.warehouse.connection import scalar
 
 SNAPSHOT_KEYS = [dg.AssetKey(["snapshot", p]) for p in PROVIDERS]
 
@@ -16,6 +17,7 @@ SNAPSHOT_KEYS = [dg.AssetKey(["snapshot", p]) for p in PROVIDERS]
 @dg.asset(
     key="offers_with_specs",
     partitions_def=daily_partitions,
+    backfill_policy=SINGLE_RUN,
     deps=[*SNAPSHOT_KEYS, "dim_gpu"],
     group_name="modeling",
     kinds={"duckdb"},
@@ -26,11 +28,14 @@ SNAPSHOT_KEYS = [dg.AssetKey(["snapshot", p]) for p in PROVIDERS]
 def offers_with_specs(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource
 ) -> dg.MaterializeResult:
-    day = dt.date.fromisoformat(context.partition_key)
+    days = partition_dates(context)
+    day = days[-1]
     with warehouse.open() as con:
-        count = con.execute(
-            "SELECT count(*) FROM main.v_offers_with_specs WHERE snapshot_date = ?", [day]
-        ).fetchone()[0]
+        count = scalar(
+            con,
+            "SELECT count(*) FROM main.v_offers_with_specs WHERE snapshot_date BETWEEN ? AND ?",
+            [days[0], day],
+        )
         top = con.execute(
             """SELECT provider, gpu, gpu_count, tier, usd_per_gpu_hour, usd_per_pflop_hour, usd_per_gb_hour
                FROM main.v_offers_with_specs
@@ -56,9 +61,9 @@ def offers_with_specs(
 def every_offer_gpu_in_catalog(
     context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource
 ) -> dg.AssetCheckResult:
-    day = dt.date.fromisoformat(context.partition_key)
+    days = partition_dates(context)
     with warehouse.open() as con:
-        missing = queries.offers_missing_from_catalog(con, day)
+        missing = queries.offers_missing_from_catalog(con, days[0], days[-1])
     names = ", ".join(f"{r.provider}: {r.gpu_raw} ({r.gpu})" for r in missing.head(10).itertuples())
     return dg.AssetCheckResult(
         passed=missing.empty,
@@ -100,6 +105,7 @@ def memory_fit(
 @dg.asset(
     key="workload_rankings",
     partitions_def=daily_partitions,
+    backfill_policy=SINGLE_RUN,
     deps=[*SNAPSHOT_KEYS, "memory_fit", "dim_gpu"],
     group_name="modeling",
     kinds={"duckdb", "pandas"},
@@ -111,24 +117,37 @@ def workload_rankings(
 ) -> dg.MaterializeResult:
     from gpuprice.models.ranking import rank_offers
 
-    day = dt.date.fromisoformat(context.partition_key)
+    days = partition_dates(context)
     workloads = workload_catalog.load()
+    count = 0
     with warehouse.open() as con:
-        offers = queries.offers_as_of(con, day)
-        stale = queries.stale_providers(con, day)
-        ranked = rank_offers(offers, workloads, day, stale_providers=stale)
-        count = writes.replace_rankings(con, day, ranked)
+        for batch in [days[i : i + RANKING_BATCH_DATES] for i in range(0, len(days), RANKING_BATCH_DATES)]:
+            offers_by_day = queries.offers_as_of_range(con, batch[0], batch[-1])
+            stale_by_day = queries.stale_providers_range(con, batch[0], batch[-1])
+            ranked_by_day = {
+                day: rank_offers(offers_by_day[day], workloads, day, stale_providers=stale_by_day[day])
+                for day in batch
+            }
+            stale = stale_by_day[batch[-1]]
+            count += writes.replace_rankings_many(con, ranked_by_day)
+            progress.advance("rankings", len(batch))
+    ranked = ranked_by_day[days[-1]]
     best = ranked[ranked["rank"] == 1][
         ["workload", "provider", "gpu", "gpu_count", "tier", "cost_per_checkpoint_usd"]
     ]
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": count,
+            "dates": len(days),
             "workloads": len(workloads),
             "stale_providers": ", ".join(sorted(stale)) or "none",
             "best_per_workload": dg.MetadataValue.md(frame_markdown(best, 30)),
         }
     )
+
+
+# Dates of rankings per delete + insert transaction (about 500 rows a date).
+RANKING_BATCH_DATES = 31
 
 
 @dg.definitions

@@ -1,17 +1,19 @@
 """Publishing: the analysts' copy, the Parquet export, and the weekly reports."""
 
-import datetime as dt
-
 import dagster as dg
 
+from gpuprice.pipelines import progress
 from gpuprice.pipelines.partitions import daily_partitions, weekly_partitions
+from gpuprice.pipelines.ranges import SINGLE_RUN, partition_dates
 from gpuprice.pipelines.resources import WAREHOUSE_POOL, WarehouseResource, WorkloadCatalog
+from gpuprice.warehouse.connection import scalar
 from gpuprice.warehouse.publish import export_parquet, publish_analytics_copy
 
 
 @dg.asset(
     key="analytics_copy",
     partitions_def=daily_partitions,
+    backfill_policy=SINGLE_RUN,
     deps=["offers_with_specs", "workload_rankings"],
     group_name="publishing",
     kinds={"duckdb", "parquet"},
@@ -19,12 +21,13 @@ from gpuprice.warehouse.publish import export_parquet, publish_analytics_copy
     description="analytics.duckdb, replaced atomically for analysts, and exports/price_snapshots/snapshot_date=*/ Parquet.",
 )
 def analytics_copy(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    day = dt.date.fromisoformat(context.partition_key)
+    days = partition_dates(context)
     home = warehouse.home_path
     with warehouse.open() as con:
-        written = export_parquet(con, [day], home / "exports")
+        written = export_parquet(con, days, home / "exports")
+        progress.advance("export", len(days))
         target = publish_analytics_copy(con, warehouse.database_path, home / "analytics.duckdb")
-        latest = con.execute("SELECT count(*) FROM analytics.latest_prices").fetchone()[0]
+        latest = scalar(con, "SELECT count(*) FROM analytics.latest_prices")
     return dg.MaterializeResult(
         metadata={
             "analytics_copy": dg.MetadataValue.path(str(target)),
@@ -37,6 +40,7 @@ def analytics_copy(context: dg.AssetExecutionContext, warehouse: WarehouseResour
 @dg.asset(
     key="weekly_reports",
     partitions_def=weekly_partitions,
+    backfill_policy=SINGLE_RUN,
     deps=["analytics_copy"],
     group_name="publishing",
     kinds={"html", "markdown"},
@@ -47,14 +51,17 @@ def weekly_reports(
 ) -> dg.MaterializeResult:
     from gpuprice.reports.render import render_weekly_reports
 
-    start = dt.date.fromisoformat(context.partition_key)
-    year, week, _ = start.isocalendar()
-    paths = render_weekly_reports(
-        week=f"{year}-W{week:02d}",
-        analytics_file=warehouse.home_path / "analytics.duckdb",
-        out_root=warehouse.home_path / "reports",
-        catalog={w.name: w for w in workload_catalog.load()},
-    )
+    paths = []
+    catalog = {w.name: w for w in workload_catalog.load()}
+    for start in partition_dates(context):  # one week, or every week of a backfill's range
+        year, week, _ = start.isocalendar()
+        paths += render_weekly_reports(
+            week=f"{year}-W{week:02d}",
+            analytics_file=warehouse.home_path / "analytics.duckdb",
+            out_root=warehouse.home_path / "reports",
+            catalog=catalog,
+        )
+        progress.advance("reports", 1)
     return dg.MaterializeResult(
         metadata={"files": len(paths), "index": dg.MetadataValue.path(str(paths[0]) if paths else "")}
     )

@@ -9,6 +9,9 @@ check blocks the snapshot partition, so yesterday's data stays the latest and th
 marked stale in ``provider_runs``.
 """
 
+from __future__ import annotations
+
+import datetime as dt
 from collections import Counter
 from collections.abc import Callable
 
@@ -92,32 +95,67 @@ BASELINE_DAYS = 7  # an older snapshot says little about what today's page shoul
 CONFIRM_TOLERANCE = 0.10
 
 
-def baseline_offer_count(warehouse: WarehouseResource, provider: str, day, current: int) -> int | None:
-    """The offer count today's page is compared with, or None when there is nothing to compare.
+# One provider run as the baseline rule reads it: (status, offers, offers the parser saw or None).
+RunRow = tuple[str, int, int | None]
+
+
+def baseline_from_runs(newest_first: list[RunRow], current: int) -> int | None:
+    """The baseline rule over the provider's runs of the last BASELINE_DAYS, newest first.
 
     The baseline is the newest successful snapshot of the last week. A drop seen on two runs in a
     row (the previous attempt failed with about as many offers as today) is a real change on the
     provider's side, not a broken page, so it is accepted rather than blocking the provider forever.
     """
-    with step_connection(warehouse) as con:
-        rows = con.execute(
-            """SELECT status, offers, CAST(json_extract(parse_report, '$.offers') AS INTEGER), snapshot_date
-               FROM provider_runs
-               WHERE provider = ? AND snapshot_date < ? AND snapshot_date >= ? - INTERVAL (?) DAY
-               ORDER BY snapshot_date DESC""",
-            [provider, day, day, BASELINE_DAYS],
-        ).fetchall()
-    if not rows:
+    if not newest_first:
         return None
-    status, _, parsed, _ = rows[0]
+    status, _, parsed = newest_first[0]
     if (
         status != "success"
         and parsed is not None
         and abs(parsed - current) <= CONFIRM_TOLERANCE * max(current, 1)
     ):
         return None
-    successes = [offers for status, offers, _, _ in rows if status == "success"]
+    successes = [offers for status, offers, _ in newest_first if status == "success"]
     return int(successes[0]) if successes else None
+
+
+def _runs_between(warehouse: WarehouseResource, provider: str, first, last) -> dict:
+    with step_connection(warehouse) as con:
+        rows = con.execute(
+            """SELECT snapshot_date, status, offers, CAST(json_extract(parse_report, '$.offers') AS INTEGER)
+               FROM provider_runs WHERE provider = ? AND snapshot_date BETWEEN ? AND ?""",
+            [provider, first, last],
+        ).fetchall()
+    return {day: (status, offers, parsed) for day, status, offers, parsed in rows}
+
+
+def baseline_offer_count(warehouse: WarehouseResource, provider: str, day, current: int) -> int | None:
+    """The offer count today's page is compared with, or None when there is nothing to compare."""
+    return RunHistory.before(warehouse, provider, day).baseline(day, current)
+
+
+class RunHistory:
+    """A provider's recent runs, extended as a backfill decides each date in order, so that every
+    date is checked against exactly what a run for that date alone would have found."""
+
+    def __init__(self, runs: dict) -> None:
+        self.runs = dict(runs)
+
+    @classmethod
+    def before(cls, warehouse: WarehouseResource, provider: str, first) -> RunHistory:
+        """The runs of the BASELINE_DAYS before ``first`` (the backfill's first date)."""
+        return cls(
+            _runs_between(
+                warehouse, provider, first - dt.timedelta(days=BASELINE_DAYS), first - dt.timedelta(days=1)
+            )
+        )
+
+    def baseline(self, day, current: int) -> int | None:
+        window = [day - dt.timedelta(days=n) for n in range(1, BASELINE_DAYS + 1)]
+        return baseline_from_runs([self.runs[d] for d in window if d in self.runs], current)
+
+    def record(self, day, status: str, offers: int, parsed: int | None) -> None:
+        self.runs[day] = (status, offers, parsed)
 
 
 def check_specs(provider: str) -> list[dg.AssetCheckSpec]:

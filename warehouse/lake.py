@@ -1,0 +1,95 @@
+"""The warehouse as a DuckLake lakehouse: a catalog database plus Parquet data files.
+
+Selected by ``GPUPRICE_WAREHOUSE=ducklake:<catalog>`` (a local DuckDB catalog file here; a
+``postgres:`` catalog in production, where several writers and readers share it) with the
+data files under ``GPUPRICE_WAREHOUSE_DATA`` (a folder or an object-store URL such as
+``s3://bucket/gpuprice/``; default ``$GPUPRICE_HOME/lake/``). Unset, or ``duckdb``, keeps the
+embedded default: one DuckDB file, ``$GPUPRICE_HOME/warehouse.duckdb``.
+
+DuckDB loads the ``ducklake`` extension from the file bundled in the pinned
+``duckdb-ext-ducklake`` package (built for exactly the installed DuckDB version): nothing is
+downloaded at run time.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from gpuprice.errors import BadInput
+
+LAKE_ALIAS = "lake"
+ENGINES = ("duckdb", "ducklake:<catalog>")
+
+
+@dataclass(frozen=True)
+class LakeTarget:
+    catalog: str  # what follows "ducklake:" (a file path, or e.g. "postgres:dbname=gpuprice host=...")
+    data_path: str
+
+
+def lake_target(home: Path) -> LakeTarget | None:
+    """The DuckLake the environment selects, or None for the embedded DuckDB file."""
+    value = os.environ.get("GPUPRICE_WAREHOUSE", "").strip()
+    if value in ("", "duckdb"):
+        return None
+    if not value.startswith("ducklake:") or value == "ducklake:":
+        raise BadInput(f"GPUPRICE_WAREHOUSE {value!r} is not a warehouse; valid: {', '.join(ENGINES)}")
+    catalog = value.removeprefix("ducklake:")
+    data = os.environ.get("GPUPRICE_WAREHOUSE_DATA", "").strip() or str(home / "lake")
+    return LakeTarget(
+        catalog=catalog, data_path=data if "://" in data else str(Path(data).expanduser().resolve())
+    )
+
+
+def extension_path() -> Path:
+    """The bundled ducklake extension for this DuckDB version and platform (BadInput when none)."""
+    version = duckdb.__version__
+    row = duckdb.connect().execute("PRAGMA platform").fetchone()
+    platform = str(row[0]) if row else "unknown"
+    spec = importlib.util.find_spec("duckdb_ext")
+    roots = [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
+    for root in roots:
+        candidate = root / "extensions" / f"v{version}" / platform / "ducklake.duckdb_extension"
+        if candidate.is_file():
+            return candidate
+    raise BadInput(
+        f"DuckLake needs the ducklake extension built for DuckDB {version} on {platform}, and none is installed"
+        f" (pip install 'duckdb-ext-ducklake=={version}.*'); or unset GPUPRICE_WAREHOUSE to use the DuckDB file"
+    )
+
+
+def connect_lake(target: LakeTarget, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """A connection whose current database is the lake (so ``main.price_snapshots`` is the lake's)."""
+    from gpuprice.warehouse.connection import sql_literal
+
+    catalog = target.catalog
+    if "://" not in catalog and ":" not in catalog.split("/")[0]:
+        Path(catalog).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+        catalog = str(Path(catalog).expanduser().resolve())
+    if "://" not in target.data_path:
+        Path(target.data_path).mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute(f"LOAD '{sql_literal(str(extension_path()))}'")
+        options = f"DATA_PATH '{sql_literal(target.data_path.rstrip('/') + '/')}'"
+        if read_only:
+            options += ", READ_ONLY"
+        con.execute(f"ATTACH 'ducklake:{sql_literal(catalog)}' AS {LAKE_ALIAS} ({options})")
+        con.execute(f"USE {LAKE_ALIAS}")
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def is_lake(con: duckdb.DuckDBPyConnection) -> bool:
+    """True when the connection's current database is a DuckLake."""
+    row = con.execute(
+        "SELECT type FROM duckdb_databases() WHERE database_name = current_database()"
+    ).fetchone()
+    return row is not None and row[0] == "ducklake"
