@@ -14,9 +14,9 @@ from typing import Final, Literal, get_args
 PageSource = Literal["live", "archive"]
 PAGE_SOURCES: tuple[PageSource, ...] = get_args(PageSource)
 
-# `gpuprice backfill --source raw` (and GPUPRICE_SOURCE=raw in the code location): the pages already
-# kept in the raw store, parsed again, each keeping its snapshot source (archive:// pages: archive).
-ReparseSource = Literal["raw"]
+# What a step may read pages from: a page source, or (`gpuprice backfill --source raw`) the pages
+# already kept in the raw store, parsed again, each keeping its snapshot source.
+StepSource = Literal["live", "archive", "raw"]
 
 SnapshotSource = Literal["scrape", "archive", "public_report"]
 PUBLIC_REPORT: Final = "public_report"

@@ -14,7 +14,7 @@ from dagster_duckdb import DuckDBResource
 from gpuprice.models.workloads import Workload, load_workloads
 from gpuprice.scrapers.archive import archive_or_sample
 from gpuprice.settings import DEFAULT_SOURCE, Settings
-from gpuprice.sources import PageSource, ReparseSource
+from gpuprice.sources import StepSource
 from gpuprice.warehouse.connection import connect_writer, warehouse_lake
 from gpuprice.warehouse.schema import migrate
 from gpuprice.warehouse.views import create_views
@@ -63,7 +63,7 @@ class ScrapeSettings(dg.ConfigurableResource):
     """Where pages come from: ``live`` (polite HTTP), ``archive`` (recorded pages) or ``raw``
     (the pages already kept in the raw store, parsed again: a backfill after a parser fix)."""
 
-    source: PageSource | ReparseSource = DEFAULT_SOURCE
+    source: StepSource = DEFAULT_SOURCE
     archive_dir: str = ""  # empty: the sample archive shipped with the package
 
     @property
@@ -82,7 +82,7 @@ class WorkloadCatalog(dg.ConfigurableResource):
 
 def default_resources(
     home: Path,
-    source: PageSource | ReparseSource = DEFAULT_SOURCE,
+    source: StepSource = DEFAULT_SOURCE,
     archive_dir: Path | None = None,
     workloads: Path | None = None,
     io_dir: Path | None = None,

@@ -255,7 +255,7 @@ def collect_archived_range(
     home: Path,
     archive_dir: Path,
     parser_version: str | None = None,
-    max_bytes: int = DEFAULT_ARCHIVE_MAX_BYTES,
+    max_bytes: int = MAX_PAGE_BYTES,
 ) -> dict[dt.date, CollectedPage | Exception]:
     """``collect_archived`` for many dates at once (a backfill): per date the page or why not.
 

@@ -83,7 +83,14 @@ def register(app: typer.Typer) -> None:
                 f" valid: --from {first[0]} or later"
             )
         _run(
-            first_day, last_day, source=source, providers=chosen, home=home, archive=archive, reports=reports
+            first_day,
+            last_day,
+            source=source,
+            providers=chosen,
+            home=home,
+            archive=archive,
+            workloads=settings.workloads,
+            reports=reports,
         )
 
 
@@ -95,6 +102,7 @@ def _run(
     providers: list[str],
     home: Path,
     archive: Path,
+    workloads: Path | None,
     reports: bool,
 ) -> None:
     from rich.console import Console
