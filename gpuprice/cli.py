@@ -83,9 +83,18 @@ def _click_exceptions() -> tuple[type[Exception], ...]:
     return tuple(classes)
 
 
+def _select_warehouse() -> None:
+    """The warehouse engine the environment names (GPUPRICE_WAREHOUSE), for every command."""
+    from gpuprice.settings import Settings
+    from gpuprice.warehouse import lake
+
+    lake.select(*Settings.warehouse_engine())
+
+
 def main(argv: list[str] | None = None) -> int:
     _register()
     try:
+        _select_warehouse()
         code = app(args=argv, prog_name="gpuprice", standalone_mode=False)
         if isinstance(code, int) and code != 0:  # typer.Exit(n) returns n when not standalone
             raise SystemExit(code)

@@ -24,6 +24,8 @@ ARCHIVE_VAR = "GPUPRICE_ARCHIVE"
 SOURCE_VAR = "GPUPRICE_SOURCE"
 WORKLOADS_VAR = "GPUPRICE_WORKLOADS"
 LIVE_BASE_URL_VAR = "GPUPRICE_LIVE_BASE_URL"
+WAREHOUSE_VAR = "GPUPRICE_WAREHOUSE"
+WAREHOUSE_DATA_VAR = "GPUPRICE_WAREHOUSE_DATA"
 DEFAULT_HOME = Path("data")
 # One default for every entry point (gpuprice run and the Dagster code location): replaying the
 # recorded pages never touches the network by surprise; a deployment that scrapes sets live.
@@ -80,6 +82,14 @@ class Settings(BaseModel):
             )
         except ValidationError as exc:  # pragma: no cover - every field is checked above
             raise BadInput(f"bad gpuprice settings: {exc.errors()[0]['msg']}") from None
+
+    @staticmethod
+    def warehouse_engine(env: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:
+        """(GPUPRICE_WAREHOUSE, GPUPRICE_WAREHOUSE_DATA): the warehouse engine (unset or ``duckdb``:
+        the embedded file; ``ducklake:<catalog>``) and a DuckLake's data path, both unchecked here
+        (``warehouse.lake.select`` checks them)."""
+        env = os.environ if env is None else env
+        return (env.get(WAREHOUSE_VAR, "").strip() or None, env.get(WAREHOUSE_DATA_VAR, "").strip() or None)
 
     # ----- the files under home ------------------------------------------------------------------
     @property

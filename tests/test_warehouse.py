@@ -38,11 +38,16 @@ ENGINES = ["duckdb", "ducklake"]
 
 
 def use_engine(engine: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    if engine == "ducklake":
-        monkeypatch.setenv("GPUPRICE_WAREHOUSE", f"ducklake:{tmp_path / 'catalog.ducklake'}")
-        monkeypatch.setenv("GPUPRICE_WAREHOUSE_DATA", str(tmp_path / "lake"))
-    else:
-        monkeypatch.delenv("GPUPRICE_WAREHOUSE", raising=False)
+    """What the CLI and the code location do with GPUPRICE_WAREHOUSE / GPUPRICE_WAREHOUSE_DATA."""
+    from gpuprice.settings import Settings
+    from gpuprice.warehouse import lake
+
+    monkeypatch.setattr(lake, "_selected", None)  # restored after the test
+    env = {
+        "GPUPRICE_WAREHOUSE": f"ducklake:{tmp_path / 'catalog.ducklake'}",
+        "GPUPRICE_WAREHOUSE_DATA": str(tmp_path / "lake"),
+    }
+    lake.select(*Settings.warehouse_engine(env if engine == "ducklake" else {}))
 
 
 @pytest.fixture(params=ENGINES)
@@ -422,9 +427,8 @@ def test_an_unknown_warehouse_engine_or_a_missing_extension_is_one_clear_error(t
     from gpuprice.errors import BadInput
     from gpuprice.warehouse import lake
 
-    monkeypatch.setenv("GPUPRICE_WAREHOUSE", "postgres://somewhere")
     with pytest.raises(BadInput, match="ducklake:<catalog>"):
-        connect_writer(tmp_path / "warehouse.duckdb")
+        lake.select("postgres://somewhere")
     monkeypatch.setattr(lake.duckdb, "__version__", "0.0.1")
     with pytest.raises(BadInput, match="DuckDB 0.0.1 on linux|DuckDB 0.0.1 on"):
         lake.extension_path()

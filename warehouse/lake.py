@@ -1,6 +1,7 @@
 """The warehouse as a DuckLake lakehouse: a catalog database plus Parquet data files.
 
-Selected by ``GPUPRICE_WAREHOUSE=ducklake:<catalog>`` (a local DuckDB catalog file here; a
+Selected by ``GPUPRICE_WAREHOUSE=ducklake:<catalog>`` (read by ``gpuprice.settings``; the edges,
+the CLI and the Dagster code location, pass it to :func:`select`) (a local DuckDB catalog file here; a
 ``postgres:`` catalog in production, where several writers and readers share it) with the
 data files under ``GPUPRICE_WAREHOUSE_DATA`` (a folder or an object-store URL such as
 ``s3://bucket/gpuprice/``; default ``$GPUPRICE_HOME/lake/``). Unset, or ``duckdb``, keeps the
@@ -14,7 +15,6 @@ downloaded at run time.
 from __future__ import annotations
 
 import importlib.util
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,15 +32,28 @@ class LakeTarget:
     data_path: str
 
 
+# The engine the edge selected: (catalog, data path or None for $GPUPRICE_HOME/lake), or None.
+_selected: tuple[str, str | None] | None = None
+
+
+def select(engine: str | None, data_path: str | None = None) -> None:
+    """Keep the warehouse in a DuckLake (``engine`` = ``ducklake:<catalog>``) or, for None or
+    ``duckdb``, in the embedded DuckDB file. BadInput for anything else."""
+    global _selected
+    if engine in (None, "", "duckdb"):
+        _selected = None
+        return
+    if not engine.startswith("ducklake:") or engine == "ducklake:":
+        raise BadInput(f"GPUPRICE_WAREHOUSE {engine!r} is not a warehouse; valid: {', '.join(ENGINES)}")
+    _selected = (engine.removeprefix("ducklake:"), data_path or None)
+
+
 def lake_target(home: Path) -> LakeTarget | None:
-    """The DuckLake the environment selects, or None for the embedded DuckDB file."""
-    value = os.environ.get("GPUPRICE_WAREHOUSE", "").strip()
-    if value in ("", "duckdb"):
+    """The selected DuckLake for the warehouse of ``home``, or None for the embedded DuckDB file."""
+    if _selected is None:
         return None
-    if not value.startswith("ducklake:") or value == "ducklake:":
-        raise BadInput(f"GPUPRICE_WAREHOUSE {value!r} is not a warehouse; valid: {', '.join(ENGINES)}")
-    catalog = value.removeprefix("ducklake:")
-    data = os.environ.get("GPUPRICE_WAREHOUSE_DATA", "").strip() or str(home / "lake")
+    catalog, data = _selected
+    data = data or str(home / "lake")
     return LakeTarget(
         catalog=catalog, data_path=data if "://" in data else str(Path(data).expanduser().resolve())
     )

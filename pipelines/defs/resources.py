@@ -12,4 +12,7 @@ from gpuprice.settings import Settings
 
 @dg.definitions
 def defs() -> dg.Definitions:
+    from gpuprice.warehouse import lake
+
+    lake.select(*Settings.warehouse_engine())  # GPUPRICE_WAREHOUSE: the DuckDB file or a DuckLake
     return dg.Definitions(resources=resources_for(Settings.from_env()))
