@@ -110,3 +110,9 @@ def _load(path: Path) -> Any:
 
 # `backfill_policy` is beta in Dagster 1.13; the single-run policy is what this graph is built on.
 warnings.filterwarnings("ignore", message="Parameter `backfill_policy`", category=dg.BetaWarning)
+
+
+def previews(context: dg.AssetExecutionContext, entries: dict[str, Any]) -> dict[str, Any]:
+    """Preview tables for the UI, on a one-date step only: Dagster copies a range step's metadata
+    into every partition's materialization, and five years of copies fill the run's event log."""
+    return entries if len(context.partition_keys) == 1 else {}

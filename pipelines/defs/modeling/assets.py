@@ -5,7 +5,7 @@ import dagster as dg
 from gpuprice.pipelines import progress
 from gpuprice.pipelines.metadata import frame_markdown
 from gpuprice.pipelines.partitions import daily_partitions
-from gpuprice.pipelines.ranges import SINGLE_RUN, partition_dates
+from gpuprice.pipelines.ranges import SINGLE_RUN, partition_dates, previews
 from gpuprice.pipelines.resources import WAREHOUSE_POOL, WarehouseResource, WorkloadCatalog
 from gpuprice.scrapers.offer import PROVIDERS
 from gpuprice.warehouse import queries, writes
@@ -47,7 +47,7 @@ def offers_with_specs(
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": count,
-            "top5_usd_per_pflop_hour": dg.MetadataValue.md(frame_markdown(top)),
+            **previews(context, {"top5_usd_per_pflop_hour": dg.MetadataValue.md(frame_markdown(top))}),
         }
     )
 
@@ -141,7 +141,7 @@ def workload_rankings(
             "dates": len(days),
             "workloads": len(workloads),
             "stale_providers": ", ".join(sorted(stale)) or "none",
-            "best_per_workload": dg.MetadataValue.md(frame_markdown(best, 30)),
+            **previews(context, {"best_per_workload": dg.MetadataValue.md(frame_markdown(best, 30))}),
         }
     )
 
