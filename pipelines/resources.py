@@ -14,6 +14,7 @@ from gpuprice.models.workloads import Workload, load_workloads
 from gpuprice.scrapers.archive import archive_or_sample
 from gpuprice.settings import DEFAULT_SOURCE, Settings
 from gpuprice.sources import PageSource
+from gpuprice.warehouse.connection import check_database_file
 from gpuprice.warehouse.schema import migrate
 from gpuprice.warehouse.views import create_views
 
@@ -41,6 +42,7 @@ class WarehouseResource(DuckDBResource):
     @contextlib.contextmanager
     def open(self) -> Iterator[duckdb.DuckDBPyConnection]:
         self.home_path.mkdir(parents=True, exist_ok=True)
+        check_database_file(self.database_path)  # get_connection would retry it for ~100 s
         with self.get_connection() as con:
             try:
                 migrate(con)

@@ -18,6 +18,31 @@ class WarehouseBusy(RuntimeError):
     """Another gpuprice process holds the warehouse for writing."""
 
 
+DUCKDB_MAGIC = b"DUCK"  # bytes 8-11 of every DuckDB database file (storage header)
+
+
+def check_database_file(path: Path, what: str = "warehouse") -> None:
+    """BadInput naming ``path`` when it exists but is not a DuckDB database.
+
+    Checked before any connection: DuckDB reports such a file as an IOException, which
+    dagster-duckdb retries with backoff for ~100 s per connection, every step of a run.
+    """
+    if not path.exists() and not path.is_symlink():
+        return
+    if not path.is_file():
+        raise BadInput(f"{what} {path} is not a file; move it away (a new {what} is created when missing)")
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(12)
+    except OSError as exc:
+        raise BadInput(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
+    if header[8:12] != DUCKDB_MAGIC:
+        raise BadInput(
+            f"{what} {path} is not a DuckDB database file; "
+            "move it away or restore it (a new one is created when missing)"
+        )
+
+
 def _is_lock_error(exc: duckdb.Error) -> bool:
     text = str(exc).lower()
     return "lock" in text or "conflicting" in text
@@ -49,6 +74,7 @@ def connect_read_only(path: Path, *, wait_seconds: float = 60.0) -> duckdb.DuckD
 
 
 def _connect_waiting(path: Path, *, read_only: bool, wait_seconds: float) -> duckdb.DuckDBPyConnection:
+    check_database_file(path)
     deadline = time.monotonic() + wait_seconds
     delay = 0.2
     while True:

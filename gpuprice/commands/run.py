@@ -65,6 +65,9 @@ def register(app: typer.Typer) -> None:
             raise BadInput(f"--date {day} is before the first snapshot date {first}")
         chosen = parse_providers(providers)
         home = settings.ensure_home()  # an unusable folder is one line now, not every step failing later
+        from gpuprice.warehouse.connection import check_database_file
+
+        check_database_file(settings.warehouse_path)  # before Dagster, whose connections retry ~100 s
         archive = archive_or_sample(settings.archive)
         if source == "archive" and not archive.is_dir():
             raise BadInput(f"archive folder {archive} does not exist (GPUPRICE_ARCHIVE)")
