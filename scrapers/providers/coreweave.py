@@ -32,7 +32,13 @@ from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Ti
 from gpuprice.scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
 from gpuprice.scrapers.page_input import page_text
 from gpuprice.scrapers.pages import PageRequest
-from gpuprice.scrapers.parsing import clean_text, map_columns, normalize_header, parse_number, parse_price
+from gpuprice.scrapers.parsing import (
+    cell_text,
+    map_columns,
+    normalize_header,
+    parse_number,
+    parse_price,
+)
 from gpuprice.scrapers.quantities import size_gb, term_months
 
 PROVIDER = "coreweave"
@@ -123,7 +129,7 @@ def _grids(soup: BeautifulSoup, *, aria: bool) -> Iterator[list[tuple[list[str],
                 continue  # nested tables are read on their own
             cells = tr.find_all(["td", "th"], recursive=False)
             header = bool(tr.find_parent("thead")) or (bool(cells) and all(c.name == "th" for c in cells))
-            rows.append(([clean_text(c.get_text(" ")) for c in cells], header))
+            rows.append(([cell_text(c) for c in cells], header))
         yield rows
 
 
@@ -135,7 +141,7 @@ def _aria_grids(soup: BeautifulSoup) -> Iterator[list[tuple[list[str], bool]]]:
         for row in grid.find_all(role="row"):
             cells = row.find_all(role=_CELL_ROLES)
             header = bool(cells) and all(c.get("role") == "columnheader" for c in cells)
-            rows.append(([clean_text(c.get_text(" ")) for c in cells], header))
+            rows.append(([cell_text(c) for c in cells], header))
         yield rows
 
 
@@ -175,7 +181,7 @@ def _emit_row(row: tuple[dict[str, str], str], table: _Table, sink: OfferSink) -
     priced: list[tuple[str, Decimal]] = []
     for column in _PRICE_COLUMNS:
         try:
-            price = parse_price(cells.get(column))
+            price = parse_price(cells.get(column), header=table.headers.get(column))
         except ValueError as exc:
             sink.reject(raw, f"{column}: {exc}")
             continue

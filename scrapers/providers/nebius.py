@@ -365,7 +365,7 @@ def _parse_row(
     bad_cells = False
     for column in price_columns:
         try:
-            price = parse_price(cells[column.index])
+            price = parse_price(cells[column.index], header=column.header)
         except ValueError:
             bad_cells = True
             sink.reject(raw, f"not a price in column {column.header!r}: {cells[column.index]!r}")

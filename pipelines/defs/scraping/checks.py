@@ -37,8 +37,6 @@ def check_prices_plausible(result: ParseResult, previous_count: int | None) -> t
         if offer.usd_per_gpu_hour <= 0:
             bad.append(f"{offer.gpu_raw} ${offer.usd_per_gpu_hour}")
             continue
-        if offer.gpu == "unknown":
-            continue
         low, high = plausible_price_band(offer.gpu)
         if not low <= offer.usd_per_gpu_hour <= high:
             bad.append(
