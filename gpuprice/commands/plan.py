@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Annotated, Any
 
 import typer
@@ -11,6 +9,7 @@ import typer
 from gpuprice.commands import metavars
 from gpuprice.errors import BadInput
 from gpuprice.models.rules_of_thumb import CONFIG_KEYS
+from gpuprice.output import write_json
 
 
 def _print_table(result: dict[str, Any]) -> None:
@@ -69,7 +68,6 @@ def register(app: typer.Typer) -> None:
                 raise BadInput(f"--params-b {params_b!r} is not a number (billions of parameters)") from None
         result = rules_plan(size)
         if json_out:
-            json.dump(result, sys.stdout, indent=1)
-            sys.stdout.write("\n")
+            write_json(result)
         else:
             _print_table(result)

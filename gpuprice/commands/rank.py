@@ -22,6 +22,7 @@ from gpuprice.commands.model_options import with_model_options
 from gpuprice.commands.validation import parse_choices, parse_providers
 from gpuprice.errors import BadInput
 from gpuprice.models.workloads import JOB_FIELDS, LIMIT_FIELDS, Workload
+from gpuprice.output import write_json
 from gpuprice.quantities import parse_number
 
 # rank chooses the GPU count and sharding per offer itself.
@@ -429,8 +430,7 @@ def register(app: typer.Typer) -> None:
         if not records:
             print(_empty_reason(chosen, offers, everything, day), file=sys.stderr)
         if format == "json":
-            json.dump(records, sys.stdout, indent=1)
-            sys.stdout.write("\n")
+            write_json(records)
         elif format == "csv":
             _write_csv(records)
         else:

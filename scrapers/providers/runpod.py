@@ -33,6 +33,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from bs4 import BeautifulSoup, SoupStrainer, Tag
 
+from gpuprice.bounded_load import load_json
 from gpuprice.scrapers.gunzip import MAX_PAGE_BYTES
 from gpuprice.scrapers.next_data import flight_payload, flight_rows
 from gpuprice.scrapers.offer import ParseReport, ParseResult, PriceUnit, StructureMissing, Tier
@@ -152,9 +153,9 @@ def _add_pod_price(
 
 def _gpu_types(text: str, report: ParseReport) -> list[Any]:
     try:
-        payload = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise StructureMissing(PROVIDER, f"invalid JSON ({exc.msg} at line {exc.lineno})") from exc
+        payload = load_json(text)
+    except ValueError as exc:
+        raise StructureMissing(PROVIDER, f"invalid JSON ({exc})") from None
     if isinstance(payload, dict) and isinstance(payload.get("data"), dict):
         gpu_types = payload["data"].get("gpuTypes")
     elif isinstance(payload, dict):
