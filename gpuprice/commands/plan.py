@@ -66,6 +66,10 @@ def register(app: typer.Typer) -> None:
                 size = float(params_b)
             except ValueError:
                 raise BadInput(f"--params-b {params_b!r} is not a number (billions of parameters)") from None
+            if not 0.001 <= size <= 100_000:  # 1 M to 100 T parameters; NaN fails too
+                raise BadInput(
+                    f"--params-b {params_b!r} is out of range: 0.001 to 100000 (billions of parameters)"
+                )
         result = rules_plan(size)
         if json_out:
             write_json(result)
