@@ -120,8 +120,9 @@ def check_read_only(con: duckdb.DuckDBPyConnection, query: str) -> str:
 def _select_tree(con: duckdb.DuckDBPyConnection, text: str) -> Any:
     """DuckDB's parse tree of ``text`` when it is exactly one SELECT statement, else None."""
     row = con.execute("SELECT json_serialize_sql(?)", [text]).fetchone()
-    tree = json.loads(row[0]) if row else {"error": True}
-    if tree.get("error") or len(tree.get("statements", [])) != 1:
+    tree: dict[str, Any] = json.loads(row[0]) if row else {"error": True}
+    statements = tree.get("statements")
+    if tree.get("error") or not isinstance(statements, list) or len(statements) != 1:
         return None
     return tree
 
