@@ -154,9 +154,10 @@ def run_day(
         year, week, weekday = day.isocalendar()
         monday = day - dt.timedelta(days=weekday - 1)
         progress(f"[4/4] weekly reports for {year}-W{week:02d}")
-        materialize(dg.AssetSelection.assets("weekly_reports"), monday.isoformat(), "reports")
+        rendered = materialize(dg.AssetSelection.assets("weekly_reports"), monday.isoformat(), "reports")
         folder = home / "reports" / f"{year}-W{week:02d}"
-        if folder.exists():
+        # Only a rendering that finished wrote every file; a failed one (a full disk) names none.
+        if rendered.success and folder.exists():
             summary.reports = sorted(folder.glob("*.html"))
 
     status = None

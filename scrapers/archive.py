@@ -55,6 +55,8 @@ class ArchivedPage(BaseModel):
     page_date: dt.date
     kind: PageKind
     compressed: bool
+    # Other recordings of the same date, not replayed (see _PREFERENCE).
+    also_recorded: tuple[str, ...] = ()
 
     @property
     def file_name(self) -> str:
@@ -123,6 +125,7 @@ def find_archived_page(archive_dir: Path, provider: str, date: dt.date | str) ->
     twins = [p.file_name for p in candidates if p.page_date == chosen.page_date and p != chosen]
     if twins:
         log.info("%s %s: replaying %s (also recorded: %s)", provider, day, chosen.file_name, ", ".join(twins))
+        chosen = chosen.model_copy(update={"also_recorded": tuple(sorted(twins))})
     return chosen
 
 

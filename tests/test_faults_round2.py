@@ -438,3 +438,24 @@ def test_empty_gpuprice_home_means_data(tmp_path: Path, monkeypatch: pytest.Monk
 def test_magnitudes_are_bounded(argv, words):
     with _Scenario("magnitudes"):
         one_line_error(gpuprice(*argv), 2, *words)
+
+
+def test_json_and_html_for_one_date_is_a_documented_choice_named_in_the_report(tmp_path: Path):
+    from gpuprice.scrapers.collect import collect_archived
+
+    with _Scenario("archive_twins"):
+        archive = tmp_path / "archive"
+        shutil.copytree(SAMPLE_ARCHIVE / "runpod", archive / "runpod")
+        shutil.copy(archive / "runpod" / "2026-07-16.html", archive / "runpod" / f"{DAY}.html")
+        page = collect_archived("runpod", DAY, home=tmp_path / "home", archive_dir=archive)
+        assert page.kind == "json"
+        assert page.notes and f"{DAY}.json" in page.notes[0] and f"{DAY}.html" in page.notes[0]
+
+
+def test_rank_on_a_date_without_data_says_why(published: Path):
+    with _Scenario("rank_no_data"):
+        result = gpuprice(
+            "rank", "--workload", "llama-3.1-8b-lora", "--date", "2025-05-01", "--format", "json"
+        )
+        assert result.code == 0 and json.loads(result.out) == []
+        assert "on or before 2025-05-01" in result.err

@@ -173,7 +173,7 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
                 "pages_fetched": len(pages),
             }
         )
-        return {**raw, "source": scrape.source, "started_at": started}
+        return {**raw, "source": scrape.source, "started_at": started, "notes": list(collected.notes)}
 
     @stage(
         "parsed",
@@ -208,6 +208,9 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
             fail(error=f"parser crashed: {type(exc).__name__}: {exc}")
             raise
         report = result.report
+        for note in raw_page.get("notes") or ():
+            if note not in report.notes:
+                report.notes.append(note)
         check_results, failures = evaluate_checks(
             provider, result, baseline_offer_count(warehouse, provider, day, len(result.offers))
         )
