@@ -459,3 +459,19 @@ def test_rank_on_a_date_without_data_says_why(published: Path):
         )
         assert result.code == 0 and json.loads(result.out) == []
         assert "on or before 2025-05-01" in result.err
+
+
+def test_a_published_copy_that_is_not_duckdb_is_one_line(published: Path):
+    with _Scenario("not_duckdb"):
+        (published / "analytics.duckdb").write_bytes(b"garbage" * 100)
+        for argv in (("sql", "SELECT 1"), ("rank", "--workload", "llama-3.1-8b-lora")):
+            one_line_error(gpuprice(*argv), 2, "analytics.duckdb", "not a DuckDB")
+
+
+def test_report_on_an_unwritable_home_is_one_line(published: Path):
+    with _Scenario("unwritable_home"):
+        shutil.rmtree(published / "reports")
+        (published / "reports").write_text("a file where the reports folder should be\n")
+        result = gpuprice("report")
+        one_line_error(result, 2, "reports")
+        assert (published / "reports").read_text() == "a file where the reports folder should be\n"

@@ -106,6 +106,7 @@ def connect_reader(path: Path) -> duckdb.DuckDBPyConnection:
     The file is called analytics.duckdb, which would make its catalog name collide with the
     ``analytics`` schema; attaching under another name keeps ``analytics.latest_prices`` valid.
     """
+    check_database_file(path, "published copy")
     con = duckdb.connect(":memory:")
     # ATTACH takes no bound parameters in DuckDB 1.4: the path goes in as an escaped literal.
     con.execute(f"ATTACH '{sql_literal(str(path))}' AS gpuprice (READ_ONLY)")
