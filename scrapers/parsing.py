@@ -18,8 +18,10 @@ _NUMBER = r"(?:\d{1,3}(?:[,\u202f\u00a0 ]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(
 # A minus sign written next to the number or its "$": ASCII, U+2212 and the dashes pages use for it.
 _MINUS = "-\u2212\u2012\u2013\ufe63\uff0d"
 _PRICE_RE = re.compile(
-    rf"(?P<from>\bfrom\b)?\s*(?:(?<=[\s(:])|^)(?P<open>\()?(?P<sign1>[{_MINUS}])?"
-    rf"(?P<cur>US\$|USD\s?|\$)?\s*(?P<sign2>[{_MINUS}])?(?P<num>{_NUMBER})(?P<close>\))?",
+    rf"(?P<from>\bfrom\b)?\s*(?P<open>\()?(?P<sign1>(?<![\w.])[{_MINUS}])?"
+    rf"(?:(?P<cur>US\$|USD\s?|\$)\s*(?P<sign2>[{_MINUS}])?)?"
+    # A number glued to a word is part of a name ("H100"), not a price.
+    rf"(?:(?<=[$\s])|(?<=USD)|(?<![A-Za-z\d.,]))(?P<num>{_NUMBER})(?P<close>\))?",
     re.I,
 )
 _UNPRICED_RE = re.compile(

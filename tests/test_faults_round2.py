@@ -475,3 +475,17 @@ def test_report_on_an_unwritable_home_is_one_line(published: Path):
         result = gpuprice("report")
         one_line_error(result, 2, "reports")
         assert (published / "reports").read_text() == "a file where the reports folder should be\n"
+
+
+def test_parse_never_prints_terminal_controls_from_a_page(tmp_path: Path):
+    with _Scenario("terminal_controls"):
+        page = _lambda_page(
+            "<td>On-demand 8x NVIDIA B200 SXM6</td>", "<td>On-demand 8x Mystery\x1b]0;pwned\x07 \u202eX</td>"
+        )
+        path = tmp_path / "lambda.html"
+        path.write_bytes(page)
+        result = gpuprice("parse", "lambda", str(path), "--report")
+        assert result.code == 0, result
+        for stream in (result.out, result.err):
+            assert "\x1b" not in stream and "\x07" not in stream and "\u202e" not in stream
+        assert "\\x1b" in result.err  # named, escaped
