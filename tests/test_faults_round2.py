@@ -20,7 +20,7 @@ from faults.pages import healthy_page
 from faults.runs import environment, gpuprice
 from faults.tally import Tally
 from gpuprice.scrapers.registry import provider_module
-from gpuprice.warehouse.settings import SAMPLE_ARCHIVE
+from gpuprice.scrapers.archive import SAMPLE_ARCHIVE
 
 TALLY = Tally("round2")
 MODEL = ("--model", "meta-llama/Llama-3.1-8B", "--method", "full")
@@ -198,7 +198,7 @@ def test_spot_above_on_demand_is_flagged():
 
 @pytest.mark.parametrize("raw", ["NVIDIA A100X", "B200A"])
 def test_unknown_variants_are_not_guessed(raw):
-    from gpuprice.models.gpu_names import normalize_gpu
+    from gpuprice.scrapers.gpu_names import normalize_gpu
 
     with _Scenario("gpu_names"):
         assert normalize_gpu(raw) == "unknown"
@@ -230,12 +230,13 @@ def test_a_symlink_loop_in_the_archive_is_skipped(tmp_path: Path):
 
 @pytest.fixture
 def published(home: Path) -> Path:
-    from gpuprice.warehouse import settings
+    from gpuprice.settings import Settings
     from gpuprice.warehouse.connection import connect_writer
     from gpuprice.warehouse.publish import publish_analytics_copy
     from gpuprice.warehouse.writes import replace_snapshot_partition
 
-    con = connect_writer(settings.warehouse_path())
+    settings = Settings.from_env()
+    con = connect_writer(settings.warehouse_path)
     replace_snapshot_partition(
         con,
         provider="lambda",
@@ -248,7 +249,7 @@ def published(home: Path) -> Path:
             make_offer(sku="b", gpu_raw="H100 \x1b[2J\x07\u202eevil", usd_per_gpu_hour=5.4325),
         ],
     )
-    publish_analytics_copy(con, settings.warehouse_path())
+    publish_analytics_copy(con, settings.warehouse_path, settings.analytics_path)
     con.close()
     for folder in ("raw", "exports", "reports"):
         (home / folder).mkdir(exist_ok=True)
@@ -415,12 +416,12 @@ def test_parse_runpod_deep_json_is_one_line(tmp_path: Path):
 
 
 def test_empty_gpuprice_home_means_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from gpuprice.warehouse import settings
+    from gpuprice.settings import Settings
 
     with _Scenario("empty_home"):
         monkeypatch.chdir(tmp_path)
         with environment({"GPUPRICE_HOME": ""}):
-            assert settings.home() == (tmp_path / "data").resolve()
+            assert Settings.from_env().home == (tmp_path / "data").resolve()
 
 
 @pytest.mark.parametrize(
