@@ -17,8 +17,6 @@ Layers, each enough on its own for the writes it covers:
 from __future__ import annotations
 
 import json
-import math
-import os
 import re
 import threading
 from collections.abc import Iterator
@@ -35,34 +33,9 @@ ALLOWED = "one SELECT (WITH, FROM-first, DESCRIBE, SUMMARIZE and SHOW included) 
 REFUSED_FUNCTIONS = frozenset(
     {"checkpoint", "force_checkpoint", "query", "query_table", "sqlite_attach", "install", "load"}
 )
-DEFAULT_TIMEOUT_S = 60.0
-DEFAULT_MAX_ROWS = 200_000
 MEMORY_LIMIT = "1GB"  # DuckDB's own working memory; results are capped separately
 FETCH_BATCH = 10_000
 _EXPLAIN_PREFIX = re.compile(r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*EXPLAIN\s+(?:ANALY[SZ]E\s+)?", re.I | re.S)
-
-
-def timeout_seconds() -> float:
-    """The statement timeout: GPUPRICE_SQL_TIMEOUT seconds (default 60)."""
-    return _positive_env("GPUPRICE_SQL_TIMEOUT", DEFAULT_TIMEOUT_S)
-
-
-def max_rows() -> int:
-    """The row cap: GPUPRICE_SQL_MAX_ROWS (default 200,000)."""
-    return int(_positive_env("GPUPRICE_SQL_MAX_ROWS", DEFAULT_MAX_ROWS))
-
-
-def _positive_env(name: str, default: float) -> float:
-    text = os.environ.get(name, "").strip()
-    if not text:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise BadInput(f"{name}={text!r} is not a positive number")
-    return value
 
 
 def open_guarded(analytics_file: Path, exports_dir: Path) -> duckdb.DuckDBPyConnection:
@@ -162,13 +135,12 @@ def run_query(
     con: duckdb.DuckDBPyConnection,
     query: str,
     *,
-    timeout_s: float | None = None,
-    row_cap: int | None = None,
+    timeout_s: float,
+    row_cap: int,
 ) -> QueryResult:
     """Run one admitted statement; BadInput (one line) on refusal, failure, timeout or too many rows."""
     text = check_read_only(con, query)
-    limit_s = timeout_seconds() if timeout_s is None else timeout_s
-    cap = max_rows() if row_cap is None else row_cap
+    limit_s, cap = timeout_s, row_cap
     timer = threading.Timer(limit_s, con.interrupt)
     timer.daemon = True
     timer.start()

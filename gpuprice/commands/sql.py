@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
             raise BadInput(f"no published warehouse at {path}; run `gpuprice run` first")
         con = open_guarded(path, settings.exports_dir)
         try:
-            result = run_query(con, query)
+            result = run_query(con, query, timeout_s=settings.sql_timeout_s, row_cap=settings.sql_max_rows)
         finally:
             con.close()
         columns, rows = result.columns, result.rows
