@@ -19,8 +19,8 @@ from conftest import D1, make_offer
 from faults.pages import healthy_page
 from faults.runs import environment, gpuprice
 from faults.tally import Tally
-from gpuprice.scrapers.registry import provider_module
 from gpuprice.scrapers.archive import SAMPLE_ARCHIVE
+from gpuprice.scrapers.registry import provider_module
 
 TALLY = Tally("round2")
 MODEL = ("--model", "meta-llama/Llama-3.1-8B", "--method", "full")
