@@ -23,6 +23,7 @@ import typer
 from pydantic import BaseModel, ConfigDict
 
 from gpuprice.commands import metavars
+from gpuprice.commands.output import write_json
 from gpuprice.errors import BadInput, read_text_input, unknown_choice
 from gpuprice.models.architectures import resolve_model
 from gpuprice.models.choices import (
@@ -37,7 +38,6 @@ from gpuprice.models.choices import (
     SHARDINGS,
 )
 from gpuprice.models.memory import TrainingSetup
-from gpuprice.output import write_json
 
 
 # ----- the model options ------------------------------------------------------------------------

@@ -9,9 +9,9 @@ from typing import Annotated
 import typer
 
 from gpuprice.commands import metavars
+from gpuprice.commands.output import terminal_safe, write_json
 from gpuprice.commands.validation import parse_date, parse_provider
 from gpuprice.errors import BadInput, StructureError
-from gpuprice.output import terminal_safe, write_json
 from gpuprice.scrapers.gunzip import GZIP_MAGIC, MAX_PAGE_BYTES, GunzipError, gunzip_capped
 from gpuprice.scrapers.offer import PROVIDERS
 

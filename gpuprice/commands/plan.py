@@ -7,9 +7,9 @@ from typing import Annotated, Any
 import typer
 
 from gpuprice.commands import metavars
+from gpuprice.commands.output import write_json
 from gpuprice.errors import BadInput
 from gpuprice.models.rules_of_thumb import CONFIG_KEYS
-from gpuprice.output import write_json
 
 
 def _print_table(result: dict[str, Any]) -> None:

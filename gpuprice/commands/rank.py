@@ -17,12 +17,11 @@ import pandas as pd
 import typer
 
 from gpuprice.commands import metavars
-from gpuprice.commands.csv_out import csv_writer
 from gpuprice.commands.model_options import with_model_options
+from gpuprice.commands.output import write_csv, write_json
 from gpuprice.commands.validation import parse_choices, parse_providers
 from gpuprice.errors import BadInput
 from gpuprice.models.workloads import JOB_FIELDS, LIMIT_FIELDS, Workload
-from gpuprice.output import write_json
 from gpuprice.quantities import parse_number
 
 # rank chooses the GPU count and sharding per offer itself.
@@ -231,11 +230,8 @@ def _cell(record: dict[str, Any], column: str) -> Any:
 
 
 def _write_csv(records: list[dict[str, Any]]) -> None:
-    writer = csv_writer()
     columns = csv_columns()
-    writer.writerow(columns)
-    for record in records:
-        writer.writerow([_cell(record, c) for c in columns])
+    write_csv(columns, ([_cell(record, c) for c in columns] for record in records))
 
 
 def _empty_reason(chosen: Workload, offers: pd.DataFrame, ranked: pd.DataFrame, day: dt.date) -> str:

@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
         ] = "table",
     ) -> None:
         """Run a read-only query against the published analytics copy ($GPUPRICE_HOME/analytics.duckdb)."""
-        from gpuprice.output import jsonable, terminal_safe, write_csv, write_json
+        from gpuprice.commands.output import jsonable, terminal_safe, write_csv, write_json
         from gpuprice.settings import Settings
         from gpuprice.warehouse.sqlguard import open_guarded, run_query
 

@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
+from gpuprice.commands.output import write_json
 from gpuprice.models.workloads import load_workloads
-from gpuprice.output import write_json
 
 
 def _size(tokens: float) -> str:

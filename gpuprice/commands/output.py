@@ -1,5 +1,7 @@
 """Writing machine and terminal output safely: one implementation for every command.
 
+CSV goes through :func:`gpuprice.commands.csv_out.csv_writer` (``\n`` line endings).
+
 - JSON is built whole before anything is written (an error never leaves half a document), with
   NaN and infinities written as null (JSON has no such numbers) and bytes, UUIDs, decimals, dates
   and intervals given their obvious JSON forms.
@@ -13,7 +15,6 @@
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import decimal
 import json
@@ -22,7 +23,9 @@ import re
 import sys
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import IO, Any
+from typing import IO, Any, TextIO
+
+from gpuprice.commands.csv_out import csv_writer
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -71,9 +74,9 @@ def csv_cell(value: Any) -> Any:
     return value
 
 
-def write_csv(header: Sequence[str], rows: Iterable[Sequence[Any]], *, stream: IO[str] | None = None) -> None:
+def write_csv(header: Sequence[str], rows: Iterable[Sequence[Any]], *, stream: TextIO | None = None) -> None:
     """A header and rows as CSV, every cell through :func:`csv_cell`."""
-    writer = csv.writer(stream or sys.stdout)
+    writer = csv_writer(stream)
     writer.writerow([csv_cell(h) for h in header])
     writer.writerows([csv_cell(v) for v in row] for row in rows)
 
