@@ -20,7 +20,7 @@ from faults.pages import healthy_page
 from faults.runs import environment, gpuprice
 from faults.tally import Tally
 from gpuprice.scrapers.archive import SAMPLE_ARCHIVE
-from gpuprice.scrapers.registry import provider_module
+from gpuprice.scrapers.registry import provider_parser
 
 TALLY = Tally("round2")
 MODEL = ("--model", "meta-llama/Llama-3.1-8B", "--method", "full")
@@ -98,8 +98,8 @@ BAD_CELLS = [
 def test_a_misread_price_is_quarantined_with_its_raw_text(provider, old, new, reason):
     with _Scenario("price_reader"):
         page = (_lambda_page if provider == "lambda" else _coreweave_page)(old, new)
-        healthy = provider_module(provider).parse(healthy_page(provider, DAY)[0])
-        result = provider_module(provider).parse(page)
+        healthy = provider_parser(provider).parse(healthy_page(provider, DAY)[0])
+        result = provider_parser(provider).parse(page)
         bad_value = new.removeprefix("<td>").removesuffix("</td>")
         hits = [r for r in result.report.rejected if bad_value in r.raw]
         assert hits, result.report.rejected
@@ -115,7 +115,7 @@ def test_a_misread_price_is_quarantined_with_its_raw_text(provider, old, new, re
 def test_a_header_in_another_currency_or_per_month_rejects_the_whole_column(header):
     with _Scenario("price_header"):
         page = _lambda_page('<th scope="col">PRICE/GPU/HR*</th>', f'<th scope="col">{header}</th>', count=99)
-        result = provider_module("lambda").parse(page)
+        result = provider_parser("lambda").parse(page)
         assert result.offers == []  # the pipeline's has_priced_offers check fails the provider
         assert result.report.rejected and all(
             "EUR" in r.reason or "month" in r.reason for r in result.report.rejected
@@ -125,7 +125,7 @@ def test_a_header_in_another_currency_or_per_month_rejects_the_whole_column(head
 def test_coreweave_price_per_month_is_not_read_as_per_hour():
     with _Scenario("price_header"):
         page = _coreweave_page("On-Demand Price / hr", "On-Demand Price / month")
-        result = provider_module("coreweave").parse(page)
+        result = provider_parser("coreweave").parse(page)
         assert not [o for o in result.offers if o.tier == "on_demand"]
         assert any("month" in r.reason for r in result.report.rejected)
 
@@ -138,7 +138,7 @@ def test_a_struck_through_old_price_never_wins():
             '<span style="text-decoration: line-through">$7.99</span> $6.69',
         ):
             page = _lambda_page("<td>$6.69</td>", f"<td>{markup}</td>")
-            prices = {o.usd_per_gpu_hour for o in provider_module("lambda").parse(page).offers}
+            prices = {o.usd_per_gpu_hour for o in provider_parser("lambda").parse(page).offers}
             assert 6.69 in prices and 7.99 not in prices, markup
 
 
@@ -154,7 +154,7 @@ def _runpod_page(field: str, value: object) -> bytes:
 @pytest.mark.parametrize("value, reason", [(-3.49, "negative"), (2.5e-05, "below"), (1e16, "above")])
 def test_runpod_json_numbers_are_read_exactly(value, reason):
     with _Scenario("price_reader"):
-        result = provider_module("runpod").parse(_runpod_page("securePrice", value))
+        result = provider_parser("runpod").parse(_runpod_page("securePrice", value))
         hits = [r for r in result.report.rejected if "securePrice" in r.raw and repr(value) in r.raw]
         assert hits and reason in hits[0].reason, result.report.rejected
 
@@ -166,7 +166,7 @@ def test_a_negative_gpu_count_is_rejected_not_made_positive():
         # The first data row's GPU count cell (the first <td> after the header) becomes -8.
         head, sep, rest = text.partition("<td>8</td>")
         assert sep
-        result = provider_module("coreweave").parse((head + "<td>-8</td>" + rest).encode())
+        result = provider_parser("coreweave").parse((head + "<td>-8</td>" + rest).encode())
         assert any("-8" in r.reason for r in result.report.rejected), result.report.rejected
         assert all(o.gpu_count >= 1 for o in result.offers)
 
