@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "rank",
     "report",
     "check_live",
+    "history",
 )
 
 

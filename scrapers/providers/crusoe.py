@@ -498,6 +498,7 @@ def _card_offers(card: _Card, sink: OfferSink) -> list[Offer]:
             usd_per_gpu_hour=float(price.value),
             usd_per_instance_hour=None,
             sku=gpu_raw,
+            price_basis="from" if price.is_from else "list",
         )
         if offer is not None:
             offers.append(offer)

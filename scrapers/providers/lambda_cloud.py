@@ -382,6 +382,8 @@ def _emit_row(row: _Row, tab_count: int | None, sink: OfferSink) -> None:
         vcpus=parse_number(row.cells.get("vcpus")),
         ram_gb=size_gb(row.cells.get("ram")) or None,
         storage_gb=size_gb(row.cells.get("storage")) or None,
+        # "from $x": a floor, not a list price
+        price_basis="from" if any(price.is_from for price in prices.values()) else "list",
     )
 
 

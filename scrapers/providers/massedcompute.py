@@ -353,6 +353,7 @@ def _add_offer(record: _Record, columns: dict[str, int], sink: OfferSink) -> Non
     """The record's offer into the sink, or the record counted as unpriced or rejected."""
     report = sink.report
     prices: dict[str, Decimal] = {}
+    is_from = False
     for name in ("price", "gpu_price"):
         try:
             header = (
@@ -370,6 +371,7 @@ def _add_offer(record: _Record, columns: dict[str, int], sink: OfferSink) -> Non
         if price is not None:
             prices[name] = price.value
             if price.is_from:  # marketplace floor ("from $1.98"): the cheapest host right now
+                is_from = True
                 report.notes.append(f"'from' price read as the price: {record.raw}")
     if not prices:
         report.unpriced_rows += 1
@@ -428,4 +430,5 @@ def _add_offer(record: _Record, columns: dict[str, int], sink: OfferSink) -> Non
         vcpus=parse_number(_cell(record, columns, "vcpus")) or None,
         ram_gb=size_gb(_cell(record, columns, "ram")) or None,
         storage_gb=size_gb(_cell(record, columns, "storage")),
+        price_basis="from" if is_from else "list",
     )

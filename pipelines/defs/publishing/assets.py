@@ -7,6 +7,7 @@ import dagster as dg
 from gpuprice.pipelines.partitions import daily_partitions, weekly_partitions
 from gpuprice.pipelines.resources import WAREHOUSE_POOL, WarehouseResource, WorkloadCatalog
 from gpuprice.warehouse.publish import export_parquet, publish_analytics_copy
+from gpuprice.warehouse.queries import latest_prices_count
 
 
 @dg.asset(
@@ -24,7 +25,7 @@ def analytics_copy(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     with warehouse.open() as con:
         written = export_parquet(con, [day], home / "exports")
         target = publish_analytics_copy(con, warehouse.database_path, home / "analytics.duckdb")
-        latest = con.execute("SELECT count(*) FROM analytics.latest_prices").fetchone()[0]
+        latest = latest_prices_count(con)
     return dg.MaterializeResult(
         metadata={
             "analytics_copy": dg.MetadataValue.path(str(target)),

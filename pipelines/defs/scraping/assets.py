@@ -20,6 +20,7 @@ from gpuprice.scrapers.offer import PROVIDERS, Offer, ParseResult, StructureMiss
 from gpuprice.scrapers.registry import parse_page, provider_parser
 from gpuprice.sources import SNAPSHOT_SOURCE_OF
 from gpuprice.warehouse import writes
+from gpuprice.warehouse.queries import snapshot_row_count
 
 FETCH_RETRY = dg.RetryPolicy(
     max_retries=2, delay=30, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS
@@ -173,7 +174,14 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
                 "pages_fetched": len(pages),
             }
         )
-        return {**raw, "source": scrape.source, "started_at": started, "notes": list(collected.notes)}
+        # The page's own date: a replayed recording may be older than the partition (never newer).
+        return {
+            **raw,
+            "source": scrape.source,
+            "started_at": started,
+            "notes": list(collected.notes),
+            "page_date": collected.page_date,
+        }
 
     @stage(
         "parsed",
@@ -200,7 +208,8 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
             fail(error=f"stored page unreadable: {exc}")
             raise dg.Failure(description=f"{provider}: stored page unreadable: {exc}") from exc
         try:
-            result: ParseResult = parse_page(provider, body, observed_on=day)
+            # Scheduled prices ("Effective October 1") are read against the page's own date.
+            result: ParseResult = parse_page(provider, body, observed_on=raw_page.get("page_date", day))
         except StructureMissing as exc:
             fail(error=f"parse failed: {exc}", report=exc.report)
             raise dg.Failure(description=f"{provider}: {exc}") from exc
@@ -253,8 +262,10 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
                 parser_version=raw.get("parser_version"),
                 report=result.report,
                 started_at=raw.get("started_at"),
+                observed_on=raw.get("page_date", day),
+                source_file=raw.get("url"),
             )
-            total = con.execute("SELECT count(*) FROM price_snapshots").fetchone()[0]
+            total = snapshot_row_count(con)
         return dg.MaterializeResult(
             metadata={
                 "dagster/row_count": count,
@@ -282,7 +293,9 @@ SNAPSHOT_SCHEMA = dg.TableSchema(
         dg.TableColumn("usd_per_gpu_hour", "DECIMAL(12,4)"),
         dg.TableColumn("usd_per_instance_hour", "DECIMAL(14,4)"),
         dg.TableColumn("effective_from", "DATE"),
-        dg.TableColumn("price_basis", "VARCHAR", description="list | lowest_now"),
+        dg.TableColumn("price_basis", "VARCHAR", description="list | from | lowest_now"),
+        dg.TableColumn("observed_on", "DATE", description="date of the page the price was read from"),
+        dg.TableColumn("source_file", "VARCHAR", description="the page (URL, archive file) or imported file"),
         dg.TableColumn("source", "VARCHAR", description="scrape | archive | public_report"),
     ]
 )

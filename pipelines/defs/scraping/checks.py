@@ -97,14 +97,10 @@ def baseline_offer_count(warehouse: WarehouseResource, provider: str, day, curre
     row (the previous attempt failed with about as many offers as today) is a real change on the
     provider's side, not a broken page, so it is accepted rather than blocking the provider forever.
     """
+    from gpuprice.warehouse.queries import recent_provider_runs
+
     with step_connection(warehouse) as con:
-        rows = con.execute(
-            """SELECT status, offers, CAST(json_extract(parse_report, '$.offers') AS INTEGER), snapshot_date
-               FROM provider_runs
-               WHERE provider = ? AND snapshot_date < ? AND snapshot_date >= ? - INTERVAL (?) DAY
-               ORDER BY snapshot_date DESC""",
-            [provider, day, day, BASELINE_DAYS],
-        ).fetchall()
+        rows = recent_provider_runs(con, provider, day, BASELINE_DAYS)
     if not rows:
         return None
     status, _, parsed, _ = rows[0]
