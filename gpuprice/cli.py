@@ -106,6 +106,15 @@ def main(argv: list[str] | None = None) -> int:
     except (typer.Abort, KeyboardInterrupt):
         print("gpuprice: interrupted", file=sys.stderr)
         raise SystemExit(130) from None
+    except BrokenPipeError:  # `gpuprice sql ... | head`: the reader left, nothing to say
+        raise SystemExit(0) from None
+    except OSError as exc:  # a read-only or full disk, a folder without permission: one line
+        where = f" {exc.filename}" if exc.filename else ""
+        print(
+            f"gpuprice: cannot write{where}: {exc.strerror or exc} (is GPUPRICE_HOME writable, with free space?)",
+            file=sys.stderr,
+        )
+        raise SystemExit(2) from None
     except Exception as exc:  # usage errors (unknown option, bad type, missing argument)
         if isinstance(exc, _click_exceptions()):
             message = str(cast(Any, exc).format_message())  # a click.ClickException (either copy)

@@ -10,6 +10,7 @@ folder.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,6 +27,12 @@ WORKLOADS_VAR = "GPUPRICE_WORKLOADS"
 LIVE_BASE_URL_VAR = "GPUPRICE_LIVE_BASE_URL"
 WAREHOUSE_VAR = "GPUPRICE_WAREHOUSE"
 WAREHOUSE_DATA_VAR = "GPUPRICE_WAREHOUSE_DATA"
+SQL_TIMEOUT_VAR = "GPUPRICE_SQL_TIMEOUT"
+SQL_MAX_ROWS_VAR = "GPUPRICE_SQL_MAX_ROWS"
+# `gpuprice sql` limits: an analyst's query is interrupted after a minute and returns at most
+# 200,000 rows (the whole sample warehouse is ~1,000; the Parquet exports serve bulk reads).
+DEFAULT_SQL_TIMEOUT_S = 60.0
+DEFAULT_SQL_MAX_ROWS = 200_000
 DEFAULT_HOME = Path("data")
 # One default for every entry point (gpuprice run and the Dagster code location): replaying the
 # recorded pages never touches the network by surprise; a deployment that scrapes sets live.
@@ -55,6 +62,8 @@ class Settings(BaseModel):
         default=None,
         description="check-live sends each provider's requests to <this>/<provider><path> (tests, mirrors)",
     )
+    sql_timeout_s: float = Field(default=DEFAULT_SQL_TIMEOUT_S, gt=0, description="gpuprice sql time limit")
+    sql_max_rows: int = Field(default=DEFAULT_SQL_MAX_ROWS, ge=1, description="gpuprice sql row limit")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -79,6 +88,8 @@ class Settings(BaseModel):
                 source=source,
                 workloads=Path(text).expanduser() if (text := value(WORKLOADS_VAR)) else None,
                 live_base_url=_base_url(value(LIVE_BASE_URL_VAR)),
+                sql_timeout_s=_positive(SQL_TIMEOUT_VAR, value(SQL_TIMEOUT_VAR), DEFAULT_SQL_TIMEOUT_S),
+                sql_max_rows=int(_positive(SQL_MAX_ROWS_VAR, value(SQL_MAX_ROWS_VAR), DEFAULT_SQL_MAX_ROWS)),
             )
         except ValidationError as exc:  # pragma: no cover - every field is checked above
             raise BadInput(f"bad gpuprice settings: {exc.errors()[0]['msg']}") from None
@@ -135,3 +146,16 @@ class Settings(BaseModel):
         if not os.access(path, os.W_OK | os.X_OK):
             raise BadInput(f"{HOME_VAR} {path} is not writable")
         return path
+
+
+def _positive(name: str, text: str | None, default: float) -> float:
+    """A positive finite number from a variable, or ``default`` when unset; BadInput otherwise."""
+    if text is None:
+        return default
+    try:
+        number = float(text)
+    except ValueError:
+        number = math.nan
+    if not (math.isfinite(number) and 0 < number <= 1e9):
+        raise BadInput(f"{name}={text!r} is not a positive number (at most 1e9)")
+    return number

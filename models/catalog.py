@@ -168,7 +168,14 @@ def capability_index(spec: GpuSpec) -> float:
 
 
 def plausible_price_band(slug: str) -> tuple[float, float]:
-    """(low, high) USD per GPU-hour that a real offer for this GPU must fall within."""
+    """(low, high) USD per GPU-hour that a real offer for this GPU must fall within.
+
+    A GPU the catalog does not know ('unknown') gets the widest band: from the lowest floor to
+    the highest ceiling of any catalogued GPU, so a $999/GPU-h row is caught even unnamed.
+    """
+    if slug == "unknown":
+        bands = [plausible_price_band(known) for known in gpu_slugs()]
+        return min(low for low, _ in bands), max(high for _, high in bands)
     index = capability_index(get_gpu(slug))
     # Round outwards so rounding never narrows the band.
     low = math.floor(index * PRICE_FLOOR_USD_PER_INDEX_HOUR * 10_000) / 10_000

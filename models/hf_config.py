@@ -9,13 +9,13 @@ An unknown ``model_type`` with the usual fields is read like a Llama-style decod
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from gpuprice.bounded_load import load_json
 from gpuprice.errors import BadInput, read_text_input
 from gpuprice.models.architectures import ModelArch
 
@@ -167,9 +167,9 @@ def load_config_json(path: Path) -> dict[str, Any]:
     """Parse a config file, turning every failure into a one-line BadInput."""
     text = read_text_input(path, "config")
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BadInput(f"{path}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        data = load_json(text)
+    except ValueError as exc:
+        raise BadInput(f"{path}: {exc}") from None
     if not isinstance(data, dict):
         raise BadInput(f"{path}: expected a JSON object, got {type(data).__name__}")
     return data

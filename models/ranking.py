@@ -37,6 +37,7 @@ from gpuprice.models.throughput import (
     predict_columns,
 )
 from gpuprice.models.workloads import Workload
+from gpuprice.warehouse.staleness import STALE_AFTER_DAYS, age_days
 
 RANKING_COLUMNS: tuple[str, ...] = (
     "snapshot_date",
@@ -79,16 +80,15 @@ _OFFER_COLUMNS_USED = frozenset(
     {
         *REQUIRED_OFFER_COLUMNS,
         "snapshot_date",
+        "observed_on",
         "vram_gb",
         "commitment_months",
         "price_basis",
         "effective_from",
-        "observed_on",
     }
 )
 STRATEGIES = tuple(s for s in SWEEP_STRATEGIES if s != "offload")  # CPU offload's speed is not modelled
 RISKS: tuple[int, ...] = (0, 1, 2, 3)  # 2 x spot + community: the interruption classes of offers
-STALE_AFTER_DAYS = 2  # warehouse.views: a provider's price is stale after two days
 LONG_JOB_HOURS = 24.0  # "long job" for the no-ECC warning
 # Seed guide, common mistake 4: spot is dangerous for long full fine-tunes. Every spot offer pays
 # the expected rework at CostTerms.spot_preemptions_per_node_hour (default 0.05: one preemption
@@ -178,18 +178,19 @@ def _usable_offers(offers: pd.DataFrame, day: dt.date) -> _Offers:
         (str(gpu_names[k // len(memories)]), float(memories[k % len(memories)])) for k in key_values.tolist()
     ]
 
-    date_codes, date_values = pd.factorize(
-        _column(frame, "snapshot_date", day), sort=False, use_na_sentinel=False
-    )
+    # A price is as old as its page (observed_on); frames without it fall back to the snapshot date.
+    price_dates = _column(frame, "snapshot_date", day)
+    if "observed_on" in frame.columns:
+        price_dates = frame["observed_on"].where(frame["observed_on"].notna(), price_dates)
+    date_codes, date_values = pd.factorize(price_dates, sort=False, use_na_sentinel=False)
     dates = [_as_date(d) for d in date_values]
     provider_codes, providers = pd.factorize(frame["provider"], sort=False)
     stale_values, stale_codes = np.unique(
         provider_codes.astype(np.int64) * len(dates) + date_codes, return_inverse=True
     )
     stale_keys = [(str(providers[v // len(dates)]), dates[v % len(dates)]) for v in stale_values.tolist()]
-    # When the price was seen: the offer's observed_on where the warehouse has one, else its snapshot.
-    observed = pd.to_datetime(_column(frame, "observed_on", None), errors="coerce")
-    observed = observed.fillna(pd.to_datetime(_column(frame, "snapshot_date", day), errors="coerce"))
+    # When the price was seen (output): the same page dates.
+    observed = pd.to_datetime(pd.Series(price_dates, index=frame.index), errors="coerce")
     observed_codes, observed_values = pd.factorize(observed, use_na_sentinel=False)
     observed_dates = np.array([_as_date(v) for v in observed_values] + [None], dtype=object)
     return _Offers(
@@ -596,8 +597,8 @@ def _staleness_warnings(
         out.append(
             f"stale-provider: {provider}'s latest scrape failed or is more than {STALE_AFTER_DAYS} days old"
         )
-    if price_date is not None and (day - price_date).days > STALE_AFTER_DAYS:
-        age = (day - price_date).days
+    age = age_days(price_date, day)
+    if price_date is not None and age is not None and age > STALE_AFTER_DAYS:
         out.append(
             f"stale-price: price observed on {price_date.isoformat()}, {age} days before {day.isoformat()}"
         )

@@ -26,6 +26,7 @@ from pydantic import (
     model_validator,
 )
 
+from gpuprice.bounded_load import load_yaml
 from gpuprice.errors import BadInput, read_text_input, unknown_choice
 from gpuprice.models.choices import (
     GPUS_PER_NODE,
@@ -50,7 +51,7 @@ DEFAULT_LORA_TARGETS = "all"
 class Workload(BaseModel):
     """One training job: model, recipe, token budget, checkpoint schedule, deadline, cost terms."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=80)
     description: str = ""
@@ -129,6 +130,17 @@ class Workload(BaseModel):
             if name not in PROVIDERS:
                 raise ValueError(f"unknown provider {name!r}; valid: {', '.join(PROVIDERS)}")
         return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, data: Any) -> Any:
+        """Python counts true as 1: a number field never takes YAML's true/false."""
+        if isinstance(data, dict):
+            for name, value in data.items():
+                field = cls.model_fields.get(name)
+                if isinstance(value, bool) and field is not None and _numeric(field.annotation):
+                    raise ValueError(f"{name} must be a number, not {str(value).lower()}")
+        return data
 
     @field_validator(
         "method",
@@ -449,10 +461,11 @@ def _node_at(node: yaml.Node, loc: tuple[Any, ...]) -> yaml.Node:
 def _items(path: Path, text: str) -> list[tuple[dict[str, Any], yaml.Node]]:
     """The workload mappings of one file with their YAML nodes."""
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        data, root = load_yaml(text)
     except yaml.YAMLError as exc:
         raise _yaml_error(path, exc) from None
+    except ValueError as exc:
+        raise BadInput(f"{path}: {exc}") from None
     if root is None:
         raise BadInput(f"{path}: empty workloads file (expected 'workloads:' followed by a list)")
     if isinstance(data, dict) and isinstance(root, yaml.MappingNode):
@@ -538,3 +551,13 @@ def get_workload(name: str, workloads: list[Workload] | None = None) -> Workload
         if workload.name == name.strip():
             return workload
     raise unknown_choice("workload", name, [w.name for w in workloads])
+
+
+def _numeric(annotation: Any) -> bool:
+    """Whether a field's type admits int or float (and not bool)."""
+    import typing
+
+    args = typing.get_args(annotation)
+    if args:
+        return any(_numeric(a) for a in args)
+    return annotation in (int, float)

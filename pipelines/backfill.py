@@ -27,6 +27,7 @@ from gpuprice.pipelines.resources import default_resources
 from gpuprice.pipelines.runner import _PROVIDER_STEP, _all_definitions, _quiet_run_config, _step_errors
 from gpuprice.scrapers.offer import PROVIDERS
 from gpuprice.warehouse.connection import connect_read_only, warehouse_exists
+from gpuprice.warehouse.queries import provider_runs_finished_since
 
 REFERENCE_ASSETS = ("dim_gpu", "public_price_observations", "memory_fit")
 MODEL_ASSETS = ("offers_with_specs", "workload_rankings", "analytics_copy")
@@ -151,11 +152,7 @@ def _outcomes(
     if warehouse_exists(summary.warehouse):
         con = connect_read_only(summary.warehouse)
         try:
-            rows = con.execute(
-                """SELECT provider, status, offers, error, snapshot_date FROM main.provider_runs
-                   WHERE snapshot_date BETWEEN ? AND ? AND finished_at >= ? ORDER BY snapshot_date""",
-                [summary.start, summary.end, started],
-            ).fetchall()
+            rows = provider_runs_finished_since(con, summary.start, summary.end, started)
         finally:
             con.close()
     outcomes = {p: ProviderBackfill(provider=p) for p in providers}

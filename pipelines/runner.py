@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import dagster as dg
+import pandas as pd
 
 from gpuprice.pipelines.defs.scraping.assets import STEP_RETRIES_TAG
 from gpuprice.pipelines.resources import default_resources
@@ -37,6 +38,7 @@ class ProviderOutcome:
     unknown_gpus: int = 0
     error: str | None = None
     parse_strategy: str | None = None
+    observed_on: dt.date | None = None  # the date of the page the offers were read from
 
 
 @dataclass
@@ -57,6 +59,12 @@ class RunSummary:
     def other_errors(self) -> list[str]:
         """Step failures outside the providers' own assets (models, publishing, reports)."""
         return [e for e in self.phase_errors if not _PROVIDER_STEP.match(e)]
+
+
+def _as_date(value: object) -> dt.date | None:
+    if value is None or value is pd.NaT or (isinstance(value, float) and value != value):
+        return None
+    return pd.Timestamp(value).date()  # type: ignore[arg-type]
 
 
 def _all_definitions():
@@ -156,9 +164,10 @@ def run_day(
         year, week, weekday = day.isocalendar()
         monday = day - dt.timedelta(days=weekday - 1)
         progress(f"[4/4] weekly reports for {year}-W{week:02d}")
-        materialize(dg.AssetSelection.assets("weekly_reports"), monday.isoformat(), "reports")
+        rendered = materialize(dg.AssetSelection.assets("weekly_reports"), monday.isoformat(), "reports")
         folder = home / "reports" / f"{year}-W{week:02d}"
-        if folder.exists():
+        # Only a rendering that finished wrote every file; a failed one (a full disk) names none.
+        if rendered.success and folder.exists():
             summary.reports = sorted(folder.glob("*.html"))
     scratch.cleanup()
 
@@ -184,6 +193,7 @@ def run_day(
                     unknown_gpus=int(row["unknown_gpus"]),
                     parse_strategy=row["parse_strategy"] if isinstance(row["parse_strategy"], str) else None,
                     error=None if row["error"] is None or str(row["error"]) == "nan" else str(row["error"]),
+                    observed_on=_as_date(row["observed_on"]),
                 )
             )
         else:

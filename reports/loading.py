@@ -31,13 +31,14 @@ from gpuprice.reports.data import (
 )
 from gpuprice.reports.weeks import IsoWeek
 from gpuprice.scrapers.offer import PROVIDERS
-from gpuprice.sources import SCRAPED_SOURCES, sql_values
 
-# Same rule as analytics.provider_freshness: stale when the newest successful snapshot is more
-# than STALE_AFTER_DAYS behind the newest run.
-from gpuprice.warehouse.views import STALE_AFTER_DAYS
+# The one staleness rule (warehouse/staleness.py), measured from the date of each page.
+from gpuprice.warehouse.queries import provider_freshness_as_of
+from gpuprice.warehouse.sql_files import sql
+from gpuprice.warehouse.staleness import STALE_AFTER_DAYS, age_days, is_stale
 
-_SCRAPED = sql_values(SCRAPED_SOURCES)
+__all__ = ["STALE_AFTER_DAYS"]
+
 HISTORY_WEEKS = 13  # a quarter of daily prices: long enough for a trend, short enough to see a week
 
 
@@ -58,7 +59,7 @@ def _scalar(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = ()
 
 
 def newest_snapshot_date(con: duckdb.DuckDBPyConnection) -> dt.date | None:
-    return _scalar(con, "SELECT max(snapshot_date) FROM price_snapshots")
+    return _scalar(con, sql("reports/newest_snapshot_date"))
 
 
 def default_week(con: duckdb.DuckDBPyConnection) -> IsoWeek:
@@ -71,13 +72,10 @@ def default_week(con: duckdb.DuckDBPyConnection) -> IsoWeek:
 
 def as_of_date(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> dt.date:
     """Newest snapshot date at or before the week's end; BadInput if the week predates all data."""
-    found = _scalar(
-        con, "SELECT max(snapshot_date) FROM price_snapshots WHERE snapshot_date <= ?", [week.end]
-    )
+    found = _scalar(con, sql("reports/as_of_date"), [week.end])
     if found is None:
-        first, last = con.execute(
-            "SELECT min(snapshot_date), max(snapshot_date) FROM price_snapshots"
-        ).fetchone()
+        bounds = con.execute(sql("reports/covered_range")).fetchone()
+        first, last = bounds if bounds else (None, None)
         if first is None:
             raise BadInput("the warehouse holds no price snapshots yet; run `gpuprice run` first")
         raise BadInput(
@@ -90,32 +88,11 @@ def as_of_date(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> dt.date:
 # ---------------------------------------------------------------------------- current prices
 
 # Per provider, the snapshot that counts as current at the week's end (scraped beats imported).
-_CURRENT_SNAPSHOTS = f"""
-    SELECT provider, snapshot_date, scraped FROM (
-        SELECT provider, snapshot_date, scraped,
-            row_number() OVER (PARTITION BY provider ORDER BY scraped DESC, snapshot_date DESC) AS pick
-        FROM (
-            SELECT DISTINCT provider, snapshot_date, source IN {_SCRAPED} AS scraped
-            FROM price_snapshots WHERE snapshot_date <= $end
-        )
-    ) WHERE pick = 1
-"""
+_CURRENT_SNAPSHOTS = sql("reports/current_snapshots")
 
 # Offers of those snapshots with the price in force at the week's end: a scheduled price
 # ("Effective October 1") replaces the plain one once its date has come, and not before.
-_CURRENT_OFFERS = f"""
-    WITH current AS ({_CURRENT_SNAPSHOTS})
-    SELECT p.snapshot_date, p.provider, p.sku, p.gpu, p.gpu_raw, p.gpu_count, p.tier, p.community,
-        p.commitment_months, p.region, p.price_basis, CAST(p.usd_per_gpu_hour AS DOUBLE) AS usd_per_gpu_hour,
-        p.source
-    FROM price_snapshots p JOIN current c USING (provider, snapshot_date)
-    WHERE (p.source IN {_SCRAPED}) = c.scraped  -- a public report dated that day is history only
-      AND coalesce(p.effective_from, p.snapshot_date) <= $end
-    QUALIFY row_number() OVER (
-        PARTITION BY p.provider, p.sku, p.gpu_count, p.tier, p.community, p.commitment_months, p.region, p.price_basis
-        ORDER BY coalesce(p.effective_from, p.snapshot_date) DESC
-    ) = 1
-"""
+_CURRENT_OFFERS = sql("reports/current_offers")
 
 
 def current_offers(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> list[dict[str, Any]]:
@@ -123,13 +100,14 @@ def current_offers(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> list[dict[s
 
 
 def cheapest_by_gpu(offers: Iterable[dict[str, Any]]) -> list[GpuCheapest]:
-    """Per known GPU type, the cheapest current offer of each tier; dearest on-demand GPU first.
+    """Per known GPU type, the cheapest current list price of each tier; dearest on-demand GPU first.
 
-    Unknown GPUs are left out: "unknown" is not one GPU type (the overview counts them instead).
+    Unknown GPUs are left out: "unknown" is not one GPU type (the overview counts them instead);
+    so are floors ("from $x") and Runpod's cheapest-machine-now prices: a headline is a list price.
     """
     grouped: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for offer in offers:
-        if offer["gpu"] != "unknown":
+        if offer["gpu"] != "unknown" and offer.get("price_basis", "list") == "list":
             grouped[offer["gpu"]][offer["tier"]].append(offer)
     result = []
     for gpu, tiers in grouped.items():
@@ -163,11 +141,7 @@ def sources_used(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> list[SourceSn
     earliest = min([week.start, *current.values()])
     rows = _rows(
         con,
-        """
-        SELECT provider, snapshot_date, list(DISTINCT source ORDER BY source) AS sources, count(*) AS offers
-        FROM price_snapshots WHERE snapshot_date BETWEEN ? AND ?
-        GROUP BY provider, snapshot_date ORDER BY provider, snapshot_date
-        """,
+        sql("reports/sources_used"),
         [earliest, week.end],
     )
     rows = [
@@ -194,6 +168,17 @@ def sources_used(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> list[SourceSn
     return result
 
 
+def _date(value: Any) -> dt.date | None:
+    """A date from a query cell (pandas gives Timestamps and NaT)."""
+    if value is None or value != value:  # NaT and NaN are not equal to themselves
+        return None
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    return dt.date.fromisoformat(str(value)[:10])
+
+
 def _provider_order(provider: str) -> tuple[int, str]:
     return (PROVIDERS.index(provider) if provider in PROVIDERS else len(PROVIDERS), provider)
 
@@ -207,64 +192,44 @@ def freshness(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> list[ProviderFre
     Runs come from provider_runs; a provider whose prices arrived without a recorded run (an
     imported warehouse) counts its newest scraped snapshot as its last success.
     """
+    reference_day = _scalar(con, sql("reports/reference_day"), [week.end])
     runs = {
-        r["provider"]: r
-        for r in _rows(
-            con,
-            """
-            SELECT provider,
-                max(snapshot_date) FILTER (WHERE status = 'success') AS last_success_date,
-                max(snapshot_date) AS last_attempt_date,
-                arg_max(status, snapshot_date) AS last_status,
-                arg_max(error, snapshot_date) AS last_error,
-                arg_max(parse_strategy, snapshot_date) AS parse_strategy,
-                arg_max(rejected, snapshot_date) AS rejected
-            FROM provider_runs WHERE snapshot_date <= ? GROUP BY provider
-            """,
-            [week.end],
-        )
+        r["provider"]: r for r in provider_freshness_as_of(con, reference_day or week.end).to_dict("records")
     }
     scraped = {
         r["provider"]: r
         for r in _rows(
             con,
-            f"""
-            SELECT provider, max(snapshot_date) AS last_date,
-                count(*) FILTER (WHERE snapshot_date = last_date_inner) AS offers
-            FROM (
-                SELECT provider, snapshot_date,
-                    max(snapshot_date) OVER (PARTITION BY provider) AS last_date_inner
-                FROM price_snapshots WHERE snapshot_date <= ? AND source IN {_SCRAPED}
-            ) GROUP BY provider
-            """,
+            sql("reports/scraped_freshness"),
             [week.end],
         )
     }
-    reference_dates = [d for r in runs.values() for d in (r["last_attempt_date"],) if d] + [
-        r["last_date"] for r in scraped.values()
-    ]
-    reference = max(reference_dates, default=None)
+    reference = reference_day
     result = []
     for provider in sorted(set(PROVIDERS) | set(runs) | set(scraped), key=_provider_order):
         run = runs.get(provider, {})
         snap = scraped.get(provider, {})
         last_success = max(
-            (d for d in (run.get("last_success_date"), snap.get("last_date")) if d is not None), default=None
+            (d for d in (_date(run.get("last_success_date")), snap.get("last_date")) if d is not None),
+            default=None,
         )
         last_attempt = max(
-            (d for d in (run.get("last_attempt_date"), snap.get("last_date")) if d is not None), default=None
+            (d for d in (_date(run.get("last_attempt_date")), snap.get("last_date")) if d is not None),
+            default=None,
+        )
+        observed = max(
+            (d for d in (run.get("last_observed_on"), snap.get("last_observed_on")) if d is not None),
+            default=None,
         )
         status = run.get("last_status") or ("success" if snap else None)
         if (
-            run.get("last_attempt_date")
+            run.get("last_attempt_date") is not None
             and snap.get("last_date")
-            and snap["last_date"] > run["last_attempt_date"]
+            and snap["last_date"] > _date(run["last_attempt_date"])
         ):
             status = "success"  # a later snapshot without a run record (imported) still succeeded
-        behind = (reference - last_success).days if (reference and last_success) else None
-        stale = (
-            last_success is None or status != "success" or (behind is not None and behind > STALE_AFTER_DAYS)
-        )
+        behind = age_days(observed, reference) if reference else None
+        stale = is_stale(observed, reference or week.end, last_status=status)
         result.append(
             ProviderFreshness(
                 provider=provider,
@@ -289,14 +254,7 @@ def week_changes(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> list[PriceCha
     """Price changes dated inside the week, biggest relative move first."""
     rows = _rows(
         con,
-        """
-        SELECT snapshot_date, previous_snapshot_date, provider, sku, gpu, gpu_raw, gpu_count, tier, community,
-            commitment_months, region, price_basis,
-            CAST(old_usd_per_gpu_hour AS DOUBLE) AS old_usd_per_gpu_hour,
-            CAST(new_usd_per_gpu_hour AS DOUBLE) AS new_usd_per_gpu_hour
-        FROM analytics.price_changes
-        WHERE snapshot_date BETWEEN ? AND ? AND old_usd_per_gpu_hour <> new_usd_per_gpu_hour
-        """,
+        sql("reports/week_changes"),
         [week.start, week.end],
     )
     changes = [PriceChange(**row) for row in rows]
@@ -310,10 +268,7 @@ def week_changes(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> list[PriceCha
 def workload_names(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> list[str]:
     """Workloads with model output (rankings up to the week's end or a memory-fit sweep)."""
     rows = con.execute(
-        """
-        SELECT DISTINCT workload FROM workload_rankings WHERE snapshot_date <= ?
-        UNION SELECT DISTINCT workload FROM memory_fit
-        """,
+        sql("reports/workload_names"),
         [week.end],
     ).fetchall()
     return sorted(r[0] for r in rows)
@@ -322,7 +277,7 @@ def workload_names(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> list[str]:
 def rankings_date(con: duckdb.DuckDBPyConnection, workload: str, week: IsoWeek) -> dt.date | None:
     return _scalar(
         con,
-        "SELECT max(snapshot_date) FROM workload_rankings WHERE workload = ? AND snapshot_date <= ?",
+        sql("reports/rankings_date"),
         [workload, week.end],
     )
 
@@ -341,14 +296,7 @@ def _json_object(value: Any) -> dict[str, Any]:
 def rankings(con: duckdb.DuckDBPyConnection, workload: str, snapshot_date: dt.date) -> list[RankedOffer]:
     rows = _rows(
         con,
-        """
-        SELECT rank, provider, sku, gpu, gpu_count, nodes, tier, community, commitment_months, price_basis,
-            usd_per_gpu_hour, sharding, per_gpu_gb, tokens_per_sec_per_gpu, mfu, hours, run_cost_usd,
-            total_cost_usd, cost_per_checkpoint_usd, CAST(cost_terms AS VARCHAR) AS cost_terms, warnings,
-            price_snapshot_date, observed_on
-        FROM workload_rankings WHERE workload = ? AND snapshot_date = ?
-        ORDER BY rank, cost_per_checkpoint_usd
-        """,
+        sql("reports/rankings"),
         [workload, snapshot_date],
     )
     return [
@@ -365,13 +313,7 @@ def memory_fit(
     """The workload's memory-fit sweep (newest row per configuration) and when it was computed."""
     rows = _rows(
         con,
-        """
-        SELECT gpu, gpu_count, sharding, per_gpu_gb, planning_gb, gpu_memory_gb, fits, headroom_gb,
-            least_complex, computed_at
-        FROM memory_fit WHERE workload = ?
-        QUALIFY row_number() OVER (PARTITION BY gpu, gpu_count, sharding ORDER BY computed_at DESC) = 1
-        ORDER BY gpu_memory_gb, gpu, gpu_count, sharding
-        """,
+        sql("reports/memory_fit"),
         [workload],
     )
     computed = max((r["computed_at"] for r in rows), default=None)
@@ -384,7 +326,7 @@ def gpu_capacities(con: duckdb.DuckDBPyConnection, gpus: Iterable[str]) -> list[
         return []
     rows = _rows(
         con,
-        "SELECT slug AS gpu, memory_gb FROM dim_gpu WHERE list_contains(?, slug) ORDER BY memory_gb, slug",
+        sql("reports/gpu_capacities"),
         [wanted],
     )
     return [GpuCapacity(**r) for r in rows]
@@ -415,24 +357,7 @@ def price_history(
     start = week.end - dt.timedelta(weeks=HISTORY_WEEKS) + dt.timedelta(days=1)
     rows = _rows(
         con,
-        """
-        WITH daily AS (
-            SELECT gpu, provider, community, price_basis, snapshot_date,
-                min(CAST(usd_per_gpu_hour AS DOUBLE)) AS price
-            FROM price_snapshots
-            WHERE list_contains(?, gpu) AND tier = 'on_demand' AND snapshot_date <= ?
-              AND coalesce(effective_from, snapshot_date) <= snapshot_date
-            GROUP BY ALL
-        )
-        SELECT * FROM daily
-        WHERE snapshot_date >= ?
-           OR snapshot_date = (SELECT max(d.snapshot_date) FROM daily d
-                               WHERE d.gpu = daily.gpu AND d.provider = daily.provider
-                                 AND d.community = daily.community
-                                 AND d.price_basis IS NOT DISTINCT FROM daily.price_basis
-                                 AND d.snapshot_date < ?)
-        ORDER BY gpu, provider, community, price_basis, snapshot_date
-        """,
+        sql("reports/price_history"),
         [list(gpus), week.end, start, start],
     )
     points: dict[tuple[str, str, bool, str | None], list[tuple[dt.date, float]]] = defaultdict(list)

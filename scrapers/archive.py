@@ -55,6 +55,8 @@ class ArchivedPage(BaseModel):
     page_date: dt.date
     kind: PageKind
     compressed: bool
+    # Other recordings of the same date, not replayed (see _PREFERENCE).
+    also_recorded: tuple[str, ...] = ()
 
     @property
     def file_name(self) -> str:
@@ -78,7 +80,11 @@ def _provider_pages(archive_dir: Path, provider: Provider) -> list[ArchivedPage]
     folder = root / provider
     if not folder.is_dir():
         return []
-    if not folder.resolve().is_relative_to(root):
+    try:
+        inside = folder.resolve().is_relative_to(root)
+    except (OSError, RuntimeError):
+        inside = False
+    if not inside:
         log.warning("skipping archive folder %s: it leads outside %s", folder, root)
         return []
     pages: list[ArchivedPage] = []
@@ -86,7 +92,12 @@ def _provider_pages(archive_dir: Path, provider: Provider) -> list[ArchivedPage]
         parsed = parse_archive_name(entry.name)
         if parsed is None:
             continue
-        if not entry.resolve().is_relative_to(root):
+        try:
+            target = entry.resolve()
+        except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
+            log.warning("skipping archived page %s: a symlink loop", entry)
+            continue
+        if not target.is_relative_to(root):
             log.warning("skipping archived page %s: it leads outside %s", entry, root)
             continue
         if not entry.is_file():
@@ -129,6 +140,7 @@ def latest_at_or_before(pages: list[ArchivedPage], day: dt.date) -> ArchivedPage
             chosen.file_name,
             ", ".join(twins),
         )
+        chosen = chosen.model_copy(update={"also_recorded": tuple(sorted(twins))})
     return chosen
 
 

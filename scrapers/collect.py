@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from gpuprice.scrapers.archive import (
     SAMPLE_ARCHIVE,
+    ArchivedPage,
     archive_dates,
     archived_pages,
     find_archived_page,
@@ -83,6 +84,8 @@ class CollectedPage(BaseModel):
     archived_path: Path | None = None
     # Requests that failed before this one succeeded ("url: cause"), for the run log.
     earlier_failures: tuple[str, ...] = ()
+    # Facts about how the page was chosen, for the parse report.
+    notes: tuple[str, ...] = ()
 
 
 def _store_intact(home: Path, provider: str, day: dt.date, url: str, body: bytes, **fields) -> RawPage:
@@ -245,6 +248,17 @@ def collect_archived(
         raw=raw,
         page_date=page.page_date,
         archived_path=page.path,
+        notes=_twin_notes(page),
+    )
+
+
+def _twin_notes(page: ArchivedPage) -> tuple[str, ...]:
+    """The parse-report note when one date has several recordings (which one was replayed, why)."""
+    if not page.also_recorded:
+        return ()
+    return (
+        f"archive: replayed {page.file_name}, not {', '.join(page.also_recorded)} recorded for the same "
+        "date (a .json API recording is preferred to an .html page, a plain file to its .gz)",
     )
 
 
@@ -303,6 +317,7 @@ def collect_archived_range(
             raw=raw,
             page_date=page.page_date,
             archived_path=page.path,
+            notes=_twin_notes(page),
         )
     return collected
 

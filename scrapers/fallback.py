@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from bs4 import BeautifulSoup, NavigableString
 
+from gpuprice.bounded_load import load_json
 from gpuprice.scrapers.next_data import flight_payload, flight_rows, is_rsc_reference
 from gpuprice.scrapers.offer import ParseResult, Provider, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import OfferSink
@@ -236,17 +237,18 @@ def _script_lines(scripts: list[str]) -> Iterator[str]:
             pass
         for literal in re.finditer(r'"(?:[^"\\]|\\.)*"', code):  # string literals in plain JS
             try:
-                value = json.loads(literal.group(0))
-            except json.JSONDecodeError:
+                value = load_json(literal.group(0))
+            except ValueError:  # malformed, or deeper/larger than the bounded reader takes
                 continue
             yield from _node_lines(value)
 
 
 def _json_lines(text: str) -> Iterator[str]:
     try:
-        yield from _node_lines(json.loads(text))
-    except json.JSONDecodeError:
+        data = load_json(text)
+    except ValueError:  # malformed, or deeper/larger than the bounded reader takes
         return
+    yield from _node_lines(data)
 
 
 def _html_lines(fragment: str) -> list[str]:

@@ -285,15 +285,17 @@ def _pattern(regex: str) -> Callable[[str], bool]:
 
 
 # family -> (detector over the normalised text, resolver). Look-arounds keep GB200/GH200 from
-# matching B200/H200, L40S/L4 from matching L40, and A10G/A100 from matching A10.
+# matching B200/H200, L40S/L4 from matching L40, and A10G/A100 from matching A10; a letter glued
+# to a model number is another part (A100X is an 80 GB converged card, B200A a different SKU),
+# so it stays unknown unless the catalog names it (suffixes such as SXM/NVL are split off first).
 _FAMILIES: dict[str, tuple[Callable[[str], bool], Callable[[_Hints], str]]] = {
     "gb200": (_pattern(r"\bgb200|\bgrace blackwell\b"), _fixed("gb200")),
     "gh200": (_pattern(r"\bgh200|\bgrace hopper\b"), _fixed("gh200")),
-    "b300": (_pattern(r"\bb300(?![0-9])"), _b300),
-    "b200": (_pattern(r"\bb200(?![0-9])"), _b200),
-    "h200": (_pattern(r"\bh200(?![0-9])"), _h200),
-    "h100": (_pattern(r"\bh100(?![0-9])"), _h100),
-    "a100": (_pattern(r"\ba100(?![0-9])"), _a100),
+    "b300": (_pattern(r"\bb300(?![0-9a-z])"), _b300),
+    "b200": (_pattern(r"\bb200(?![0-9a-z])"), _b200),
+    "h200": (_pattern(r"\bh200(?![0-9a-z])"), _h200),
+    "h100": (_pattern(r"\bh100(?![0-9a-z])"), _h100),
+    "a100": (_pattern(r"\ba100(?![0-9a-z])"), _a100),
     "l40s": (_pattern(r"\bl40s\b"), _fixed("l40s")),
     "l40": (_pattern(r"\bl40\b"), _fixed("l40")),
     "l4": (_pattern(r"\bl4\b"), _fixed("l4")),

@@ -23,7 +23,7 @@ REQUIRED_COLUMNS = ("provider", "gpu", "gpu_count", "tier", "usd_per_gpu_hour", 
 # raw tier -> (tier, community, price_basis)
 TIER_MAP: dict[str, tuple[str, bool, str]] = {
     "on_demand": ("on_demand", False, "list"),
-    "on_demand_from": ("on_demand", False, "list"),
+    "on_demand_from": ("on_demand", False, "from"),
     "on_demand_secure": ("on_demand", False, "list"),
     "on_demand_community": ("on_demand", True, "list"),
     "on_demand_secure_api": ("on_demand", False, "lowest_now"),
@@ -31,7 +31,7 @@ TIER_MAP: dict[str, tuple[str, bool, str]] = {
     "on_demand_gpu_component": ("on_demand", False, "list"),  # CoreWeave Classic: GPU component only
     "spot": ("spot", False, "list"),
     "preemptible": ("spot", False, "list"),
-    "preemptible_from": ("spot", False, "list"),
+    "preemptible_from": ("spot", False, "from"),
 }
 NOT_PLACEABLE = {
     "on_demand_via_primeintellect": "reseller price (via Prime Intellect), not the provider's own list price",
@@ -47,9 +47,13 @@ def load_observations(path: Path) -> tuple[pd.DataFrame, list[tuple[str, str, st
     from gpuprice.scrapers.gpu_names import normalize_gpu
 
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ObservationsFileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise ObservationsFileError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+    if "\x00" in text:
+        raise ObservationsFileError(f"{path}: not a CSV text file (it contains NUL bytes)")
     reader = csv.DictReader(io.StringIO(text))
     missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
     if missing:
@@ -58,30 +62,42 @@ def load_observations(path: Path) -> tuple[pd.DataFrame, list[tuple[str, str, st
         )
     rows: list[dict] = []
     quarantined: list[tuple[str, str, str]] = []
-    for line_no, rec in enumerate(reader, start=2):
+    try:
+        records = list(reader)
+    except csv.Error as exc:  # a runaway quoted field, a NUL: nothing is imported from such a file
+        raise ObservationsFileError(
+            f"{path}: not a readable CSV file (line {reader.line_num}: {exc})"
+        ) from None
+    for line_no, rec in enumerate(records, start=2):
         raw = ",".join(str(rec.get(c, "")) for c in reader.fieldnames or [])
         provider = (rec.get("provider") or "").strip().lower()
+        column = "provider"  # the cell being read, named in the quarantine reason
         try:
             if provider not in PROVIDERS:
-                raise ValueError(f"unknown provider {provider!r}")
+                raise ValueError(f"unknown provider {provider!r}; valid: {', '.join(PROVIDERS)}")
+            column = "tier"
             tier_raw = (rec.get("tier") or "").strip().lower()
             if tier_raw in NOT_PLACEABLE:
                 raise ValueError(NOT_PLACEABLE[tier_raw])
             if tier_raw not in TIER_MAP:
-                raise ValueError(f"unknown tier {tier_raw!r}")
+                raise ValueError(f"unknown tier {tier_raw!r}; valid: {', '.join(TIER_MAP)}")
             tier, community, basis = TIER_MAP[tier_raw]
-            price = float(rec["usd_per_gpu_hour"])
-            if not 0 < price < 1000:
+            column = "usd_per_gpu_hour"
+            price = float((rec.get("usd_per_gpu_hour") or "").strip())
+            if not 0 < price < 1000:  # also refuses nan and inf
                 raise ValueError(f"price {price} outside (0, 1000) USD per GPU-hour")
-            count = int(rec["gpu_count"])
+            column = "gpu_count"
+            count = int((rec.get("gpu_count") or "").strip())
             if not 1 <= count <= 4096:
                 raise ValueError(f"gpu_count {count} outside 1..4096")
-            observed = dt.date.fromisoformat(rec["observed_on"].strip())
+            column = "observed_on"
+            observed = dt.date.fromisoformat((rec.get("observed_on") or "").strip())
+            column = "gpu"
             gpu_raw = " ".join((rec.get("gpu") or "").split())
             if not gpu_raw:
                 raise ValueError("empty gpu name")
-        except (ValueError, KeyError, TypeError) as exc:
-            quarantined.append((provider or "?", raw, f"line {line_no}: {exc}"))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            quarantined.append((provider or "?", raw, f"row {line_no}, column {column}: {exc}"))
             continue
         rows.append(
             {
@@ -103,7 +119,5 @@ def load_observations(path: Path) -> tuple[pd.DataFrame, list[tuple[str, str, st
     frame = pd.DataFrame(rows)
     if not frame.empty:
         # Two citations of the same offer on the same day: keep the first (the file's order).
-        frame = frame.drop_duplicates(
-            subset=["snapshot_date", "provider", "sku", "tier", "community", "price_basis"], keep="first"
-        )
+        frame = frame.drop_duplicates(subset=["snapshot_date", "provider", "sku"], keep="first")
     return frame, quarantined

@@ -17,8 +17,11 @@ TIERS: tuple[str, ...] = ("on_demand", "spot", "reserved")
 
 Provider = Literal["runpod", "lambda", "coreweave", "nebius", "crusoe", "massedcompute"]
 Tier = Literal["on_demand", "spot", "reserved"]
-# Runpod publishes a list price and a "cheapest machine right now" price; both are kept, labelled.
-PriceBasis = Literal["list", "lowest_now"]
+# What kind of price a row is: ``list`` a published per-GPU-hour rate; ``from`` a floor ("from $x",
+# "starting at": the cheapest host variant, not a rate you can count on); ``lowest_now`` Runpod's
+# cheapest machine right now. Rankings and headlines use ``list`` unless asked for the others.
+PriceBasis = Literal["list", "from", "lowest_now"]
+PRICE_BASES: tuple[str, ...] = ("list", "from", "lowest_now")
 # What a bare "$x/hr" on a provider's page prices (see scrapers/registry.py).
 PriceUnit = Literal["gpu_hour", "instance_hour"]
 # Which reader produced a page's offers: the provider's structured reader or the generic fallback.
@@ -39,6 +42,7 @@ CONTRACT_FIELDS: tuple[str, ...] = (
     "region",
     "available",
     "effective_from",
+    "price_basis",
 )
 
 

@@ -114,4 +114,35 @@ class OfferSink:
     def result(self) -> ParseResult:
         """The page's offers and report (with the offer count filled in)."""
         self.report.offers = len(self.offers)
+        for note in spot_above_on_demand(self.offers):
+            self.note(note)
         return ParseResult(offers=self.offers, report=self.report)
+
+
+def spot_above_on_demand(offers: Iterable[Offer]) -> list[str]:
+    """Notes for spot prices above the on-demand price of the same offer (same SKU, count,
+    cloud, region, day and basis): interruptible capacity never costs more, so one of the two
+    prices is misread or mislabelled. Flagged in the report, not dropped: the page says so."""
+    on_demand: dict[tuple, float] = {}
+    for offer in offers:
+        if offer.tier == "on_demand":
+            on_demand[_spot_pair_key(offer)] = offer.usd_per_gpu_hour
+    notes = []
+    for offer in offers:
+        price = on_demand.get(_spot_pair_key(offer)) if offer.tier == "spot" else None
+        if price is not None and offer.usd_per_gpu_hour > price:
+            notes.append(
+                f"spot above on-demand: {offer.sku} spot ${offer.usd_per_gpu_hour:g}/GPU-h > on-demand ${price:g}"
+            )
+    return notes
+
+
+def _spot_pair_key(offer: Offer) -> tuple:
+    return (
+        offer.sku,
+        offer.gpu_count,
+        offer.community,
+        offer.region,
+        offer.effective_from,
+        offer.price_basis,
+    )

@@ -59,7 +59,7 @@ def test_app_router_flight_data_split_across_escaped_chunks_parses_exactly() -> 
             row(gpu, name, "on_demand", scheduled, effective_from="2026-10-01", **hgx),
         ]
     l40s = "NVIDIA L40S with Intel Sapphire Rapids"
-    offers.append(row("l40s", l40s, "on_demand", 1.55, vcpus=8.0, ram_gb=32.0))
+    offers.append(row("l40s", l40s, "on_demand", 1.55, vcpus=8.0, ram_gb=32.0, price_basis="from"))
     assert_offers(result, offers)
     assert report_of(result, "nebius") == report(4, 10, notes=[FROM_L40S.format("Intel Sapphire Rapids")])
 
@@ -74,7 +74,15 @@ def test_renamed_reordered_headers_split_table_entities_and_a_repeated_preview_c
             row("h100-sxm", "NVIDIA HGX H100", "spot", 1.25, **spec),
             row("h200-sxm", "NVIDIA HGX H200", "on_demand", 3.5, **spec),  # "NVIDIA&nbsp;HGX&nbsp;H200"
             row("h200-sxm", "NVIDIA HGX H200", "spot", 1.45, **spec),
-            row("l40s", "NVIDIA L40S with AMD EPYC", "on_demand", 1.55, vcpus=8.0, ram_gb=32.0),
+            row(
+                "l40s",
+                "NVIDIA L40S with AMD EPYC",
+                "on_demand",
+                1.55,
+                vcpus=8.0,
+                ram_gb=32.0,
+                price_basis="from",
+            ),
         ],
     )
     assert report_of(result, "nebius") == report(3, 5, notes=[FROM_L40S.format("AMD EPYC")])
@@ -90,7 +98,7 @@ def test_plain_table_with_counts_and_per_instance_beside_per_gpu_prices() -> Non
             row("h100-sxm", "NVIDIA HGX H100", "spot", 1.25),
             row("b200", "NVIDIA HGX B200", "on_demand", 7.15, usd_per_instance_hour=57.2),  # "8 ×"
             row("b200", "NVIDIA HGX B200", "spot", 3.95),
-            row("l40s", l40s, "on_demand", 1.55, usd_per_instance_hour=1.55),  # "1"
+            row("l40s", l40s, "on_demand", 1.55, usd_per_instance_hour=1.55, price_basis="from"),  # "1"
         ],
     )
     assert report_of(result, "nebius") == report(

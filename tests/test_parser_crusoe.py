@@ -37,6 +37,7 @@ def expected_offer(
     tier: str,
     usd_per_gpu_hour: float,
     commitment_months: int | None = None,
+    price_basis: str = "list",
 ) -> dict:
     """A full offer as Crusoe prices it: per GPU-hour, no vCPU/RAM/region on the page."""
     return full_offer(
@@ -49,6 +50,7 @@ def expected_offer(
         commitment_months=commitment_months,
         usd_per_gpu_hour=usd_per_gpu_hour,
         sku=gpu_raw,
+        price_basis=price_basis,
     )
 
 
@@ -73,6 +75,7 @@ def test_card_grid_labels_before_and_after_prices_contact_sales_and_rejects() ->
                 vram_gb=32.0,
                 tier="on_demand",
                 usd_per_gpu_hour=0.75,
+                price_basis="from",  # "from $0.75/GPU-hr": a floor
             ),
             expected_offer(**L40S, tier="on_demand", usd_per_gpu_hour=1.0),
         ],

@@ -162,6 +162,7 @@ def test_reordered_and_extra_columns_nbsp_from_prices_thousands_and_regions() ->
             vcpus=208.0,
             ram_gb=round(1800 * GIB, 1),
             storage_gb=round(22 * TIB, 1),
+            price_basis="from",  # "from $2.99": a floor
         ),
         # VRAM cell empty: taken from the plan name
         offer(

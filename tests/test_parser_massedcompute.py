@@ -43,6 +43,7 @@ def expected_offer(
     storage_gb: float | None,
     region: str | None = None,
     available: bool | None = None,
+    price_basis: str = "list",
 ) -> dict:
     """A full offer as Massed Compute prices it: on-demand instances priced per instance-hour."""
     return full_offer(
@@ -59,6 +60,7 @@ def expected_offer(
         vcpus=vcpus,
         ram_gb=ram_gb,
         storage_gb=storage_gb,
+        price_basis=price_basis,
     )
 
 
@@ -162,6 +164,7 @@ def test_table_with_reordered_columns_cross_checks_and_naming_traps() -> None:
                 ram_gb=128.0,
                 storage_gb=1000.0,
                 region="US-Central",
+                price_basis="from",
             ),
         ],
     )

@@ -42,6 +42,7 @@ def expected_offer(
     vcpus: float | None,
     ram_gb: float | None,
     effective_from: str | None = None,
+    price_basis: str = "list",
 ) -> dict:
     """A full offer as Nebius prices it: per GPU-hour, no region/availability on the page."""
     return full_offer(
@@ -52,6 +53,7 @@ def expected_offer(
         tier=tier,
         usd_per_gpu_hour=usd_per_gpu_hour,
         effective_from=effective_from,
+        price_basis=price_basis,
         sku=gpu_raw,
         vcpus=vcpus,
         ram_gb=ram_gb,
@@ -72,13 +74,13 @@ def test_current_layout_with_scheduled_prices_and_every_kind_of_bad_row() -> Non
     assert_offers(
         result,
         [
-            expected_offer(**H100, tier="spot", usd_per_gpu_hour=0.79),  # "from $0.79"
+            expected_offer(**H100, tier="spot", usd_per_gpu_hour=0.79, price_basis="from"),  # "from $0.79"
             expected_offer(**H100, tier="on_demand", usd_per_gpu_hour=3.85),
             expected_offer(**H100, tier="on_demand", usd_per_gpu_hour=4.5, effective_from="2026-10-01"),
             expected_offer(**B200, tier="spot", usd_per_gpu_hour=3.95),
             expected_offer(**B200, tier="on_demand", usd_per_gpu_hour=7.15),
             expected_offer(**B200, tier="on_demand", usd_per_gpu_hour=8.5, effective_from="2026-10-01"),
-            expected_offer(**L40S_INTEL, tier="on_demand", usd_per_gpu_hour=1.55),
+            expected_offer(**L40S_INTEL, tier="on_demand", usd_per_gpu_hour=1.55, price_basis="from"),
             expected_offer(
                 gpu="unknown",
                 gpu_raw="Tenstorrent Galaxy Wormhole",
@@ -157,6 +159,7 @@ def test_old_four_column_layout_repeated_in_props_is_read_once() -> None:
                 ram_gb=32.0,
                 tier="on_demand",
                 usd_per_gpu_hour=1.55,
+                price_basis="from",
             ),  # "FROM $1.55"
         ],
     )

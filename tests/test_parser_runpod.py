@@ -107,6 +107,7 @@ def test_graphql_contract_dict_is_the_parse_contract() -> None:
         "region": None,
         "available": None,
         "effective_from": None,
+        "price_basis": "list",
     }
 
 
@@ -259,6 +260,7 @@ def test_html_label_first_spec_tags_from_prices_and_a_name_only_in_the_link() ->
             sku="RTX 4090",
             vcpus=8.0,
             ram_gb=62.0,
+            price_basis="from",
         ),
     ]
     assert result.report.notes == ["'from' prices are lower bounds"]

@@ -126,6 +126,8 @@ def test_a_first_schema_warehouse_is_migrated_in_place(tmp_path: Path):
         assert {"total_cost_usd", "observed_on", "excluded_by"} <= ranking_columns
         # Runs recorded before parse strategies were tracked read as structured.
         assert table(con, "SELECT parse_strategy FROM provider_runs") == [("structured",)]
+        # v4: a scrape was observed on its snapshot date.
+        assert table(con, "SELECT observed_on FROM price_snapshots") == [(dt.date(2025, 6, 1),)]
     finally:
         con.close()
     # Opening again is a no-op.
@@ -151,7 +153,7 @@ def test_price_history_gives_one_period_per_price(con):
 
 
 def test_an_offer_that_disappears_closes_its_period(con):
-    write(con, "lambda", D1, [make_offer(), make_offer(sku="gone", usd_per_gpu_hour=9.0)])
+    write(con, "lambda", D1, [make_offer(), make_offer(sku="gone", gpu_count=8, usd_per_gpu_hour=9.0)])
     write(con, "lambda", D2, [make_offer()])
     rows = table(con, "SELECT sku, valid_from, valid_to FROM analytics.price_history ORDER BY sku")
     assert rows == [("gone", D1, D2), ("gpu_1x_h100_sxm", D1, None)]
@@ -183,11 +185,13 @@ def test_latest_prices_and_cheapest_by_gpu(con):
         con,
         "SELECT snapshot_date, gpu, tier, provider, usd_per_gpu_hour::DOUBLE FROM analytics.cheapest_by_gpu ORDER BY ALL",
     )
-    # The scheduled (future) price and the unknown GPU are not "cheapest".
+    # The scheduled (future) price and the unknown GPU are not "cheapest"; Nebius' D1 prices
+    # carry forward to D2 (a day old), where Lambda's new on-demand price beats them.
     assert cheapest == [
         (D1, "h100-sxm", "on_demand", "nebius", 2.95),
         (D1, "h100-sxm", "spot", "nebius", 1.25),
         (D2, "h100-sxm", "on_demand", "lambda", 2.8),
+        (D2, "h100-sxm", "spot", "nebius", 1.25),
     ]
 
 
@@ -333,7 +337,7 @@ def test_a_scheduled_price_replaces_the_current_one_once_in_force(con):
 def test_public_reports_fill_only_dates_without_a_scrape(con):
     import pandas as pd
 
-    from gpuprice.warehouse.writes import replace_public_reports
+    from gpuprice.warehouse.writes import replace_bundled_public_reports
 
     write(con, "lambda", D1, [make_offer(usd_per_gpu_hour=2.99)])
     reports = pd.DataFrame(
@@ -364,7 +368,7 @@ def test_public_reports_fill_only_dates_without_a_scrape(con):
             ),
         ]
     )
-    replace_public_reports(con, reports, [])
+    replace_bundled_public_reports(con, reports, [])
     cheapest = table(
         con,
         "SELECT snapshot_date, usd_per_gpu_hour::DOUBLE, source FROM analytics.cheapest_by_gpu ORDER BY 1",

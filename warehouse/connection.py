@@ -20,6 +20,31 @@ class WarehouseBusy(RuntimeError):
     """Another gpuprice process holds the warehouse for writing."""
 
 
+DUCKDB_MAGIC = b"DUCK"  # bytes 8-11 of every DuckDB database file (storage header)
+
+
+def check_database_file(path: Path, what: str = "warehouse") -> None:
+    """BadInput naming ``path`` when it exists but is not a DuckDB database.
+
+    Checked before any connection: DuckDB reports such a file as an IOException, which
+    dagster-duckdb retries with backoff for ~100 s per connection, every step of a run.
+    """
+    if not path.exists() and not path.is_symlink():
+        return
+    if not path.is_file():
+        raise BadInput(f"{what} {path} is not a file; move it away (a new {what} is created when missing)")
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(12)
+    except OSError as exc:
+        raise BadInput(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
+    if header[8:12] != DUCKDB_MAGIC:
+        raise BadInput(
+            f"{what} {path} is not a DuckDB database file; "
+            "move it away or restore it (a new one is created when missing)"
+        )
+
+
 def _is_lock_error(exc: duckdb.Error) -> bool:
     text = str(exc).lower()
     return "lock" in text or "conflicting" in text
@@ -70,6 +95,8 @@ def connect_read_only(path: Path, *, wait_seconds: float = 60.0) -> duckdb.DuckD
 def _connect_waiting(
     path: Path, *, read_only: bool, wait_seconds: float, lake: LakeTarget | None = None
 ) -> duckdb.DuckDBPyConnection:
+    if lake is None:
+        check_database_file(path)
     deadline = time.monotonic() + wait_seconds
     delay = 0.2
     while True:
@@ -103,6 +130,7 @@ def connect_reader(path: Path) -> duckdb.DuckDBPyConnection:
     The file is called analytics.duckdb, which would make its catalog name collide with the
     ``analytics`` schema; attaching under another name keeps ``analytics.latest_prices`` valid.
     """
+    check_database_file(path, "published copy")
     con = duckdb.connect(":memory:")
     # ATTACH takes no bound parameters in DuckDB 1.4: the path goes in as an escaped literal.
     con.execute(f"ATTACH '{sql_literal(str(path))}' AS gpuprice (READ_ONLY)")

@@ -11,7 +11,11 @@ import pandas as pd
 
 from gpuprice.errors import BadInput
 from gpuprice.warehouse.connection import connect_reader
-from gpuprice.warehouse.views import OFFER_KEY, STALE_AFTER_DAYS
+from gpuprice.warehouse.staleness import MAX_OFFER_AGE_DAYS, is_stale
+from gpuprice.warehouse.views import SNAPSHOT_ROW_KEY
+
+# What rankings and headlines use unless the user asks for more (``--price-basis``).
+DEFAULT_PRICE_BASES: tuple[str, ...] = ("list",)
 
 
 def open_analytics(path: Path) -> duckdb.DuckDBPyConnection:
@@ -23,19 +27,32 @@ def open_analytics(path: Path) -> duckdb.DuckDBPyConnection:
     return connect_reader(path)
 
 
-def offers_as_of(con: duckdb.DuckDBPyConnection, day: dt.date) -> pd.DataFrame:
+def newest_snapshot_date(con: duckdb.DuckDBPyConnection) -> dt.date | None:
+    """The one notion of "now" for rank, report, history and freshness: the newest snapshot date."""
+    row = con.execute("SELECT max(snapshot_date) FROM main.price_snapshots").fetchone()
+    return row[0] if row else None
+
+
+def offers_as_of(
+    con: duckdb.DuckDBPyConnection, day: dt.date, price_bases: tuple[str, ...] | None = DEFAULT_PRICE_BASES
+) -> pd.DataFrame:
     """Per provider, the offers of its newest scraped snapshot at or before ``day``, as priced on ``day``.
 
     A scheduled price whose date has come (``effective_from <= day``) replaces the offer's
-    current price; one still in the future is left out.
+    current price; one still in the future is left out. Only ``price_bases`` are returned
+    (None: every basis); rows keep ``observed_on``, the date of their page.
     """
-    return offers_as_of_range(con, day, day)[day]
+    return offers_as_of_range(con, day, day, price_bases)[day]
 
 
 def offers_as_of_range(
-    con: duckdb.DuckDBPyConnection, first: dt.date, last: dt.date
+    con: duckdb.DuckDBPyConnection,
+    first: dt.date,
+    last: dt.date,
+    price_bases: tuple[str, ...] | None = DEFAULT_PRICE_BASES,
 ) -> dict[dt.date, pd.DataFrame]:
     """``offers_as_of`` for every date from ``first`` to ``last`` in one query (a backfill's batch)."""
+    bases = list(price_bases) if price_bases is not None else None
     frame = con.execute(
         f"""
         WITH days AS (
@@ -53,15 +70,16 @@ def offers_as_of_range(
                             CAST(p.usd_per_instance_hour AS DOUBLE) AS usd_per_instance_hour)
         FROM main.price_snapshots p JOIN newest n USING (provider, snapshot_date)
         WHERE p.source IN ('scrape', 'archive') AND (p.effective_from IS NULL OR p.effective_from <= n.as_of)
+          AND (CAST(? AS VARCHAR[]) IS NULL OR list_contains(CAST(? AS VARCHAR[]), p.price_basis))
         QUALIFY row_number() OVER (
-            PARTITION BY n.as_of, p.provider, {OFFER_KEY.replace(", effective_from", "").replace("provider, ", "")}
+            PARTITION BY n.as_of, {", ".join("p." + c for c in SNAPSHOT_ROW_KEY.split(", "))}
             ORDER BY p.effective_from DESC NULLS LAST
         ) = 1
         -- the whole offer key: ties in rank_offers keep this order, so it must be total
         ORDER BY n.as_of, p.provider, p.sku, p.gpu_count, p.tier, p.community, p.commitment_months,
                  p.region, p.price_basis, p.effective_from
         """,
-        [first, last, last],
+        [first, last, last, bases, bases],
     ).fetchdf()
     days = [first + dt.timedelta(days=n) for n in range((last - first).days + 1)]
     empty = frame.iloc[0:0].drop(columns="_as_of")
@@ -73,45 +91,127 @@ def offers_as_of_range(
     return result
 
 
+def provider_freshness_as_of(con: duckdb.DuckDBPyConnection, day: dt.date) -> pd.DataFrame:
+    """Per provider, as of ``day``: its newest success, the date of that page, the latest attempt.
+
+    ``last_error`` is the latest attempt's error (NULL when it succeeded: an old failure never
+    shows against a healthy provider); ``age_days`` and ``stale`` follow warehouse/staleness.py.
+    """
+    frame = con.execute(
+        """
+        SELECT provider,
+            max(snapshot_date) FILTER (WHERE status = 'success') AS last_success_date,
+            max(coalesce(observed_on, snapshot_date)) FILTER (WHERE status = 'success') AS last_observed_on,
+            max(snapshot_date) AS last_attempt_date,
+            arg_max({'status': status, 'error': error}, snapshot_date) AS last_run,
+            arg_max(offers, snapshot_date) FILTER (WHERE status = 'success') AS last_offers,
+            arg_max(parse_strategy, snapshot_date) AS parse_strategy,
+            arg_max(rejected, snapshot_date) AS rejected
+        FROM main.provider_runs WHERE snapshot_date <= ? GROUP BY provider ORDER BY provider
+        """,
+        [day],
+    ).fetchdf()
+    frame["last_status"] = [run["status"] for run in frame["last_run"]]
+    frame["last_error"] = [run["error"] for run in frame["last_run"]]
+    frame = frame.drop(columns=["last_run"])
+    observed = [None if pd.isna(v) else pd.Timestamp(v).date() for v in frame["last_observed_on"]]
+    frame["last_observed_on"] = observed
+    frame["age_days"] = [None if o is None else (day - o).days for o in observed]
+    frame["stale"] = [
+        is_stale(o, day, last_status=status) for o, status in zip(observed, frame["last_status"], strict=True)
+    ]
+    return frame
+
+
 def stale_providers(con: duckdb.DuckDBPyConnection, day: dt.date) -> set[str]:
-    """Providers whose newest successful snapshot at or before ``day`` is older than two days or failed on ``day``."""
-    return stale_providers_range(con, day, day)[day]
+    """Providers stale on ``day`` by the one rule (warehouse/staleness.py), measured from observed_on."""
+    frame = provider_freshness_as_of(con, day)
+    return set(frame.loc[frame["stale"], "provider"])
 
 
 def stale_providers_range(
     con: duckdb.DuckDBPyConnection, first: dt.date, last: dt.date
 ) -> dict[dt.date, set[str]]:
-    """``stale_providers`` for every date from ``first`` to ``last`` (one read of provider_runs)."""
+    """``stale_providers`` for every date from ``first`` to ``last`` (one read of provider_runs).
+
+    The same rule as provider_freshness_as_of: the newest successful observation up to each date
+    (its page's observed_on) and the status of the latest attempt at or before it.
+    """
     rows = con.execute(
-        "SELECT provider, snapshot_date, status FROM main.provider_runs WHERE snapshot_date <= ?"
-        " ORDER BY provider, snapshot_date",
+        "SELECT provider, snapshot_date, status, coalesce(observed_on, snapshot_date) FROM main.provider_runs"
+        " WHERE snapshot_date <= ? ORDER BY provider, snapshot_date",
         [last],
     ).fetchall()
-    # Per provider: run dates, their status and the newest success up to each run.
+    # Per provider: run dates, their status and the newest successful observation up to each run.
     runs: dict[str, tuple[list[dt.date], list[str], list[dt.date | None]]] = {}
-    for provider, snapshot_date, status in rows:
-        dates, statuses, last_successes = runs.setdefault(provider, ([], [], []))
-        previous = last_successes[-1] if last_successes else None
+    for provider, snapshot_date, status, observed_on in rows:
+        dates, statuses, newest_seen = runs.setdefault(provider, ([], [], []))
+        previous = newest_seen[-1] if newest_seen else None
+        if status == "success" and (previous is None or observed_on > previous):
+            previous = observed_on
         dates.append(snapshot_date)
         statuses.append(status)
-        last_successes.append(snapshot_date if status == "success" else previous)
+        newest_seen.append(previous)
     result: dict[dt.date, set[str]] = {}
     for n in range((last - first).days + 1):
         day = first + dt.timedelta(days=n)
         stale = set()
-        for provider, (dates, statuses, last_successes) in runs.items():
+        for provider, (dates, statuses, newest_seen) in runs.items():
             upto = bisect.bisect_right(dates, day)
             if upto == 0:
-                continue  # no run yet on that date
-            last_success = last_successes[upto - 1]
-            if (
-                last_success is None
-                or statuses[upto - 1] != "success"
-                or (day - last_success).days > STALE_AFTER_DAYS
-            ):
+                continue  # no run yet on that date: the provider is not known on that day
+            if is_stale(newest_seen[upto - 1], day, last_status=statuses[upto - 1]):
                 stale.add(provider)
         result[day] = stale
     return result
+
+
+def price_history_series(
+    con: duckdb.DuckDBPyConnection,
+    gpu: str,
+    tier: str,
+    since: dt.date,
+    until: dt.date,
+    max_age_days: int = MAX_OFFER_AGE_DAYS,
+) -> pd.DataFrame:
+    """Per day and provider, the provider's cheapest in-force list price for the GPU (``gpuprice history``).
+
+    Last observation carried forward (analytics.daily_prices), kept while its page is at most
+    ``max_age_days`` old; ``cheapest`` marks the cheapest provider of each day (ties: provider name).
+    """
+    return con.execute(
+        """
+        WITH per_provider AS (
+            SELECT date, provider, gpu_count, community, tier, CAST(usd_per_gpu_hour AS DOUBLE) AS usd_per_gpu_hour,
+                observed_on, age_days
+            FROM main.v_daily_prices
+            WHERE gpu = ? AND tier = ? AND price_basis = 'list' AND date BETWEEN ? AND ? AND age_days <= ?
+            QUALIFY row_number() OVER (
+                PARTITION BY date, provider
+                ORDER BY usd_per_gpu_hour, gpu_count, community, commitment_months NULLS FIRST, region NULLS FIRST
+            ) = 1
+        )
+        SELECT *, row_number() OVER (PARTITION BY date ORDER BY usd_per_gpu_hour, provider) = 1 AS cheapest
+        FROM per_provider ORDER BY date, provider
+        """,
+        [gpu, tier, since, until, max_age_days],
+    ).fetchdf()
+
+
+def headline_offers(con: duckdb.DuckDBPyConnection, gpus: tuple[str, ...]) -> list[tuple]:
+    """Cheapest on-demand list price of each GPU among the latest prices seen within MAX_OFFER_AGE_DAYS."""
+    return con.execute(
+        """
+        SELECT gpu, provider, gpu_count, community, price_basis, usd_per_gpu_hour, observed_on FROM (
+            SELECT *, row_number() OVER (
+                PARTITION BY gpu ORDER BY usd_per_gpu_hour, provider, gpu_count, community, sku) AS r
+            FROM main.v_latest_prices
+            WHERE list_contains(?, gpu) AND tier = 'on_demand' AND price_basis = 'list'
+              AND (effective_from IS NULL OR effective_from <= snapshot_date) AND age_days <= ?)
+        WHERE r = 1 ORDER BY gpu
+        """,
+        [list(gpus), MAX_OFFER_AGE_DAYS],
+    ).fetchall()
 
 
 def offers_missing_from_catalog(
@@ -127,9 +227,64 @@ def offers_missing_from_catalog(
     ).fetchdf()
 
 
+def catalog_size(con: duckdb.DuckDBPyConnection) -> int:
+    row = con.execute("SELECT count(*) FROM main.dim_gpu").fetchone()
+    return int(row[0]) if row else 0
+
+
+def offers_with_specs_summary(
+    con: duckdb.DuckDBPyConnection, first: dt.date, day: dt.date
+) -> tuple[int, pd.DataFrame]:
+    """offers_with_specs rows from ``first`` to ``day``, and ``day``'s five best list prices per PFLOP-hour."""
+    row = con.execute(
+        "SELECT count(*) FROM main.v_offers_with_specs WHERE snapshot_date BETWEEN ? AND ?", [first, day]
+    ).fetchone()
+    top = con.execute(
+        """SELECT provider, gpu, gpu_count, tier, usd_per_gpu_hour, usd_per_pflop_hour, usd_per_gb_hour
+           FROM main.v_offers_with_specs
+           WHERE snapshot_date = ? AND usd_per_pflop_hour IS NOT NULL AND in_force AND price_basis = 'list'
+           ORDER BY usd_per_pflop_hour, provider, gpu_count, sku LIMIT 5""",
+        [day],
+    ).fetchdf()
+    return (int(row[0]) if row else 0), top
+
+
+def snapshot_row_count(con: duckdb.DuckDBPyConnection) -> int:
+    row = con.execute("SELECT count(*) FROM main.price_snapshots").fetchone()
+    return int(row[0]) if row else 0
+
+
+def latest_prices_count(con: duckdb.DuckDBPyConnection) -> int:
+    row = con.execute("SELECT count(*) FROM main.v_latest_prices").fetchone()
+    return int(row[0]) if row else 0
+
+
+def provider_runs_between(
+    con: duckdb.DuckDBPyConnection, provider: str, first: dt.date, last: dt.date
+) -> list[tuple]:
+    """The provider's runs from ``first`` to ``last``: (date, status, offers, offers the parser saw)."""
+    return con.execute(
+        """SELECT snapshot_date, status, offers, CAST(json_extract(parse_report, '$.offers') AS INTEGER)
+           FROM main.provider_runs WHERE provider = ? AND snapshot_date BETWEEN ? AND ?""",
+        [provider, first, last],
+    ).fetchall()
+
+
+def provider_runs_finished_since(
+    con: duckdb.DuckDBPyConnection, first: dt.date, last: dt.date, since: dt.datetime
+) -> list[tuple]:
+    """Runs of dates ``first``..``last`` finished at or after ``since`` (one backfill's outcome):
+    (provider, status, offers, error, date), oldest date first."""
+    return con.execute(
+        """SELECT provider, status, offers, error, snapshot_date FROM main.provider_runs
+           WHERE snapshot_date BETWEEN ? AND ? AND finished_at >= ? ORDER BY snapshot_date""",
+        [first, last, since],
+    ).fetchall()
+
+
 def provider_run_status(con: duckdb.DuckDBPyConnection, day: dt.date) -> pd.DataFrame:
     return con.execute(
-        "SELECT provider, status, offers, rejected, unknown_gpus, error, parse_strategy, finished_at"
+        "SELECT provider, status, offers, rejected, unknown_gpus, error, parse_strategy, finished_at, observed_on"
         " FROM main.provider_runs"
         " WHERE snapshot_date = ?",
         [day],
@@ -206,8 +361,8 @@ def raw_pages_to_reparse(
     from when there is one, else the newest page fetched for the date."""
     frame = con.execute(
         """
-        SELECT r.* FROM main.raw_pages r
-        LEFT JOIN (SELECT DISTINCT snapshot_date, raw_sha256 FROM main.price_snapshots
+        SELECT r.*, s.observed_on AS page_date FROM main.raw_pages r
+        LEFT JOIN (SELECT DISTINCT snapshot_date, raw_sha256, observed_on FROM main.price_snapshots
                    WHERE provider = ? AND snapshot_date BETWEEN ? AND ? AND source IN ('scrape', 'archive')) s
           ON s.snapshot_date = r.snapshot_date AND s.raw_sha256 = r.sha256
         WHERE r.provider = ? AND r.snapshot_date BETWEEN ? AND ?
@@ -221,6 +376,8 @@ def raw_pages_to_reparse(
         record = {k: (None if isinstance(v, float) and v != v else v) for k, v in record.items()}
         record["snapshot_date"] = pd.Timestamp(record["snapshot_date"]).date()
         record["fetched_at"] = pd.Timestamp(record["fetched_at"]).to_pydatetime()
+        if record.get("page_date") is not None:
+            record["page_date"] = pd.Timestamp(record["page_date"]).date()
         if record.get("http_status") is not None:
             record["http_status"] = int(record["http_status"])
         rows[record["snapshot_date"]] = record

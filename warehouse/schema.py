@@ -170,6 +170,76 @@ def _v3(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+# The date in an archived page's name ("archive://lambda/2026-08-30.html"): the page's own date.
+ARCHIVE_PAGE_DATE_SQL = (
+    r"TRY_CAST(regexp_extract({url}, '([0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}})\.(html|json)', 1) AS DATE)"
+)
+BUNDLED_SOURCE_FILE = "bundled:observed_prices.csv"
+
+_NEBIUS_FROM_NOTE = "'from' prices (lowest host variant): "
+
+
+def _v4(con: duckdb.DuckDBPyConnection) -> None:
+    """Honest data: the date each price was observed, where each row came from, 'from' floors.
+
+    ``observed_on`` is the date of the page the price was read from (a replayed archive page
+    keeps its own date; a public report its citation date); ``source_file`` tells the bundled
+    public-report file from a user's import (and names the page of a scrape). Idempotent, and
+    safe on top of any earlier version: every step checks before it changes.
+    """
+    con.execute("ALTER TABLE price_snapshots ADD COLUMN IF NOT EXISTS observed_on DATE")
+    con.execute("ALTER TABLE price_snapshots ADD COLUMN IF NOT EXISTS source_file VARCHAR")
+    con.execute("ALTER TABLE provider_runs ADD COLUMN IF NOT EXISTS observed_on DATE")
+    page_date = ARCHIVE_PAGE_DATE_SQL.format(url="url")
+    # Archive replays: the page named in raw_pages (same provider, date and content hash).
+    con.execute(
+        f"""
+        UPDATE price_snapshots p SET observed_on = pages.page_date, source_file = pages.url
+        FROM (
+            SELECT provider, snapshot_date, sha256, min({page_date}) AS page_date, min(url) AS url
+            FROM raw_pages WHERE url LIKE 'archive://%' GROUP BY ALL
+        ) pages
+        WHERE p.observed_on IS NULL AND p.source = 'archive' AND pages.provider = p.provider
+          AND pages.snapshot_date = p.snapshot_date AND pages.sha256 = p.raw_sha256
+          AND pages.page_date IS NOT NULL
+        """
+    )
+    # Everything else was observed on its snapshot date (a live scrape, a cited report).
+    con.execute("UPDATE price_snapshots SET observed_on = snapshot_date WHERE observed_on IS NULL")
+    con.execute(
+        "UPDATE price_snapshots SET source_file = ? WHERE source = 'public_report' AND source_file IS NULL",
+        [BUNDLED_SOURCE_FILE],
+    )
+    con.execute(
+        """
+        UPDATE provider_runs r SET observed_on = s.observed_on
+        FROM (SELECT provider, snapshot_date, max(observed_on) AS observed_on FROM price_snapshots
+              WHERE source IN ('scrape', 'archive') GROUP BY ALL) s
+        WHERE r.observed_on IS NULL AND r.status = 'success'
+          AND s.provider = r.provider AND s.snapshot_date = r.snapshot_date
+        """
+    )
+    # Floors: cited "from $x" tiers, and the rows Nebius' parse report listed as 'from' prices.
+    con.execute(
+        "UPDATE price_snapshots SET price_basis = 'from'"
+        " WHERE source = 'public_report' AND price_basis = 'list' AND sku LIKE '%!_from]' ESCAPE '!'"
+    )
+    con.execute(
+        """
+        UPDATE price_snapshots p SET price_basis = 'from'
+        FROM provider_runs r
+        WHERE p.price_basis = 'list' AND p.source IN ('scrape', 'archive')
+          AND r.provider = p.provider AND r.snapshot_date = p.snapshot_date AND r.parse_report IS NOT NULL
+          AND EXISTS (
+            SELECT 1 FROM unnest(CAST(json_extract_string(r.parse_report, '$.notes[*]') AS VARCHAR[])) AS n(note)
+            WHERE starts_with(note, ?)
+              AND list_contains(string_split(substr(note, length(?) + 1), '; '), p.sku)
+          )
+        """,
+        [_NEBIUS_FROM_NOTE, _NEBIUS_FROM_NOTE],
+    )
+
+
 def _v5(con: duckdb.DuckDBPyConnection) -> None:
     """Rankings carry the run's total cost, when each price was observed and the limits an offer
     breaks (planner). Idempotent, so it applies on top of any earlier version."""
@@ -192,37 +262,36 @@ def _v5(con: duckdb.DuckDBPyConnection) -> None:
 def _v8(con: duckdb.DuckDBPyConnection) -> None:
     """Which reader produced a provider's offers (structured or the fallback extractor).
 
-    Idempotent, so it applies on top of any earlier version (versions 4-7 belong to other work)."""
+    Idempotent, so it applies on top of any earlier version (versions 6-7 belong to other work)."""
     con.execute(
         "ALTER TABLE provider_runs ADD COLUMN IF NOT EXISTS parse_strategy VARCHAR DEFAULT 'structured'"
     )
     con.execute("UPDATE provider_runs SET parse_strategy = 'structured' WHERE parse_strategy IS NULL")
 
 
-MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {2: _v2, 3: _v3, 5: _v5, 8: _v8}
+MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {2: _v2, 3: _v3, 4: _v4, 5: _v5, 8: _v8}
 SCHEMA_VERSION = max(MIGRATIONS)
 
 
-def _scalar(con: duckdb.DuckDBPyConnection, sql: str) -> object:
+def _count(con: duckdb.DuckDBPyConnection, sql: str) -> int:
     row = con.execute(sql).fetchone()
-    return row[0] if row is not None else None
+    return int(row[0] or 0) if row else 0
 
 
 def current_version(con: duckdb.DuckDBPyConnection) -> int:
-    exists = _scalar(
+    exists = _count(
         con,
         "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = 'schema_version'"
         " AND database_name = current_database()",
     )
     if not exists:
-        has_tables = _scalar(
+        has_tables = _count(
             con,
             "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'price_snapshots'"
             " AND database_name = current_database()",
         )
         return 1 if has_tables else 0
-    version = _scalar(con, "SELECT max(version) FROM schema_version")
-    return int(version or 0)  # type: ignore[call-overload]
+    return _count(con, "SELECT max(version) FROM schema_version")
 
 
 def engine_ddl(con: duckdb.DuckDBPyConnection, sql: str) -> str:
@@ -257,10 +326,13 @@ def migrate(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
     con.execute(
         "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
     )
-    if _scalar(con, "SELECT count(*) FROM schema_version") == 0:
+    if _count(con, "SELECT count(*) FROM schema_version") == 0:
         con.execute("INSERT INTO schema_version VALUES (?, now())", [version])
-    # Versions are reserved per feature (schema.md), so a build may lack a number in between.
-    for target in sorted(t for t in MIGRATIONS if t > version):
+    # Versions are reserved per feature, so a build may lack a number in between, and a warehouse
+    # written by a build without one (e.g. at 8 without 4) gets it later: apply every migration
+    # not recorded yet (each is idempotent).
+    applied = {int(v) for (v,) in con.execute("SELECT version FROM schema_version").fetchall()}
+    for target in sorted(t for t in MIGRATIONS if t not in applied):
         con.execute("BEGIN")
         try:
             MIGRATIONS[target](con)

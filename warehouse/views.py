@@ -12,15 +12,24 @@ import hashlib
 
 import duckdb
 
-# The columns that identify one offer across snapshots (a price series).
-OFFER_KEY = (
-    "provider, sku, gpu_count, tier, community, commitment_months, region, price_basis, effective_from"
-)
-# A price series: an offer as mapped to one GPU (a re-mapped name starts a new series).
-SERIES_KEY = f"gpu, {OFFER_KEY}"
+from gpuprice.warehouse.staleness import MAX_OFFER_AGE_DAYS, stale_sql
 
-# Days after which a provider's newest successful snapshot counts as stale.
-STALE_AFTER_DAYS = 2
+# The canonical offer key: what one offer is, whatever the source (a scrape, a replayed page,
+# a cited public report), so an offer's history is one line. The provider's own name for it
+# (sku) is not part of it: public reports and pages name the same offer differently.
+OFFER_KEY = "provider, gpu, gpu_count, tier, community, commitment_months, region"
+# The same key as one text value (NULL parts spelled out), for joins and for analysts.
+OFFER_KEY_TEXT = (
+    "concat_ws('|', provider, gpu, gpu_count, tier, CASE WHEN community THEN 'community' ELSE 'secure' END,"
+    " coalesce(CAST(commitment_months AS VARCHAR) || 'mo', '-'), coalesce(region, '-'))"
+)
+# One row of one provider's snapshot (a scheduled price shares it with the current one).
+SNAPSHOT_ROW_KEY = "provider, sku, gpu_count, tier, community, commitment_months, region, price_basis"
+# When an offer has several prices at one time, the list price speaks for it.
+BASIS_RANK = "CASE price_basis WHEN 'list' THEN 0 WHEN 'from' THEN 1 ELSE 2 END"
+
+# Back-compatible name (re-exported for callers of the old module attribute).
+__all__ = ["MAX_OFFER_AGE_DAYS", "OFFER_KEY", "SNAPSHOT_ROW_KEY", "create_views"]
 
 _BASE_VIEWS: dict[str, str] = {
     # Newest scraped (or replayed) snapshot per provider; public reports are history only.
@@ -29,82 +38,15 @@ _BASE_VIEWS: dict[str, str] = {
             SELECT provider, max(snapshot_date) AS snapshot_date
             FROM main.provider_runs WHERE status = 'success' GROUP BY provider
         )
-        SELECT p.* FROM main.price_snapshots p
+        SELECT p.* REPLACE (coalesce(p.observed_on, p.snapshot_date) AS observed_on),
+            p.snapshot_date - coalesce(p.observed_on, p.snapshot_date) AS age_days
+        FROM main.price_snapshots p
         JOIN newest n ON p.provider = n.provider AND p.snapshot_date = n.snapshot_date
         WHERE p.source IN ('scrape', 'archive')
           -- a constant lower bound lets DuckDB skip old row groups (zone maps) instead of
           -- scanning the whole history: the view stays flat as years accumulate
           AND p.snapshot_date >= (SELECT min(snapshot_date) FROM newest)
     """,
-    # One row per offer per price period. A period ends where the next one starts, or on the
-    # provider's first snapshot without the offer; valid_to NULL means the price still holds.
-    # Series are keyed by GPU as well, so `WHERE gpu = ...` is pushed below the window functions
-    # into the table scan (a filter only passes a window on a PARTITION BY column): one GPU's
-    # history reads that GPU's rows, not every snapshot (bench/README.md, warehouse figure).
-    # One sorted pass flags each snapshot that starts or ends a period; a second pass over those
-    # boundary rows alone pairs each start with its end (the next boundary) and the next start.
-    "v_price_history": f"""
-        WITH s AS (
-            SELECT {SERIES_KEY}, snapshot_date, usd_per_gpu_hour, gpu_raw, source,
-                lag(usd_per_gpu_hour) OVER w IS DISTINCT FROM usd_per_gpu_hour AS starts_period,
-                lead(usd_per_gpu_hour) OVER w IS DISTINCT FROM usd_per_gpu_hour AS ends_period,
-                row_number() OVER w AS n
-            FROM main.price_snapshots
-            WINDOW w AS (PARTITION BY {SERIES_KEY} ORDER BY snapshot_date)
-        ),
-        bounds AS (
-            SELECT *,
-                lead(snapshot_date) OVER w AS next_date,
-                lead(snapshot_date, 2) OVER w AS second_next_date,
-                lead(n) OVER w AS next_n,
-                lead(gpu_raw) OVER w AS next_gpu_raw,
-                lead(source) OVER w AS next_source
-            FROM s
-            WHERE starts_period OR ends_period
-            WINDOW w AS (PARTITION BY {SERIES_KEY} ORDER BY snapshot_date)
-        ),
-        periods AS (
-            -- a start that is not also an end is followed by its end, and that by the next start
-            SELECT {SERIES_KEY}, usd_per_gpu_hour,
-                snapshot_date AS valid_from,
-                CASE WHEN ends_period THEN snapshot_date ELSE next_date END AS last_seen,
-                CASE WHEN ends_period THEN 1 ELSE next_n - n + 1 END AS snapshots,
-                CASE WHEN ends_period THEN gpu_raw ELSE next_gpu_raw END AS gpu_raw,
-                CASE WHEN ends_period THEN source ELSE next_source END AS source,
-                CASE WHEN ends_period THEN next_date ELSE second_next_date END AS next_valid_from
-            FROM bounds
-            WHERE starts_period
-        ),
-        provider_dates AS (
-            SELECT provider, snapshot_date,
-                lead(snapshot_date) OVER (PARTITION BY provider ORDER BY snapshot_date) AS next_snapshot_date
-            FROM (SELECT DISTINCT provider, snapshot_date FROM main.price_snapshots)
-        )
-        SELECT p.provider, p.sku, p.gpu, p.gpu_raw, p.gpu_count, p.tier, p.community,
-            p.commitment_months, p.region, p.price_basis, p.effective_from, p.usd_per_gpu_hour,
-            p.valid_from, coalesce(p.next_valid_from, d.next_snapshot_date) AS valid_to,
-            p.last_seen, p.snapshots, p.source
-        FROM periods p
-        LEFT JOIN provider_dates d ON d.provider = p.provider AND d.snapshot_date = p.last_seen
-    """,
-    # Offers whose price differs from the same offer's previous snapshot.
-    "v_price_changes": f"""
-        WITH s AS (
-            SELECT *,
-                lag(usd_per_gpu_hour) OVER w AS old_usd_per_gpu_hour,
-                lag(snapshot_date) OVER w AS previous_snapshot_date
-            FROM main.price_snapshots
-            WINDOW w AS (PARTITION BY {OFFER_KEY} ORDER BY snapshot_date)
-        )
-        SELECT snapshot_date, provider, sku, gpu, gpu_raw, gpu_count, tier, community,
-            commitment_months, region, price_basis, effective_from, source,
-            previous_snapshot_date, old_usd_per_gpu_hour,
-            usd_per_gpu_hour AS new_usd_per_gpu_hour,
-            round(100.0 * (usd_per_gpu_hour - old_usd_per_gpu_hour) / old_usd_per_gpu_hour, 2) AS pct_change
-        FROM s
-        WHERE old_usd_per_gpu_hour IS NOT NULL AND old_usd_per_gpu_hour <> usd_per_gpu_hour
-    """,
-    # Per date and GPU: the cheapest offer of each tier (known GPUs, prices in force that day).
     # Every snapshot row, flagged ``in_force`` when it is the price that applies on its date:
     # a scheduled price ("Effective October 1") replaces the current one once its date has
     # come, and a cited public report is only used for a provider and date without a scrape.
@@ -113,7 +55,8 @@ _BASE_VIEWS: dict[str, str] = {
             SELECT DISTINCT provider, snapshot_date FROM main.provider_runs WHERE status = 'success'
         ),
         flagged AS (
-            SELECT p.*,
+            -- rows written without a page date (hand-built warehouses) were observed on their date
+            SELECT p.* REPLACE (coalesce(p.observed_on, p.snapshot_date) AS observed_on),
                 ((p.effective_from IS NULL OR p.effective_from <= p.snapshot_date)
                  AND (p.source <> 'public_report' OR s.provider IS NULL)) AS eligible
             FROM main.price_snapshots p
@@ -121,49 +64,185 @@ _BASE_VIEWS: dict[str, str] = {
         )
         SELECT * EXCLUDE (eligible),
             eligible AND row_number() OVER (
-                PARTITION BY snapshot_date, {OFFER_KEY.replace(", effective_from", "")}, source, eligible
+                PARTITION BY snapshot_date, {SNAPSHOT_ROW_KEY}, source, eligible
                 ORDER BY effective_from DESC NULLS LAST
             ) = 1 AS in_force
         FROM flagged
     """,
-    "v_cheapest_by_gpu": """
-        SELECT snapshot_date, gpu, tier, provider, sku, gpu_raw, gpu_count, community,
-            commitment_months, price_basis, usd_per_gpu_hour, source
-        FROM main.v_snapshots_in_force
-        WHERE gpu <> 'unknown' AND in_force
+    # One row per offer (OFFER_KEY) and time it was observed in force. The time axis is the
+    # date of the page (observed_on), not the date a run filed it under: a page replayed on
+    # five dates is one observation. A scheduled price counts from its effective date, but not
+    # before the offer's previous page (which still showed the old price) nor its first page.
+    "v_offer_observations": f"""
+        WITH rows AS (
+            SELECT *,
+                -- the newest earlier page with this offer (a scheduled price cannot start before it)
+                max(observed_on) OVER (
+                    PARTITION BY gpu, {OFFER_KEY} ORDER BY observed_on
+                    RANGE BETWEEN UNBOUNDED PRECEDING AND INTERVAL 1 DAY PRECEDING
+                ) AS previous_page
+            FROM main.v_snapshots_in_force
+            WHERE in_force OR effective_from > snapshot_date
+        ),
+        timed AS (
+            SELECT {OFFER_KEY_TEXT} AS offer_key, {OFFER_KEY}, price_basis, usd_per_gpu_hour,
+                CASE
+                    WHEN effective_from IS NULL THEN observed_on
+                    WHEN effective_from > observed_on THEN effective_from
+                    WHEN previous_page IS NULL THEN observed_on  -- never before the offer's first page
+                    ELSE greatest(effective_from, previous_page + 1)
+                END AS observed_at,
+                observed_on, effective_from, sku, gpu_raw, source, source_file
+            FROM rows
+        )
+        SELECT *,
+            -- the newest page behind this observation (several pages can state one scheduled price)
+            max(observed_on) OVER (PARTITION BY gpu, {OFFER_KEY}, observed_at) AS page_seen
+        FROM timed
         QUALIFY row_number() OVER (
-            PARTITION BY snapshot_date, gpu, tier ORDER BY usd_per_gpu_hour, provider, sku, gpu_count
+            PARTITION BY gpu, {OFFER_KEY}, observed_at
+            ORDER BY {BASIS_RANK}, source = 'public_report', usd_per_gpu_hour, sku, observed_on DESC
         ) = 1
     """,
-    # Per provider: newest successful snapshot, newest attempt, and whether the data is stale.
+    # The pages (their dates) on which each offer was seen with a price in force: ages count from these.
+    "v_offer_pages": f"""
+        SELECT DISTINCT {OFFER_KEY_TEXT} AS offer_key, observed_on
+        FROM main.v_snapshots_in_force WHERE in_force
+    """,
+    # One row per offer per price period: each offer has one line (OFFER_KEY) and at most one
+    # open period (valid_to NULL). A period ends where the offer's next price starts (a
+    # scheduled price ends it on its effective date) or on the provider's first later page
+    # without the offer. Partitioned by GPU first, so `WHERE gpu = ...` prunes the scan.
+    "v_price_history": f"""
+        WITH o AS (
+            SELECT *,
+                sum(CASE WHEN prev_price IS DISTINCT FROM usd_per_gpu_hour
+                          OR prev_basis IS DISTINCT FROM price_basis THEN 1 ELSE 0 END)
+                    OVER (PARTITION BY gpu, {OFFER_KEY} ORDER BY observed_at) AS period
+            FROM (
+                SELECT *,
+                    lag(usd_per_gpu_hour) OVER w AS prev_price,
+                    lag(price_basis) OVER w AS prev_basis
+                FROM main.v_offer_observations
+                WINDOW w AS (PARTITION BY gpu, {OFFER_KEY} ORDER BY observed_at)
+            )
+        ),
+        periods AS (
+            SELECT offer_key, {OFFER_KEY}, period,
+                any_value(usd_per_gpu_hour) AS usd_per_gpu_hour,
+                any_value(price_basis) AS price_basis,
+                min(observed_at) AS valid_from,
+                greatest(min(observed_at), max(page_seen)) AS last_seen,
+                count(*) AS snapshots,
+                arg_max(sku, observed_at) AS sku,
+                arg_max(gpu_raw, observed_at) AS gpu_raw,
+                arg_max(source, observed_at) AS source,
+                arg_max(effective_from, observed_at) AS effective_from,
+                max(page_seen) AS last_page
+            FROM o GROUP BY ALL
+        ),
+        chained AS (
+            SELECT *, lead(valid_from) OVER (PARTITION BY gpu, {OFFER_KEY} ORDER BY valid_from) AS next_valid_from
+            FROM periods
+        ),
+        provider_pages AS (
+            SELECT DISTINCT provider, coalesce(observed_on, snapshot_date) AS observed_on
+            FROM main.price_snapshots WHERE source IN ('scrape', 'archive')
+        )
+        SELECT c.offer_key, c.provider, c.sku, c.gpu, c.gpu_raw, c.gpu_count, c.tier, c.community,
+            c.commitment_months, c.region, c.price_basis, c.effective_from, c.usd_per_gpu_hour,
+            c.valid_from,
+            coalesce(c.next_valid_from,
+                     (SELECT min(d.observed_on) FROM provider_pages d
+                      WHERE d.provider = c.provider AND d.observed_on > c.last_page)) AS valid_to,
+            c.last_seen, c.snapshots, c.source
+        FROM chained c
+    """,
+    # Each offer's price in force on every day from its first observation to the newest
+    # snapshot date (last observation carried forward), with the date of the page it was last
+    # read from and that page's age in days. Analysts filter on age_days; the best-offer views
+    # below use age_days <= MAX_OFFER_AGE_DAYS.
+    "v_daily_prices": """
+        WITH newest AS (SELECT max(snapshot_date) AS d FROM main.price_snapshots),
+        days AS (
+            SELECT h.* EXCLUDE (valid_to), h.valid_to,
+                CAST(unnest(generate_series(
+                    CAST(h.valid_from AS TIMESTAMP),
+                    CAST(least(coalesce(h.valid_to - 1, (SELECT d FROM newest)), (SELECT d FROM newest)) AS TIMESTAMP),
+                    INTERVAL 1 DAY)) AS DATE) AS date
+            FROM main.v_price_history h
+            WHERE h.valid_from <= (SELECT d FROM newest)
+        )
+        SELECT d.date, d.offer_key, d.provider, d.gpu, d.gpu_count, d.tier, d.community,
+            d.commitment_months, d.region, d.price_basis, d.usd_per_gpu_hour, o.observed_on,
+            -- a scheduled price read on a later page applies from its date: age 0, not negative
+            greatest(d.date - o.observed_on, 0) AS age_days, d.sku, d.gpu_raw, d.source, d.valid_from
+        FROM days d
+        ASOF LEFT JOIN main.v_offer_pages o ON o.offer_key = d.offer_key AND d.date >= o.observed_on
+    """,
+    # Per day, GPU and tier: the cheapest list price among offers observed within
+    # MAX_OFFER_AGE_DAYS (known GPUs; ties broken by the whole offer key, so the row is unique).
+    "v_cheapest_by_gpu": f"""
+        SELECT date AS snapshot_date, gpu, tier, provider, sku, gpu_raw, gpu_count, community,
+            commitment_months, region, price_basis, usd_per_gpu_hour, source, observed_on, age_days
+        FROM main.v_daily_prices
+        WHERE gpu <> 'unknown' AND price_basis = 'list' AND age_days <= {MAX_OFFER_AGE_DAYS}
+        QUALIFY row_number() OVER (
+            PARTITION BY date, gpu, tier
+            ORDER BY usd_per_gpu_hour, provider, gpu_count, community, commitment_months NULLS FIRST,
+                region NULLS FIRST
+        ) = 1
+    """,
+    # Each price period that replaced an earlier one of the same offer (from price_history).
+    "v_price_changes": f"""
+        WITH h AS (
+            SELECT *,
+                lag(usd_per_gpu_hour) OVER w AS old_usd_per_gpu_hour,
+                lag(last_seen) OVER w AS previous_snapshot_date,
+                lag(price_basis) OVER w AS old_price_basis
+            FROM main.v_price_history
+            WINDOW w AS (PARTITION BY gpu, {OFFER_KEY} ORDER BY valid_from)
+        )
+        SELECT valid_from AS snapshot_date, offer_key, provider, sku, gpu, gpu_raw, gpu_count, tier, community,
+            commitment_months, region, price_basis, effective_from, source,
+            previous_snapshot_date, old_usd_per_gpu_hour,
+            usd_per_gpu_hour AS new_usd_per_gpu_hour,
+            round(100.0 * (usd_per_gpu_hour - old_usd_per_gpu_hour) / old_usd_per_gpu_hour, 2) AS pct_change
+        FROM h
+        WHERE old_usd_per_gpu_hour IS NOT NULL AND old_usd_per_gpu_hour <> usd_per_gpu_hour
+          AND old_price_basis = price_basis
+    """,
+    # Per provider: newest successful snapshot and the date of its page, the latest attempt
+    # (its status and error: NULL when it succeeded), and the age against the newest snapshot
+    # date in the warehouse (the one notion of "now"), by the rule of warehouse/staleness.py.
     "v_provider_freshness": f"""
         WITH runs AS (
             SELECT provider,
                 max(snapshot_date) FILTER (WHERE status = 'success') AS last_success_date,
+                max(coalesce(observed_on, snapshot_date)) FILTER (WHERE status = 'success') AS last_observed_on,
                 max(snapshot_date) AS last_attempt_date,
-                arg_max(status, snapshot_date) AS last_status,
-                arg_max(error, snapshot_date) AS last_error,
+                -- a struct is never NULL, so a healthy latest run's NULL error is not skipped
+                arg_max({{'status': status, 'error': error}}, snapshot_date) AS last_run,
                 arg_max(offers, snapshot_date) FILTER (WHERE status = 'success') AS last_offers,
                 arg_max(parse_strategy, snapshot_date) AS parse_strategy,
                 arg_max(rejected, snapshot_date) AS rejected
             FROM main.provider_runs GROUP BY provider
         ),
         newest AS (SELECT max(snapshot_date) AS d FROM main.provider_runs)
-        SELECT r.provider, r.last_success_date, r.last_attempt_date, r.last_status, r.last_error,
-            r.last_offers,
-            (SELECT d FROM newest) - r.last_success_date AS days_behind,
+        SELECT r.provider, r.last_success_date, r.last_observed_on, r.last_attempt_date,
+            r.last_run.status AS last_status, r.last_run.error AS last_error, r.last_offers,
+            (SELECT d FROM newest) AS as_of_date,
+            (SELECT d FROM newest) - r.last_observed_on AS days_behind,
             -- Drift: the newest attempt's reader (structured / fallback) and its rejected rows.
             r.parse_strategy, r.rejected,
-            (r.last_status <> 'success'
-             OR r.last_success_date IS NULL
-             OR (SELECT d FROM newest) - r.last_success_date > {STALE_AFTER_DAYS}) AS stale
+            {stale_sql("r.last_observed_on", "(SELECT d FROM newest)", "r.last_run.status")} AS stale
         FROM runs r
     """,
     # Every offer with the specs of its GPU and price-performance per offer.
     "v_offers_with_specs": """
         SELECT p.snapshot_date, p.provider, p.sku, p.gpu, p.gpu_raw, p.gpu_count, p.tier,
             p.community, p.commitment_months, p.region, p.price_basis, p.effective_from,
-            p.available, p.source, p.in_force,
+            p.available, p.source, p.in_force, p.observed_on, p.snapshot_date - p.observed_on AS age_days,
             p.usd_per_gpu_hour, p.usd_per_instance_hour,
             g.vendor, g.architecture, g.memory_gb, g.memory_bandwidth_tbps,
             g.dense_bf16_tflops, g.dense_fp8_tflops, g.form_factor, g.nvlink_gbps, g.ecc,
@@ -183,18 +262,22 @@ _BASE_VIEWS: dict[str, str] = {
         FROM main.v_snapshots_in_force p
         LEFT JOIN main.dim_gpu g ON g.slug = p.gpu
     """,
-    "v_best_value_by_gpu": """
+    # Best-value views: list prices in force, observed within MAX_OFFER_AGE_DAYS of the date.
+    "v_best_value_by_gpu": f"""
         SELECT * FROM main.v_offers_with_specs
-        WHERE memory_gb IS NOT NULL AND in_force
+        WHERE memory_gb IS NOT NULL AND in_force AND price_basis = 'list' AND age_days <= {MAX_OFFER_AGE_DAYS}
         QUALIFY row_number() OVER (
-            PARTITION BY snapshot_date, gpu, tier ORDER BY usd_per_gpu_hour, provider, sku, gpu_count
+            PARTITION BY snapshot_date, gpu, tier
+            ORDER BY usd_per_gpu_hour, provider, gpu_count, community, commitment_months NULLS FIRST,
+                region NULLS FIRST, sku, source
         ) = 1
     """,
     # Per date, tier (on-demand / spot) and metric: the five best offers.
-    "v_best_value_by_metric": """
+    "v_best_value_by_metric": f"""
         WITH priced AS (
             SELECT * FROM main.v_offers_with_specs
             WHERE memory_gb IS NOT NULL AND in_force AND tier IN ('on_demand', 'spot')
+              AND price_basis = 'list' AND age_days <= {MAX_OFFER_AGE_DAYS}
         ),
         long AS (
             SELECT 'usd_per_pflop_hour' AS metric, usd_per_pflop_hour AS metric_value, * FROM priced
@@ -203,7 +286,11 @@ _BASE_VIEWS: dict[str, str] = {
             SELECT 'usd_per_gb_hour' AS metric, usd_per_gb_hour AS metric_value, * FROM priced
         )
         SELECT snapshot_date, metric, tier,
-            row_number() OVER (PARTITION BY snapshot_date, metric, tier ORDER BY metric_value, provider, sku, gpu_count) AS rank,
+            row_number() OVER (
+                PARTITION BY snapshot_date, metric, tier
+                ORDER BY metric_value, provider, gpu_count, community, commitment_months NULLS FIRST,
+                    region NULLS FIRST, sku, source
+            ) AS rank,
             metric_value, provider, gpu, gpu_raw, sku, gpu_count, community, usd_per_gpu_hour,
             usd_per_pflop_hour, usd_per_gb_hour, usd_per_tbps_hour, memory_gb, instance_memory_gb,
             memory_bandwidth_tbps, dense_bf16_tflops, dense_fp8_tflops, form_factor, interconnect, ecc, source
@@ -232,6 +319,7 @@ _BASE_VIEWS: dict[str, str] = {
 _ANALYTICS: dict[str, str] = {
     "latest_prices": "v_latest_prices",
     "price_history": "v_price_history",
+    "daily_prices": "v_daily_prices",
     "price_changes": "v_price_changes",
     "cheapest_by_gpu": "v_cheapest_by_gpu",
     "provider_freshness": "v_provider_freshness",
@@ -291,7 +379,14 @@ def materialize_price_history(con: duckdb.DuckDBPyConnection) -> int:
     """
     con.execute(
         "CREATE OR REPLACE TABLE main.price_periods AS "
-        "SELECT * FROM main.v_price_history ORDER BY gpu, provider, sku, valid_from"
+        "SELECT * FROM main.v_price_history ORDER BY gpu, provider, valid_from, offer_key"
     )
     con.execute("CREATE OR REPLACE VIEW analytics.price_history AS SELECT * FROM main.price_periods")
-    return con.execute("SELECT count(*) FROM main.price_periods").fetchone()[0]
+    # The daily series (and the views built on it) read the precomputed rows, sorted by GPU.
+    con.execute(
+        "CREATE OR REPLACE TABLE main.daily_price_rows AS "
+        "SELECT * FROM main.v_daily_prices ORDER BY gpu, date, provider, offer_key"
+    )
+    con.execute("CREATE OR REPLACE VIEW main.v_daily_prices AS SELECT * FROM main.daily_price_rows")
+    row = con.execute("SELECT count(*) FROM main.price_periods").fetchone()
+    return int(row[0]) if row else 0

@@ -16,6 +16,7 @@ import pandas as pd
 
 from gpuprice.scrapers.offer import Offer, ParseReport, ParseResult
 from gpuprice.sources import PUBLIC_REPORT, SCRAPED_SOURCES, sql_values
+from gpuprice.warehouse.schema import BUNDLED_SOURCE_FILE
 
 _SCRAPED = sql_values(SCRAPED_SOURCES)
 
@@ -43,6 +44,8 @@ SNAPSHOT_COLUMNS: tuple[str, ...] = (
     "parser_version",
     "ingested_at",
     "price_basis",
+    "observed_on",
+    "source_file",
 )
 RAW_PAGE_COLUMNS: tuple[str, ...] = (
     "provider",
@@ -81,8 +84,11 @@ def offers_frame(
     source: str,
     raw_sha256: str | None,
     parser_version: str | None,
+    observed_on: dt.date | None = None,
+    source_file: str | None = None,
     ingested_at: dt.datetime | None = None,
 ) -> pd.DataFrame:
+    """Offers as price_snapshots rows; ``observed_on`` defaults to the snapshot date (a live page)."""
     ingested_at = ingested_at or _now()
     rows = []
     for offer in offers:
@@ -95,6 +101,8 @@ def offers_frame(
                 "raw_sha256": raw_sha256,
                 "parser_version": parser_version,
                 "ingested_at": ingested_at,
+                "observed_on": observed_on or snapshot_date,
+                "source_file": source_file,
             }
         )
     frame = pd.DataFrame(rows, columns=list(SNAPSHOT_COLUMNS))
@@ -123,6 +131,12 @@ class SnapshotPartition:
     raw_sha256: str | None
     parser_version: str | None
     started_at: dt.datetime | None = None
+    observed_on: dt.date | None = None  # the page's own date; None: the snapshot date (a live page)
+    source_file: str | None = None  # the page: URL or archive file name
+
+    @property
+    def observed(self) -> dt.date:
+        return self.observed_on or self.snapshot_date
 
 
 def replace_snapshot_partition(
@@ -136,6 +150,8 @@ def replace_snapshot_partition(
     parser_version: str | None,
     report: ParseReport | None = None,
     started_at: dt.datetime | None = None,
+    observed_on: dt.date | None = None,
+    source_file: str | None = None,
 ) -> int:
     """Replace the (provider, snapshot_date) partition of scraped/replayed offers and its quarantine rows.
 
@@ -144,6 +160,9 @@ def replace_snapshot_partition(
 
     ``source`` is the snapshot's origin, ``scrape`` or ``archive`` (a live run is a scrape): the
     partition, the views and the reports all select on exactly these two values.
+
+    ``observed_on`` is the date of the page itself (a replayed archive page may be older than
+    ``snapshot_date``; it is never newer); ``source_file`` names the page (URL or archive file).
     """
     partition = SnapshotPartition(
         snapshot_date=snapshot_date,
@@ -151,6 +170,8 @@ def replace_snapshot_partition(
         raw_sha256=raw_sha256,
         parser_version=parser_version,
         started_at=started_at,
+        observed_on=observed_on,
+        source_file=source_file,
     )
     return replace_snapshot_partitions(
         con, provider=provider, source=source, partitions=[partition], with_report=report is not None
@@ -174,6 +195,11 @@ def replace_snapshot_partitions(
         raise ValueError(f"snapshot source {source!r}; valid: {', '.join(SCRAPED_SOURCES)}")
     if not partitions:
         return {}
+    for part in partitions:
+        if part.observed > part.snapshot_date:
+            raise ValueError(
+                f"page of {part.observed} cannot be filed under the earlier date {part.snapshot_date}"
+            )
     now = _now()
     frames: list[pd.DataFrame] = []
     rejected: list[list[object]] = []
@@ -198,6 +224,8 @@ def replace_snapshot_partitions(
                     snapshot_date=part.snapshot_date,
                     raw_sha256=part.raw_sha256,
                     parser_version=part.parser_version,
+                    observed_on=part.observed,
+                    source_file=part.source_file,
                 )
             )
         counts[part.snapshot_date] = len(base)
@@ -217,6 +245,7 @@ def replace_snapshot_partitions(
                 error=None,
                 started_at=part.started_at or now,
                 finished_at=now,
+                observed_on=part.observed,
             )
         )
     dates = pd.DataFrame({"snapshot_date": sorted(counts)})
@@ -278,6 +307,7 @@ def _provider_run_row(
     error: str | None,
     started_at: dt.datetime,
     finished_at: dt.datetime | None = None,
+    observed_on: dt.date | None = None,
 ) -> list[object]:
     """A provider_runs row, in the order of ``PROVIDER_RUN_COLUMNS``."""
     return [
@@ -293,6 +323,7 @@ def _provider_run_row(
         started_at,
         finished_at or _now(),
         report.parse_strategy if report else None,
+        observed_on if status == "success" else None,  # a failure observed nothing
     ]
 
 
@@ -309,6 +340,7 @@ PROVIDER_RUN_COLUMNS: tuple[str, ...] = (
     "started_at",
     "finished_at",
     "parse_strategy",
+    "observed_on",
 )
 
 
@@ -421,21 +453,139 @@ def replace_rankings_many(con: duckdb.DuckDBPyConnection, ranked: dict[dt.date, 
     return len(frame)
 
 
-def replace_public_reports(
+# The natural key of a cited public observation (documented in the README's data dictionary):
+# provider, the GPU as written, GPU count and tier as written (all three are in the sku,
+# "H100 SXM x8 [on_demand]"), and the date observed. Importing a row with a known key updates
+# its price; the same file twice changes nothing.
+PUBLIC_REPORT_KEY: tuple[str, ...] = ("provider", "sku", "observed_on")
+_PUBLIC_KEY_SQL = " AND ".join(f"p.{c} = i.{c}" for c in PUBLIC_REPORT_KEY)
+
+
+@dataclass(frozen=True)
+class ImportCounts:
+    """What one import of public observations changed."""
+
+    added: int
+    updated: int
+    unchanged: int
+    quarantined: int
+    removed: int = 0  # rows an explicit --replace deleted first
+
+
+def _public_frame(frame: pd.DataFrame, source_file: str) -> pd.DataFrame:
+    frame = frame.assign(source="public_report", ingested_at=_now(), source_file=source_file)
+    if "observed_on" not in frame.columns or frame["observed_on"].isna().any():
+        frame["observed_on"] = frame["snapshot_date"]
+    return frame.reindex(columns=list(SNAPSHOT_COLUMNS))
+
+
+def _record_public_quarantine(
+    con: duckdb.DuckDBPyConnection, quarantined: Iterable[tuple[str, str, str]], source: str
+) -> None:
+    now = _now()
+    for provider, raw, reason in quarantined:
+        con.execute("DELETE FROM quarantine WHERE source = ? AND raw_row = ?", [source, raw])
+        con.execute(
+            "INSERT INTO quarantine VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [None, provider, raw, reason, None, source, now],
+        )
+
+
+def replace_bundled_public_reports(
     con: duckdb.DuckDBPyConnection,
     frame: pd.DataFrame,
     quarantined: Iterable[tuple[str, str, str]],
 ) -> int:
-    """Replace all imported public-report rows (the import is a whole-file load)."""
-    frame = frame.assign(source=PUBLIC_REPORT, ingested_at=_now()).reindex(columns=list(SNAPSHOT_COLUMNS))
-    now = _now()
+    """Reload the bundled public-report history; rows a user imported are never touched.
+
+    A bundled row whose natural key a user's import already holds is left out (the user's
+    figure stands). Returns the bundled rows now stored.
+    """
+    incoming = _public_frame(frame, BUNDLED_SOURCE_FILE)
     with transaction(con):
-        con.execute("DELETE FROM price_snapshots WHERE source = ?", [PUBLIC_REPORT])
-        con.execute("DELETE FROM quarantine WHERE source = ?", [PUBLIC_REPORT])
-        _insert_frame(con, "price_snapshots", frame, SNAPSHOT_COLUMNS)
-        rows = [
-            [None, provider, raw, reason, None, PUBLIC_REPORT, now] for provider, raw, reason in quarantined
-        ]
-        if rows:
-            con.executemany("INSERT INTO quarantine VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-    return len(frame)
+        con.execute(
+            f"DELETE FROM price_snapshots WHERE source = '{PUBLIC_REPORT}' AND source_file = ?",
+            [BUNDLED_SOURCE_FILE],
+        )
+        con.execute(f"DELETE FROM quarantine WHERE source = '{PUBLIC_REPORT}'")
+        con.register("_incoming_public", incoming)
+        try:
+            cols = ", ".join(SNAPSHOT_COLUMNS)
+            con.execute(
+                f"""INSERT INTO price_snapshots ({cols})
+                    SELECT {cols} FROM _incoming_public i WHERE NOT EXISTS (
+                        SELECT 1 FROM price_snapshots p WHERE p.source = '{PUBLIC_REPORT}' AND {_PUBLIC_KEY_SQL})"""
+            )
+        finally:
+            con.unregister("_incoming_public")
+        _record_public_quarantine(con, quarantined, "public_report")
+        count = con.execute(
+            f"SELECT count(*) FROM price_snapshots WHERE source = '{PUBLIC_REPORT}' AND source_file = ?",
+            [BUNDLED_SOURCE_FILE],
+        ).fetchone()
+    return int(count[0]) if count else 0
+
+
+def merge_public_reports(
+    con: duckdb.DuckDBPyConnection,
+    frame: pd.DataFrame,
+    quarantined: Sequence[tuple[str, str, str]],
+    *,
+    source_file: str,
+    replace: bool = False,
+) -> ImportCounts:
+    """Merge a user's observations by PUBLIC_REPORT_KEY (added / updated / unchanged), in one transaction.
+
+    ``replace`` first deletes every row earlier imports added (never the bundled history,
+    which the daily run maintains) and reports how many it removed.
+    """
+    incoming = _public_frame(frame, source_file)
+    keys = ", ".join(PUBLIC_REPORT_KEY)
+    with transaction(con):
+        removed = 0
+        if replace:
+            row = con.execute(
+                f"SELECT count(*) FROM price_snapshots WHERE source = '{PUBLIC_REPORT}' AND source_file IS DISTINCT FROM ?",
+                [BUNDLED_SOURCE_FILE],
+            ).fetchone()
+            removed = int(row[0]) if row else 0
+            con.execute(
+                f"DELETE FROM price_snapshots WHERE source = '{PUBLIC_REPORT}' AND source_file IS DISTINCT FROM ?",
+                [BUNDLED_SOURCE_FILE],
+            )
+        con.register("_incoming_public", incoming)
+        try:
+            compared = con.execute(
+                f"""SELECT
+                        count(*) FILTER (WHERE p.provider IS NULL) AS added,
+                        count(*) FILTER (WHERE p.provider IS NOT NULL AND (
+                            p.usd_per_gpu_hour <> CAST(i.usd_per_gpu_hour AS DECIMAL(12, 4))
+                            OR p.gpu IS DISTINCT FROM i.gpu OR p.price_basis IS DISTINCT FROM i.price_basis)) AS updated
+                    FROM _incoming_public i
+                    LEFT JOIN (SELECT * FROM price_snapshots WHERE source = '{PUBLIC_REPORT}') p ON {_PUBLIC_KEY_SQL}"""
+            ).fetchone()
+            added, updated = (int(compared[0]), int(compared[1])) if compared else (0, 0)
+            # Changed rows are replaced (and become the importer's); unchanged ones stay as they are.
+            con.execute(
+                f"""DELETE FROM price_snapshots p WHERE p.source = '{PUBLIC_REPORT}' AND EXISTS (
+                        SELECT 1 FROM _incoming_public i WHERE {_PUBLIC_KEY_SQL} AND (
+                            p.usd_per_gpu_hour <> CAST(i.usd_per_gpu_hour AS DECIMAL(12, 4))
+                            OR p.gpu IS DISTINCT FROM i.gpu OR p.price_basis IS DISTINCT FROM i.price_basis))"""
+            )
+            cols = ", ".join(SNAPSHOT_COLUMNS)
+            con.execute(
+                f"""INSERT INTO price_snapshots ({cols})
+                    SELECT {cols} FROM _incoming_public i WHERE NOT EXISTS (
+                        SELECT 1 FROM price_snapshots p WHERE p.source = '{PUBLIC_REPORT}' AND {_PUBLIC_KEY_SQL})
+                    QUALIFY row_number() OVER (PARTITION BY {keys}) = 1"""
+            )
+        finally:
+            con.unregister("_incoming_public")
+        _record_public_quarantine(con, quarantined, "public_report_import")
+    return ImportCounts(
+        added=added,
+        updated=updated,
+        unchanged=len(incoming) - added - updated,
+        quarantined=len(quarantined),
+        removed=removed,
+    )

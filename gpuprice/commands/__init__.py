@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "rank",
     "report",
     "check_live",
+    "history",
 )
 
 

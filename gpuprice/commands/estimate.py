@@ -61,6 +61,12 @@ DateOpt = Annotated[
     str | None,
     typer.Option("--date", help="Market prices as of YYYY-MM-DD [today, UTC].", metavar=metavars.DATE),
 ]
+# Bounds far outside real runs (the largest published runs are ~3e13 tokens, months long) that
+# keep the arithmetic meaningful; the price bound is the offer schema's.
+MAX_TOKENS = 1e16
+MAX_HOURS = 1e6
+MAX_USD_PER_GPU_HOUR = 1000.0
+
 RUN_COLUMNS = ("gpu", "tokens", "hours", "usd_per_gpu_hour")
 
 
@@ -81,8 +87,16 @@ class RunRequest:
         for name, value in (("--tokens", tokens), ("--hours", hours)):
             if value is not None and value <= 0:
                 raise BadInput(f"{name} {value:g} must be a positive number")
+        if tokens is not None and tokens > MAX_TOKENS:
+            raise BadInput(f"--tokens {tokens:g} is beyond any training run; at most {MAX_TOKENS:g}")
+        if hours is not None and hours > MAX_HOURS:
+            raise BadInput(f"--hours {hours:g} is beyond any training run; at most {MAX_HOURS:g}")
         if price is not None and price <= 0:
             raise BadInput(f"--usd-per-gpu-hour {price:g} must be a positive price")
+        if price is not None and price >= MAX_USD_PER_GPU_HOUR:
+            raise BadInput(
+                f"--usd-per-gpu-hour {price:g} is no GPU-hour price; below {MAX_USD_PER_GPU_HOUR:g}"
+            )
         self.tokens, self.hours, self.price = tokens, hours, price
 
 

@@ -1,4 +1,4 @@
-"""gpuprice import-observations FILE.csv: cited public prices as history (source = public_report)."""
+"""gpuprice import-observations FILE.csv: merge cited public prices into the history (source = public_report)."""
 
 from __future__ import annotations
 
@@ -16,19 +16,31 @@ def register(app: typer.Typer) -> None:
         file: Annotated[
             Path, typer.Argument(help="CSV in the observed_prices.csv format.", metavar="FILE.csv")
         ],
+        replace: Annotated[
+            bool,
+            typer.Option(
+                "--replace",
+                help="First delete every row earlier imports added (never the bundled history); says how many.",
+            ),
+        ] = False,
     ) -> None:
-        """Load cited price observations into the warehouse as public_report history."""
+        """Merge cited price observations into the warehouse by their natural key.
+
+        The key is provider, gpu (as written), gpu_count, tier (as written) and observed_on: a
+        known key with a new price is updated, the same file twice changes nothing, and the
+        daily run never removes imported rows.
+        """
         from gpuprice.scrapers.observations import ObservationsFileError, load_observations
         from gpuprice.settings import Settings
         from gpuprice.warehouse.connection import WarehouseBusy, writer
         from gpuprice.warehouse.publish import publish_analytics_copy
-        from gpuprice.warehouse.writes import replace_public_reports
+        from gpuprice.warehouse.writes import merge_public_reports
 
         if not file.is_file():
             raise BadInput(f"no such file {str(file)!r}")
         try:
             frame, quarantined = load_observations(file)
-        except ObservationsFileError as exc:
+        except ObservationsFileError as exc:  # unreadable: nothing is imported
             raise BadInput(str(exc)) from None
         if frame.empty:
             first = quarantined[0][2] if quarantined else "the file has no data rows"
@@ -37,10 +49,17 @@ def register(app: typer.Typer) -> None:
         settings.checked_home()
         try:
             with writer(settings.warehouse_path) as con:
-                count = replace_public_reports(con, frame, quarantined)
+                counts = merge_public_reports(
+                    con, frame, quarantined, source_file=str(file.resolve()), replace=replace
+                )
                 publish_analytics_copy(con, settings.warehouse_path, settings.analytics_path)
         except WarehouseBusy as exc:
             raise BadInput(str(exc)) from None
-        typer.echo(f"imported {count} observations as public_report rows; {len(quarantined)} quarantined")
+        if replace:
+            typer.echo(f"removed {counts.removed} previously imported rows (--replace)", err=True)
+        typer.echo(
+            f"imported {file.name}: {counts.added} added, {counts.updated} updated, "
+            f"{counts.unchanged} unchanged, {counts.quarantined} quarantined"
+        )
         for provider, _, reason in quarantined[:10]:
             typer.echo(f"  quarantined ({provider}): {reason}", err=True)

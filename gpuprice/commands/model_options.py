@@ -13,9 +13,7 @@ import csv
 import difflib
 import functools
 import inspect
-import json
 import math
-import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +23,7 @@ import typer
 from pydantic import BaseModel, ConfigDict
 
 from gpuprice.commands import metavars
+from gpuprice.commands.output import write_json
 from gpuprice.errors import BadInput, read_text_input, unknown_choice
 from gpuprice.models.architectures import resolve_model
 from gpuprice.models.choices import (
@@ -190,8 +189,7 @@ def sequence_text(result: Mapping[str, Any]) -> str:
 def print_result(result: dict[str, Any], json_out: bool, show: Callable[[dict[str, Any]], None]) -> None:
     """One command result: indented JSON with ``--json``, else ``show`` renders it for people."""
     if json_out:
-        json.dump(result, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        write_json(result)
     else:
         show(result)
 
@@ -414,4 +412,4 @@ def run_batch(
         except BadInput as exc:
             raise BadInput(f"{row.where()}: {exc}") from None
     for result in results:
-        sys.stdout.write(json.dumps(result) + "\n")
+        write_json(result, indent=None)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -10,6 +9,7 @@ from typing import Annotated
 import typer
 
 from gpuprice.commands import metavars
+from gpuprice.commands.output import terminal_safe, write_json
 from gpuprice.commands.validation import parse_date, parse_provider
 from gpuprice.errors import BadInput, StructureError
 from gpuprice.scrapers.gunzip import GZIP_MAGIC, MAX_PAGE_BYTES, GunzipError, gunzip_capped
@@ -61,8 +61,7 @@ def register(app: typer.Typer) -> None:
             result = parse_page(name, body, observed_on=day)
         except StructureMissing as exc:
             raise StructureError(str(exc)) from None
-        json.dump([o.contract_dict() for o in result.offers], sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        write_json([o.contract_dict() for o in result.offers])
         r = result.report
         summary = (
             f"{name}: {len(result.offers)} offers, {r.unpriced_rows} unpriced, {len(r.rejected)} rejected"
@@ -71,6 +70,6 @@ def register(app: typer.Typer) -> None:
             summary += ", read by the fallback extractor"
         if r.unknown_gpus:
             summary += f", unknown GPUs: {', '.join(r.unknown_gpus)}"
-        print(summary, file=sys.stderr)
+        print(terminal_safe(summary), file=sys.stderr)  # names come from the page
         if report:
-            print(r.model_dump_json(indent=1), file=sys.stderr)
+            print(terminal_safe(r.model_dump_json(indent=1)), file=sys.stderr)

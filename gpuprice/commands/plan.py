@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Annotated, Any
 
 import typer
 
 from gpuprice.commands import metavars
+from gpuprice.commands.output import write_json
 from gpuprice.errors import BadInput
 from gpuprice.models.rules_of_thumb import CONFIG_KEYS
 
@@ -67,9 +66,12 @@ def register(app: typer.Typer) -> None:
                 size = float(params_b)
             except ValueError:
                 raise BadInput(f"--params-b {params_b!r} is not a number (billions of parameters)") from None
+            if not 0.001 <= size <= 100_000:  # 1 M to 100 T parameters; NaN fails too
+                raise BadInput(
+                    f"--params-b {params_b!r} is out of range: 0.001 to 100000 (billions of parameters)"
+                )
         result = rules_plan(size)
         if json_out:
-            json.dump(result, sys.stdout, indent=1)
-            sys.stdout.write("\n")
+            write_json(result)
         else:
             _print_table(result)

@@ -17,8 +17,8 @@ import pandas as pd
 import typer
 
 from gpuprice.commands import metavars
-from gpuprice.commands.csv_out import csv_writer
 from gpuprice.commands.model_options import with_model_options
+from gpuprice.commands.output import write_csv, write_json
 from gpuprice.commands.validation import parse_choices, parse_providers
 from gpuprice.errors import BadInput
 from gpuprice.models.workloads import JOB_FIELDS, LIMIT_FIELDS, Workload
@@ -108,9 +108,12 @@ def _value(name: str, value: Any) -> Any:
 
 def ranking_records(ranked: pd.DataFrame) -> list[dict[str, Any]]:
     """The ``rank --format json`` objects."""
-    return [
+    records = [
         {name: _value(name, row[name]) for name in JSON_FIELDS} for row in ranked.to_dict(orient="records")
     ]
+    for record in records:  # the contract's observed_on: the date of the page the price was read from
+        record.setdefault("observed_on", record.get("price_snapshot_date"))
+    return records
 
 
 def _top(text: str | None) -> int | None:
@@ -189,6 +192,7 @@ def _print_table(records: list[dict[str, Any]], title: str) -> None:
             r["tier"]
             + (" (community)" if r["community"] else "")
             + (f" {r['commitment_months']} mo" if r["commitment_months"] else "")
+            + (f" [{r['price_basis']} price]" if r.get("price_basis") not in (None, "list") else "")
         )
         other = sum(terms.get(k, 0.0) for k in ("storage_usd", "data_usd", "engineer_usd")) - terms.get(
             "reusable_value_usd", 0.0
@@ -230,11 +234,8 @@ def _cell(record: dict[str, Any], column: str) -> Any:
 
 
 def _write_csv(records: list[dict[str, Any]]) -> None:
-    writer = csv_writer()
     columns = csv_columns()
-    writer.writerow(columns)
-    for record in records:
-        writer.writerow([_cell(record, c) for c in columns])
+    write_csv(columns, ([_cell(record, c) for c in columns] for record in records))
 
 
 def _empty_reason(chosen: Workload, offers: pd.DataFrame, ranked: pd.DataFrame, day: dt.date) -> str:
@@ -369,6 +370,17 @@ def choose_workload(
     return job_workload({**options, **job})
 
 
+def parse_price_bases(value: str) -> tuple[str, ...]:
+    """``list,from`` -> ("list", "from"); BadInput naming the valid kinds otherwise."""
+    from gpuprice.scrapers.offer import PRICE_BASES
+
+    chosen = tuple(dict.fromkeys(part.strip() for part in value.split(",") if part.strip()))
+    bad = [b for b in chosen if b not in PRICE_BASES]
+    if bad or not chosen:
+        raise BadInput(f"unknown price basis {(bad or [value])[0]!r}; valid: {', '.join(PRICE_BASES)}")
+    return chosen
+
+
 def register(app: typer.Typer) -> None:
     @app.command("rank")
     @with_model_options(exclude=RANK_DECIDES)
@@ -384,7 +396,9 @@ def register(app: typer.Typer) -> None:
         ] = None,
         date: Annotated[
             str | None,
-            typer.Option("--date", help="Offers as of that date [today, UTC].", metavar=metavars.DATE),
+            typer.Option(
+                "--date", help="Offers as of that date [the newest snapshot date].", metavar=metavars.DATE
+            ),
         ] = None,
         top: Annotated[
             str | None, typer.Option("--top", help="Show the N cheapest.", metavar=metavars.INTEGER)
@@ -398,6 +412,14 @@ def register(app: typer.Typer) -> None:
                 "--include-infeasible", help="Also show offers beyond a limit, marked (excluded_by)."
             ),
         ] = False,
+        price_basis: Annotated[
+            str,
+            typer.Option(
+                "--price-basis",
+                help="Comma-separated price kinds to rank: list, from (floors), lowest_now [list].",
+                metavar="BASIS[,BASIS]",
+            ),
+        ] = "list",
     ) -> None:
         """Rank the offers that fit a workload or an ad-hoc JOB by cost per successful checkpoint."""
         from gpuprice.commands.validation import parse_date
@@ -408,15 +430,19 @@ def register(app: typer.Typer) -> None:
             raise BadInput(f"unknown format {format!r}; valid: {', '.join(FORMATS)}")
         count = _top(top)
         settings = Settings.from_env()
-        day = parse_date(date, "--date") if date is not None else dt.datetime.now(dt.UTC).date()
         chosen = choose_workload(workload, options, job, settings.workloads)
+        bases = parse_price_bases(price_basis)
+        day = parse_date(date, "--date") if date is not None else None
 
         from gpuprice.warehouse import queries
 
         settings.checked_home()
         con = queries.open_analytics(settings.analytics_path)
         try:
-            offers = queries.offers_as_of(con, day)
+            if day is None:  # one notion of now: the newest snapshot date, said on stderr
+                day = queries.newest_snapshot_date(con) or dt.datetime.now(dt.UTC).date()
+                print(f"ranking offers as of the newest snapshot date {day.isoformat()}", file=sys.stderr)
+            offers = queries.offers_as_of(con, day, bases)
             stale = queries.stale_providers(con, day)
         finally:
             con.close()
@@ -429,8 +455,7 @@ def register(app: typer.Typer) -> None:
         if not records:
             print(_empty_reason(chosen, offers, everything, day), file=sys.stderr)
         if format == "json":
-            json.dump(records, sys.stdout, indent=1)
-            sys.stdout.write("\n")
+            write_json(records)
         elif format == "csv":
             _write_csv(records)
         else:

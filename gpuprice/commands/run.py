@@ -65,6 +65,9 @@ def register(app: typer.Typer) -> None:
             raise BadInput(f"--date {day} is before the first snapshot date {first}")
         chosen = parse_providers(providers)
         home = settings.ensure_home()  # an unusable folder is one line now, not every step failing later
+        from gpuprice.warehouse.connection import check_database_file
+
+        check_database_file(settings.warehouse_path)  # before Dagster, whose connections retry ~100 s
         archive = archive_or_sample(settings.archive)
         if source == "archive" and not archive.is_dir():
             raise BadInput(f"archive folder {archive} does not exist (GPUPRICE_ARCHIVE)")
@@ -89,8 +92,16 @@ def register(app: typer.Typer) -> None:
             )
         except WarehouseBusy as exc:  # another run kept the warehouse past the wait: one line, like bad input
             raise BadInput(str(exc)) from None
+        from gpuprice.warehouse.staleness import STALE_AFTER_DAYS, age_days
+
         for p in summary.providers:
             if p.status == "success":
+                # The page's own date and age, against the date run for: a replayed old page says so.
+                age = age_days(p.observed_on, day)
+                page = ""
+                if p.observed_on is not None and age is not None:
+                    stale = " (stale)" if age > STALE_AFTER_DAYS else ""
+                    page = f", page of {p.observed_on.isoformat()}, {age} day{'s' if age != 1 else ''} old{stale}"
                 extra = []
                 if p.parse_strategy == "fallback":
                     extra.append("fallback")
@@ -99,7 +110,7 @@ def register(app: typer.Typer) -> None:
                 if p.unknown_gpus:
                     extra.append(f"{p.unknown_gpus} unknown GPU names")
                 note = f" ({', '.join(extra)})" if extra else ""
-                out.print(f"{p.provider:<14} ok      {p.offers:>4} offers{note}", markup=False)
+                out.print(f"{p.provider:<14} ok      {p.offers:>4} offers{page}{note}", markup=False)
             else:
                 out.print(f"{p.provider:<14} FAILED  {p.error}", markup=False)
         out.print(f"warehouse: {summary.warehouse}", markup=False)
@@ -114,35 +125,41 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(1)
 
 
+HEADLINE_GPUS = ("h100-sxm", "h200-sxm", "b200")
+
+
 def _print_headlines(out, summary) -> None:
+    """The cheapest on-demand list price of a few GPUs, as of the run's date, with each page's age."""
     import duckdb
 
     if not summary.analytics.exists():
         return
     from gpuprice.warehouse.connection import connect_reader
+    from gpuprice.warehouse.queries import headline_offers
+    from gpuprice.warehouse.staleness import MAX_OFFER_AGE_DAYS, age_days
 
     con = connect_reader(summary.analytics)
     try:
-        rows = con.execute(
-            """
-            SELECT gpu, provider, gpu_count, community, price_basis, usd_per_gpu_hour FROM (
-                SELECT *, row_number() OVER (PARTITION BY gpu ORDER BY usd_per_gpu_hour, provider) AS r
-                FROM analytics.latest_prices
-                WHERE gpu IN ('h100-sxm', 'h200-sxm', 'b200') AND tier = 'on_demand'
-                  AND (effective_from IS NULL OR effective_from <= snapshot_date))
-            WHERE r = 1 ORDER BY gpu
-            """
-        ).fetchall()
+        rows = headline_offers(con, HEADLINE_GPUS)
     except duckdb.Error:
         return
     finally:
         con.close()
     if rows:
-        out.print("cheapest on-demand offers now:", markup=False)
-        for gpu, provider, count, community, basis, price in rows:
-            notes = (
-                [f"{count}x"]
-                + (["community cloud"] if community else [])
-                + (["cheapest machine now"] if basis == "lowest_now" else [])
-            )
+        out.print(
+            f"cheapest on-demand list prices as of {summary.snapshot_date.isoformat()}"
+            f" (pages at most {MAX_OFFER_AGE_DAYS} days old):",
+            markup=False,
+        )
+        for gpu, provider, count, community, _basis, price, observed_on in rows:
+            notes = [f"{count}x"] + (["community cloud"] if community else [])
+            age = age_days(observed_on, summary.snapshot_date)
+            if observed_on is not None:
+                notes.append(f"page of {observed_on.isoformat()}, {age} days old")
             out.print(f"  {gpu:<9} ${float(price):.2f}/GPU-h  {provider} ({', '.join(notes)})", markup=False)
+    elif summary.providers:
+        out.print(
+            f"no on-demand list price of {', '.join(HEADLINE_GPUS)} was seen within {MAX_OFFER_AGE_DAYS} days"
+            f" of {summary.snapshot_date.isoformat()}: every page is older",
+            markup=False,
+        )

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Annotated
 
 import typer
 
+from gpuprice.commands.output import write_json
 from gpuprice.models.workloads import load_workloads
 
 
@@ -28,8 +27,7 @@ def register(app: typer.Typer) -> None:
 
         catalog = load_workloads(Settings.from_env().workloads)
         if json_out:
-            json.dump([w.definition() for w in catalog], sys.stdout, indent=1)
-            sys.stdout.write("\n")
+            write_json([w.definition() for w in catalog])
             return
         from rich.console import Console
         from rich.table import Table

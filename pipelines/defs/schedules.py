@@ -1,5 +1,10 @@
 """Jobs, schedules and sensors.
 
+Reference data (GPU catalog, public price history, memory-fit sweep) has its own daily
+schedule at 05:00 UTC, before the scrape, and the models sensor starts it first whenever
+dim_gpu was never materialized: an operator who only turns schedules on in the UI gets specs
+and rankings from the first day.
+
 The daily run is two jobs: the providers' scrape (06:00 UTC), then the models and publishing
 job, started by a sensor when the scrape run ends, whether it succeeded or some provider
 failed: one provider's failure must not stop rankings and the analysts' copy for the others.
@@ -24,10 +29,18 @@ daily_models_job = dg.define_asset_job(
     partitions_def=daily_partitions,
     description="Offers with specs, workload rankings and the published analytics copy for the day.",
 )
+REFERENCE_ASSETS = ("dim_gpu", "public_price_observations", "memory_fit")
 reference_job = dg.define_asset_job(
     "reference_data",
-    selection=dg.AssetSelection.assets("dim_gpu", "public_price_observations", "memory_fit"),
+    selection=dg.AssetSelection.assets(*REFERENCE_ASSETS),
     description="GPU catalog, public price history and the memory-fit sweep.",
+)
+reference_schedule = dg.ScheduleDefinition(
+    name="reference_data_0500_utc",
+    job=reference_job,
+    cron_schedule="0 5 * * *",
+    execution_timezone="UTC",
+    description="Reload the GPU catalog, bundled public history and memory-fit sweep before the daily scrape.",
 )
 weekly_reports_job = dg.define_asset_job(
     "weekly_reports_job",
@@ -43,17 +56,55 @@ weekly_reports_schedule = dg.build_schedule_from_partitioned_job(
 )
 
 
-def _models_request(context: dg.RunStatusSensorContext) -> dg.RunRequest | None:
+def reference_data_missing(instance: dg.DagsterInstance) -> bool:
+    """True when dim_gpu was never materialized on this instance (the reference job never ran)."""
+    return instance.get_latest_materialization_event(dg.AssetKey("dim_gpu")) is None
+
+
+def _models_request(context: dg.RunStatusSensorContext) -> list[dg.RunRequest]:
     partition = context.dagster_run.tags.get("dagster/partition")
     if not partition:
-        return None
+        return []
+    if reference_data_missing(context.instance):
+        # Without the catalog the models run would rank nothing and the catalog check would fail:
+        # load the reference data first; models_after_reference starts the models for this partition.
+        return [
+            dg.RunRequest(
+                run_key=f"reference-before-{partition}-{context.dagster_run.run_id}",
+                job_name=reference_job.name,
+                tags={MODELS_PARTITION_TAG: partition},
+            )
+        ]
+    return [
+        dg.RunRequest(
+            run_key=f"models-{partition}-{context.dagster_run.run_id}",
+            partition_key=partition,
+            job_name=daily_models_job.name,
+        )
+    ]
+
+
+# Set on a reference run started for a waiting models run: the partition that run is for.
+MODELS_PARTITION_TAG = "gpuprice/models_partition"
+
+
+@dg.run_status_sensor(
+    run_status=dg.DagsterRunStatus.SUCCESS,
+    monitored_jobs=[reference_job],
+    request_job=daily_models_job,
+    name="models_after_reference",
+)
+def models_after_reference(context: dg.RunStatusSensorContext):
+    partition = context.dagster_run.tags.get(MODELS_PARTITION_TAG)
+    if not partition:
+        return None  # a scheduled reference run: the scrape's own sensor starts the models
     return dg.RunRequest(run_key=f"models-{partition}-{context.dagster_run.run_id}", partition_key=partition)
 
 
 @dg.run_status_sensor(
     run_status=dg.DagsterRunStatus.SUCCESS,
     monitored_jobs=[daily_scrape_job],
-    request_job=daily_models_job,
+    request_jobs=[reference_job, daily_models_job],
     name="models_after_scrape_success",
 )
 def models_after_scrape_success(context: dg.RunStatusSensorContext):
@@ -63,7 +114,7 @@ def models_after_scrape_success(context: dg.RunStatusSensorContext):
 @dg.run_status_sensor(
     run_status=dg.DagsterRunStatus.FAILURE,
     monitored_jobs=[daily_scrape_job],
-    request_job=daily_models_job,
+    request_jobs=[reference_job, daily_models_job],
     name="models_after_scrape_failure",
 )
 def models_after_scrape_failure(context: dg.RunStatusSensorContext):
@@ -74,6 +125,6 @@ def models_after_scrape_failure(context: dg.RunStatusSensorContext):
 def defs() -> dg.Definitions:
     return dg.Definitions(
         jobs=[daily_scrape_job, daily_models_job, reference_job, weekly_reports_job],
-        schedules=[daily_scrape_schedule, weekly_reports_schedule],
-        sensors=[models_after_scrape_success, models_after_scrape_failure],
+        schedules=[reference_schedule, daily_scrape_schedule, weekly_reports_schedule],
+        sensors=[models_after_scrape_success, models_after_scrape_failure, models_after_reference],
     )

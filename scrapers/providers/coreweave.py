@@ -32,7 +32,13 @@ from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Ti
 from gpuprice.scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
 from gpuprice.scrapers.page_input import page_text
 from gpuprice.scrapers.pages import PageRequest
-from gpuprice.scrapers.parsing import clean_text, map_columns, normalize_header, parse_number, parse_price
+from gpuprice.scrapers.parsing import (
+    cell_text,
+    map_columns,
+    normalize_header,
+    parse_number,
+    parse_price,
+)
 from gpuprice.scrapers.quantities import size_gb, term_months
 
 PROVIDER = "coreweave"
@@ -123,7 +129,7 @@ def _grids(soup: BeautifulSoup, *, aria: bool) -> Iterator[list[tuple[list[str],
                 continue  # nested tables are read on their own
             cells = tr.find_all(["td", "th"], recursive=False)
             header = bool(tr.find_parent("thead")) or (bool(cells) and all(c.name == "th" for c in cells))
-            rows.append(([clean_text(c.get_text(" ")) for c in cells], header))
+            rows.append(([cell_text(c) for c in cells], header))
         yield rows
 
 
@@ -135,7 +141,7 @@ def _aria_grids(soup: BeautifulSoup) -> Iterator[list[tuple[list[str], bool]]]:
         for row in grid.find_all(role="row"):
             cells = row.find_all(role=_CELL_ROLES)
             header = bool(cells) and all(c.get("role") == "columnheader" for c in cells)
-            rows.append(([clean_text(c.get_text(" ")) for c in cells], header))
+            rows.append(([cell_text(c) for c in cells], header))
         yield rows
 
 
@@ -172,15 +178,15 @@ def _emit_row(row: tuple[dict[str, str], str], table: _Table, sink: OfferSink) -
     if not gpu_raw:
         sink.reject(raw, "row without a GPU name")
         return
-    priced: list[tuple[str, Decimal]] = []
+    priced: list[tuple[str, Decimal, bool]] = []
     for column in _PRICE_COLUMNS:
         try:
-            price = parse_price(cells.get(column))
+            price = parse_price(cells.get(column), header=table.headers.get(column))
         except ValueError as exc:
             sink.reject(raw, f"{column}: {exc}")
             continue
         if price is not None and price.value > 0:
-            priced.append((column, price.value))
+            priced.append((column, price.value, price.is_from))
             if price.is_from:
                 sink.note(FROM_PRICE_NOTE)
     if not priced:
@@ -203,7 +209,7 @@ def _emit_row(row: tuple[dict[str, str], str], table: _Table, sink: OfferSink) -
     if count is None and "count" not in table.headers:
         in_name = _COUNT_IN_NAME_RX.match(gpu_raw)  # "8x NVIDIA HGX H100" with no count column
         count = float(in_name.group(1)) if in_name else None
-    component = any("component" in normalize_header(table.headers[c]) for c, _ in priced)
+    component = any("component" in normalize_header(table.headers[c]) for c, _, _ in priced)
     if count is None and "count" not in table.headers and component:
         count = 1.0  # the Classic table prices one GPU (a component) per row
     if count is None or count != int(count) or count < 1:
@@ -214,7 +220,7 @@ def _emit_row(row: tuple[dict[str, str], str], table: _Table, sink: OfferSink) -
     if component:
         sink.note(_COMPONENT_NOTE)
 
-    for column, value in priced:
+    for column, value, is_from in priced:
         months = None
         if column == "reserved":
             months = term_months(normalize_header(table.headers[column]))
@@ -242,6 +248,7 @@ def _emit_row(row: tuple[dict[str, str], str], table: _Table, sink: OfferSink) -
             storage_gb=None
             if component
             else _size_gb(cells.get("storage"), table.headers.get("storage"), default="TB"),
+            price_basis="from" if is_from else "list",  # "from $x": a floor, not a list price
         )
 
 

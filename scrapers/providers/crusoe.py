@@ -35,7 +35,7 @@ from gpuprice.scrapers.offer import Offer, ParseResult, PriceUnit, StructureMiss
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
 from gpuprice.scrapers.pages import PageRequest
-from gpuprice.scrapers.parsing import Price, clean_text, map_columns, parse_number, parse_price
+from gpuprice.scrapers.parsing import Price, cell_text, clean_text, map_columns, parse_number, parse_price
 from gpuprice.scrapers.quantities import term_months
 
 PROVIDER = "crusoe"
@@ -273,7 +273,7 @@ def _scan_strings(strings: list[NavigableString]) -> tuple[list[_Text], list[_Te
 def _value_element(tag: Tag) -> _Text | None:
     """The smallest element around a '$' whose text is a whole price ('$' and '3.90' may be split)."""
     for node in (tag, *list(tag.parents)[:2]):
-        text = clean_text(node.get_text(" "))
+        text = cell_text(node)
         if len(text) > _MAX_CELL_CHARS:
             return None
         if _OTHER_UNIT.search(text):
@@ -498,6 +498,7 @@ def _card_offers(card: _Card, sink: OfferSink) -> list[Offer]:
             usd_per_gpu_hour=float(price.value),
             usd_per_instance_hour=None,
             sku=gpu_raw,
+            price_basis="from" if price.is_from else "list",
         )
         if offer is not None:
             offers.append(offer)

@@ -25,7 +25,7 @@ import html
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -36,7 +36,7 @@ from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Ti
 from gpuprice.scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
 from gpuprice.scrapers.page_input import page_text
 from gpuprice.scrapers.pages import PageRequest
-from gpuprice.scrapers.parsing import clean_text, map_columns, parse_number, parse_price
+from gpuprice.scrapers.parsing import cell_text, clean_text, map_columns, parse_number, parse_price
 from gpuprice.scrapers.quantities import size_gb
 
 PROVIDER = "lambda"
@@ -126,6 +126,7 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
 class _Row:
     cells: dict[str, str]  # logical column -> cell text
     raw: str
+    headers: dict[str, str] = field(default_factory=dict)  # logical column -> header text
 
 
 @dataclass
@@ -147,12 +148,13 @@ def _price_tables(soup: BeautifulSoup, sink: OfferSink) -> list[_Table]:
 def _table_rows(table: Tag, sink: OfferSink) -> Iterator[_Row]:
     """Body rows as {logical column: text}, headers from each cell's data-label or the header row."""
     mapping: dict[str, int] | None = None  # from the header row, once seen
+    header_texts: list[str] = []
     by_labels: dict[tuple[str, ...], dict[str, int]] = {}  # data-label sets seen so far
     for tr in table.find_all("tr"):
         if tr.find_parent("table") is not table:
             continue  # a nested table is visited on its own
         cells = tr.find_all(["td", "th"], recursive=False)
-        texts = [clean_text(cell.get_text(" ")) for cell in cells]
+        texts = [cell_text(cell) for cell in cells]
         if not any(texts):
             continue
         labels = tuple(clean_text(cell.get("data-label")) for cell in cells)
@@ -160,17 +162,21 @@ def _table_rows(table: Tag, sink: OfferSink) -> Iterator[_Row]:
             if labels not in by_labels:
                 by_labels[labels] = _mapping(list(labels), sink)
             row_mapping = by_labels[labels]
+            row_headers = list(labels)
         elif mapping is None:
             if not _is_header_row(tr, cells, texts):
                 return  # data before any header: not a table this parser understands
             mapping = _mapping(texts, sink)
+            header_texts = texts
             continue
         else:
             row_mapping = mapping
+            row_headers = header_texts
         if row_mapping:
             yield _Row(
                 cells={name: texts[i] for name, i in row_mapping.items() if i < len(texts)},
                 raw=" | ".join(texts),
+                headers={name: row_headers[i] for name, i in row_mapping.items() if i < len(row_headers)},
             )
 
 
@@ -328,7 +334,7 @@ def _emit_row(row: _Row, tab_count: int | None, sink: OfferSink) -> None:
     gpu_raw = clean_text(match["gpu"])
     price_cells = {name: row.cells[name] for name in _PRICE_COLUMNS if row.cells.get(name)}
     try:
-        prices = {name: parse_price(text) for name, text in price_cells.items()}
+        prices = {name: parse_price(text, header=row.headers.get(name)) for name, text in price_cells.items()}
     except ValueError as exc:
         sink.reject(row.raw, str(exc))
         return
@@ -376,6 +382,8 @@ def _emit_row(row: _Row, tab_count: int | None, sink: OfferSink) -> None:
         vcpus=parse_number(row.cells.get("vcpus")),
         ram_gb=size_gb(row.cells.get("ram")) or None,
         storage_gb=size_gb(row.cells.get("storage")) or None,
+        # "from $x": a floor, not a list price
+        price_basis="from" if any(price.is_from for price in prices.values()) else "list",
     )
 
 

@@ -31,7 +31,14 @@ from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Ti
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
 from gpuprice.scrapers.pages import PageRequest
-from gpuprice.scrapers.parsing import clean_text, map_columns, normalize_header, parse_number, parse_price
+from gpuprice.scrapers.parsing import (
+    cell_text,
+    clean_text,
+    map_columns,
+    normalize_header,
+    parse_number,
+    parse_price,
+)
 from gpuprice.scrapers.quantities import size_gb
 
 PROVIDER = "massedcompute"
@@ -157,7 +164,7 @@ def _grids(soup: BeautifulSoup) -> list[_Grid]:
             rows = [
                 # A header row is all <th>; data rows may start with a <th> row header.
                 (
-                    tuple(clean_text(c.get_text(" ")) for c in cells),
+                    tuple(cell_text(c) for c in cells),
                     bool(cells) and all(c.name == "th" for c in cells),
                 )
                 for cells in (_child_tags(row, ("td", "th")) for row in _html_rows(table))
@@ -168,7 +175,7 @@ def _grids(soup: BeautifulSoup) -> list[_Grid]:
                 cells = row.find_all(attrs={"role": _ARIA_CELLS})
                 rows.append(
                     (
-                        tuple(clean_text(c.get_text(" ")) for c in cells),
+                        tuple(cell_text(c) for c in cells),
                         bool(cells) and all(c.get("role") == "columnheader" for c in cells),
                     )
                 )
@@ -346,9 +353,15 @@ def _add_offer(record: _Record, columns: dict[str, int], sink: OfferSink) -> Non
     """The record's offer into the sink, or the record counted as unpriced or rejected."""
     report = sink.report
     prices: dict[str, Decimal] = {}
+    is_from = False
     for name in ("price", "gpu_price"):
         try:
-            price = parse_price(_cell(record, columns, name))
+            header = (
+                record.header[columns[name]]
+                if name in columns and columns[name] < len(record.header)
+                else None
+            )
+            price = parse_price(_cell(record, columns, name), header=header)
         except ValueError:
             sink.reject(
                 record.raw,
@@ -358,6 +371,7 @@ def _add_offer(record: _Record, columns: dict[str, int], sink: OfferSink) -> Non
         if price is not None:
             prices[name] = price.value
             if price.is_from:  # marketplace floor ("from $1.98"): the cheapest host right now
+                is_from = True
                 report.notes.append(f"'from' price read as the price: {record.raw}")
     if not prices:
         report.unpriced_rows += 1
@@ -416,4 +430,5 @@ def _add_offer(record: _Record, columns: dict[str, int], sink: OfferSink) -> Non
         vcpus=parse_number(_cell(record, columns, "vcpus")) or None,
         ram_gb=size_gb(_cell(record, columns, "ram")) or None,
         storage_gb=size_gb(_cell(record, columns, "storage")),
+        price_basis="from" if is_from else "list",
     )

@@ -363,11 +363,11 @@ def _parse_row(
     if not name:
         sink.reject(raw, "row without a GPU name")
         return
-    prices: list[tuple[_PriceColumn, Decimal]] = []
+    prices: list[tuple[_PriceColumn, Decimal, bool]] = []
     bad_cells = False
     for column in price_columns:
         try:
-            price = parse_price(cells[column.index])
+            price = parse_price(cells[column.index], header=column.header)
         except ValueError:
             bad_cells = True
             sink.reject(raw, f"not a price in column {column.header!r}: {cells[column.index]!r}")
@@ -376,7 +376,7 @@ def _parse_row(
             continue
         if price.is_from and name not in from_prices:
             from_prices.append(name)
-        prices.append((column, price.value))
+        prices.append((column, price.value, price.is_from))
     if not prices:
         if not bad_cells:
             sink.report.unpriced_rows += 1
@@ -388,11 +388,11 @@ def _parse_row(
     vram = parse_number(cells[columns["vram"]]) if "vram" in columns else None
     gpu = sink.gpu_slug(name, vram)
     # Per-GPU and per-instance columns of one tier side by side make one offer with both prices.
-    grouped: dict[tuple, dict[bool, tuple[_PriceColumn, Decimal]]] = {}
-    for column, value in prices:
-        grouped.setdefault(column.offer_key, {}).setdefault(column.per_instance, (column, value))
+    grouped: dict[tuple, dict[bool, tuple[_PriceColumn, Decimal, bool]]] = {}
+    for column, value, is_from in prices:
+        grouped.setdefault(column.offer_key, {}).setdefault(column.per_instance, (column, value, is_from))
     for group in grouped.values():
-        column, per_gpu_value = group.get(False) or group[True]
+        column, per_gpu_value, is_from = group.get(False) or group[True]
         instance_value = group[True][1] if True in group else None
         if False not in group:
             per_gpu_value = per_gpu_value / count
@@ -411,6 +411,7 @@ def _parse_row(
             sku=name,
             vcpus=vcpus,
             ram_gb=ram,
+            price_basis="from" if is_from else "list",  # "from $0.99": a floor, not a list price
         )
         if offer is not None:
             sink.keep(offer, _describe(offer))

@@ -33,6 +33,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from bs4 import BeautifulSoup, SoupStrainer, Tag
 
+from gpuprice.bounded_load import load_json
 from gpuprice.scrapers.gunzip import MAX_PAGE_BYTES
 from gpuprice.scrapers.next_data import flight_payload, flight_rows
 from gpuprice.scrapers.offer import ParseReport, ParseResult, PriceUnit, StructureMissing, Tier
@@ -152,9 +153,9 @@ def _add_pod_price(
 
 def _gpu_types(text: str, report: ParseReport) -> list[Any]:
     try:
-        payload = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise StructureMissing(PROVIDER, f"invalid JSON ({exc.msg} at line {exc.lineno})") from exc
+        payload = load_json(text)
+    except ValueError as exc:
+        raise StructureMissing(PROVIDER, f"invalid JSON ({exc})") from None
     if isinstance(payload, dict) and isinstance(payload.get("data"), dict):
         gpu_types = payload["data"].get("gpuTypes")
     elif isinstance(payload, dict):
@@ -355,7 +356,7 @@ def _emit_html_row(row: Tag, prices: dict[tuple[bool, str], str], sink: OfferSin
         sink.reject(raw or clean_text(row.get_text(" "))[:200], "row without a GPU name")
         return
     vram = _first_number(_VRAM_RX, specs)
-    parsed: list[tuple[bool, str, Decimal]] = []
+    parsed: list[tuple[bool, str, Decimal, bool]] = []
     for (community, tier), attribute in prices.items():
         try:
             price = parse_price(attribute.split("=", 1)[1])
@@ -363,14 +364,14 @@ def _emit_html_row(row: Tag, prices: dict[tuple[bool, str], str], sink: OfferSin
             sink.reject(raw, str(exc))
             continue
         if price is not None and price.value > 0:
-            parsed.append((community, tier, price.value))
+            parsed.append((community, tier, price.value, price.is_from))
             if price.is_from:
                 sink.note(FROM_PRICE_NOTE)
     if not parsed:
         sink.report.unpriced_rows += 1
         return
     gpu = sink.gpu_slug(gpu_raw, vram, gpu_param)
-    for community, tier, value in parsed:
+    for community, tier, value, is_from in parsed:
         _add_pod_price(
             sink,
             raw,
@@ -383,6 +384,7 @@ def _emit_html_row(row: Tag, prices: dict[tuple[bool, str], str], sink: OfferSin
             sku=gpu_param or gpu_raw,
             vcpus=_first_number(_VCPU_RX, specs),
             ram_gb=_first_number(_RAM_RX, specs),
+            price_basis="from" if is_from else "list",  # "from $x": a floor, not a list price
         )
 
 

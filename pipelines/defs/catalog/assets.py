@@ -45,7 +45,8 @@ def public_price_observations(
 
     frame, quarantined = load_observations(BUNDLED_OBSERVATIONS)
     with warehouse.open() as con:
-        count = writes.replace_public_reports(con, frame, quarantined)
+        # Only the bundled rows are replaced: rows a user imported stay (see writes.PUBLIC_REPORT_KEY).
+        count = writes.replace_bundled_public_reports(con, frame, quarantined)
     return dg.MaterializeResult(metadata={"dagster/row_count": count, "quarantined": len(quarantined)})
 
 

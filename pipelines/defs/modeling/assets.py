@@ -9,7 +9,6 @@ from gpuprice.pipelines.ranges import SINGLE_RUN, partition_dates, previews
 from gpuprice.pipelines.resources import WAREHOUSE_POOL, WarehouseResource, WorkloadCatalog
 from gpuprice.scrapers.offer import PROVIDERS
 from gpuprice.warehouse import queries, writes
-from gpuprice.warehouse.connection import scalar
 
 SNAPSHOT_KEYS = [dg.AssetKey(["snapshot", p]) for p in PROVIDERS]
 
@@ -31,19 +30,7 @@ def offers_with_specs(
     days = partition_dates(context)
     day = days[-1]
     with warehouse.open() as con:
-        count = scalar(
-            con,
-            "SELECT count(*) FROM main.v_offers_with_specs WHERE snapshot_date BETWEEN ? AND ?",
-            [days[0], day],
-        )
-        top = con.execute(
-            """SELECT provider, gpu, gpu_count, tier, usd_per_gpu_hour, usd_per_pflop_hour, usd_per_gb_hour
-               FROM main.v_offers_with_specs
-               WHERE snapshot_date = ? AND usd_per_pflop_hour IS NOT NULL
-                 AND (effective_from IS NULL OR effective_from <= snapshot_date)
-               ORDER BY usd_per_pflop_hour, provider LIMIT 5""",
-            [day],
-        ).fetchdf()
+        count, top = queries.offers_with_specs_summary(con, days[0], day)
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": count,
@@ -63,7 +50,16 @@ def every_offer_gpu_in_catalog(
 ) -> dg.AssetCheckResult:
     days = partition_dates(context)
     with warehouse.open() as con:
+        catalog_size = queries.catalog_size(con)
         missing = queries.offers_missing_from_catalog(con, days[0], days[-1])
+    if catalog_size == 0:
+        # Not a naming problem: the reference data never ran (a UI-only deployment, say).
+        return dg.AssetCheckResult(
+            passed=False,
+            description="dim_gpu is empty: the GPU catalog was never loaded; materialize dim_gpu "
+            "(job reference_data, or its schedule) and re-run this check",
+            metadata={"missing": len(missing), "dim_gpu_rows": 0},
+        )
     names = ", ".join(f"{r.provider}: {r.gpu_raw} ({r.gpu})" for r in missing.head(10).itertuples())
     return dg.AssetCheckResult(
         passed=missing.empty,

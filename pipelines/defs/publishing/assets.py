@@ -6,8 +6,8 @@ from gpuprice.pipelines import progress
 from gpuprice.pipelines.partitions import daily_partitions, weekly_partitions
 from gpuprice.pipelines.ranges import SINGLE_RUN, partition_dates
 from gpuprice.pipelines.resources import WAREHOUSE_POOL, WarehouseResource, WorkloadCatalog
-from gpuprice.warehouse.connection import scalar
 from gpuprice.warehouse.publish import export_parquet, publish_analytics_copy
+from gpuprice.warehouse.queries import latest_prices_count
 
 
 @dg.asset(
@@ -27,7 +27,7 @@ def analytics_copy(context: dg.AssetExecutionContext, warehouse: WarehouseResour
         written = export_parquet(con, days, home / "exports")
         progress.advance("export", len(days))
         target = publish_analytics_copy(con, warehouse.database_path, home / "analytics.duckdb")
-        latest = scalar(con, "SELECT count(*) FROM analytics.latest_prices")
+        latest = latest_prices_count(con)
     return dg.MaterializeResult(
         metadata={
             "analytics_copy": dg.MetadataValue.path(str(target)),

@@ -26,7 +26,7 @@ from gpuprice.scrapers.offer import PROVIDERS, Offer, ParseResult, StructureMiss
 from gpuprice.scrapers.rawstore import RawPage
 from gpuprice.scrapers.registry import parse_page, parse_reuse_key, provider_parser
 from gpuprice.warehouse import writes
-from gpuprice.warehouse.connection import scalar
+from gpuprice.warehouse.queries import snapshot_row_count
 
 FETCH_RETRY = dg.RetryPolicy(
     max_retries=2, delay=30, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS
@@ -128,7 +128,9 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
         days = partition_dates(context)
         started = dt.datetime.now(dt.UTC)
         parser_version = provider_parser(provider).PARSER_VERSION
+        # Per date: the pages stored (the last is the one to parse), how it was chosen, its own date.
         pages: dict[dt.date, list[RawPage] | Exception] = {}
+        chosen: dict[dt.date, tuple[tuple[str, ...], dt.date]] = {}
         if scrape.source == "archive":
             from gpuprice.scrapers.collect import collect_archived_range
 
@@ -139,18 +141,24 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
                 archive_dir=scrape.archive_path,
                 parser_version=parser_version,
             )
-            pages = {d: c if isinstance(c, Exception) else [c.raw] for d, c in collected.items()}
+            for d, c in collected.items():
+                pages[d] = c if isinstance(c, Exception) else [c.raw]
+                if not isinstance(c, Exception):
+                    chosen[d] = (c.notes, c.page_date)
         elif scrape.source == "raw":
             stored = stored_pages(provider, days, warehouse, parser_version)
-            pages = {d: p if isinstance(p, Exception) else [p] for d, p in stored.items()}
+            for d, (page, page_date) in stored.items():
+                pages[d] = page if isinstance(page, Exception) else [page]
+                chosen[d] = ((), page_date)
         else:
             for day in days:
                 try:
-                    pages[day] = [
-                        c.raw for c in collect_pages(provider, day, scrape, warehouse, parser_version)
-                    ]
+                    fetched = collect_pages(provider, day, scrape, warehouse, parser_version)
                 except Exception as exc:  # any fetch failure: record it, keep yesterday's data
                     pages[day] = exc
+                    continue
+                pages[day] = [c.raw for c in fetched]
+                chosen[day] = (fetched[-1].notes, fetched[-1].page_date)
         failures = {d: (f"fetch failed: {p}", None) for d, p in pages.items() if isinstance(p, Exception)}
         record_failures(
             warehouse, provider=provider, failures=failures, source=scrape.source, started_at=started
@@ -175,6 +183,9 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
                 "source": scrape.source,
                 "snapshot_source": source,
                 "started_at": started,
+                # The page's own date: a replayed recording may be older than the partition (never newer).
+                "notes": list(chosen[day][0]),
+                "page_date": chosen[day][1],
             }
         if len(days) == 1:
             raw = values[days[0].isoformat()]
@@ -229,10 +240,12 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
                 failures[day] = (f"stored page unreadable: {body}", None)
                 history.record(day, "failed", 0, None)
                 continue
-            key = parse_reuse_key(provider, sha, day)
+            # Scheduled prices ("Effective October 1") are read against the page's own date.
+            page_date = raw.get("page_date") or day
+            key = parse_reuse_key(provider, sha, page_date)
             if key not in parses:
                 try:
-                    parses[key] = parse_page(provider, body, observed_on=day)
+                    parses[key] = parse_page(provider, body, observed_on=page_date)
                 except StructureMissing as exc:
                     parses[key] = exc
                 except Exception as exc:
@@ -250,6 +263,9 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
                 failures[day] = (f"{label}: {text}", getattr(result, "report", None))
                 history.record(day, "failed", 0, None)
                 continue
+            for note in raw.get("notes") or ():  # how the page was chosen (archive twins)
+                if note not in result.report.notes:
+                    result.report.notes.append(note)
             results, failed = evaluate_checks(provider, result, history.baseline(day, len(result.offers)))
             if failed:
                 failures[day] = ("check failed: " + "; ".join(failed), result.report)
@@ -274,7 +290,7 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
                 if crash is not None:
                     raise crash
                 raise dg.Failure(description=f"{provider}: {failures[days[0]][0]}")
-            result = parses[parse_reuse_key(provider, only["sha256"], days[0])]
+            result = parses[parse_reuse_key(provider, only["sha256"], only.get("page_date") or days[0])]
             assert isinstance(result, ParseResult)
             report = result.report
             yield dg.Output(
@@ -331,6 +347,8 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
                     raw_sha256=raw["sha256"],
                     parser_version=raw.get("parser_version"),
                     started_at=raw.get("started_at"),
+                    observed_on=raw.get("page_date") or dt.date.fromisoformat(key),
+                    source_file=raw.get("url"),
                 )
             )
         counts: dict[dt.date, int] = {}
@@ -343,7 +361,7 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
                         )
                     )
                     progress.advance(f"load/{provider}", len(batch))
-            total = scalar(con, "SELECT count(*) FROM price_snapshots")
+            total = snapshot_row_count(con)
         progress.advance(f"load/{provider}", len(days) - len(counts))
         if len(days) == 1 and loaded:
             result: ParseResult = next(iter(loaded.values()))["result"]
@@ -401,7 +419,9 @@ SNAPSHOT_SCHEMA = dg.TableSchema(
         dg.TableColumn("usd_per_gpu_hour", "DECIMAL(12,4)"),
         dg.TableColumn("usd_per_instance_hour", "DECIMAL(14,4)"),
         dg.TableColumn("effective_from", "DATE"),
-        dg.TableColumn("price_basis", "VARCHAR", description="list | lowest_now"),
+        dg.TableColumn("price_basis", "VARCHAR", description="list | from | lowest_now"),
+        dg.TableColumn("observed_on", "DATE", description="date of the page the price was read from"),
+        dg.TableColumn("source_file", "VARCHAR", description="the page (URL, archive file) or imported file"),
         dg.TableColumn("source", "VARCHAR", description="scrape | archive | public_report"),
     ]
 )

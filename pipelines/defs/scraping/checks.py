@@ -40,8 +40,6 @@ def check_prices_plausible(result: ParseResult, previous_count: int | None) -> t
         if offer.usd_per_gpu_hour <= 0:
             bad.append(f"{offer.gpu_raw} ${offer.usd_per_gpu_hour}")
             continue
-        if offer.gpu == "unknown":
-            continue
         low, high = plausible_price_band(offer.gpu)
         if not low <= offer.usd_per_gpu_hour <= high:
             bad.append(
@@ -120,12 +118,10 @@ def baseline_from_runs(newest_first: list[RunRow], current: int) -> int | None:
 
 
 def _runs_between(warehouse: WarehouseResource, provider: str, first, last) -> dict:
+    from gpuprice.warehouse.queries import provider_runs_between
+
     with step_connection(warehouse) as con:
-        rows = con.execute(
-            """SELECT snapshot_date, status, offers, CAST(json_extract(parse_report, '$.offers') AS INTEGER)
-               FROM provider_runs WHERE provider = ? AND snapshot_date BETWEEN ? AND ?""",
-            [provider, first, last],
-        ).fetchall()
+        rows = provider_runs_between(con, provider, first, last)
     return {day: (status, offers, parsed) for day, status, offers, parsed in rows}
 
 

@@ -58,37 +58,44 @@ def collect_pages(
 
 def stored_pages(
     provider: str, days: list[dt.date], warehouse: WarehouseResource, parser_version
-) -> dict[dt.date, RawPage | Exception]:
-    """``--source raw``: per date the page kept in the raw store to parse again.
+) -> dict[dt.date, tuple[RawPage | Exception, dt.date]]:
+    """``--source raw``: per date the page kept in the raw store to parse again, and its own date.
 
     The page the date's snapshot was parsed from when the manifest names it, else the newest one
-    the manifest lists, else (manifest lost) the newest body in the date's folder."""
+    the manifest lists, else (manifest lost) the newest body in the date's folder. The page's date
+    is the one its earlier snapshot recorded (a replayed recording may be older than the
+    partition), else the partition's date."""
     from gpuprice.scrapers.rawstore import check_provider, stored_bodies
 
     with step_connection(warehouse) as con:
         manifest = queries.raw_pages_to_reparse(con, provider, days[0], days[-1])
-    found: dict[dt.date, RawPage | Exception] = {}
+    found: dict[dt.date, tuple[RawPage | Exception, dt.date]] = {}
     for day in days:
         row = manifest.get(day)
         if row is not None and Path(row["stored_path"]).is_file():
-            found[day] = RawPage.model_validate({**row, "parser_version": parser_version})
+            page_date = row.pop("page_date", None) or day
+            found[day] = (RawPage.model_validate({**row, "parser_version": parser_version}), page_date)
             continue
         bodies = stored_bodies(warehouse.home_path, provider, day)
         if not bodies:
-            found[day] = FileNotFoundError(
-                f"no stored {provider} page for {day.isoformat()} in the raw store"
+            found[day] = (
+                FileNotFoundError(f"no stored {provider} page for {day.isoformat()} in the raw store"),
+                day,
             )
             continue
         path = bodies[0]
-        found[day] = RawPage(
-            provider=check_provider(provider),
-            url=f"raw://{provider}/{day.isoformat()}/{path.name}",
-            snapshot_date=day,
-            fetched_at=dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC),
-            sha256=path.name.split(".", 1)[0],
-            bytes=path.stat().st_size,
-            stored_path=str(path),
-            parser_version=parser_version,
+        found[day] = (
+            RawPage(
+                provider=check_provider(provider),
+                url=f"raw://{provider}/{day.isoformat()}/{path.name}",
+                snapshot_date=day,
+                fetched_at=dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC),
+                sha256=path.name.split(".", 1)[0],
+                bytes=path.stat().st_size,
+                stored_path=str(path),
+                parser_version=parser_version,
+            ),
+            day,
         )
     return found
 

@@ -1,0 +1,1 @@
+SELECT min(snapshot_date), max(snapshot_date) FROM price_snapshots
