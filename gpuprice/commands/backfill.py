@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from gpuprice.commands import metavars
 from gpuprice.commands.validation import parse_date, parse_providers
 from gpuprice.errors import BadInput
 
@@ -44,14 +45,21 @@ def validate_range(start: dt.date, end: dt.date, today: dt.date) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("backfill")
     def backfill(
-        start: Annotated[str, typer.Option("--from", help="First date YYYY-MM-DD (inclusive).")],
-        end: Annotated[str, typer.Option("--to", help="Last date YYYY-MM-DD (inclusive).")],
+        start: Annotated[str, typer.Option("--from", help="First date (inclusive).", metavar=metavars.DATE)],
+        end: Annotated[str, typer.Option("--to", help="Last date (inclusive).", metavar=metavars.DATE)],
         source: Annotated[
             str,
-            typer.Option("--source", help="archive (recorded pages) or raw (pages kept in the raw store)."),
+            typer.Option(
+                "--source",
+                help="archive (recorded pages) or raw (pages kept in the raw store).",
+                metavar=metavars.choice(SOURCES),
+            ),
         ] = "archive",
         providers: Annotated[
-            str | None, typer.Option("--providers", help="Comma-separated subset of providers.")
+            str | None,
+            typer.Option(
+                "--providers", help="Comma-separated subset of providers [all].", metavar="P1,P2,..."
+            ),
         ] = None,
         reports: Annotated[
             bool,
