@@ -72,6 +72,10 @@ class FrameworkDefaults:
     sharded_fp32_master: bool  # FSDP2: sharded fp32 params are the master copy (no 16-bit copy)
     full_loss_bytes: float  # bytes per logit alive with an unchunked loss on a 16-bit head
     dequant_per_linear: bool  # 4-bit base dequantised one linear at a time (else a block's linears)
+    # FSDP wraps each block with its LoRA adapters and its frozen weights in one unit
+    # (use_orig_params=True): the unit's gradient is as big as if nothing were frozen.
+    fsdp_unit_grads_whole: bool
+    unties_embeddings: bool  # the LM head is its own matrix even when the checkpoint ties it
     summary: str  # one line shown with results
 
 
@@ -87,6 +91,8 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         sharded_fp32_master=False,
         full_loss_bytes=10.0,
         dequant_per_linear=False,
+        fsdp_unit_grads_whole=False,
+        unties_embeddings=False,
         summary="transformers: whole logits upcast to fp32 in the loss; eager RMSNorm/SwiGLU; "
         "its gradient checkpointing wraps whole layers (selective = PyTorch's op-level policy on the "
         "blocks); ZeRO keeps 16-bit params + fp32 master",
@@ -102,6 +108,8 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         sharded_fp32_master=False,
         full_loss_bytes=10.0,
         dequant_per_linear=True,
+        fsdp_unit_grads_whole=False,
+        unties_embeddings=False,
         summary="torchtune: chunked cross-entropy (8 chunks, one upcast at a time); pure bf16; "
         "torchao NF4 keeps no linear inputs; FSDP2 shards the frozen base",
     ),
@@ -116,6 +124,8 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         sharded_fp32_master=True,
         full_loss_bytes=10.0,
         dequant_per_linear=False,
+        fsdp_unit_grads_whole=False,
+        unties_embeddings=False,
         summary="torchtitan: fp32 logits in the loss; FSDP2 keeps sharded fp32 master params and "
         "16-bit copies only for gathered units; op-level selective AC saves SDPA + every 2nd matmul",
     ),
@@ -130,6 +140,8 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         sharded_fp32_master=False,
         full_loss_bytes=10.0,
         dequant_per_linear=False,
+        fsdp_unit_grads_whole=True,
+        unties_embeddings=True,
         summary="litgpt: lm_head and cross-entropy chunked by 128 tokens, all chunks alive together "
         "(whole logits materialised); bf16-true by default",
     ),
@@ -144,6 +156,8 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         sharded_fp32_master=False,
         full_loss_bytes=10.0,
         dequant_per_linear=False,
+        fsdp_unit_grads_whole=False,
+        unties_embeddings=False,
         summary="unsloth: Triton RMSNorm/SwiGLU/RoPE/LoRA kernels; fused chunked cross-entropy; "
         "'unsloth' gradient checkpointing offloads layer inputs to CPU; 16-bit embeddings",
     ),

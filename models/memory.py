@@ -151,6 +151,15 @@ def lora_params(arch: ModelArch, rank: int, targets: str) -> int:
     return total
 
 
+def _framework_arch(setup: TrainingSetup) -> ModelArch:
+    """The shape as the framework builds it: litgpt's ``GPT`` always creates ``lm_head =
+    nn.Linear(...)`` next to ``wte = nn.Embedding(...)`` (``litgpt/model.py``), so a checkpoint
+    with tied embeddings (Gemma, Llama-3.2) gets a separate head unless ``tie_embeddings`` is set."""
+    if DEFAULTS[setup.framework].unties_embeddings and setup.arch.tied_embeddings:
+        return setup.arch.model_copy(update={"tied_embeddings": False})
+    return setup.arch
+
+
 def _activation_elements(setup: TrainingSetup) -> tuple[float, float]:
     """Saved elements per token per layer (before the calibrated activation factor), as
     (no recomputation, op-level selective recomputation).
@@ -164,7 +173,7 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float]:
 
     Selective (torchtitan's op-level policy): the block input, the attention (SDPA) output and
     every second matmul output are saved; everything else is recomputed in backward."""
-    arch = setup.arch
+    arch = _framework_arch(setup)
     defaults = DEFAULTS[setup.framework]
     h = arch.hidden_size
     method, targets, rank = setup.method, setup.lora_targets, setup.lora_rank
@@ -208,6 +217,7 @@ _FEATURES = (
     "train_w_sharded",  # the same under ZeRO-3/FSDP (0 when the sharded fp32 params are the master)
     "frozen_w",  # frozen base weights, bytes
     "grads",  # gradient bytes
+    "grads_sharded",  # gradient bytes ZeRO-3/FSDP shards (whole blocks when a unit mixes frozen weights)
     "optim",  # optimizer bytes (incl. fp32 master under bf16-mixed)
     "unit_w",  # bytes of the largest unit gathered by ZeRO-3/FSDP
     "unit_g",  # its gradient bytes (full fine-tuning)
@@ -248,7 +258,7 @@ def _per_param_bytes(precision: str, optimizer: str) -> tuple[float, float, floa
 
 
 def _features(setup: TrainingSetup) -> dict[str, float]:
-    arch = setup.arch
+    arch = _framework_arch(setup)
     defaults = DEFAULTS[setup.framework]
     w_b, g_b, o_b = _per_param_bytes(setup.precision, setup.optimizer)
     n_lora = lora_params(arch, setup.lora_rank, setup.lora_targets) if setup.method != "full" else 0
@@ -272,6 +282,14 @@ def _features(setup: TrainingSetup) -> dict[str, float]:
     unit = arch.largest_layer_params
     unit_g = unit * (4.0 if setup.precision == "fp32" else 2.0) if setup.method == "full" else 0.0
     grads = trainable * g_b
+    grads_sharded = grads
+    if setup.method == "lora" and defaults.fsdp_unit_grads_whole:
+        # One FSDP unit per block holds the adapters and the frozen weights (use_orig_params=True):
+        # PyTorch's FSDP docs - "the gradient memory usage will be higher than expected (namely,
+        # equivalent to not freezing those parameters)". Embeddings/head form a frozen root unit.
+        block_params = arch.n_params - arch.embedding_params - arch.head_params
+        grads_sharded = max(grads, block_params * g_b)
+        unit_g = unit * g_b
     if setup.optimizer_in_backward:  # each gradient is applied and freed as soon as it is reduced
         grads = min(grads, unit * g_b)
     # FSDP2 mixed precision (torchtitan): the sharded fp32 parameters are the master copy
@@ -300,6 +318,7 @@ def _features(setup: TrainingSetup) -> dict[str, float]:
         "train_w_sharded": trainable * sharded_w_b,
         "frozen_w": frozen_w,
         "grads": grads,
+        "grads_sharded": grads_sharded,
         "optim": trainable * o_b,
         "unit_w": unit * unit_byte,
         "unit_g": unit_g,
@@ -326,7 +345,14 @@ def _kernel(f: Mapping[str, Any], gpus: Any, code: Any, c: MemoryConstants) -> d
     weights = (
         np.where(offload, 0.0, np.where(zero3, sharded_state, f["train_w"] + f["frozen_w"])) + inflight_w
     )
-    grads = np.where(offload, 0.0, np.where(code >= 1, f["grads"] / n, f["grads"])) + inflight_g
+    grads = (
+        np.where(
+            offload,
+            0.0,
+            np.where(zero3, f["grads_sharded"] / n, np.where(code >= 1, f["grads"] / n, f["grads"])),
+        )
+        + inflight_g
+    )
     optim = np.where(offload, 0.0, np.where(code >= 1, f["optim"] / n, f["optim"]))
     kept_per_layer = np.where(
         f["ac"] >= 2, f["act_ckpt"], np.where(f["ac"] >= 1, f["act_selective"], f["act_layer"])
@@ -362,7 +388,8 @@ def estimate_memory(setup: TrainingSetup, constants: MemoryConstants = DEFAULT_C
     out = _kernel(feats, np.int64(setup.gpus), np.int64(_STRATEGY_CODE[setup.sharding]), constants)
     parts = {k: float(out[k]) for k in BREAKDOWN_TERMS}
     per_gpu = float(out["per_gpu"])
-    n_lora = lora_params(setup.arch, setup.lora_rank, setup.lora_targets) if setup.method != "full" else 0
+    arch = _framework_arch(setup)
+    n_lora = lora_params(arch, setup.lora_rank, setup.lora_targets) if setup.method != "full" else 0
     return MemoryEstimate(
         per_gpu_gb=per_gpu,
         planning_gb=per_gpu * (1 + setup.margin),
@@ -372,8 +399,8 @@ def estimate_memory(setup: TrainingSetup, constants: MemoryConstants = DEFAULT_C
         cuda_context_gb=float(out["cuda_context"]),
         allocator_slack_gb=float(out["allocator_slack"]),
         assumptions=assumptions(setup),
-        total_params=setup.arch.n_params,
-        trainable_params=setup.arch.n_params if setup.method == "full" else n_lora,
+        total_params=arch.n_params,
+        trainable_params=arch.n_params if setup.method == "full" else n_lora,
         lora_params=n_lora,
         tokens_per_micro_batch=setup.seq_len * setup.micro_batch,
         gpus=setup.gpus,

@@ -56,7 +56,7 @@ class MemoryConstants(BaseModel):
         default=2.25, ge=0, le=10, description="blocks dequantized to bf16 at once"
     )
     comm_buffer_gb: float = Field(
-        default=1.5, ge=0, le=10, description="NCCL / bucket buffers per rank, gpus > 1"
+        default=1.6, ge=0, le=10, description="NCCL / bucket buffers per rank, gpus > 1"
     )
 
 

@@ -514,3 +514,28 @@ def test_memory_metric_changes_the_report_not_the_verdict() -> None:
     assert len(devices) == 1
     card = est["device"].device_planning_gb - 0.01  # just too small for the device figure
     assert not any(e.fits(card) for e in est.values())
+
+
+def test_litgpt_fsdp_lora_shards_whole_block_gradients() -> None:
+    # Fabric FSDP wraps each Block (adapters + frozen weights, use_orig_params=True): PyTorch's
+    # FSDP docs say the gradient memory is then as if nothing were frozen.
+    kw = dict(arch=LLAMA2_7B, method="lora", precision="bf16-true", gpus=2, sharding="fsdp", seq_len=1304)
+    litgpt = estimate_memory(TrainingSetup(framework="litgpt", **kw), BARE)
+    tune = estimate_memory(TrainingSetup(framework="torchtune", **kw), BARE)
+    blocks = LLAMA2_7B.n_params - LLAMA2_7B.embedding_params - LLAMA2_7B.head_params
+    unit = LLAMA2_7B.largest_layer_params
+    assert litgpt.breakdown.gradients == pytest.approx((blocks / 2 + unit) * 2 / GB)
+    assert tune.breakdown.gradients < 0.01 * litgpt.breakdown.gradients
+    single = dict(kw, gpus=1, sharding="none")  # unsharded: only the adapters have gradients
+    assert estimate_memory(TrainingSetup(framework="litgpt", **single)).breakdown.gradients < 0.1
+
+
+def test_litgpt_builds_a_separate_head_for_tied_checkpoints() -> None:
+    gemma = catalog()["google/gemma-2b"].arch
+    assert gemma.tied_embeddings
+    kw = dict(arch=gemma, method="full", precision="bf16-true", seq_len=512)
+    litgpt = estimate_memory(TrainingSetup(framework="litgpt", **kw), BARE)
+    tune = estimate_memory(TrainingSetup(framework="torchtune", **kw), BARE)
+    head = gemma.vocab_size * gemma.hidden_size
+    assert litgpt.trainable_params - tune.trainable_params == head
+    assert litgpt.breakdown.weights - tune.breakdown.weights == pytest.approx(head * 2 / GB)
