@@ -539,3 +539,12 @@ def test_litgpt_builds_a_separate_head_for_tied_checkpoints() -> None:
     head = gemma.vocab_size * gemma.hidden_size
     assert litgpt.trainable_params - tune.trainable_params == head
     assert litgpt.breakdown.weights - tune.breakdown.weights == pytest.approx(head * 2 / GB)
+
+
+def test_litgpt_bf16_mixed_qlora_keeps_the_rest_in_fp32() -> None:
+    # Lightning's bf16-mixed keeps the module in fp32: embeddings, head and norms stay fp32.
+    kw = dict(arch=LLAMA2_7B, method="qlora", precision="bf16-mixed")
+    mixed = estimate_memory(TrainingSetup(framework="litgpt", **kw), BARE)
+    true = estimate_memory(TrainingSetup(framework="litgpt", **dict(kw, precision="bf16-true")), BARE)
+    rest = LLAMA2_7B.n_params - LLAMA2_7B.quantizable_params
+    assert mixed.breakdown.weights - true.breakdown.weights == pytest.approx(rest * 2 / GB, rel=0.01)

@@ -25,13 +25,12 @@ from gpuprice.models.memory import DEFAULT_CONSTANTS, PreparedSetups, estimate_m
 MEASURED_CSV = TEST_DATA / "measured_memory_public.csv"
 
 # Issue 15's targets: LOSO median <= 10 %, >= 80 % within 20 %; in-sample <= 6 % / >= 85 %.
-# Achieved (memory_calibration.md): in-sample 5.9 % / 84.6 %, LOSO 8.9 % / 83.7 %. Targets are
-# asserted where met (in-sample median, both LOSO figures); the guards sit just under the achieved
-# figures (in-sample within 20 % misses the 85 % target by one row).
-TARGET_MEDIAN = 6.0
+# Achieved (memory_calibration.md): in-sample 5.9 % / 85.6 %, LOSO 8.9 % / 84.6 %: every target
+# is met and asserted; the guards sit just under the achieved figures.
+TARGET_MEDIAN, TARGET_WITHIN = 6.0, 85.0
 TARGET_LOSO_MEDIAN, TARGET_LOSO_WITHIN = 10.0, 80.0
-GUARD_MEDIAN, GUARD_WITHIN = 6.0, 84.5
-GUARD_LOSO_MEDIAN, GUARD_LOSO_WITHIN = 9.0, 83.5
+GUARD_MEDIAN, GUARD_WITHIN = 6.0, 85.5
+GUARD_LOSO_MEDIAN, GUARD_LOSO_WITHIN = 9.0, 84.5
 # The per-method LOSO medians (full, lora, qlora) may not get worse than this.
 GUARD_LOSO_BY_METHOD = {"full": 13.5, "lora": 7.5, "qlora": 10.0}
 
@@ -81,7 +80,7 @@ def test_units_converted_from_gib(selection: Selection) -> None:
 def test_accuracy_on_all_usable_rows(prepared: tuple[PreparedSetups, np.ndarray]) -> None:
     batch, measured = prepared
     median, within = stats(batch.per_gpu_gb(), measured)
-    assert median <= TARGET_MEDIAN
+    assert median <= TARGET_MEDIAN and within >= TARGET_WITHIN
     assert median <= GUARD_MEDIAN, f"regression: median APE {median:.1f} %"
     assert within >= GUARD_WITHIN, f"regression: {within:.1f} % within 20 %"
 
