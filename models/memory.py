@@ -229,6 +229,7 @@ _FEATURES = (
     "logits",  # logits / loss buffer bytes
     "dequant",  # bytes of one block's linears dequantized to bf16 (QLoRA), else 0
     "metric",  # 0 device, 1 reserved, 2 allocated
+    "accumulates",  # 1: gradients coexist with a forward's activations; 0: they replace them
 )
 _METRIC_CODE = {"device": 0, "reserved": 1, "allocated": 2}
 _AC_CODE = {"none": 0, "selective": 1, "full": 2}
@@ -330,6 +331,7 @@ def _features(setup: TrainingSetup) -> dict[str, float]:
         "logits": tokens * arch.vocab_size * logit_bytes,
         "dequant": dequant,
         "metric": float(_METRIC_CODE[setup.memory_metric]),
+        "accumulates": float(setup.gradient_accumulation),
     }
 
 
@@ -360,6 +362,10 @@ def _kernel(f: Mapping[str, Any], gpus: Any, code: Any, c: MemoryConstants) -> d
     recomputed = np.where(f["ac"] >= 1, f["act_layer"], 0.0)  # one layer rebuilt during backward
     activations = c.activation_factor * (f["layers"] * kept_per_layer + recomputed)
     logits = f["logits"]
+    # Without accumulation the gradients are allocated during backward while the saved activations
+    # and the logits are released, so the peak holds the larger of the two; the breakdown then shows
+    # only the gradients beyond the memory backward frees.
+    grads = np.where(f["accumulates"] > 0, grads, np.maximum(grads - activations - logits, 0.0))
     buffers = c.qlora_dequant_layers * f["dequant"] + np.where(n > 1, c.comm_buffer_gb * GB, 0.0)
     allocated = weights + grads + optim + activations + logits + buffers
     slack = np.where(f["metric"] <= 1, c.fragmentation * allocated, 0.0)

@@ -548,3 +548,20 @@ def test_litgpt_bf16_mixed_qlora_keeps_the_rest_in_fp32() -> None:
     true = estimate_memory(TrainingSetup(framework="litgpt", **dict(kw, precision="bf16-true")), BARE)
     rest = LLAMA2_7B.n_params - LLAMA2_7B.quantizable_params
     assert mixed.breakdown.weights - true.breakdown.weights == pytest.approx(rest * 2 / GB, rel=0.01)
+
+
+def test_without_accumulation_gradients_take_the_memory_backward_frees() -> None:
+    # zero_grad(set_to_none=True): gradients are allocated in backward as activations are freed.
+    kw = dict(arch=LLAMA3_8B, method="full", precision="bf16-true", seq_len=4096, micro_batch=2)
+    summed = estimate_memory(TrainingSetup(**kw), BARE)
+    single = estimate_memory(TrainingSetup(gradient_accumulation=False, **kw), BARE)
+    b = summed.breakdown
+    expected = summed.per_gpu_gb - b.gradients - b.activations - b.logits
+    expected += max(b.gradients, b.activations + b.logits)
+    assert single.per_gpu_gb == pytest.approx(expected)
+    assert single.breakdown.total() == pytest.approx(single.per_gpu_gb)
+    assert any("accumulation" in line for line in single.assumptions)
+    lora = dict(kw, method="lora")  # the adapters' small gradients fit in what backward frees
+    with_ga = estimate_memory(TrainingSetup(**lora), BARE)
+    without = estimate_memory(TrainingSetup(gradient_accumulation=False, **lora), BARE)
+    assert with_ga.per_gpu_gb - without.per_gpu_gb == pytest.approx(with_ga.breakdown.gradients)

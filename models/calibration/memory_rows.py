@@ -169,6 +169,13 @@ def techniques_of(notes: str, previous: frozenset[str] = frozenset()) -> frozens
     return frozenset(found)
 
 
+# A source stating one micro-batch per optimizer step ("no grad accumulation", "GA 1").
+_NO_ACCUMULATION = re.compile(
+    r"no grad(?:ient)?[ _]accum|grad(?:ient)?[ _]accumulation(?:[ _]steps)?\s*[=:]?\s*1\b|\bGA\s*=?\s*1\b",
+    re.IGNORECASE,
+)
+
+
 def _parse_sharding(value: Any) -> str:
     text = str(value if value is not None else "").strip().lower()
     tokens = [t for t in re.split(r"[^a-z0-9]+", text) if t]
@@ -330,6 +337,7 @@ def setup_from_measurement_row(
                 "loss": loss,
                 "cpu_offload_activations": "offload" in techniques,
                 "optimizer_in_backward": "optimizer_in_backward" in techniques,
+                "gradient_accumulation": not _NO_ACCUMULATION.search(notes),
                 "activation_checkpointing": checkpointing,
                 "method": method,
                 "optimizer": optimizer,
