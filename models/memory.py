@@ -30,8 +30,11 @@ All sizes are GB = 1e9 bytes. Sources of every formula: ``/work/shared/reference
   keeps only the in-flight units on the GPU. Activations are never divided (data parallel).
 
 * frameworks (``models/frameworks.py``): loss kernel (whole fp32 logits, chunked, fused), eager vs
-  fused elementwise kernels, the QLoRA path and FSDP2's sharded fp32 master; activation
-  checkpointing none / selective (op-level) / full; activation offloading; optimizer in backward.
+  fused elementwise kernels, the QLoRA path, FSDP2's sharded fp32 master, litgpt's separate LM
+  head and whole-block FSDP gradients; activation checkpointing none / selective (op-level) /
+  full; activation offloading; optimizer in backward.
+* gradient accumulation (default on): off, gradients take the memory backward frees
+  (``zero_grad(set_to_none=True)``), so the peak holds max(gradients, activations + logits).
 
 The arithmetic lives in one NumPy kernel (:func:`_kernel`) that :func:`estimate_memory` runs on
 scalars and :func:`fit_sweep` on whole grids, so both paths agree bit for bit. Why this module is
