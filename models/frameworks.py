@@ -23,8 +23,17 @@ measurements. Sources (file paths in each project's repository; details in
 * ``litgpt`` - fine-tuning calls ``model(x, lm_head_chunk_size=128)`` and ``chunked_cross_entropy``
   (``litgpt/utils.py``, chunk 128 tokens). Its comment says the chunking only spreads the
   deallocation at the start of backward: every chunk's logits and log-softmax stay alive together,
-  so the whole logits are materialised and the loss is counted like an unchunked one.
-  Default ``precision: bf16-true``.
+  so the whole logits are materialised and the loss is counted like an unchunked one (10 B/logit;
+  its ``F.cross_entropy`` on bf16 chunks would keep ~4 B, but with only that change the fit on
+  litgpt's own tables gets worse, so eager litgpt keeps tensors the count misses - see
+  ``models/memory_calibration.md``). Default ``precision: bf16-true``. ``GPT`` always builds
+  ``lm_head = nn.Linear`` beside ``wte = nn.Embedding`` (``litgpt/model.py``): tied checkpoints
+  (Gemma, Llama-3.2) get a separate head. ``bf16-mixed`` keeps the module in fp32 under autocast
+  (Lightning's precision semantics), so QLoRA's non-quantized layers are fp32. Sharded runs use
+  Fabric's FSDP with ``auto_wrap_policy={Block}`` (``finetune/*.py``): a block's LoRA adapters and
+  frozen weights share one FSDP unit, and PyTorch's FSDP docs warn that with mixed frozen and
+  trainable parameters "the gradient memory usage will be higher than expected (namely,
+  equivalent to not freezing those parameters)" (confirmed for litgpt in Lightning-AI/litgpt#1417).
 * ``unsloth`` - Triton kernels for RMSNorm, SwiGLU/GeGLU, RoPE and the LoRA MLP/attention
   (``unsloth/kernels``): elementwise intermediates are recomputed in the fused backward as under
   ``torch.compile``; fused chunked cross-entropy (no full logits); ``use_gradient_checkpointing=
@@ -72,6 +81,10 @@ class FrameworkDefaults:
     sharded_fp32_master: bool  # FSDP2: sharded fp32 params are the master copy (no 16-bit copy)
     full_loss_bytes: float  # bytes per logit alive with an unchunked loss on a 16-bit head
     dequant_per_linear: bool  # 4-bit base dequantised one linear at a time (else a block's linears)
+    # FSDP wraps each block with its LoRA adapters and its frozen weights in one unit
+    # (use_orig_params=True): the unit's gradient is as big as if nothing were frozen.
+    fsdp_unit_grads_whole: bool
+    unties_embeddings: bool  # the LM head is its own matrix even when the checkpoint ties it
     summary: str  # one line shown with results
 
 
@@ -87,6 +100,8 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         sharded_fp32_master=False,
         full_loss_bytes=10.0,
         dequant_per_linear=False,
+        fsdp_unit_grads_whole=False,
+        unties_embeddings=False,
         summary="transformers: whole logits upcast to fp32 in the loss; eager RMSNorm/SwiGLU; "
         "its gradient checkpointing wraps whole layers (selective = PyTorch's op-level policy on the "
         "blocks); ZeRO keeps 16-bit params + fp32 master",
@@ -102,6 +117,8 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         sharded_fp32_master=False,
         full_loss_bytes=10.0,
         dequant_per_linear=True,
+        fsdp_unit_grads_whole=False,
+        unties_embeddings=False,
         summary="torchtune: chunked cross-entropy (8 chunks, one upcast at a time); pure bf16; "
         "torchao NF4 keeps no linear inputs; FSDP2 shards the frozen base",
     ),
@@ -116,6 +133,8 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         sharded_fp32_master=True,
         full_loss_bytes=10.0,
         dequant_per_linear=False,
+        fsdp_unit_grads_whole=False,
+        unties_embeddings=False,
         summary="torchtitan: fp32 logits in the loss; FSDP2 keeps sharded fp32 master params and "
         "16-bit copies only for gathered units; op-level selective AC saves SDPA + every 2nd matmul",
     ),
@@ -126,12 +145,15 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         fused_kernels=False,
         offloads_checkpoints=False,
         qlora_saves_linear_inputs=True,
-        qlora_fp32_rest=False,
+        qlora_fp32_rest=True,
         sharded_fp32_master=False,
         full_loss_bytes=10.0,
         dequant_per_linear=False,
+        fsdp_unit_grads_whole=True,
+        unties_embeddings=True,
         summary="litgpt: lm_head and cross-entropy chunked by 128 tokens, all chunks alive together "
-        "(whole logits materialised); bf16-true by default",
+        "(whole logits materialised); bf16-true by default; separate LM head; FSDP units mix LoRA "
+        "and frozen weights (whole-block gradients)",
     ),
     "unsloth": FrameworkDefaults(
         "unsloth",
@@ -144,6 +166,8 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         sharded_fp32_master=False,
         full_loss_bytes=10.0,
         dequant_per_linear=False,
+        fsdp_unit_grads_whole=False,
+        unties_embeddings=False,
         summary="unsloth: Triton RMSNorm/SwiGLU/RoPE/LoRA kernels; fused chunked cross-entropy; "
         "'unsloth' gradient checkpointing offloads layer inputs to CPU; 16-bit embeddings",
     ),

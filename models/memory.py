@@ -30,8 +30,11 @@ All sizes are GB = 1e9 bytes. Sources of every formula: ``/work/shared/reference
   keeps only the in-flight units on the GPU. Activations are never divided (data parallel).
 
 * frameworks (``models/frameworks.py``): loss kernel (whole fp32 logits, chunked, fused), eager vs
-  fused elementwise kernels, the QLoRA path and FSDP2's sharded fp32 master; activation
-  checkpointing none / selective (op-level) / full; activation offloading; optimizer in backward.
+  fused elementwise kernels, the QLoRA path, FSDP2's sharded fp32 master, litgpt's separate LM
+  head and whole-block FSDP gradients; activation checkpointing none / selective (op-level) /
+  full; activation offloading; optimizer in backward.
+* gradient accumulation (default on): off, gradients take the memory backward frees
+  (``zero_grad(set_to_none=True)``), so the peak holds max(gradients, activations + logits).
 
 The arithmetic lives in one NumPy kernel (:func:`_kernel`) that :func:`estimate_memory` runs on
 scalars and :func:`fit_sweep` on whole grids, so both paths agree bit for bit. Why this module is
@@ -151,6 +154,15 @@ def lora_params(arch: ModelArch, rank: int, targets: str) -> int:
     return total
 
 
+def _framework_arch(setup: TrainingSetup) -> ModelArch:
+    """The shape as the framework builds it: litgpt's ``GPT`` always creates ``lm_head =
+    nn.Linear(...)`` next to ``wte = nn.Embedding(...)`` (``litgpt/model.py``), so a checkpoint
+    with tied embeddings (Gemma, Llama-3.2) gets a separate head unless ``tie_embeddings`` is set."""
+    if DEFAULTS[setup.framework].unties_embeddings and setup.arch.tied_embeddings:
+        return setup.arch.model_copy(update={"tied_embeddings": False})
+    return setup.arch
+
+
 def _activation_elements(setup: TrainingSetup) -> tuple[float, float]:
     """Saved elements per token per layer (before the calibrated activation factor), as
     (no recomputation, op-level selective recomputation).
@@ -164,7 +176,7 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float]:
 
     Selective (torchtitan's op-level policy): the block input, the attention (SDPA) output and
     every second matmul output are saved; everything else is recomputed in backward."""
-    arch = setup.arch
+    arch = _framework_arch(setup)
     defaults = DEFAULTS[setup.framework]
     h = arch.hidden_size
     method, targets, rank = setup.method, setup.lora_targets, setup.lora_rank
@@ -208,6 +220,7 @@ _FEATURES = (
     "train_w_sharded",  # the same under ZeRO-3/FSDP (0 when the sharded fp32 params are the master)
     "frozen_w",  # frozen base weights, bytes
     "grads",  # gradient bytes
+    "grads_sharded",  # gradient bytes ZeRO-3/FSDP shards (whole blocks when a unit mixes frozen weights)
     "optim",  # optimizer bytes (incl. fp32 master under bf16-mixed)
     "unit_w",  # bytes of the largest unit gathered by ZeRO-3/FSDP
     "unit_g",  # its gradient bytes (full fine-tuning)
@@ -219,6 +232,7 @@ _FEATURES = (
     "logits",  # logits / loss buffer bytes
     "dequant",  # bytes of one block's linears dequantized to bf16 (QLoRA), else 0
     "metric",  # 0 device, 1 reserved, 2 allocated
+    "accumulates",  # 1: gradients coexist with a forward's activations; 0: they replace them
 )
 _METRIC_CODE = {"device": 0, "reserved": 1, "allocated": 2}
 _AC_CODE = {"none": 0, "selective": 1, "full": 2}
@@ -248,7 +262,7 @@ def _per_param_bytes(precision: str, optimizer: str) -> tuple[float, float, floa
 
 
 def _features(setup: TrainingSetup) -> dict[str, float]:
-    arch = setup.arch
+    arch = _framework_arch(setup)
     defaults = DEFAULTS[setup.framework]
     w_b, g_b, o_b = _per_param_bytes(setup.precision, setup.optimizer)
     n_lora = lora_params(arch, setup.lora_rank, setup.lora_targets) if setup.method != "full" else 0
@@ -272,6 +286,14 @@ def _features(setup: TrainingSetup) -> dict[str, float]:
     unit = arch.largest_layer_params
     unit_g = unit * (4.0 if setup.precision == "fp32" else 2.0) if setup.method == "full" else 0.0
     grads = trainable * g_b
+    grads_sharded = grads
+    if setup.method == "lora" and defaults.fsdp_unit_grads_whole:
+        # One FSDP unit per block holds the adapters and the frozen weights (use_orig_params=True):
+        # PyTorch's FSDP docs - "the gradient memory usage will be higher than expected (namely,
+        # equivalent to not freezing those parameters)". Embeddings/head form a frozen root unit.
+        block_params = arch.n_params - arch.embedding_params - arch.head_params
+        grads_sharded = max(grads, block_params * g_b)
+        unit_g = unit * g_b
     if setup.optimizer_in_backward:  # each gradient is applied and freed as soon as it is reduced
         grads = min(grads, unit * g_b)
     # FSDP2 mixed precision (torchtitan): the sharded fp32 parameters are the master copy
@@ -300,6 +322,7 @@ def _features(setup: TrainingSetup) -> dict[str, float]:
         "train_w_sharded": trainable * sharded_w_b,
         "frozen_w": frozen_w,
         "grads": grads,
+        "grads_sharded": grads_sharded,
         "optim": trainable * o_b,
         "unit_w": unit * unit_byte,
         "unit_g": unit_g,
@@ -311,6 +334,7 @@ def _features(setup: TrainingSetup) -> dict[str, float]:
         "logits": tokens * arch.vocab_size * logit_bytes,
         "dequant": dequant,
         "metric": float(_METRIC_CODE[setup.memory_metric]),
+        "accumulates": float(setup.gradient_accumulation),
     }
 
 
@@ -326,7 +350,14 @@ def _kernel(f: Mapping[str, Any], gpus: Any, code: Any, c: MemoryConstants) -> d
     weights = (
         np.where(offload, 0.0, np.where(zero3, sharded_state, f["train_w"] + f["frozen_w"])) + inflight_w
     )
-    grads = np.where(offload, 0.0, np.where(code >= 1, f["grads"] / n, f["grads"])) + inflight_g
+    grads = (
+        np.where(
+            offload,
+            0.0,
+            np.where(zero3, f["grads_sharded"] / n, np.where(code >= 1, f["grads"] / n, f["grads"])),
+        )
+        + inflight_g
+    )
     optim = np.where(offload, 0.0, np.where(code >= 1, f["optim"] / n, f["optim"]))
     kept_per_layer = np.where(
         f["ac"] >= 2, f["act_ckpt"], np.where(f["ac"] >= 1, f["act_selective"], f["act_layer"])
@@ -334,6 +365,10 @@ def _kernel(f: Mapping[str, Any], gpus: Any, code: Any, c: MemoryConstants) -> d
     recomputed = np.where(f["ac"] >= 1, f["act_layer"], 0.0)  # one layer rebuilt during backward
     activations = c.activation_factor * (f["layers"] * kept_per_layer + recomputed)
     logits = f["logits"]
+    # Without accumulation the gradients are allocated during backward while the saved activations
+    # and the logits are released, so the peak holds the larger of the two; the breakdown then shows
+    # only the gradients beyond the memory backward frees.
+    grads = np.where(f["accumulates"] > 0, grads, np.maximum(grads - activations - logits, 0.0))
     buffers = c.qlora_dequant_layers * f["dequant"] + np.where(n > 1, c.comm_buffer_gb * GB, 0.0)
     allocated = weights + grads + optim + activations + logits + buffers
     slack = np.where(f["metric"] <= 1, c.fragmentation * allocated, 0.0)
@@ -362,7 +397,8 @@ def estimate_memory(setup: TrainingSetup, constants: MemoryConstants = DEFAULT_C
     out = _kernel(feats, np.int64(setup.gpus), np.int64(_STRATEGY_CODE[setup.sharding]), constants)
     parts = {k: float(out[k]) for k in BREAKDOWN_TERMS}
     per_gpu = float(out["per_gpu"])
-    n_lora = lora_params(setup.arch, setup.lora_rank, setup.lora_targets) if setup.method != "full" else 0
+    arch = _framework_arch(setup)
+    n_lora = lora_params(arch, setup.lora_rank, setup.lora_targets) if setup.method != "full" else 0
     return MemoryEstimate(
         per_gpu_gb=per_gpu,
         planning_gb=per_gpu * (1 + setup.margin),
@@ -372,8 +408,8 @@ def estimate_memory(setup: TrainingSetup, constants: MemoryConstants = DEFAULT_C
         cuda_context_gb=float(out["cuda_context"]),
         allocator_slack_gb=float(out["allocator_slack"]),
         assumptions=assumptions(setup),
-        total_params=setup.arch.n_params,
-        trainable_params=setup.arch.n_params if setup.method == "full" else n_lora,
+        total_params=arch.n_params,
+        trainable_params=arch.n_params if setup.method == "full" else n_lora,
         lora_params=n_lora,
         tokens_per_micro_batch=setup.seq_len * setup.micro_batch,
         gpus=setup.gpus,

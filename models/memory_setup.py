@@ -56,7 +56,7 @@ class MemoryConstants(BaseModel):
         default=2.25, ge=0, le=10, description="blocks dequantized to bf16 at once"
     )
     comm_buffer_gb: float = Field(
-        default=1.5, ge=0, le=10, description="NCCL / bucket buffers per rank, gpus > 1"
+        default=1.6, ge=0, le=10, description="NCCL / bucket buffers per rank, gpus > 1"
     )
 
 
@@ -86,6 +86,10 @@ class TrainingSetup(BaseModel):
     loss: LossKernel = "full"
     cpu_offload_activations: bool = False
     optimizer_in_backward: bool = False
+    # Gradients persist across micro-batches (accumulation): they coexist with the next forward's
+    # activations. False = one micro-batch per optimizer step with zero_grad(set_to_none=True)
+    # (PyTorch's default since 2.0): gradients are allocated in backward as activations are freed.
+    gradient_accumulation: bool = True
     lora_rank: int = Field(default=16, ge=1, le=65_536)
     lora_targets: LoraTargets = "all"
     gpus: int = Field(default=1, ge=1, le=131_072)
@@ -274,6 +278,10 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
         setup.activation_checkpointing == "full" and defaults.offloads_checkpoints
     ):
         lines.append("saved activations offloaded to CPU RAM (two layers resident)")
+    if not setup.gradient_accumulation and not setup.optimizer_in_backward:
+        lines.append(
+            "no gradient accumulation: gradients take the memory backward frees (peak holds the larger)"
+        )
     if setup.optimizer_in_backward:
         lines.append("optimizer step fused into backward: gradients freed as they are applied")
     lines.append(_METRIC_TEXT[setup.memory_metric])

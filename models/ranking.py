@@ -32,6 +32,7 @@ from gpuprice.models.cost import CostTermArrays, checkpoint_costs
 from gpuprice.models.throughput import (
     PCIE_BUSBW_GBS,
     ModelShape,
+    compiled_kernels,
     gpu_profile,
     intra_node_busbw_gbs,
     predict_columns,
@@ -381,6 +382,8 @@ def _throughput(
             "seq_len": per([x.seq_len for x in items]),
             "micro_batch": per([x.micro_batch for x in items]),
             "grad_checkpointing": per([x.uses_checkpointing for x in items]),
+            # torch.compile or a framework's own fused kernels (Unsloth) speed the job up
+            "compile": per([compiled_kernels(x.compile, x.framework) for x in items]),
             "precision": per([x.precision for x in items]),
             "sharding": fits["sharding"],
             "n_params": per([x.n_params for x in shapes]),

@@ -474,3 +474,23 @@ def test_estimate_prices_from_the_market(cli, published) -> None:
         cli(*args, "--gpus", "4", "--sharding", "zero3", "--date", D1.isoformat(), "--json").out
     )
     assert none["cost_usd"] is None and "no list price" in none["cost_note"]
+
+
+def test_estimate_batch_accepts_the_framework_columns(cli, home, tmp_path: Path) -> None:
+    path = tmp_path / "runs.csv"
+    path.write_text(
+        "model,method,gpu,gpus,sharding,hours,framework,compile,activation_checkpointing,memory_metric\n"
+        "meta-llama/Llama-3.1-8B,full,h100-sxm,8,fsdp,10,torchtitan,true,selective,reserved\n"
+        "meta-llama/Llama-3.1-8B,full,h100-sxm,8,fsdp,10,hf,,selective,reserved\n"
+    )
+    res = cli("estimate", "--batch", str(path))
+    assert res.code == 0, res.err
+    titan, hf = (json.loads(line) for line in res.out.splitlines())
+    assert (titan["framework"], titan["compile"], titan["activation_checkpointing"]) == (
+        "torchtitan",
+        True,
+        "selective",
+    )
+    assert titan["memory_metric"] == hf["memory_metric"] == "reserved"
+    assert titan["per_gpu_gb"] < hf["per_gpu_gb"]  # FSDP2's fp32 shards are the master copy
+    assert titan["tokens_per_sec_per_gpu"] > hf["tokens_per_sec_per_gpu"]  # compiled kernels

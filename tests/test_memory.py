@@ -514,3 +514,54 @@ def test_memory_metric_changes_the_report_not_the_verdict() -> None:
     assert len(devices) == 1
     card = est["device"].device_planning_gb - 0.01  # just too small for the device figure
     assert not any(e.fits(card) for e in est.values())
+
+
+def test_litgpt_fsdp_lora_shards_whole_block_gradients() -> None:
+    # Fabric FSDP wraps each Block (adapters + frozen weights, use_orig_params=True): PyTorch's
+    # FSDP docs say the gradient memory is then as if nothing were frozen.
+    kw = dict(arch=LLAMA2_7B, method="lora", precision="bf16-true", gpus=2, sharding="fsdp", seq_len=1304)
+    litgpt = estimate_memory(TrainingSetup(framework="litgpt", **kw), BARE)
+    tune = estimate_memory(TrainingSetup(framework="torchtune", **kw), BARE)
+    blocks = LLAMA2_7B.n_params - LLAMA2_7B.embedding_params - LLAMA2_7B.head_params
+    unit = LLAMA2_7B.largest_layer_params
+    assert litgpt.breakdown.gradients == pytest.approx((blocks / 2 + unit) * 2 / GB)
+    assert tune.breakdown.gradients < 0.01 * litgpt.breakdown.gradients
+    single = dict(kw, gpus=1, sharding="none")  # unsharded: only the adapters have gradients
+    assert estimate_memory(TrainingSetup(framework="litgpt", **single)).breakdown.gradients < 0.1
+
+
+def test_litgpt_builds_a_separate_head_for_tied_checkpoints() -> None:
+    gemma = catalog()["google/gemma-2b"].arch
+    assert gemma.tied_embeddings
+    kw = dict(arch=gemma, method="full", precision="bf16-true", seq_len=512)
+    litgpt = estimate_memory(TrainingSetup(framework="litgpt", **kw), BARE)
+    tune = estimate_memory(TrainingSetup(framework="torchtune", **kw), BARE)
+    head = gemma.vocab_size * gemma.hidden_size
+    assert litgpt.trainable_params - tune.trainable_params == head
+    assert litgpt.breakdown.weights - tune.breakdown.weights == pytest.approx(head * 2 / GB)
+
+
+def test_litgpt_bf16_mixed_qlora_keeps_the_rest_in_fp32() -> None:
+    # Lightning's bf16-mixed keeps the module in fp32: embeddings, head and norms stay fp32.
+    kw = dict(arch=LLAMA2_7B, method="qlora", precision="bf16-mixed")
+    mixed = estimate_memory(TrainingSetup(framework="litgpt", **kw), BARE)
+    true = estimate_memory(TrainingSetup(framework="litgpt", **dict(kw, precision="bf16-true")), BARE)
+    rest = LLAMA2_7B.n_params - LLAMA2_7B.quantizable_params
+    assert mixed.breakdown.weights - true.breakdown.weights == pytest.approx(rest * 2 / GB, rel=0.01)
+
+
+def test_without_accumulation_gradients_take_the_memory_backward_frees() -> None:
+    # zero_grad(set_to_none=True): gradients are allocated in backward as activations are freed.
+    kw = dict(arch=LLAMA3_8B, method="full", precision="bf16-true", seq_len=4096, micro_batch=2)
+    summed = estimate_memory(TrainingSetup(**kw), BARE)
+    single = estimate_memory(TrainingSetup(gradient_accumulation=False, **kw), BARE)
+    b = summed.breakdown
+    expected = summed.per_gpu_gb - b.gradients - b.activations - b.logits
+    expected += max(b.gradients, b.activations + b.logits)
+    assert single.per_gpu_gb == pytest.approx(expected)
+    assert single.breakdown.total() == pytest.approx(single.per_gpu_gb)
+    assert any("accumulation" in line for line in single.assumptions)
+    lora = dict(kw, method="lora")  # the adapters' small gradients fit in what backward frees
+    with_ga = estimate_memory(TrainingSetup(**lora), BARE)
+    without = estimate_memory(TrainingSetup(gradient_accumulation=False, **lora), BARE)
+    assert with_ga.per_gpu_gb - without.per_gpu_gb == pytest.approx(with_ga.breakdown.gradients)

@@ -430,3 +430,17 @@ def test_limits_exclude_or_mark_offers() -> None:
     assert all(any(w.startswith("over-budget:") for w in ws) for ws in marked["warnings"])
     picked = Workload.model_validate({**job.model_dump(), "tier": "spot", "providers": ["crusoe"]})
     assert list(rank_offers(offers, [picked], DAY)["sku"]) == ["spot"]
+
+
+def test_workload_framework_and_compile_reach_memory_and_throughput() -> None:
+    # The ranking's sweep builds each workload's own setup: torchtitan + compile (fused elementwise
+    # kernels, FSDP2's fp32 master) must give other per-GPU figures and speeds than hf.
+    offers = frame(offer("lambda", "h100x8", "h100-sxm", 8, 2.99))
+    kw = dict(method="full", grad_checkpointing=None, activation_checkpointing="selective", micro_batch=1)
+    hf = rank_offers(offers, [workload(name="hf", framework="hf", **kw)], DAY)
+    titan = rank_offers(offers, [workload(name="titan", framework="torchtitan", compile=True, **kw)], DAY)
+    assert not hf.empty and not titan.empty
+    hf_row, titan_row = hf.iloc[0], titan.iloc[0]
+    assert hf_row["sharding"] == titan_row["sharding"]
+    assert titan_row["per_gpu_gb"] < hf_row["per_gpu_gb"]
+    assert titan_row["tokens_per_sec_per_gpu"] > hf_row["tokens_per_sec_per_gpu"]

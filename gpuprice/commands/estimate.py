@@ -146,7 +146,7 @@ def estimate_result(
             note = f"no list price for {setup.gpus}x {request.gpu} in the warehouse; give --usd-per-gpu-hour"
     if not fits:
         note = (
-            f"does not fit: {memory.planning_gb:.1f} GB planned per GPU exceeds the "
+            f"does not fit: {memory.device_planning_gb:.1f} GB planned per GPU exceeds the "
             f"{gpu_memory:g} GB of {request.gpu}{_fitting_sharding_hint(setup, gpu_memory)}"
         )
     cost = run_cost(setup.gpus, hours, price)
@@ -167,6 +167,7 @@ def estimate_result(
         **setup_echo(setup, request.gpu),
         "per_gpu_gb": round(memory.per_gpu_gb, 3),
         "planning_gb": round(memory.planning_gb, 3),
+        "memory_metric": setup.memory_metric,
         "gpu_memory_gb": gpu_memory,
         "fits": fits,
     }
@@ -179,8 +180,8 @@ def _fitting_sharding_hint(setup: TrainingSetup, gpu_memory: float) -> str:
     for sharding in ("zero2", "zero3"):
         if sharding != setup.sharding:
             other = estimate_memory(setup.model_copy(update={"sharding": sharding}))
-            if other.planning_gb <= gpu_memory:
-                return f"; --sharding {sharding} fits ({other.planning_gb:.1f} GB)"
+            if other.fits(gpu_memory):  # the device figure, as fits judges it
+                return f"; --sharding {sharding} fits ({other.device_planning_gb:.1f} GB)"
     return ""
 
 

@@ -91,6 +91,44 @@ _TECHNIQUE_WORDS = (
 _PRE_CHUNKED_TORCHTUNE = "@cb8e65a39c4"
 
 
+# Lit-GPT's finetune scripts wrap every Block with activation checkpointing whenever they shard:
+# ``FSDPStrategy(auto_wrap_policy={Block}, activation_checkpointing_policy={Block}, ...)`` for
+# ``devices > 1`` (``finetune/lora.py`` @064fd52 and later, ``litgpt/finetune/*.py``), whatever
+# the row's own grad_checkpointing column assumed.
+_LITGPT_SHARDED_CHECKPOINTING = "full"
+# Longest Alpaca training example per tokenizer, as litgpt's ``tutorials/resource-tables.md``
+# states ("the number of tokens in the longest training example differs based on the model:
+# phi1.5: 1044 tokens, StableLM Alpha: 1034 tokens, Llama 2: 1304 tokens, Falcon 1079 tokens").
+# Lit-GPT's ``get_batch`` puts that example into the first micro-batch and pads the batch to it, so
+# it sets the peak of a run on the default Alpaca data (``tutorials/finetune_lora.md`` rows).
+_ALPACA_LONGEST = (("stablelm", 1034), ("phi-1.5", 1044), ("llama-2", 1304), ("falcon", 1079))
+# LoRA settings of litgpt's ``config_hub/finetune/<model>/<method>.yaml`` where they differ from
+# the r=32 q,v the README table's notes assume: the Gemma configs set lora_query, lora_key,
+# lora_value, lora_projection, lora_mlp and lora_head all true (lora_r 8 for gemma-2b/lora, 16
+# for gemma-2b/qlora and gemma-7b/qlora and /lora).
+_LITGPT_CONFIG_LORA = {
+    "gemma-2b/lora": (8, "all"),
+    "gemma-2b/qlora": (16, "all"),
+    "gemma-7b/lora": (16, "all"),
+    "gemma-7b/qlora": (16, "all"),
+}
+
+
+def _litgpt_corrections(row: Mapping[str, Any], notes: str) -> dict[str, Any]:
+    """Inputs litgpt's own scripts, configs and docs state that the row's columns miss."""
+    source = str(row.get("source_url_or_repo_path", "") or "")
+    out: dict[str, Any] = {}
+    config = re.search(r"config ([\w.-]+/\w+)", notes)
+    if config and config.group(1).lower() in _LITGPT_CONFIG_LORA:
+        out["lora"] = _LITGPT_CONFIG_LORA[config.group(1).lower()]
+    if "tutorials/finetune_lora.md" in source:
+        name = str(row.get("model", "")).lower()
+        for prefix, longest in _ALPACA_LONGEST:
+            if name.startswith(prefix):
+                out["seq_len"] = longest
+    return out
+
+
 def framework_of(row: Mapping[str, Any]) -> str:
     source = str(row.get("source_url_or_repo_path", "") or "").lower()
     for prefix, framework in _FRAMEWORK_OF_SOURCE:
@@ -129,6 +167,13 @@ def techniques_of(notes: str, previous: frozenset[str] = frozenset()) -> frozens
     if "torch.compile on" in text:
         found.add("compile")
     return frozenset(found)
+
+
+# A source stating one micro-batch per optimizer step ("no grad accumulation", "GA 1").
+_NO_ACCUMULATION = re.compile(
+    r"no grad(?:ient)?[ _]accum|grad(?:ient)?[ _]accumulation(?:[ _]steps)?\s*[=:]?\s*1\b|\bGA\s*=?\s*1\b",
+    re.IGNORECASE,
+)
 
 
 def _parse_sharding(value: Any) -> str:
@@ -270,6 +315,13 @@ def setup_from_measurement_row(
     checkpointing = _parse_checkpointing(row.get("grad_checkpointing", ""), sharding)
     if "checkpointing" in techniques and checkpointing == "none":
         checkpointing = "full"
+    seq_len = _parse_int(row.get("seq_len"), "seq_len")
+    if framework == "litgpt":
+        fixes = _litgpt_corrections(row, notes)
+        rank, targets = fixes.get("lora", (rank, targets))
+        seq_len = fixes.get("seq_len", seq_len)
+        if gpus > 1 and sharding in ("fsdp", "zero3"):
+            checkpointing = _LITGPT_SHARDED_CHECKPOINTING
     loss = "chunked" if "chunked" in techniques else None
     if framework == "torchtune" and (
         "applied cumulatively" in notes.lower()
@@ -285,11 +337,12 @@ def setup_from_measurement_row(
                 "loss": loss,
                 "cpu_offload_activations": "offload" in techniques,
                 "optimizer_in_backward": "optimizer_in_backward" in techniques,
+                "gradient_accumulation": not _NO_ACCUMULATION.search(notes),
                 "activation_checkpointing": checkpointing,
                 "method": method,
                 "optimizer": optimizer,
                 "precision": precision,
-                "seq_len": _parse_int(row.get("seq_len"), "seq_len"),
+                "seq_len": seq_len,
                 "micro_batch": _parse_int(row.get("micro_batch"), "micro_batch"),
                 "lora_rank": min(rank, arch.hidden_size),
                 "lora_targets": targets,
