@@ -22,9 +22,17 @@ from pathlib import Path
 import dagster as dg
 
 from gpuprice.pipelines import progress
+from gpuprice.pipelines.asset_keys import provider_asset_keys, step_provider
 from gpuprice.pipelines.defs.scraping.assets import STEP_RETRIES_TAG
+from gpuprice.pipelines.instance import cli_instance, cli_run_tags
 from gpuprice.pipelines.resources import default_resources
-from gpuprice.pipelines.runner import _PROVIDER_STEP, _all_definitions, _quiet_run_config, _step_errors
+from gpuprice.pipelines.runner import (
+    _all_definitions,
+    _failed_step,
+    _quiet_run_config,
+    _step_errors,
+    provider_errors,
+)
 from gpuprice.scrapers.offer import PROVIDERS
 from gpuprice.warehouse.connection import connect_read_only, warehouse_exists
 from gpuprice.warehouse.queries import provider_runs_finished_since
@@ -65,7 +73,7 @@ class BackfillSummary:
 
     @property
     def other_errors(self) -> list[str]:
-        return [e for e in self.phase_errors if not _PROVIDER_STEP.match(e)]
+        return [e for e in self.phase_errors if step_provider(_failed_step(e), PROVIDERS) is None]
 
 
 def date_range(start: dt.date, end: dt.date) -> list[dt.date]:
@@ -103,7 +111,7 @@ def run_backfill(
     )
     with tempfile.TemporaryDirectory(prefix="gpuprice-backfill-") as scratch:
         resources = default_resources(home, source, archive_dir, workloads, io_dir=Path(scratch))  # type: ignore[arg-type]
-        instance = dg.DagsterInstance.ephemeral()
+        instance = cli_instance(home)
 
         def materialize(selection: dg.AssetSelection, first: str, last: str, label: str) -> None:
             with warnings.catch_warnings():
@@ -120,11 +128,12 @@ def run_backfill(
                         RANGE_END_TAG: last,
                         "gpuprice/phase": label,
                         STEP_RETRIES_TAG: "off",
+                        **cli_run_tags(),
                     },
                 )
             summary.phase_errors.extend(f"{label}: {e}" for e in _step_errors(result))
 
-        scrape = [dg.AssetKey([stage, p]) for p in providers for stage in ("raw", "parsed", "snapshot")]
+        scrape = provider_asset_keys(providers)
         everything = dg.AssetSelection.assets(*REFERENCE_ASSETS, *scrape, *MODEL_ASSETS)
         listener = on_progress or (lambda stage, n: None)
         with progress.listening(listener):
@@ -140,6 +149,7 @@ def run_backfill(
                 for monday in weeks:
                     year, week, _ = monday.isocalendar()
                     summary.reports += sorted((home / "reports" / f"{year}-W{week:02d}").glob("*.html"))
+        instance.dispose()
     summary.providers = _outcomes(summary, providers, started)
     return summary
 
@@ -169,7 +179,7 @@ def _outcomes(
     for outcome in outcomes.values():
         missing = summary.dates - outcome.dates_loaded - outcome.dates_failed
         if missing > 0:  # a step failed before recording these dates
-            errors = [e for e in summary.phase_errors if f"__{outcome.provider}" in e]
+            errors = provider_errors(summary.phase_errors, outcome.provider)
             outcome.dates_failed += missing
             outcome.first_error = outcome.first_error or (errors[0] if errors else "did not complete")
     return list(outcomes.values())

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import re
 import sys
 import tempfile
 import warnings
@@ -20,13 +19,22 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
+from gpuprice.pipelines.asset_keys import provider_asset_keys, step_provider
 from gpuprice.pipelines.defs.scraping.assets import STEP_RETRIES_TAG
+from gpuprice.pipelines.instance import cli_instance, cli_run_tags
 from gpuprice.pipelines.resources import default_resources
 from gpuprice.scrapers.offer import PROVIDERS
 from gpuprice.warehouse.connection import connect_read_only, warehouse_exists
 
-# Step failures of the providers' own assets ("scrape: parsed__nebius: ...") are reported per provider.
-_PROVIDER_STEP = re.compile(r"^scrape: (raw|parsed|snapshot)__")
+
+def provider_errors(phase_errors: Sequence[str], provider: str) -> list[str]:
+    """The step failures ("<phase>: <step key>: <message>") of ``provider``'s own stage assets."""
+    return [e for e in phase_errors if step_provider(_failed_step(e), [provider]) is not None]
+
+
+def _failed_step(phase_error: str) -> str:
+    parts = phase_error.split(": ", 2)
+    return parts[1] if len(parts) == 3 else ""
 
 
 @dataclass
@@ -58,7 +66,7 @@ class RunSummary:
     @property
     def other_errors(self) -> list[str]:
         """Step failures outside the providers' own assets (models, publishing, reports)."""
-        return [e for e in self.phase_errors if not _PROVIDER_STEP.match(e)]
+        return [e for e in self.phase_errors if step_provider(_failed_step(e), PROVIDERS) is None]
 
 
 def _as_date(value: object) -> dt.date | None:
@@ -111,7 +119,7 @@ def run_day(
     assets, checks = _all_definitions()
     scratch = tempfile.TemporaryDirectory(prefix="gpuprice-run-")  # values handed between steps
     resources = default_resources(home, source, archive_dir, workloads, io_dir=Path(scratch.name))
-    instance = dg.DagsterInstance.ephemeral()
+    instance = cli_instance(home)
     partition = day.isoformat()
     summary = RunSummary(
         snapshot_date=day,
@@ -136,7 +144,7 @@ def run_day(
                 raise_on_error=False,
                 run_config=_quiet_run_config(),
                 # The fetcher already retried; no 30-90 s step retries while someone waits.
-                tags={"gpuprice/phase": label, STEP_RETRIES_TAG: "off"},
+                tags={"gpuprice/phase": label, STEP_RETRIES_TAG: "off", **cli_run_tags()},
             )
         summary.phase_errors.extend(f"{label}: {e}" for e in _step_errors(result))
         return result
@@ -146,7 +154,7 @@ def run_day(
     progress("[1/4] reference data: GPU catalog, public price history, memory-fit sweep")
     progress(f"[2/4] providers ({source}, {partition}): {', '.join(providers)}")
     reference = [dg.AssetKey(k) for k in ("dim_gpu", "public_price_observations", "memory_fit")]
-    scrape = [dg.AssetKey([stage, p]) for p in providers for stage in ("raw", "parsed", "snapshot")]
+    scrape = provider_asset_keys(providers)
     materialize(dg.AssetSelection.assets(*reference, *scrape), partition, "scrape")
 
     progress("[3/4] offers with specs, workload rankings, analytics copy and Parquet export")
@@ -170,6 +178,7 @@ def run_day(
         if rendered.success and folder.exists():
             summary.reports = sorted(folder.glob("*.html"))
     scratch.cleanup()
+    instance.dispose()
 
     status = None
     if warehouse_exists(summary.warehouse):
@@ -197,9 +206,7 @@ def run_day(
                 )
             )
         else:
-            errors = [
-                e for e in summary.phase_errors if f"__{provider}" in e or f"{provider}" in e.split(":")[1]
-            ]
+            errors = provider_errors(summary.phase_errors, provider)
             summary.providers.append(
                 ProviderOutcome(
                     provider=provider, status="failed", error=errors[0] if errors else "did not complete"

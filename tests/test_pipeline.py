@@ -22,7 +22,7 @@ def test_definitions_load_with_schedules_pools_and_checks():
 
     keys = {k.to_user_string() for k in defs.resolve_all_asset_keys()}
     for p in PROVIDERS:
-        assert {f"raw/{p}", f"parsed/{p}", f"snapshot/{p}"} <= keys
+        assert {f"raw/raw_{p}", f"parsed/parsed_{p}", f"snapshot/snapshot_{p}"} <= keys
     assert {
         "dim_gpu",
         "public_price_observations",
@@ -104,6 +104,65 @@ def test_a_date_materializes_every_provider_and_reruns_identically(home: Path):
         progress=lambda m: None,
     )
     assert snapshot_rows(home) == first
+    assert_instance_holds_the_runs(home, runs=4)
+
+
+def assert_instance_holds_the_runs(home: Path, runs: int) -> None:
+    """What `make dev`'s UI reads: the CLI's runs and every asset's materialization for the day."""
+    import dagster as dg
+
+    from gpuprice.pipelines.asset_keys import provider_asset_keys
+
+    instance = dg.DagsterInstance.from_config(str(home / "dagster"))
+    try:
+        assert [r.status for r in instance.get_runs()] == [dg.DagsterRunStatus.SUCCESS] * runs
+        expected = [
+            *provider_asset_keys(PROVIDERS),
+            dg.AssetKey("offers_with_specs"),
+            dg.AssetKey("analytics_copy"),
+        ]
+        for key in expected:
+            event = instance.get_latest_materialization_event(key)
+            assert event is not None, key
+            assert event.dagster_event.partition == newest_sample_date().isoformat(), key
+    finally:
+        instance.dispose()
+
+
+def test_a_killed_cli_run_does_not_hold_the_warehouse_slot(home: Path):
+    """A CLI run whose process died mid-step is failed and its pool slot freed before the next run."""
+    import socket
+    import subprocess
+    import sys
+
+    import dagster as dg
+
+    from gpuprice.pipelines.instance import HOST_TAG, LAUNCHED_BY_TAG, PID_TAG, cli_instance, dagster_home
+
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    instance = dg.DagsterInstance.from_config(str(dagster_home(home)))
+    run = instance.create_run_for_job(
+        dg.GraphDefinition(name="killed", node_defs=[]).to_job(),
+        tags={LAUNCHED_BY_TAG: "cli", PID_TAG: dead.stdout.strip(), HOST_TAG: socket.gethostname()},
+    )
+    instance.handle_run_event(
+        run.run_id,
+        dg.DagsterEvent(event_type_value="PIPELINE_START", job_name="killed"),  # type: ignore[call-arg]
+    )
+    instance.event_log_storage.set_concurrency_slots("duckdb", 1)
+    assert instance.event_log_storage.claim_concurrency_slot(
+        "duckdb", run.run_id, "raw__raw_runpod"
+    ).is_claimed
+    instance.dispose()
+
+    again = cli_instance(home)
+    try:
+        assert again.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.FAILURE
+        assert run.run_id not in again.event_log_storage.get_concurrency_run_ids()
+    finally:
+        again.dispose()
 
 
 @pytest.mark.slow

@@ -3,6 +3,7 @@
 import dagster as dg
 
 from gpuprice.pipelines import progress
+from gpuprice.pipelines.asset_keys import provider_asset_key
 from gpuprice.pipelines.metadata import frame_markdown
 from gpuprice.pipelines.partitions import daily_partitions
 from gpuprice.pipelines.ranges import SINGLE_RUN, partition_dates, previews
@@ -10,7 +11,7 @@ from gpuprice.pipelines.resources import WAREHOUSE_POOL, WarehouseResource, Work
 from gpuprice.scrapers.offer import PROVIDERS
 from gpuprice.warehouse import queries, writes
 
-SNAPSHOT_KEYS = [dg.AssetKey(["snapshot", p]) for p in PROVIDERS]
+SNAPSHOT_KEYS = [provider_asset_key("snapshot", p) for p in PROVIDERS]
 
 
 @dg.asset(

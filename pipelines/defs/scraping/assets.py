@@ -16,6 +16,7 @@ from typing import Any
 import dagster as dg
 
 from gpuprice.pipelines import progress
+from gpuprice.pipelines.asset_keys import provider_asset_key
 from gpuprice.pipelines.defs.scraping.checks import CHECKS, RunHistory, check_specs, evaluate_checks
 from gpuprice.pipelines.defs.scraping.connections import step_connection
 from gpuprice.pipelines.defs.scraping.pages import collect_pages, run_source, snapshot_source, stored_pages
@@ -107,9 +108,9 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
         """The asset ``<name>/<provider>``, fed by ``{input name: upstream stage}``: every stage is
         daily (one date or, in a single-run backfill, a range), in the scraping group and the
         warehouse pool."""
-        ins = {arg: dg.AssetIn(key=dg.AssetKey([up, provider])) for arg, up in (upstream or {}).items()}
+        ins = {arg: dg.AssetIn(key=provider_asset_key(up, provider)) for arg, up in (upstream or {}).items()}
         return dg.asset(
-            key=dg.AssetKey([name, provider]),
+            key=provider_asset_key(name, provider),
             ins=ins or None,
             partitions_def=daily_partitions,
             backfill_policy=SINGLE_RUN,
@@ -318,7 +319,7 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
             held = sorted(d for d, (error, _) in failures.items() if f"{name}: " in error)
             yield dg.AssetCheckResult(
                 check_name=name,
-                asset_key=dg.AssetKey(["parsed", provider]),
+                asset_key=provider_asset_key("parsed", provider),
                 passed=not held,
                 severity=dg.AssetCheckSeverity.WARN,
                 description=f"{len(days) - len(held)} of {len(days)} dates passed"

@@ -1,6 +1,6 @@
 """Blocking data checks on each provider's parsed offers (before they replace the snapshot).
 
-The checks are declared on ``parsed/<provider>`` and evaluated inside it, on the offers it
+The checks are declared on ``parsed/parsed_<provider>`` and evaluated inside it, on the offers it
 just parsed, so no second copy of the page is loaded.
 
 gpuhunt-style integrity rules: at least one priced offer, every price > 0 and plausible for its
@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import dagster as dg
 
+from gpuprice.pipelines.asset_keys import provider_asset_key
 from gpuprice.pipelines.defs.scraping.connections import step_connection
 from gpuprice.pipelines.resources import WarehouseResource
 from gpuprice.scrapers.offer import ParseResult
@@ -155,8 +156,8 @@ class RunHistory:
 
 
 def check_specs(provider: str) -> list[dg.AssetCheckSpec]:
-    """The blocking checks declared on ``parsed/<provider>`` (evaluated inside that asset)."""
-    asset_key = dg.AssetKey(["parsed", provider])
+    """The blocking checks declared on ``parsed/parsed_<provider>`` (evaluated inside that asset)."""
+    asset_key = provider_asset_key("parsed", provider)
     return [
         dg.AssetCheckSpec(name=name, asset=asset_key, blocking=True, description=description)
         for name, (_, description) in CHECKS.items()
@@ -167,7 +168,7 @@ def evaluate_checks(
     provider: str, result: ParseResult, previous_count: int | None
 ) -> tuple[list[dg.AssetCheckResult], list[str]]:
     """Run every check; returns the Dagster results and the failures as text."""
-    asset_key = dg.AssetKey(["parsed", provider])
+    asset_key = provider_asset_key("parsed", provider)
     results, failures = [], []
     for name, (fn, _) in CHECKS.items():
         passed, detail = fn(result, previous_count)

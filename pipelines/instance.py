@@ -1,0 +1,76 @@
+"""The Dagster instance the CLI records its runs in: the one under ``$GPUPRICE_HOME/dagster``.
+
+``make dev`` starts the UI with ``DAGSTER_HOME`` set to the same folder, so every run of
+``gpuprice run`` / ``gpuprice backfill`` and its materializations show in the UI.
+
+That instance limits the warehouse pool to one step at a time, and a step holds its slot until
+its run ends. A CLI run killed mid-step (Ctrl-C twice, SIGKILL, a lost machine) would hold the
+slot for ever, since no daemon watches CLI runs; so before each run the CLI marks its own runs
+whose process is gone as failed and frees their slots, as Dagster's run monitoring would.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+from pathlib import Path
+
+import dagster as dg
+
+DAGSTER_SUBFOLDER = "dagster"
+_INSTANCE_TEMPLATE = Path(__file__).with_name("dagster.yaml")
+LAUNCHED_BY_TAG = "gpuprice/launched_by"
+PID_TAG = "gpuprice/pid"
+HOST_TAG = "gpuprice/host"
+_UNFINISHED = [dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED]
+
+
+def dagster_home(home: Path) -> Path:
+    """The instance folder, created with the project's dagster.yaml when it is missing."""
+    folder = home / DAGSTER_SUBFOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    config = folder / "dagster.yaml"
+    if not config.exists():
+        shutil.copyfile(_INSTANCE_TEMPLATE, config)
+    return folder
+
+
+def cli_instance(home: Path) -> dg.DagsterInstance:
+    """The persistent instance under ``home``, cleared of slots held by dead CLI runs."""
+    instance = dg.DagsterInstance.from_config(str(dagster_home(home)))
+    release_abandoned_runs(instance)
+    return instance
+
+
+def cli_run_tags() -> dict[str, str]:
+    """Tags that let a later CLI run tell whether this run's process is still alive."""
+    return {LAUNCHED_BY_TAG: "cli", PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()}
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
+def release_abandoned_runs(instance: dg.DagsterInstance) -> list[str]:
+    """Fail and free the slots of CLI runs on this host whose process has exited; their ids."""
+    released = []
+    runs = instance.get_runs(
+        filters=dg.RunsFilter(
+            statuses=_UNFINISHED, tags={LAUNCHED_BY_TAG: "cli", HOST_TAG: socket.gethostname()}
+        )
+    )
+    for run in runs:
+        pid = run.tags.get(PID_TAG, "")
+        if pid.isdigit() and int(pid) != os.getpid() and _process_alive(int(pid)):
+            continue
+        instance.report_run_failed(run, message="the gpuprice process running it exited before it finished")
+        instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
+        released.append(run.run_id)
+    return released
