@@ -17,6 +17,7 @@ import socket
 from pathlib import Path
 
 import dagster as dg
+from dagster._core.instance.ref import InstanceRef  # from_dir with overrides: no public twin
 
 DAGSTER_SUBFOLDER = "dagster"
 _INSTANCE_TEMPLATE = Path(__file__).with_name("dagster.yaml")
@@ -38,7 +39,16 @@ def dagster_home(home: Path) -> Path:
 
 def cli_instance(home: Path) -> dg.DagsterInstance:
     """The persistent instance under ``home``, cleared of slots held by dead CLI runs."""
-    instance = dg.DagsterInstance.from_config(str(dagster_home(home)))
+    folder = dagster_home(home)
+    # The event log in the files Dagster's default SQLite storage uses (the UI reads them as
+    # usual), written through pooled connections: see pipelines/event_log.py.
+    events = {
+        "module": "gpuprice.pipelines.event_log",
+        "class": "PooledSqliteEventLogStorage",
+        "config": {"base_dir": str(folder / "history" / "runs")},
+    }
+    ref = InstanceRef.from_dir(str(folder), overrides={"event_log_storage": events})
+    instance = dg.DagsterInstance.from_ref(ref)
     release_abandoned_runs(instance)
     return instance
 

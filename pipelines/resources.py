@@ -15,7 +15,7 @@ from gpuprice.models.workloads import Workload, load_workloads
 from gpuprice.scrapers.archive import archive_or_sample
 from gpuprice.settings import DEFAULT_SOURCE, Settings
 from gpuprice.sources import StepSource
-from gpuprice.warehouse.connection import check_database_file, connect_writer, warehouse_lake
+from gpuprice.warehouse.connection import check_database_file, connect_writer, limit_memory, warehouse_lake
 from gpuprice.warehouse.schema import migrate
 from gpuprice.warehouse.views import create_views
 
@@ -53,6 +53,7 @@ class WarehouseResource(DuckDBResource):
         check_database_file(self.database_path)  # get_connection would retry it for ~100 s
         with self.get_connection() as con:
             try:
+                limit_memory(con)
                 migrate(con)
                 create_views(con)
                 yield con

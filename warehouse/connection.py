@@ -20,6 +20,18 @@ class WarehouseBusy(RuntimeError):
     """Another gpuprice process holds the warehouse for writing."""
 
 
+# DuckDB lets a database take 80 % of the machine's RAM by default. The warehouse's own
+# connections (batch writers: a five-year backfill, the publish step) cap it and spill sorts,
+# joins and windows to disk beyond it, so a backfill's peak stays well under 1 GB on any machine.
+WAREHOUSE_MEMORY_LIMIT = "400MB"
+
+
+def limit_memory(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """Apply WAREHOUSE_MEMORY_LIMIT (a setting of the database instance, not of the connection)."""
+    con.execute(f"SET memory_limit = '{WAREHOUSE_MEMORY_LIMIT}'")
+    return con
+
+
 DUCKDB_MAGIC = b"DUCK"  # bytes 8-11 of every DuckDB database file (storage header)
 
 
@@ -102,8 +114,8 @@ def _connect_waiting(
     while True:
         try:
             if lake is not None:  # GPUPRICE_WAREHOUSE=ducklake:...
-                return connect_lake(lake, read_only=read_only)
-            return duckdb.connect(str(path), read_only=read_only)
+                return limit_memory(connect_lake(lake, read_only=read_only))
+            return limit_memory(duckdb.connect(str(path), read_only=read_only))
         except duckdb.IOException as exc:
             if not _is_lock_error(exc) or time.monotonic() >= deadline:
                 if _is_lock_error(exc):
