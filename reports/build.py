@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,6 +22,7 @@ from gpuprice.reports.data import (
     WorkloadReport,
     WorkloadSummary,
 )
+from gpuprice.reports.status import data_status
 from gpuprice.reports.weeks import IsoWeek
 
 TOP_CHANGES = 12
@@ -98,6 +100,17 @@ def build_workload_report(
         best_costs=costs.best_offer_costs(best),
         price_history=loading.price_history(con, history_gpus, week, changes),
         changes=relevant_changes,
+        best_fit=_fit_of(best, fit_rows),
+    )
+
+
+def _fit_of(best: RankedOffer | None, rows: Sequence[MemoryFitRow]) -> MemoryFitRow | None:
+    """The sweep's row for the recommended offer's GPU, count and sharding."""
+    if best is None:
+        return None
+    return next(
+        (r for r in rows if (r.gpu, r.gpu_count, r.sharding) == (best.gpu, best.gpu_count, best.sharding)),
+        None,
     )
 
 
@@ -150,9 +163,25 @@ def build_week(
     """The overview and one report per workload for ``week`` (all workloads: the index lists them all)."""
     catalog = workload_info.load_catalog() if catalog is None else catalog
     meta = build_meta(con, week, generated_at, warehouse)
-    changes = loading.week_changes(con, week)
+    changes, without_baseline = loading.week_price_moves(con, week)
     offers = loading.current_offers(con, week)
     cheapest = loading.cheapest_by_gpu(offers)
+    # One count of each provider's offers for every section: the current offers the report uses.
+    per_provider = Counter(o["provider"] for o in offers)
+    freshness = [
+        f.model_copy(update={"offers": per_provider.get(f.provider) if f.offers is not None else None})
+        for f in loading.freshness(con, week)
+    ]
+    status, warn = data_status(meta, freshness)
+    meta = meta.model_copy(
+        update={
+            "sources": [
+                s.model_copy(update={"offers": per_provider.get(s.provider, 0)}) for s in meta.sources
+            ],
+            "status": status,
+            "status_warn": warn,
+        }
+    )
     reports = [
         build_workload_report(
             con,
@@ -169,9 +198,10 @@ def build_week(
     ]
     overview = WeekOverview(
         meta=meta,
-        freshness=loading.freshness(con, week),
+        freshness=freshness,
         changes=changes[:TOP_CHANGES],
         changes_total=len(changes),
+        offers_without_baseline=without_baseline,
         cheapest=cheapest,
         unknown_gpu_offers=sum(1 for o in offers if o["gpu"] == "unknown"),
         workloads=[summarize(r) for r in reports],

@@ -54,11 +54,22 @@ class _SnapshotOffer(_Frozen):
 
 
 class PriceChange(_SnapshotOffer):
-    """One offer whose price moved between two consecutive snapshots."""
+    """One offer whose price at the week's end differs from its last observation before the week.
+
+    ``snapshot_date``: the page date the new price was first seen this week;
+    ``previous_snapshot_date``: the page date of the baseline (the last price before the week).
+    """
 
     previous_snapshot_date: dt.date | None = None
     old_usd_per_gpu_hour: float
     new_usd_per_gpu_hour: float
+
+    @property
+    def baseline_age_days(self) -> int | None:
+        """Days between the baseline observation and the change."""
+        if self.previous_snapshot_date is None:
+            return None
+        return (self.snapshot_date - self.previous_snapshot_date).days
 
     @property
     def change(self) -> float:
@@ -343,6 +354,11 @@ class RankedOffer(_Frozen):
     def warning_codes(self) -> list[str]:
         return [w.split(":", 1)[0] for w in self.warnings]
 
+    def price_age_days(self, as_of: dt.date) -> int | None:
+        """Age on ``as_of`` of the page the price was read from."""
+        seen = self.observed_on or self.price_snapshot_date
+        return (as_of - seen).days if seen is not None else None
+
     @property
     def wall_hours(self) -> float:
         """Expected time to the last checkpoint (start-up and rework included) when the ranking says."""
@@ -376,6 +392,8 @@ class ReportMeta(_Frozen):
     lag_days: int = Field(
         default=0, description="days between the newest snapshot and the week's end (or today, mid-week)"
     )
+    status: list[str] = Field(default_factory=list, description="reports.status: how current the data is")
+    status_warn: bool = False
 
 
 class WorkloadSummary(_Frozen):
@@ -394,6 +412,9 @@ class WeekOverview(_Frozen):
     freshness: list[ProviderFreshness]
     changes: list[PriceChange]
     changes_total: int = 0
+    offers_without_baseline: int = Field(
+        default=0, description="offers seen this week with no earlier scraped price to compare"
+    )
     cheapest: list[GpuCheapest]
     unknown_gpu_offers: int = Field(default=0, description="current offers whose GPU could not be mapped")
     workloads: list[WorkloadSummary]
@@ -414,3 +435,11 @@ class WorkloadReport(_Frozen):
     changes: list[PriceChange] = Field(
         default_factory=list, description="this week's changes of GPUs that fit"
     )
+    best_fit: MemoryFitRow | None = Field(
+        default=None, description="the memory-fit row of the recommended offer's setup"
+    )
+
+    @property
+    def best(self) -> RankedOffer | None:
+        """The recommended offer: the lowest cost per successful checkpoint."""
+        return min(self.rankings, key=lambda o: o.rank) if self.rankings else None

@@ -250,16 +250,78 @@ def freshness(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> list[ProviderFre
 # ---------------------------------------------------------------------------- changes
 
 
+_OFFER_KEY = (
+    "provider",
+    "sku",
+    "gpu_count",
+    "tier",
+    "community",
+    "commitment_months",
+    "region",
+    "price_basis",
+)
+
+
 def week_changes(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> list[PriceChange]:
-    """Price changes dated inside the week, biggest relative move first."""
-    rows = _rows(
-        con,
-        sql("reports/week_changes"),
-        [week.start, week.end],
-    )
-    changes = [PriceChange(**row) for row in rows]
+    """:func:`week_price_moves`' changes alone."""
+    return week_price_moves(con, week)[0]
+
+
+def week_price_moves(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> tuple[list[PriceChange], int]:
+    """Offers whose price at the end of the week differs from their last observation before it.
+
+    Observations are dated by their page (``observed_on``), so a replayed old page is not a change
+    of this week. The baseline is each offer's newest observation before the week's Monday, however
+    old (``PriceChange.baseline_age_days`` says how old); the change is dated by the first
+    observation in the week of the final price. Offers first seen this week have no baseline and
+    are not changes; their number is returned beside the changes. Biggest relative move first.
+    """
+    rows = _rows(con, sql("reports/week_observations"), {"end": week.end})
+    baseline: dict[tuple, dict[str, Any]] = {}
+    inside: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:  # ordered by date
+        key = tuple(row[k] for k in _OFFER_KEY)
+        seen = _date(row["seen"])
+        if seen is None:
+            continue
+        row["seen"] = seen
+        if seen < week.start:
+            baseline[key] = row
+        else:
+            inside[key].append(row)
+    changes = []
+    without_baseline = 0
+    for key, observed in inside.items():
+        before = baseline.get(key)
+        final = observed[-1]
+        without_baseline += before is None
+        if before is None or before["usd_per_gpu_hour"] == final["usd_per_gpu_hour"]:
+            continue
+        since = 0
+        for i, row in enumerate(observed):
+            if row["usd_per_gpu_hour"] != final["usd_per_gpu_hour"]:
+                since = i + 1
+        changes.append(
+            PriceChange(
+                **{k: final[k] for k in PriceChange.model_fields if k in final},
+                snapshot_date=observed[since]["seen"],
+                previous_snapshot_date=before["seen"],
+                old_usd_per_gpu_hour=before["usd_per_gpu_hour"],
+                new_usd_per_gpu_hour=final["usd_per_gpu_hour"],
+            )
+        )
     changes.sort(key=lambda c: (-abs(c.change), c.provider, c.gpu, c.sku))
-    return changes
+    return changes, without_baseline
+
+
+def has_scraped_data(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> bool:
+    """Whether any scraped (or replayed) snapshot is dated at or before the week's end."""
+    first = first_scraped_date(con)
+    return first is not None and first <= week.end
+
+
+def first_scraped_date(con: duckdb.DuckDBPyConnection) -> dt.date | None:
+    return _date(_scalar(con, sql("reports/first_scraped_date")))
 
 
 # ---------------------------------------------------------------------------- workloads

@@ -136,6 +136,15 @@ def render_index(overview: WeekOverview, links: Mapping[str, WorkloadLinks]) -> 
     )
 
 
+def render_empty_week(week: Any, first_scraped: Any, generated_at: Any) -> str:
+    """The single page of a week with no scraped prices (``first_scraped``: None when none at all)."""
+    return (
+        html_env()
+        .get_template("empty_week.html.j2")
+        .render(css=_css(), week=week, first_scraped=first_scraped, generated_at=generated_at)
+    )
+
+
 def render_workload_html(
     report: WorkloadReport, chart_prefix: str = "w", drawn: Mapping[str, Markup] | None = None
 ) -> str:

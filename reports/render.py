@@ -100,6 +100,18 @@ def _long_lived_heap_frozen() -> Iterator[None]:
         gc.unfreeze()
 
 
+def _write_empty_week(
+    con: duckdb.DuckDBPyConnection, week: IsoWeek, out_root: Path, generated_at: dt.datetime | None
+) -> Path:
+    """The one page of a week with no scraped data: it says so, and when scraping began."""
+    out_dir = out_root / str(week)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    html = pages.render_empty_week(
+        week, loading.first_scraped_date(con), generated_at or dt.datetime.now(dt.UTC)
+    )
+    return _write_atomic(out_dir / "index.html", html)
+
+
 def render_weekly_reports(
     week: IsoWeek | str | dt.date | None = None,
     *,
@@ -142,6 +154,9 @@ def _render_week(
                 con, source_path = _open_published(analytics_file)
                 reading_stage.callback(con.close)
             iso_week = resolve_week(con, week)
+            if not loading.has_scraped_data(con, iso_week):
+                loading.as_of_date(con, iso_week)  # a week before all data stays bad input
+                return [_write_empty_week(con, iso_week, out_root, generated_at)]
             catalog = workload_info.load_catalog() if catalog is None else catalog
             names = build.workload_order(con, iso_week, catalog)
             if workload is not None and workload not in names:
