@@ -9,6 +9,7 @@ from typing import Any
 
 import duckdb
 
+from gpuprice.reports import changes as changes_module
 from gpuprice.reports import costs, loading, workload_info
 from gpuprice.reports.data import (
     GpuCapacity,
@@ -163,7 +164,7 @@ def build_week(
     """The overview and one report per workload for ``week`` (all workloads: the index lists them all)."""
     catalog = workload_info.load_catalog() if catalog is None else catalog
     meta = build_meta(con, week, generated_at, warehouse)
-    changes, without_baseline = loading.week_price_moves(con, week)
+    changes, without_baseline = changes_module.week_price_moves(con, week)
     offers = loading.current_offers(con, week)
     cheapest = loading.cheapest_by_gpu(offers)
     # One count of each provider's offers for every section: the current offers the report uses.

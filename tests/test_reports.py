@@ -17,6 +17,7 @@ from markdown_it import MarkdownIt
 from gpuprice.errors import BadInput
 from gpuprice.reports import formatting as fmt
 from gpuprice.reports import loading
+from gpuprice.reports.changes import week_changes
 from gpuprice.reports.links import pricing_url
 from gpuprice.reports.render import render_weekly_reports, safe_filename
 from gpuprice.reports.weeks import IsoWeek
@@ -141,14 +142,14 @@ def test_week_before_any_data_is_bad_input(con) -> None:
 
 
 def test_week_changes_are_only_inside_the_week_biggest_first(con) -> None:
-    w44 = loading.week_changes(con, IsoWeek.parse(WEEK))
+    w44 = week_changes(con, IsoWeek.parse(WEEK))
     assert [(c.provider, round(c.change, 3)) for c in w44] == [
         (SCRIPT, -0.154),
         ("lambda", 0.100),
         ("nebius", -0.100),
         ("runpod", -0.081),
     ]
-    w43 = loading.week_changes(con, IsoWeek.parse("2026-W43"))
+    w43 = week_changes(con, IsoWeek.parse("2026-W43"))
     assert [(c.provider, c.sku, c.snapshot_date) for c in w43] == [
         ("runpod", "H100 SXM", dt.date(2026, 10, 20))
     ]
@@ -209,7 +210,7 @@ def test_scheduled_prices_count_from_their_effective_date(tmp_path: Path) -> Non
 
 def test_price_history_anchors_the_window_and_marks_week_changes(con) -> None:
     week = IsoWeek.parse(WEEK)
-    changes = loading.week_changes(con, week)
+    changes = week_changes(con, week)
     history = loading.price_history(con, ["h100-sxm", "l40s"], week, changes)
     h100 = next(h for h in history if h.gpu == "h100-sxm")
     lambda_line = next(s for s in h100.series if s.label == "lambda")
