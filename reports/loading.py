@@ -333,13 +333,10 @@ def gpu_capacities(con: duckdb.DuckDBPyConnection, gpus: Iterable[str]) -> list[
 # ---------------------------------------------------------------------------- price history
 
 
-def _series_label(provider: str, community: bool, price_basis: str | None) -> str:
-    label = provider
-    if community:
-        label += " community"
-    if price_basis == "lowest_now":
-        label += " (lowest now)"
-    return label
+def series_label(provider: str, community: bool, price_basis: str | None) -> str:
+    """A price-history line's name: ``runpod``, ``runpod (community)``, ``runpod (lowest now)``."""
+    notes = [n for n, on in (("community", community), ("lowest now", price_basis == "lowest_now")) if on]
+    return provider + (f" ({', '.join(notes)})" if notes else "")
 
 
 def price_history(
@@ -368,7 +365,7 @@ def price_history(
     for gpu in gpus:
         series = [
             PriceSeries(
-                gpu=gpu, provider=provider, label=_series_label(provider, community, basis), points=pts
+                gpu=gpu, provider=provider, label=series_label(provider, community, basis), points=pts
             )
             for (g, provider, community, basis), pts in sorted(
                 points.items(), key=lambda kv: _series_sort(kv[0])

@@ -217,7 +217,7 @@ def test_price_history_anchors_the_window_and_marks_week_changes(con) -> None:
     # The daily cheapest lambda H100 offer: the public report (Sep 1), then 2.99 until the W44 move.
     assert lambda_line.points[0] == (dt.date(2026, 9, 1), 3.49)
     assert dict(lambda_line.points)[dt.date(2026, 10, 30)] == 3.29
-    assert {s.label for s in h100.series} >= {"runpod", "runpod community", "crusoe"}
+    assert {s.label for s in h100.series} >= {"runpod", "runpod (community)", "crusoe"}
     assert {c.provider for c in h100.changes} == {"lambda", SCRIPT}
     short = loading.price_history(con, ["l40s"], IsoWeek.parse("2027-W10"), [])
     assert short[0].series[0].points[0][0] == IsoWeek.parse("2027-W10").end - dt.timedelta(weeks=13, days=-1)
