@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import matplotlib
 
@@ -17,6 +18,7 @@ from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.text import Annotation, Text
 from matplotlib.ticker import FuncFormatter, MaxNLocator
+from matplotlib.typing import RcKeyType
 
 from gpuprice.reports import formatting as fmt
 from gpuprice.reports.data import MEMORY_PARTS, GpuCapacity, GpuPriceHistory, MemoryBar, RankedOffer
@@ -61,7 +63,7 @@ PART_COLORS: dict[str, str] = {
 TIER_MARKERS: dict[str, str] = {"on_demand": "o", "spot": "^", "reserved": "s"}
 _BAR_WIDTH = 0.62  # memory chart: bar width in slots of 1
 
-_STYLE = {
+_STYLE: dict[RcKeyType, Any] = {
     "font.size": 9,
     "axes.titlesize": 10,
     "axes.labelsize": 9,
@@ -389,7 +391,13 @@ def price_history_chart(
     with matplotlib.rc_context(_STYLE):
         fig = _figure(5.8, 3.4)
         ax = fig.axes[0]
-        ax.axvspan(week.start, week.end + dt.timedelta(days=1), color="#fff3cd", zorder=0, lw=0)
+        ax.axvspan(
+            mdates.date2num(week.start),
+            mdates.date2num(week.end + dt.timedelta(days=1)),
+            color="#fff3cd",
+            zorder=0,
+            lw=0,
+        )
         styles = series_styles([s.label for s in history.series], [s.provider for s in history.series])
         first = min((s.points[0][0] for s in history.series if s.points), default=week.start)
         prices_on: dict[str, dict[dt.date, float]] = {}
@@ -400,7 +408,7 @@ def price_history_chart(
             moved = [i for i, p in enumerate(prices) if i == 0 or p != prices[i - 1]] + [len(prices) - 1]
             color, marker = styles[series.label]
             ax.plot(
-                days,
+                [mdates.date2num(d) for d in days],
                 prices,
                 drawstyle="steps-post",
                 color=color,
@@ -438,7 +446,7 @@ def price_history_chart(
             labels.append(
                 ax.annotate(
                     chart_text(fmt.pct(change.change)),
-                    (change.snapshot_date, change.new_usd_per_gpu_hour),
+                    (mdates.date2num(change.snapshot_date), change.new_usd_per_gpu_hour),
                     textcoords="offset points",
                     xytext=(6, 4),
                     fontsize=7.5,

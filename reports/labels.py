@@ -61,11 +61,11 @@ def place_labels(
     hidden: list[Annotation] = []
     for label in labels:
         label.set_visible(True)
-        label.set_ha("left")
-        label.set_va("bottom")
+        label.set_horizontalalignment("left")
+        label.set_verticalalignment("bottom")
         placed = False
         for dx, dy in _CANDIDATES:
-            label.set_ha("left" if dx >= 0 else "right")
+            label.set_horizontalalignment("left" if dx >= 0 else "right")
             label.xyann = (dx, dy)
             box = _text_box(label, renderer)
             within = (

@@ -82,7 +82,11 @@ def _visible_extents(fig: Figure, renderer: RendererSVG) -> list[Bbox]:
         if not ax.get_visible():
             continue
         extents.append(ax.get_window_extent(renderer))
-        extents.extend(axis.get_tightbbox(renderer) for axis in (ax.xaxis, ax.yaxis) if axis.get_visible())
+        extents.extend(
+            box
+            for axis in (ax.xaxis, ax.yaxis)
+            if axis.get_visible() and (box := axis.get_tightbbox(renderer)) is not None
+        )
         extents.extend(
             child.get_window_extent(renderer)
             for child in ax.get_children()
