@@ -22,6 +22,7 @@ from gpuprice.reports.data import (
     WeekOverview,
     WorkloadReport,
     WorkloadSummary,
+    recommended,
 )
 from gpuprice.reports.status import data_status
 from gpuprice.reports.weeks import IsoWeek
@@ -89,7 +90,7 @@ def build_workload_report(
     definition = workload_info.describe(
         name, workload, rankings=ranked, planning_margin=margin, in_catalog=in_catalog
     )
-    best = min(ranked, key=lambda o: o.rank) if ranked else None
+    best = recommended(ranked)
     return WorkloadReport(
         meta=meta,
         definition=definition,
@@ -146,7 +147,8 @@ def summarize(report: WorkloadReport) -> WorkloadSummary:
     return WorkloadSummary(
         name=report.definition.name,
         description=report.definition.description,
-        best=min(report.rankings, key=lambda o: o.rank) if report.rankings else None,
+        best=report.best,
+        cheapest_overall=report.cheapest_overall,
         offers_ranked=report.rankings_total,
         fitting_gpu_types=len(report.memory.fitting_gpu_types),
         swept=bool(report.memory.rows),

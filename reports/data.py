@@ -367,6 +367,25 @@ class RankedOffer(_Frozen):
         return float(value) if isinstance(value, (int, float)) and value > 0 else self.hours
 
 
+# An offer that only comes as a whole node for a job one card holds is not right-sized: the reports
+# recommend the best offer without this warning (models.ranking) and name the overall #1 beside it.
+OVERSIZED_WARNING = "whole-node"
+
+
+def recommended(offers: list[RankedOffer]) -> RankedOffer | None:
+    """The best right-sized offer: the lowest rank without :data:`OVERSIZED_WARNING`, else #1."""
+    ranked = sorted(offers, key=lambda o: o.rank)
+    return next(
+        (o for o in ranked if OVERSIZED_WARNING not in o.warning_codes), ranked[0] if ranked else None
+    )
+
+
+def cheapest_overall(offers: list[RankedOffer]) -> RankedOffer | None:
+    """Rank #1 when it is not the recommended offer (an oversized node), else None."""
+    first = min(offers, key=lambda o: o.rank, default=None)
+    return first if first is not None and first is not recommended(offers) else None
+
+
 class PriceSeries(_Frozen):
     """Daily cheapest on-demand price of one GPU type at one provider (one line on a chart)."""
 
@@ -400,7 +419,8 @@ class ReportMeta(_Frozen):
 class WorkloadSummary(_Frozen):
     name: str
     description: str | None = None
-    best: RankedOffer | None = None
+    best: RankedOffer | None = Field(default=None, description="the best right-sized offer")
+    cheapest_overall: RankedOffer | None = Field(default=None, description="#1 when oversized")
     offers_ranked: int = 0
     fitting_gpu_types: int = 0
     swept: bool = Field(default=True, description="a memory-fit sweep exists for this workload")
@@ -442,5 +462,9 @@ class WorkloadReport(_Frozen):
 
     @property
     def best(self) -> RankedOffer | None:
-        """The recommended offer: the lowest cost per successful checkpoint."""
-        return min(self.rankings, key=lambda o: o.rank) if self.rankings else None
+        """The recommended offer: the best right-sized one (:func:`recommended`)."""
+        return recommended(self.rankings)
+
+    @property
+    def cheapest_overall(self) -> RankedOffer | None:
+        return cheapest_overall(self.rankings)
