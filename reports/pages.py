@@ -56,13 +56,14 @@ def tier_label(offer: Any) -> str:
 
 
 def qualifiers(offer: Any) -> str:
-    """(community, lowest now) for offers that are not the plain list price of an operated cloud."""
+    """(community, lowest now) for offers that are not the plain list price of an operated cloud;
+    no leading space: templates put it (Markdown cells are stripped, which ate it)."""
     notes = []
     if getattr(offer, "community", False):
         notes.append("community")
     if getattr(offer, "price_basis", None) == "lowest_now":
         notes.append("lowest now")
-    return f" ({', '.join(notes)})" if notes else ""
+    return f"({', '.join(notes)})" if notes else ""
 
 
 def sharding_label(sharding: str | None) -> str:

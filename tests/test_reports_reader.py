@@ -101,9 +101,7 @@ def test_readers_never_see_sku_keys_or_local_paths(week) -> None:
 def test_spacing_between_sentences_and_qualifiers(week) -> None:
     _, pages = week
     for name, path in pages.items():
-        if not name.endswith(".html"):
-            continue
-        text = visible(path)
+        text = visible(path) if name.endswith(".html") else " ".join(path.read_text().split())
         assert not re.search(r"[a-z]\.[A-Z][a-z]", text), (name, re.findall(r"\S*[a-z]\.[A-Z][a-z]\S*", text))
         assert not re.search(r"[a-z]\((community|spot|lowest)", text), name
 
@@ -148,3 +146,20 @@ def test_a_week_without_scraped_data_is_one_page(cli, home, week) -> None:
     text = visible(paths[0])
     assert "No scraped data for week 2026-W36" in text and "2026-10-12" in text  # first scrape
     assert "no offer fits" not in text.lower()
+
+
+def test_markdown_keeps_the_space_before_a_qualifier(week) -> None:
+    """Markdown cells are stripped: "runpod (community)" must not become "runpod(community)"."""
+    from gpuprice.reports import build, pages
+    from gpuprice.reports.weeks import IsoWeek
+    from gpuprice.warehouse.connection import connect_reader
+
+    warehouse, _ = week
+    con = connect_reader(warehouse)
+    try:
+        overview, _ = build.build_week(con, IsoWeek.parse("2026-W43"), generated_at=NOW, catalog={})
+    finally:
+        con.close()
+    summary = pages.render_summary(overview, index_path="reports/2026-W43/index.html")
+    assert "| h100-sxm | $2.39 | runpod (community) |" in summary
+    assert "runpod(community)" not in summary
