@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import duckdb
 
+from gpuprice.reports import changes as changes_module
 from gpuprice.reports import costs, loading, workload_info
 from gpuprice.reports.data import (
     GpuCapacity,
@@ -20,7 +22,9 @@ from gpuprice.reports.data import (
     WeekOverview,
     WorkloadReport,
     WorkloadSummary,
+    recommended,
 )
+from gpuprice.reports.status import data_status
 from gpuprice.reports.weeks import IsoWeek
 
 TOP_CHANGES = 12
@@ -86,7 +90,7 @@ def build_workload_report(
     definition = workload_info.describe(
         name, workload, rankings=ranked, planning_margin=margin, in_catalog=in_catalog
     )
-    best = min(ranked, key=lambda o: o.rank) if ranked else None
+    best = recommended(ranked)
     return WorkloadReport(
         meta=meta,
         definition=definition,
@@ -98,6 +102,17 @@ def build_workload_report(
         best_costs=costs.best_offer_costs(best),
         price_history=loading.price_history(con, history_gpus, week, changes),
         changes=relevant_changes,
+        best_fit=_fit_of(best, fit_rows),
+    )
+
+
+def _fit_of(best: RankedOffer | None, rows: Sequence[MemoryFitRow]) -> MemoryFitRow | None:
+    """The sweep's row for the recommended offer's GPU, count and sharding."""
+    if best is None:
+        return None
+    return next(
+        (r for r in rows if (r.gpu, r.gpu_count, r.sharding) == (best.gpu, best.gpu_count, best.sharding)),
+        None,
     )
 
 
@@ -132,7 +147,8 @@ def summarize(report: WorkloadReport) -> WorkloadSummary:
     return WorkloadSummary(
         name=report.definition.name,
         description=report.definition.description,
-        best=min(report.rankings, key=lambda o: o.rank) if report.rankings else None,
+        best=report.best,
+        cheapest_overall=report.cheapest_overall,
         offers_ranked=report.rankings_total,
         fitting_gpu_types=len(report.memory.fitting_gpu_types),
         swept=bool(report.memory.rows),
@@ -150,9 +166,25 @@ def build_week(
     """The overview and one report per workload for ``week`` (all workloads: the index lists them all)."""
     catalog = workload_info.load_catalog() if catalog is None else catalog
     meta = build_meta(con, week, generated_at, warehouse)
-    changes = loading.week_changes(con, week)
+    changes, without_baseline = changes_module.week_price_moves(con, week)
     offers = loading.current_offers(con, week)
     cheapest = loading.cheapest_by_gpu(offers)
+    # One count of each provider's offers for every section: the current offers the report uses.
+    per_provider = Counter(o["provider"] for o in offers)
+    freshness = [
+        f.model_copy(update={"offers": per_provider.get(f.provider) if f.offers is not None else None})
+        for f in loading.freshness(con, week)
+    ]
+    status, warn = data_status(meta, freshness)
+    meta = meta.model_copy(
+        update={
+            "sources": [
+                s.model_copy(update={"offers": per_provider.get(s.provider, 0)}) for s in meta.sources
+            ],
+            "status": status,
+            "status_warn": warn,
+        }
+    )
     reports = [
         build_workload_report(
             con,
@@ -169,9 +201,10 @@ def build_week(
     ]
     overview = WeekOverview(
         meta=meta,
-        freshness=loading.freshness(con, week),
+        freshness=freshness,
         changes=changes[:TOP_CHANGES],
         changes_total=len(changes),
+        offers_without_baseline=without_baseline,
         cheapest=cheapest,
         unknown_gpu_offers=sum(1 for o in offers if o["gpu"] == "unknown"),
         workloads=[summarize(r) for r in reports],

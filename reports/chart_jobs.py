@@ -99,7 +99,8 @@ def unique_jobs(jobs: Sequence[ChartJob]) -> list[ChartJob]:
 def _history_caption(item: GpuPriceHistory) -> str:
     moved = [c for c in item.changes if c.tier == "on_demand"]
     return f"Cheapest on-demand {item.gpu} price per GPU-hour by provider; the report week is shaded" + (
-        f"; {len(moved)} on-demand change{'s' if len(moved) != 1 else ''} this week (largest labelled)."
+        f"; {len(moved)} on-demand change{'s' if len(moved) != 1 else ''} this week: the largest are labelled on"
+        " their own line where the changed offer is that provider's cheapest; the table above lists all."
         if moved
         else "."
     )

@@ -1,7 +1,8 @@
 """The report data layer: everything a report shows, already selected for one ISO week.
 
 Loading (``reports.loading``) fills these from the warehouse; rendering (``reports.render``) only
-reads them. Tests can build them by hand or from a small hand-made warehouse.
+reads them. Tests can build them by hand or from a small hand-made warehouse. (Over 400 lines: one model per
+block of a page, kept in one module so templates and loaders share one reference.)
 """
 
 from __future__ import annotations
@@ -54,11 +55,22 @@ class _SnapshotOffer(_Frozen):
 
 
 class PriceChange(_SnapshotOffer):
-    """One offer whose price moved between two consecutive snapshots."""
+    """One offer whose price at the week's end differs from its last observation before the week.
+
+    ``snapshot_date``: the page date the new price was first seen this week;
+    ``previous_snapshot_date``: the page date of the baseline (the last price before the week).
+    """
 
     previous_snapshot_date: dt.date | None = None
     old_usd_per_gpu_hour: float
     new_usd_per_gpu_hour: float
+
+    @property
+    def baseline_age_days(self) -> int | None:
+        """Days between the baseline observation and the change."""
+        if self.previous_snapshot_date is None:
+            return None
+        return (self.snapshot_date - self.previous_snapshot_date).days
 
     @property
     def change(self) -> float:
@@ -343,11 +355,35 @@ class RankedOffer(_Frozen):
     def warning_codes(self) -> list[str]:
         return [w.split(":", 1)[0] for w in self.warnings]
 
+    def price_age_days(self, as_of: dt.date) -> int | None:
+        """Age on ``as_of`` of the page the price was read from."""
+        seen = self.observed_on or self.price_snapshot_date
+        return (as_of - seen).days if seen is not None else None
+
     @property
     def wall_hours(self) -> float:
         """Expected time to the last checkpoint (start-up and rework included) when the ranking says."""
         value = self.cost_terms.get("wall_hours")
         return float(value) if isinstance(value, (int, float)) and value > 0 else self.hours
+
+
+# An offer that only comes as a whole node for a job one card holds is not right-sized: the reports
+# recommend the best offer without this warning (models.ranking) and name the overall #1 beside it.
+OVERSIZED_WARNING = "whole-node"
+
+
+def recommended(offers: list[RankedOffer]) -> RankedOffer | None:
+    """The best right-sized offer: the lowest rank without :data:`OVERSIZED_WARNING`, else #1."""
+    ranked = sorted(offers, key=lambda o: o.rank)
+    return next(
+        (o for o in ranked if OVERSIZED_WARNING not in o.warning_codes), ranked[0] if ranked else None
+    )
+
+
+def cheapest_overall(offers: list[RankedOffer]) -> RankedOffer | None:
+    """Rank #1 when it is not the recommended offer (an oversized node), else None."""
+    first = min(offers, key=lambda o: o.rank, default=None)
+    return first if first is not None and first is not recommended(offers) else None
 
 
 class PriceSeries(_Frozen):
@@ -376,12 +412,15 @@ class ReportMeta(_Frozen):
     lag_days: int = Field(
         default=0, description="days between the newest snapshot and the week's end (or today, mid-week)"
     )
+    status: list[str] = Field(default_factory=list, description="reports.status: how current the data is")
+    status_warn: bool = False
 
 
 class WorkloadSummary(_Frozen):
     name: str
     description: str | None = None
-    best: RankedOffer | None = None
+    best: RankedOffer | None = Field(default=None, description="the best right-sized offer")
+    cheapest_overall: RankedOffer | None = Field(default=None, description="#1 when oversized")
     offers_ranked: int = 0
     fitting_gpu_types: int = 0
     swept: bool = Field(default=True, description="a memory-fit sweep exists for this workload")
@@ -394,6 +433,9 @@ class WeekOverview(_Frozen):
     freshness: list[ProviderFreshness]
     changes: list[PriceChange]
     changes_total: int = 0
+    offers_without_baseline: int = Field(
+        default=0, description="offers seen this week with no earlier scraped price to compare"
+    )
     cheapest: list[GpuCheapest]
     unknown_gpu_offers: int = Field(default=0, description="current offers whose GPU could not be mapped")
     workloads: list[WorkloadSummary]
@@ -414,3 +456,15 @@ class WorkloadReport(_Frozen):
     changes: list[PriceChange] = Field(
         default_factory=list, description="this week's changes of GPUs that fit"
     )
+    best_fit: MemoryFitRow | None = Field(
+        default=None, description="the memory-fit row of the recommended offer's setup"
+    )
+
+    @property
+    def best(self) -> RankedOffer | None:
+        """The recommended offer: the best right-sized one (:func:`recommended`)."""
+        return recommended(self.rankings)
+
+    @property
+    def cheapest_overall(self) -> RankedOffer | None:
+        return cheapest_overall(self.rankings)

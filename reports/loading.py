@@ -250,16 +250,14 @@ def freshness(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> list[ProviderFre
 # ---------------------------------------------------------------------------- changes
 
 
-def week_changes(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> list[PriceChange]:
-    """Price changes dated inside the week, biggest relative move first."""
-    rows = _rows(
-        con,
-        sql("reports/week_changes"),
-        [week.start, week.end],
-    )
-    changes = [PriceChange(**row) for row in rows]
-    changes.sort(key=lambda c: (-abs(c.change), c.provider, c.gpu, c.sku))
-    return changes
+def has_scraped_data(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> bool:
+    """Whether any scraped (or replayed) snapshot is dated at or before the week's end."""
+    first = first_scraped_date(con)
+    return first is not None and first <= week.end
+
+
+def first_scraped_date(con: duckdb.DuckDBPyConnection) -> dt.date | None:
+    return _date(_scalar(con, sql("reports/first_scraped_date")))
 
 
 # ---------------------------------------------------------------------------- workloads
@@ -335,13 +333,10 @@ def gpu_capacities(con: duckdb.DuckDBPyConnection, gpus: Iterable[str]) -> list[
 # ---------------------------------------------------------------------------- price history
 
 
-def _series_label(provider: str, community: bool, price_basis: str | None) -> str:
-    label = provider
-    if community:
-        label += " community"
-    if price_basis == "lowest_now":
-        label += " (lowest now)"
-    return label
+def series_label(provider: str, community: bool, price_basis: str | None) -> str:
+    """A price-history line's name: ``runpod``, ``runpod (community)``, ``runpod (lowest now)``."""
+    notes = [n for n, on in (("community", community), ("lowest now", price_basis == "lowest_now")) if on]
+    return provider + (f" ({', '.join(notes)})" if notes else "")
 
 
 def price_history(
@@ -370,7 +365,7 @@ def price_history(
     for gpu in gpus:
         series = [
             PriceSeries(
-                gpu=gpu, provider=provider, label=_series_label(provider, community, basis), points=pts
+                gpu=gpu, provider=provider, label=series_label(provider, community, basis), points=pts
             )
             for (g, provider, community, basis), pts in sorted(
                 points.items(), key=lambda kv: _series_sort(kv[0])

@@ -56,13 +56,14 @@ def tier_label(offer: Any) -> str:
 
 
 def qualifiers(offer: Any) -> str:
-    """(community, lowest now) for offers that are not the plain list price of an operated cloud."""
+    """(community, lowest now) for offers that are not the plain list price of an operated cloud;
+    no leading space: templates put it (Markdown cells are stripped, which ate it)."""
     notes = []
     if getattr(offer, "community", False):
         notes.append("community")
     if getattr(offer, "price_basis", None) == "lowest_now":
         notes.append("lowest now")
-    return f" ({', '.join(notes)})" if notes else ""
+    return f"({', '.join(notes)})" if notes else ""
 
 
 def sharding_label(sharding: str | None) -> str:
@@ -133,6 +134,15 @@ def render_index(overview: WeekOverview, links: Mapping[str, WorkloadLinks]) -> 
         html_env()
         .get_template("index.html.j2")
         .render(css=_css(), meta=overview.meta, overview=overview, links=dict(links))
+    )
+
+
+def render_empty_week(week: Any, first_scraped: Any, generated_at: Any) -> str:
+    """The single page of a week with no scraped prices (``first_scraped``: None when none at all)."""
+    return (
+        html_env()
+        .get_template("empty_week.html.j2")
+        .render(css=_css(), week=week, first_scraped=first_scraped, generated_at=generated_at)
     )
 
 

@@ -12,7 +12,7 @@ import gc
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,9 @@ from gpuprice.errors import BadInput, unknown_choice
 from gpuprice.reports import build, chart_jobs, drawing, loading, pages, workload_info
 from gpuprice.reports.pages import WorkloadLinks
 from gpuprice.reports.weeks import IsoWeek
+
+# What render_weekly_reports tells its progress listener, in order.
+RENDER_STAGES = ("reading the week", "drawing the charts", "writing the pages")
 
 
 def resolve_week(con: duckdb.DuckDBPyConnection, week: IsoWeek | str | dt.date | None) -> IsoWeek:
@@ -97,6 +100,18 @@ def _long_lived_heap_frozen() -> Iterator[None]:
         gc.unfreeze()
 
 
+def _write_empty_week(
+    con: duckdb.DuckDBPyConnection, week: IsoWeek, out_root: Path, generated_at: dt.datetime | None
+) -> Path:
+    """The one page of a week with no scraped data: it says so, and when scraping began."""
+    out_dir = out_root / str(week)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    html = pages.render_empty_week(
+        week, loading.first_scraped_date(con), generated_at or dt.datetime.now(dt.UTC)
+    )
+    return _write_atomic(out_dir / "index.html", html)
+
+
 def render_weekly_reports(
     week: IsoWeek | str | dt.date | None = None,
     *,
@@ -106,8 +121,11 @@ def render_weekly_reports(
     workload: str | None = None,
     generated_at: dt.datetime | None = None,
     catalog: Mapping[str, Any] | None = None,
+    progress: Callable[[str], None] = lambda stage: None,
 ) -> list[Path]:
     """Write the week's reports and return their paths, ``index.html`` first.
+
+    ``progress`` hears each of :data:`RENDER_STAGES` as it starts (the CLI draws a bar).
 
     Reads ``con`` when given, else the published read-only copy ``analytics_file``; writes under
     ``out_root``/<YYYY-Www>/. With ``workload`` only that workload's pages are
@@ -115,7 +133,7 @@ def render_weekly_reports(
     (name -> workload) replaces ``models.workloads.load_workloads()``.
     """
     with _long_lived_heap_frozen():
-        return _render_week(week, analytics_file, out_root, con, workload, generated_at, catalog)
+        return _render_week(week, analytics_file, out_root, con, workload, generated_at, catalog, progress)
 
 
 def _render_week(
@@ -126,7 +144,9 @@ def _render_week(
     workload: str | None,
     generated_at: dt.datetime | None,
     catalog: Mapping[str, Any] | None,
+    progress: Callable[[str], None],
 ) -> list[Path]:
+    progress(RENDER_STAGES[0])
     with contextlib.ExitStack() as drawing_stage:
         with contextlib.ExitStack() as reading_stage:  # the connection closes before drawing
             source_path: Path | None = None
@@ -134,6 +154,9 @@ def _render_week(
                 con, source_path = _open_published(analytics_file)
                 reading_stage.callback(con.close)
             iso_week = resolve_week(con, week)
+            if not loading.has_scraped_data(con, iso_week):
+                loading.as_of_date(con, iso_week)  # a week before all data stays bad input
+                return [_write_empty_week(con, iso_week, out_root, generated_at)]
             catalog = workload_info.load_catalog() if catalog is None else catalog
             names = build.workload_order(con, iso_week, catalog)
             if workload is not None and workload not in names:
@@ -153,6 +176,7 @@ def _render_week(
             )
         out_dir = out_root / str(iso_week)
         out_dir.mkdir(parents=True, exist_ok=True)
+        progress(RENDER_STAGES[1])
         stems = _unique_stems(names)
         selected = [r for r in reports if workload is None or r.definition.name == workload]
         drawn = drawer.draw(
@@ -163,6 +187,7 @@ def _render_week(
             ]
         )
 
+    progress(RENDER_STAGES[2])
     written: list[Path] = []
     for report in selected:
         stem = stems[report.definition.name]

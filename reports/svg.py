@@ -67,7 +67,7 @@ def _prefix_ids(svg: str, prefix: str) -> str:
 
 
 @functools.cache
-def _measuring_renderer() -> RendererSVG:
+def measuring_renderer() -> RendererSVG:
     """The renderer every chart is measured with: matplotlib caches text sizes per renderer, so
     tick labels and legend entries repeated across charts are laid out once per process."""
     return RendererSVG(0, 0, io.StringIO(), image_dpi=SVG_DPI)
@@ -82,7 +82,11 @@ def _visible_extents(fig: Figure, renderer: RendererSVG) -> list[Bbox]:
         if not ax.get_visible():
             continue
         extents.append(ax.get_window_extent(renderer))
-        extents.extend(axis.get_tightbbox(renderer) for axis in (ax.xaxis, ax.yaxis) if axis.get_visible())
+        extents.extend(
+            box
+            for axis in (ax.xaxis, ax.yaxis)
+            if axis.get_visible() and (box := axis.get_tightbbox(renderer)) is not None
+        )
         extents.extend(
             child.get_window_extent(renderer)
             for child in ax.get_children()
@@ -105,7 +109,7 @@ def fit_axes(fig: Figure, *, pad_inches: float = EDGE_PAD_INCHES) -> None:
     pass (the axes size barely moves the ticks, so a second pass changes nothing visible).
     """
     fig.set_dpi(SVG_DPI)
-    renderer = _measuring_renderer()
+    renderer = measuring_renderer()
     extents = _visible_extents(fig, renderer)
     if not fig.axes or not extents:
         return

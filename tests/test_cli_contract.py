@@ -35,3 +35,10 @@ def test_every_value_says_its_type_or_choices(cli) -> None:
     assert "--sharding [none|zero2|zero3|fsdp]" in fit
     assert "--format [table|json|csv]" in cli("rank", "--help").out
     assert "--source [live|archive]" in cli("run", "--help").out
+
+
+def test_tables_offer_wide(cli) -> None:
+    """Every command printing a wide table fits it to the terminal and offers --wide (a flag)."""
+    for command in ("rank", "workloads", "sql", "history"):
+        help_text = cli(command, "--help").out
+        assert re.search(r"--wide\s+Show every column", help_text), command

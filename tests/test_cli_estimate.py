@@ -494,3 +494,28 @@ def test_estimate_batch_accepts_the_framework_columns(cli, home, tmp_path: Path)
     assert titan["memory_metric"] == hf["memory_metric"] == "reserved"
     assert titan["per_gpu_gb"] < hf["per_gpu_gb"]  # FSDP2's fp32 shards are the master copy
     assert titan["tokens_per_sec_per_gpu"] > hf["tokens_per_sec_per_gpu"]  # compiled kernels
+
+
+@pytest.mark.parametrize("columns", [100, 80])
+def test_rank_table_fits_the_terminal(cli, published, monkeypatch: pytest.MonkeyPatch, columns: int) -> None:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    table = cli("rank", "--workload", "llama-3.1-8b-qlora", "--date", D1.isoformat())
+    assert table.code == 0, table.err
+    lines = table.out.splitlines()
+    assert max(len(line) for line in lines) <= columns, table.out
+    header = next(line for line in lines if line.lstrip().startswith("#"))
+    for always in ("provider", "GPUs", "tier", "total $", "$/checkpoint"):
+        assert always in header
+    assert "--wide shows every column" in " ".join(table.out.split())  # what was left out is named
+    wide = cli("rank", "--workload", "llama-3.1-8b-qlora", "--date", D1.isoformat(), "--wide")
+    assert max(len(line) for line in wide.out.splitlines()) > columns
+    assert "tok/s/GPU" in wide.out and "--wide shows" not in wide.out
+
+
+@pytest.mark.parametrize("columns", [100, 80])
+def test_workloads_table_fits_the_terminal(cli, monkeypatch: pytest.MonkeyPatch, columns: int) -> None:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    res = cli("workloads")
+    assert res.code == 0, res.err
+    assert max(len(line) for line in res.out.splitlines()) <= columns, res.out
+    assert "llama-3.1-8b-continued-pretraining" in res.out  # names are never cut

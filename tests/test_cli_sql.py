@@ -88,3 +88,27 @@ def test_bad_format(cli, published):
 def test_syntax_error_is_one_line(cli, published):
     res = cli("sql", "selec nothing")
     assert res.code == 2 and len(res.err.strip().splitlines()) == 1
+
+
+def test_several_statements_are_refused_in_one_line(cli, published):
+    res = cli("sql", "select 1; select 2")
+    assert res.code == 2 and res.out == ""
+    assert len(res.err.strip().splitlines()) == 1 and "one statement" in res.err and "2" in res.err
+    assert "several are refused" in cli("sql", "--help").out
+
+
+@pytest.mark.parametrize("columns", [100, 80])
+def test_table_fits_the_terminal_and_rounds_numbers(cli, published, monkeypatch, columns):
+    monkeypatch.setenv("COLUMNS", str(columns))
+    res = cli("sql", "select * from analytics.latest_prices")
+    assert res.code == 0, res.err
+    assert max(len(line) for line in res.out.splitlines()) <= columns, res.out
+    assert "--wide shows every column" in " ".join(res.out.split())
+    wide = cli("sql", "select * from analytics.latest_prices", "--wide")
+    assert "usd_per_gpu_hour" in wide.out and "--wide shows" not in wide.out
+    res = cli("sql", "select 8.6 / 3 as third, 12 as n, 'text' as t")
+    lines = res.out.splitlines()
+    assert "2.867" in res.out and "2.8666" not in res.out
+    # numbers right-aligned: the value ends where its header ends
+    header, value = lines[0], lines[-1]
+    assert header.index("third") + len("third") == value.index("2.867") + len("2.867")

@@ -278,7 +278,9 @@ def test_bad_import_rows_name_row_and_column(tmp_path: Path):
 
 
 @pytest.mark.slow
-def test_run_import_and_history_on_the_sample_archive(home: Path, cli, tmp_path: Path):
+def test_run_import_and_history_on_the_sample_archive(
+    home: Path, cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     res = cli("run", "--date", "2026-10-06", "--providers", "lambda,nebius,runpod", "--no-reports")
     assert res.code == 0, res.err
     lambda_line = next(line for line in res.out.splitlines() if line.startswith("lambda"))
@@ -320,6 +322,10 @@ def test_run_import_and_history_on_the_sample_archive(home: Path, cli, tmp_path:
         best = [p for p in points if p["cheapest"]]
         assert len(best) == 1 and best[0]["usd_per_gpu_hour"] == min(p["usd_per_gpu_hour"] for p in points)
     assert all(p["age_days"] <= 14 for p in series)
+    monkeypatch.setenv("COLUMNS", "80")  # the table fits the terminal; --wide shows every provider
+    table = cli("history", "--gpu", "h100-sxm", "--since", "2025-10-01")
+    assert table.code == 0 and max(len(line) for line in table.out.splitlines()) <= 80, table.out
+    assert "cheapest" in table.out.splitlines()[1]
     assert cli("history", "--gpu", "h100-sxmm").code == 2
 
 

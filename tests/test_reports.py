@@ -17,6 +17,7 @@ from markdown_it import MarkdownIt
 from gpuprice.errors import BadInput
 from gpuprice.reports import formatting as fmt
 from gpuprice.reports import loading
+from gpuprice.reports.changes import week_changes
 from gpuprice.reports.links import pricing_url
 from gpuprice.reports.render import render_weekly_reports, safe_filename
 from gpuprice.reports.weeks import IsoWeek
@@ -141,14 +142,14 @@ def test_week_before_any_data_is_bad_input(con) -> None:
 
 
 def test_week_changes_are_only_inside_the_week_biggest_first(con) -> None:
-    w44 = loading.week_changes(con, IsoWeek.parse(WEEK))
+    w44 = week_changes(con, IsoWeek.parse(WEEK))
     assert [(c.provider, round(c.change, 3)) for c in w44] == [
         (SCRIPT, -0.154),
         ("lambda", 0.100),
         ("nebius", -0.100),
         ("runpod", -0.081),
     ]
-    w43 = loading.week_changes(con, IsoWeek.parse("2026-W43"))
+    w43 = week_changes(con, IsoWeek.parse("2026-W43"))
     assert [(c.provider, c.sku, c.snapshot_date) for c in w43] == [
         ("runpod", "H100 SXM", dt.date(2026, 10, 20))
     ]
@@ -209,14 +210,14 @@ def test_scheduled_prices_count_from_their_effective_date(tmp_path: Path) -> Non
 
 def test_price_history_anchors_the_window_and_marks_week_changes(con) -> None:
     week = IsoWeek.parse(WEEK)
-    changes = loading.week_changes(con, week)
+    changes = week_changes(con, week)
     history = loading.price_history(con, ["h100-sxm", "l40s"], week, changes)
     h100 = next(h for h in history if h.gpu == "h100-sxm")
     lambda_line = next(s for s in h100.series if s.label == "lambda")
     # The daily cheapest lambda H100 offer: the public report (Sep 1), then 2.99 until the W44 move.
     assert lambda_line.points[0] == (dt.date(2026, 9, 1), 3.49)
     assert dict(lambda_line.points)[dt.date(2026, 10, 30)] == 3.29
-    assert {s.label for s in h100.series} >= {"runpod", "runpod community", "crusoe"}
+    assert {s.label for s in h100.series} >= {"runpod", "runpod (community)", "crusoe"}
     assert {c.provider for c in h100.changes} == {"lambda", SCRIPT}
     short = loading.price_history(con, ["l40s"], IsoWeek.parse("2027-W10"), [])
     assert short[0].series[0].points[0][0] == IsoWeek.parse("2027-W10").end - dt.timedelta(weeks=13, days=-1)
@@ -237,7 +238,13 @@ def test_index_shows_freshness_changes_cheapest_and_links(written: dict[str, Pat
     html = written["index.html"].read_text()
     text = " ".join(" ".join(elements(html).text).split())
     assert "crusoe" in text and "no price structure found" in text
-    assert re.search(r"2 of 7 providers are stale: crusoe \(last success 2026-10-22\), massedcompute", text)
+    assert re.search(
+        r"2 of 7 providers were stale on 2026-10-30: crusoe \(last success 2026-10-22, newest attempt "
+        r"failed\), massedcompute \(no successful scrape\)",
+        text,
+    )
+    assert "4 offers changed price this week (2026-10-26 to 2026-11-01)" in text
+    assert "2026-10-25 (4 days earlier)" in text  # each change names its baseline and its age
     # Biggest move first, numbers formatted for people.
     assert text.index("-15.4 %") < text.index("+10.0 %") < text.index("-8.1 %")
     assert "$3.15" in text and "$1.75" in text
@@ -245,9 +252,10 @@ def test_index_shows_freshness_changes_cheapest_and_links(written: dict[str, Pat
     for workload in WORKLOADS:
         assert f"{workload}.html" in hrefs and f"{workload}.md" in hrefs
     assert "summary.md" in hrefs
-    # Cards lead with the run's total and the cost per checkpoint, and keep the best offer's warnings.
-    assert "$29.80 total · $2.98 per successful checkpoint" in text and "GPU time $24.50" in text
-    assert re.search(r"\$2\.98 per successful checkpoint.*?spot", text)
+    # The answer first: one row per workload with the best offer, its total, cost per checkpoint,
+    # hours, warnings and price age, before every other section.
+    assert text.index("Best offer per workload") < text.index("Price changes this week")
+    assert "llama-3.1-70b-qlora md runpod · 1× h100-sxm · spot $29.80 $2.98 16.0 h spot 0 d" in text
 
 
 def test_summary_leads_with_total_cost_and_warnings(written: dict[str, Path]) -> None:
@@ -469,12 +477,16 @@ def test_reports_warn_when_the_pipeline_stopped(con) -> None:
     later = dt.datetime(2026, 11, 10, 6, 0, tzinfo=dt.UTC)
     overview, _ = build.build_week(con, IsoWeek.parse("2026-W45"), generated_at=later, catalog={})
     assert overview.meta.as_of == dt.date(2026, 10, 30) and overview.meta.lag_days == 9
-    assert "is 9 days older than the end" in pages.render_index(overview, {})
-    assert "**Old data:**" in pages.render_summary(overview, index_path="reports/2026-W45/index.html")
+    stopped = "The newest prices are from 2026-10-30, 9 days before the end of this week (2026-11-08)"
+    index = pages.render_index(overview, {})
+    assert stopped in index and 'class="callout" id="status"' in index
+    assert stopped in pages.render_summary(overview, index_path="reports/2026-W45/index.html")
+    # Freshness is judged on the same day the age is: one statement, never "fresh" beside "old".
+    assert "providers were stale on 2026-10-30" in index and "Old data" not in index
     # Mid-week, Friday's data is judged against Saturday, not against the coming Sunday.
     saturday = dt.datetime(2026, 10, 31, 9, 0, tzinfo=dt.UTC)
     current, _ = build.build_week(con, IsoWeek.parse(WEEK), generated_at=saturday, catalog={})
-    assert current.meta.lag_days == 1 and "Old data" not in pages.render_index(current, {})
+    assert current.meta.lag_days == 1 and "The newest prices are from" not in pages.render_index(current, {})
 
 
 def test_memory_bars_come_from_the_memory_model(con) -> None:

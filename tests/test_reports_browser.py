@@ -1,8 +1,11 @@
 """Open the written reports in headless Chromium: charts render, the ranking table is there,
-the console stays clean, and a screenshot lands in tests/artifacts/ for a human to look at."""
+the console stays clean, the layout holds (the answer within the first 900 px, no two chart
+labels overlapping), and screenshots of the index and two workload pages land in
+$GPUPRICE_ARTIFACTS or tests/artifacts/ (paths printed) for a human to look at."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -12,7 +15,8 @@ from conftest_reports import NOW, SCRIPT, WEEK, build_warehouse, catalog
 
 pytestmark = pytest.mark.browser
 
-ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+ARTIFACTS = Path(os.environ.get("GPUPRICE_ARTIFACTS") or Path(__file__).resolve().parent / "artifacts")
+FOLD_PX = 900  # the answer must be visible without scrolling on a 1366x900 screen
 CHROME_FLAGS = (
     "--headless",
     "--no-sandbox",
@@ -90,9 +94,38 @@ def _severe(driver) -> list[dict]:
 def _full_page_screenshot(driver, target: Path) -> None:
     height = driver.execute_script("return document.documentElement.scrollHeight")
     driver.set_window_size(1366, min(max(900, height + 40), 9000))
-    ARTIFACTS.mkdir(exist_ok=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
     driver.save_screenshot(str(target))
     driver.set_window_size(1366, 900)
+    print(f"screenshot: {target}")
+
+
+# Every text box of every chart, per chart, in page pixels (what the reader sees, fonts included).
+_CHART_TEXT_BOXES = """
+return Array.from(document.querySelectorAll('svg.chart')).map(svg =>
+  Array.from(svg.querySelectorAll('text')).map(t => {
+    const r = t.getBoundingClientRect();
+    return [r.left, r.top, r.right, r.bottom, t.textContent];
+  }).filter(b => b[2] - b[0] > 0.5 && b[3] - b[1] > 0.5 && b[4].trim() !== ''));
+"""
+
+
+def _overlaps(boxes: list, slack: float = 1.0) -> list[tuple[str, str]]:
+    found = []
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            if min(a[2], b[2]) - max(a[0], b[0]) > slack and min(a[3], b[3]) - max(a[1], b[1]) > slack:
+                found.append((a[4], b[4]))
+    return found
+
+
+def _assert_layout(driver) -> None:
+    """The answer sits above the fold, and no two text boxes of one chart overlap."""
+    answer = driver.find_element("css selector", "#answer")
+    top = driver.execute_script("return arguments[0].getBoundingClientRect().top + window.scrollY", answer)
+    assert answer.is_displayed() and top + 20 < FOLD_PX, top
+    for index, boxes in enumerate(driver.execute_script(_CHART_TEXT_BOXES)):
+        assert _overlaps(boxes) == [], (index, _overlaps(boxes))
 
 
 def test_index_renders_in_chromium(driver, report_dir: Path) -> None:
@@ -109,6 +142,9 @@ def test_index_renders_in_chromium(driver, report_dir: Path) -> None:
         "llama-3.1-8b-full.html",
     }
     assert _severe(driver) == []
+    _assert_layout(driver)
+    first_row = driver.find_element("css selector", "table#answer tbody tr")
+    assert driver.execute_script("return arguments[0].getBoundingClientRect().bottom", first_row) < FOLD_PX
     _full_page_screenshot(driver, ARTIFACTS / "report_index.png")
 
 
@@ -129,7 +165,17 @@ def test_workload_report_renders_in_chromium(driver, report_dir: Path) -> None:
     )
     assert SCRIPT in svg_text
     assert _severe(driver) == []
+    _assert_layout(driver)
+    assert driver.find_element("css selector", "#answer").text.startswith("Recommended: runpod")
     _full_page_screenshot(driver, ARTIFACTS / "report_workload.png")
+
+
+def test_second_workload_page_layout(driver, report_dir: Path) -> None:
+    _open(driver, report_dir / "llama-3.1-8b-full.html")
+    assert len(_visible_charts(driver)) >= 3
+    _assert_layout(driver)
+    assert _severe(driver) == []
+    _full_page_screenshot(driver, ARTIFACTS / "report_workload_2.png")
 
 
 def test_print_layout_keeps_charts(driver, report_dir: Path) -> None:

@@ -46,24 +46,24 @@ def gpu_check(estimate: MemoryEstimate, gpu: str, planning_gb: float) -> dict[st
 
 def _print_table(result: dict[str, Any]) -> None:
     from rich.console import Console
-    from rich.table import Table
 
-    console = Console()
+    from gpuprice.commands.tables import Column, number, print_table, terminal_width
+
+    console = Console(width=terminal_width(), highlight=False)
     console.print(
         f"[bold]{result['model']}[/bold]: {result['method']}, {result['optimizer']}, {result['precision']}, "
         f"{sequence_text(result)}, {result['gpus']} GPU(s), sharding {result['sharding']}, "
         f"framework {result['framework']}, memory metric {result['memory_metric']}"
     )
-    table = Table(show_header=True)
-    table.add_column("term")
-    table.add_column("GB per GPU", justify="right")
-    for term in BREAKDOWN_TERMS:
-        table.add_row(term, f"{result['breakdown'][term]:.2f}")
-    table.add_row("cuda context", f"{result['breakdown']['cuda_context_gb']:.2f}")
-    table.add_row("allocator slack", f"{result['breakdown']['allocator_slack_gb']:.2f}")
-    table.add_row("peak (per_gpu_gb)", f"{result['per_gpu_gb']:.2f}", style="bold")
-    table.add_row(f"planning (+{result['margin']:.0%})", f"{result['planning_gb']:.2f}", style="bold")
-    console.print(table)
+    breakdown = result["breakdown"]
+    rows = [[term, number(breakdown[term], 2)] for term in BREAKDOWN_TERMS]
+    rows += [
+        ["cuda context", number(breakdown["cuda_context_gb"], 2)],
+        ["allocator slack", number(breakdown["allocator_slack_gb"], 2)],
+        ["peak (per_gpu_gb)", number(result["per_gpu_gb"], 2)],
+        [f"planning (+{result['margin']:.0%})", number(result["planning_gb"], 2)],
+    ]
+    print_table([Column("term"), Column("GB per GPU", numeric=True)], rows)
     for line in result["assumptions"]:
         console.print(f"  - {line}", markup=False)
     if "gpu" in result:

@@ -11,6 +11,7 @@ import typer
 
 from gpuprice.commands import metavars
 from gpuprice.commands.csv_out import csv_writer
+from gpuprice.commands.tables import WideFlag
 from gpuprice.errors import BadInput, unknown_choice
 
 FORMATS = ("table", "csv", "json")
@@ -54,33 +55,38 @@ def _records(frame) -> list[dict[str, Any]]:
     return records
 
 
-def _print_table(records: list[dict[str, Any]], gpu: str, tier: str) -> None:
+def _print_table(records: list[dict[str, Any]], gpu: str, tier: str, *, wide: bool = False) -> None:
     """One line per date on which any provider's price (or the cheapest) changed."""
-    from rich.console import Console
-    from rich.table import Table
+    from gpuprice.commands.tables import Column, number, print_table
 
     providers = sorted({r["provider"] for r in records})
     by_date: dict[str, dict[str, dict[str, Any]]] = {}
     for r in records:
         by_date.setdefault(r["date"], {})[r["provider"]] = r
-    table = Table(title=f"{gpu} {tier} list price per GPU-hour (USD; age of the page in days)")
-    table.add_column("date")
-    for provider in providers:
-        table.add_column(provider, justify="right")
-    table.add_column("cheapest")
+    # The date and the cheapest always; providers in name order as the width allows.
+    columns = [Column("date", 0), Column("cheapest", 0)]
+    columns += [Column(p, 1 + i, numeric=True) for i, p in enumerate(providers)]
+    rows = []
     previous: tuple | None = None
-    for date, rows in by_date.items():
-        state = tuple((p, rows[p]["usd_per_gpu_hour"]) if p in rows else (p, None) for p in providers)
+    for date, day_rows in by_date.items():
+        state = tuple((p, day_rows[p]["usd_per_gpu_hour"]) if p in day_rows else (p, None) for p in providers)
         if state == previous:
             continue  # the same prices as the line above (only their age grew)
         previous = state
         cells = [
-            f"{rows[p]['usd_per_gpu_hour']:.2f} ({rows[p]['age_days']}d)" if p in rows else "-"
+            f"{number(day_rows[p]['usd_per_gpu_hour'], 2)} ({day_rows[p]['age_days']}d)"
+            if p in day_rows
+            else "-"
             for p in providers
         ]
-        best = next(r for r in rows.values() if r["cheapest"])
-        table.add_row(date, *cells, f"{best['provider']} {best['usd_per_gpu_hour']:.2f}")
-    Console(highlight=False, width=max(100, 24 + 16 * len(providers))).print(table)
+        best = next(r for r in day_rows.values() if r["cheapest"])
+        rows.append([date, f"{best['provider']} {number(best['usd_per_gpu_hour'], 2)}", *cells])
+    print_table(
+        columns,
+        rows,
+        title=f"{gpu} {tier} list price per GPU-hour (USD; age of the page in days)",
+        wide=wide,
+    )
 
 
 def register(app: typer.Typer) -> None:
@@ -118,6 +124,7 @@ def register(app: typer.Typer) -> None:
         format: Annotated[
             str, typer.Option("--format", help="Output format [table].", metavar=metavars.choice(FORMATS))
         ] = "table",
+        wide: WideFlag = False,
     ) -> None:
         """How a GPU's price changed: per provider per day (last observation carried forward) and the cheapest."""
         from gpuprice.commands.validation import parse_date
@@ -165,7 +172,7 @@ def register(app: typer.Typer) -> None:
             for record in records:
                 writer.writerow([record[c] for c in JSON_FIELDS])
         elif records:
-            _print_table(records, gpu, tier)
+            _print_table(records, gpu, tier, wide=wide)
         if not records:
             print(
                 f"no {tier} list price for {gpu} observed within {max_age} days between {start} and {end}",

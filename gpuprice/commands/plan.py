@@ -14,9 +14,10 @@ from gpuprice.models.rules_of_thumb import CONFIG_KEYS
 
 def _print_table(result: dict[str, Any]) -> None:
     from rich.console import Console
-    from rich.table import Table
 
-    console = Console()
+    from gpuprice.commands.tables import Column, print_table, terminal_width
+
+    console = Console(width=terminal_width(), highlight=False)
     m = result["methods"]
     console.print(
         f"Model of {result['params_b']:g}B parameters - rule-of-thumb memory (GB): "
@@ -24,17 +25,19 @@ def _print_table(result: dict[str, Any]) -> None:
         f"full AdamW {m['full_adamw_16']:,g} (16 B/param) to {m['full_adamw_18']:,g} (18 B/param); "
         f"4-bit weights alone {result['weights_4bit_gb']:,g}"
     )
-    table = Table(show_header=True, title="Fits? (multi-GPU configurations pool their VRAM)")
-    table.add_column("Configuration", no_wrap=True)
-    table.add_column("Total VRAM", justify="right", no_wrap=True)
-    table.add_column(f"QLoRA\n{m['qlora']:,g} GB", justify="center")
-    table.add_column(f"LoRA\n{m['lora']:,g} GB", justify="center")
-    table.add_column(f"8-bit Adam\n{m['full_adam8bit']:,g} GB", justify="center")
-    table.add_column(f"AdamW\n{m['full_adamw_18']:,g} GB", justify="center")
-    for row in result["configs"]:
-        cells = ["yes" if row[k] else "no" for k in CONFIG_KEYS]
-        table.add_row(row["config"], f"{row['total_vram_gb']:,g} GB", *cells)
-    console.print(table)
+    columns = [
+        Column("Configuration"),
+        Column("Total VRAM", numeric=True),
+        Column(f"QLoRA {m['qlora']:,g} GB"),
+        Column(f"LoRA {m['lora']:,g} GB"),
+        Column(f"8-bit Adam {m['full_adam8bit']:,g} GB"),
+        Column(f"AdamW {m['full_adamw_18']:,g} GB"),
+    ]
+    rows = [
+        [row["config"], f"{row['total_vram_gb']:,g} GB", *("yes" if row[k] else "no" for k in CONFIG_KEYS)]
+        for row in result["configs"]
+    ]
+    print_table(columns, rows, title="Fits? (multi-GPU configurations pool their VRAM)")
     console.print(f"Full AdamW: {result['rules']['full_adamw']}.")
 
 

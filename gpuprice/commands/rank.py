@@ -19,6 +19,7 @@ import typer
 from gpuprice.commands import metavars
 from gpuprice.commands.model_options import with_model_options
 from gpuprice.commands.output import write_csv, write_json
+from gpuprice.commands.tables import Column, WideFlag, number, print_table
 from gpuprice.commands.validation import parse_choices, parse_providers
 from gpuprice.errors import BadInput
 from gpuprice.models.workloads import JOB_FIELDS, LIMIT_FIELDS, Workload
@@ -147,79 +148,75 @@ def _positive(option: str, text: str | None, *, suffixes: bool = False) -> float
 
 
 def _hours(value: float) -> str:
-    return f"{value:,.1f}" if value >= 10 else f"{value:.2g}"
+    return f"{value:,.1f}" if value >= 10 else f"{value:.2f}"
 
 
 def _money(value: float) -> str:
-    return f"{value:,.2f}"
+    return number(value, 2)
 
 
+# (column, priority): 0 always shown; the rest give way, highest number first, on a narrow terminal.
 TABLE_COLUMNS = (
-    "#",
-    "provider",
-    "gpu",
-    "GPUs",
-    "tier",
-    "$/GPU-h",
-    "total $",
-    "$/checkpoint",
-    "GPU time $",
-    "start-up $",
-    "rework $",
-    "other $",
-    "wall h",
-    "sharding",
-    "GB/GPU",
-    "tok/s/GPU",
-    "warnings",
+    Column("#", 0, numeric=True),
+    Column("provider", 0),
+    Column("GPUs", 0, wrap=True),
+    Column("tier", 0, wrap=True),
+    Column("$/GPU-h", 2, numeric=True),
+    Column("total $", 0, numeric=True),
+    Column("$/checkpoint", 0, numeric=True),
+    Column("GPU time $", 4, numeric=True),
+    Column("start-up $", 5, numeric=True),
+    Column("rework $", 5, numeric=True),
+    Column("other $", 6, numeric=True),
+    Column("wall h", 3, numeric=True),
+    Column("sharding", 4),
+    Column("GB/GPU", 4, numeric=True),
+    Column("tok/s/GPU", 4, numeric=True),
+    Column("warnings", 1, wrap=True),
 )
 
 
-def _print_table(records: list[dict[str, Any]], title: str) -> None:
-    from rich.console import Console
-    from rich.table import Table
+def tier_label(record: dict[str, Any]) -> str:
+    """The tier as readers say it: ``on_demand (community)``, ``reserved 12 mo``, ``spot, from``."""
+    return (
+        record["tier"]
+        + (" (community)" if record["community"] else "")
+        + (f" {record['commitment_months']} mo" if record["commitment_months"] else "")
+        + (f" ({record['price_basis']} price)" if record.get("price_basis") not in (None, "list") else "")
+    )
 
-    console = Console(width=220)
-    table = Table(title=title, header_style="bold")
-    for column in TABLE_COLUMNS:
-        table.add_column(
-            column,
-            justify="left" if column in ("provider", "gpu", "tier", "sharding", "warnings") else "right",
-        )
+
+def _print_table(records: list[dict[str, Any]], title: str, *, wide: bool = False) -> None:
+    rows = []
     for r in records:
         terms = r["cost_terms"] or {}
-        tier = (
-            r["tier"]
-            + (" (community)" if r["community"] else "")
-            + (f" {r['commitment_months']} mo" if r["commitment_months"] else "")
-            + (f" [{r['price_basis']} price]" if r.get("price_basis") not in (None, "list") else "")
-        )
         other = sum(terms.get(k, 0.0) for k in ("storage_usd", "data_usd", "engineer_usd")) - terms.get(
             "reusable_value_usd", 0.0
         )
         codes = [w.split(":", 1)[0] for w in r["warnings"]]
         if r["excluded_by"]:
             codes.insert(0, "EXCLUDED(" + ",".join(r["excluded_by"]) + ")")
-        table.add_row(
-            str(r["rank"]),
-            r["provider"],
-            r["gpu"],
-            f"{r['gpu_count']}" + (f" ({r['nodes']} nodes)" if r["nodes"] > 1 else ""),
-            tier,
-            f"{r['usd_per_gpu_hour']:.2f}",
-            _money(r["total_cost_usd"]),
-            _money(r["cost_per_checkpoint_usd"]),
-            _money(r["run_cost_usd"]),
-            _money(terms.get("orchestration_usd", 0.0)),
-            _money(terms.get("rework_usd", 0.0)),
-            _money(other),
-            _hours(terms.get("wall_hours", r["hours"])),
-            r["sharding"],
-            f"{r['per_gpu_gb']:.1f}",
-            f"{r['tokens_per_sec_per_gpu']:,.0f}",
-            "; ".join(codes),
+        rows.append(
+            [
+                str(r["rank"]),
+                r["provider"],
+                f"{r['gpu_count']}x {r['gpu']}" + (f" ({r['nodes']} nodes)" if r["nodes"] > 1 else ""),
+                tier_label(r),
+                number(r["usd_per_gpu_hour"], 2),
+                _money(r["total_cost_usd"]),
+                _money(r["cost_per_checkpoint_usd"]),
+                _money(r["run_cost_usd"]),
+                _money(terms.get("orchestration_usd", 0.0)),
+                _money(terms.get("rework_usd", 0.0)),
+                _money(other),
+                _hours(terms.get("wall_hours", r["hours"])),
+                r["sharding"],
+                number(r["per_gpu_gb"], 1),
+                number(r["tokens_per_sec_per_gpu"], 0),
+                " ".join(codes),
+            ]
         )
-    console.print(table)
+    print_table(TABLE_COLUMNS, rows, title=title, wide=wide)
 
 
 def csv_columns() -> list[str]:
@@ -420,6 +417,7 @@ def register(app: typer.Typer) -> None:
                 metavar="BASIS[,BASIS]",
             ),
         ] = "list",
+        wide: WideFlag = False,
     ) -> None:
         """Rank the offers that fit a workload or an ad-hoc JOB by cost per successful checkpoint."""
         from gpuprice.commands.validation import parse_date
@@ -462,4 +460,5 @@ def register(app: typer.Typer) -> None:
             _print_table(
                 records,
                 f"{chosen.name} on {day.isoformat()}: total cost and cost per successful checkpoint",
+                wide=wide,
             )

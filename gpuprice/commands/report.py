@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Write the weekly reports under $GPUPRICE_HOME/reports/<YYYY-Www>/ and print their paths."""
-        from gpuprice.reports.render import render_weekly_reports
+        from gpuprice.reports.render import RENDER_STAGES, render_weekly_reports
         from gpuprice.reports.weeks import IsoWeek
         from gpuprice.reports.workload_info import load_catalog
         from gpuprice.settings import Settings
@@ -35,11 +35,24 @@ def register(app: typer.Typer) -> None:
         parsed = IsoWeek.parse(week) if week is not None else None
         settings = Settings.from_env()
         settings.checked_home()
-        for path in render_weekly_reports(
-            parsed,
-            analytics_file=settings.analytics_path,
-            out_root=settings.reports_dir,
-            workload=workload,
-            catalog=load_catalog(settings.workloads),
-        ):
+        from rich.console import Console
+
+        from gpuprice.commands.progress_display import stage_bar
+
+        err = Console(stderr=True, highlight=False, soft_wrap=True)
+        with stage_bar("report", len(RENDER_STAGES), err, log_lines=False) as (say, advance):
+
+            def stage(message: str) -> None:
+                say(message)
+                advance(1)
+
+            paths = render_weekly_reports(
+                parsed,
+                analytics_file=settings.analytics_path,
+                out_root=settings.reports_dir,
+                workload=workload,
+                catalog=load_catalog(settings.workloads),
+                progress=stage,
+            )
+        for path in paths:
             typer.echo(str(path))

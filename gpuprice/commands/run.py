@@ -77,19 +77,27 @@ def register(app: typer.Typer) -> None:
         err = Console(stderr=True, highlight=False, soft_wrap=True)
         out = Console(highlight=False, soft_wrap=True)
         started = time.perf_counter()
+        from gpuprice.commands.progress_display import stage_bar
+        from gpuprice.pipelines import progress
         from gpuprice.warehouse.connection import WarehouseBusy
 
+        # Steps the assets report: pages, parse and load per provider, rankings, export, reports.
+        steps = 3 * len(chosen) + 2 + (1 if reports else 0)
         try:
-            summary = run_day(
-                day,
-                source=source,
-                providers=chosen,
-                home=home,
-                archive_dir=archive,
-                workloads=settings.workloads,
-                progress=lambda m: err.print(f"[dim]{m}[/dim]"),
-                render_reports=reports,
-            )
+            with (
+                stage_bar(f"run {day}", steps, err) as (say, advance),
+                progress.listening(lambda stage, n: advance(1)),
+            ):
+                summary = run_day(
+                    day,
+                    source=source,
+                    providers=chosen,
+                    home=home,
+                    archive_dir=archive,
+                    workloads=settings.workloads,
+                    progress=say,
+                    render_reports=reports,
+                )
         except WarehouseBusy as exc:  # another run kept the warehouse past the wait: one line, like bad input
             raise BadInput(str(exc)) from None
         from gpuprice.warehouse.staleness import STALE_AFTER_DAYS, age_days

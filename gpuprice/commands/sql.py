@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from gpuprice.commands import metavars
+from gpuprice.commands.tables import WideFlag
 from gpuprice.errors import BadInput
 
 FORMATS = ("table", "csv", "json")
@@ -16,14 +17,23 @@ def register(app: typer.Typer) -> None:
     @app.command("sql")
     def sql(
         query: Annotated[
-            str, typer.Argument(help="SQL (SELECT or EXPLAIN) against the analytics copy.", metavar="QUERY")
+            str,
+            typer.Argument(
+                help="One SQL statement (SELECT or EXPLAIN) against the analytics copy; several are refused.",
+                metavar="QUERY",
+            ),
         ],
         format: Annotated[
             str, typer.Option("--format", help="Output format [table].", metavar=metavars.choice(FORMATS))
         ] = "table",
+        wide: WideFlag = False,
     ) -> None:
-        """Run a read-only query against the published analytics copy ($GPUPRICE_HOME/analytics.duckdb)."""
-        from gpuprice.commands.output import jsonable, terminal_safe, write_csv, write_json
+        """Run one read-only statement against the published analytics copy ($GPUPRICE_HOME/analytics.duckdb).
+
+        Exactly one statement: a query of several (`select 1; select 2`) is refused with a one-line
+        error (exit 2), never partly run.
+        """
+        from gpuprice.commands.output import write_csv, write_json
         from gpuprice.settings import Settings
         from gpuprice.warehouse.sqlguard import open_guarded, run_query
 
@@ -45,14 +55,31 @@ def register(app: typer.Typer) -> None:
         elif format == "csv":
             write_csv(columns, rows)
         else:
-            from rich.console import Console
-            from rich.table import Table
+            print_result(columns, rows, wide=wide)
 
-            cells = [["" if v is None else terminal_safe(jsonable(v)) for v in row] for row in rows]
-            headers = [terminal_safe(c) for c in columns]
-            widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(headers)]
-            table = Table(*headers, show_lines=False, highlight=False)
-            for row in cells:
-                table.add_row(*row)
-            # Wide enough for every cell: analysts page or pipe the output rather than lose text.
-            Console(width=sum(widths) + 3 * len(widths) + 1, highlight=False).print(table, markup=False)
+
+def print_result(columns: list[str], rows: list[tuple], *, wide: bool = False) -> None:
+    """A query result as a terminal table: the first columns that fit (or every one with
+    ``wide``), numbers right-aligned to one precision per column, NULL as blank."""
+    from gpuprice.commands.output import jsonable
+    from gpuprice.commands.tables import Column, decimals_for, number, print_table
+
+    values = [[jsonable(v) for v in row] for row in rows]
+    specs, formats = [], []
+    for i, name in enumerate(columns):
+        column = [row[i] for row in values if row[i] is not None]
+        numeric = bool(column) and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in column
+        )
+        decimals = decimals_for(column) if numeric else 0
+        # Earlier columns first: a SELECT names the columns in the order its writer cares about.
+        specs.append(Column(str(name), priority=0 if i == 0 else i, numeric=numeric, wrap=not numeric))
+        formats.append(decimals)
+    cells = [
+        [
+            "" if v is None else number(v, formats[i], thousands=False) if specs[i].numeric else str(v)
+            for i, v in enumerate(row)
+        ]
+        for row in values
+    ]
+    print_table(specs, cells, wide=wide)

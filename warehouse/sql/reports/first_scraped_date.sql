@@ -1,0 +1,1 @@
+SELECT min(snapshot_date) FROM price_snapshots WHERE source IN {scraped_sources}
