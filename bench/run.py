@@ -18,7 +18,15 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from bench import backfill_speed, end_to_end, parse_speed, report_charts, sweep_speed, warehouse_scale
+from bench import (
+    backfill_speed,
+    end_to_end,
+    parse_speed,
+    report_charts,
+    scheduled_path,
+    sweep_speed,
+    warehouse_scale,
+)
 from bench.figures import Figure
 
 RESULTS_PATH = Path(__file__).with_name("results.json")
@@ -30,6 +38,7 @@ BENCHMARKS: dict[str, Callable[[], list[Figure]]] = {
     "e2e": end_to_end.measure,
     "reports": report_charts.measure,
     "backfill": backfill_speed.measure,
+    "scheduled": scheduled_path.measure,
 }
 
 

@@ -6,20 +6,31 @@ connection and commits with a full fsync for every write: ~10 ms per event, so a
 minutes. This storage keeps the same files and tables (the UI and ``dagster`` commands read them
 as usual) but keeps one engine per file with pooled connections, and runs SQLite in WAL mode
 with ``synchronous=NORMAL``: a power cut can lose the last events, never corrupt the file, and
-readers (the UI) never block the writer. The CLI selects it (pipelines/instance.py).
+readers (the UI) never block the writer. pipelines/dagster.yaml selects it for the UI, the
+daemon and the runs they launch; the CLI selects it too (pipelines/instance.py).
+
+The index shard's engine lives as long as the storage; per-run shards keep an engine only for
+the few most recent runs, so a daemon that launches runs for months holds a bounded number of
+files open.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
+from dagster import StringSource
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import (  # the class Dagster ships
+    INDEX_SHARD_NAME,
     SQLITE_BUSY_TIMEOUT_SECONDS,
     SqliteEventLogStorage,
 )
+
+RUN_ENGINES_KEPT = 8
 
 
 def _tune(dbapi_connection: Any, _record: Any) -> None:
@@ -29,16 +40,27 @@ def _tune(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def events_folder(dagster_home: Path) -> Path:
+    """Where Dagster's default SQLite event log lives under an instance folder."""
+    return dagster_home / "history" / "runs"
+
+
 class PooledSqliteEventLogStorage(SqliteEventLogStorage):
     """``SqliteEventLogStorage`` with an engine per shard kept for the storage's lifetime."""
 
     def __init__(self, base_dir: str, inst_data: Any = None) -> None:
-        self._engines: dict[str, sa.Engine] = {}
+        self._engines: OrderedDict[str, sa.Engine] = OrderedDict()
         super().__init__(base_dir, inst_data)
 
     @classmethod
+    def config_type(cls) -> Any:
+        # The instance folder ({env: DAGSTER_HOME} in dagster.yaml); the files are where
+        # Dagster's default storage keeps them.
+        return {"dagster_home": StringSource}
+
+    @classmethod
     def from_config_value(cls, inst_data: Any, config_value: Any) -> PooledSqliteEventLogStorage:
-        return cls(inst_data=inst_data, **config_value)
+        return cls(str(events_folder(Path(config_value["dagster_home"]))), inst_data=inst_data)
 
     def _engine(self, shard: str) -> sa.Engine:
         engine = self._engines.get(shard)
@@ -49,6 +71,11 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
             )
             sa.event.listen(engine, "connect", _tune)
             self._engines[shard] = engine
+            runs = [s for s in self._engines if s != INDEX_SHARD_NAME]
+            for old in runs[:-RUN_ENGINES_KEPT]:
+                self._engines.pop(old).dispose()
+        else:
+            self._engines.move_to_end(shard)
         return engine
 
     @contextmanager

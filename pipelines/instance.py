@@ -40,12 +40,12 @@ def dagster_home(home: Path) -> Path:
 def cli_instance(home: Path) -> dg.DagsterInstance:
     """The persistent instance under ``home``, cleared of slots held by dead CLI runs."""
     folder = dagster_home(home)
-    # The event log in the files Dagster's default SQLite storage uses (the UI reads them as
-    # usual), written through pooled connections: see pipelines/event_log.py.
+    # dagster.yaml names the pooled event log (pipelines/event_log.py) with {env: DAGSTER_HOME};
+    # the CLI does not set DAGSTER_HOME, so it names the folder itself.
     events = {
         "module": "gpuprice.pipelines.event_log",
         "class": "PooledSqliteEventLogStorage",
-        "config": {"base_dir": str(folder / "history" / "runs")},
+        "config": {"dagster_home": str(folder)},
     }
     ref = InstanceRef.from_dir(str(folder), overrides={"event_log_storage": events})
     instance = dg.DagsterInstance.from_ref(ref)

@@ -53,6 +53,10 @@ def test_definitions_load_with_schedules_pools_and_checks():
         if k.name != "every_offer_gpu_in_catalog"
     )
     assert isinstance(defs.get_job_def("daily_scrape"), dg.JobDefinition)
+    # Runs launched from the UI or by a schedule pay no process start per step.
+    for job in ("daily_scrape", "daily_models", "reference_data", "weekly_reports_job"):
+        assert defs.resolve_job_def(job).executor_def.name == "in_process", job
+    assert defs.resolve_implicit_global_asset_job_def().executor_def.name == "in_process"
 
 
 def newest_sample_date() -> dt.date:
@@ -72,7 +76,7 @@ def snapshot_rows(home: Path):
 
 
 @pytest.mark.slow
-def test_a_date_materializes_every_provider_and_reruns_identically(home: Path):
+def test_a_date_materializes_every_provider_and_reruns_identically(home: Path, monkeypatch):
     from gpuprice.pipelines.runner import run_day
 
     day = newest_sample_date()
@@ -104,6 +108,7 @@ def test_a_date_materializes_every_provider_and_reruns_identically(home: Path):
         progress=lambda m: None,
     )
     assert snapshot_rows(home) == first
+    monkeypatch.setenv("DAGSTER_HOME", str(home / "dagster"))  # as `make dev` starts the UI
     assert_instance_holds_the_runs(home, runs=4)
 
 
@@ -113,7 +118,7 @@ def assert_instance_holds_the_runs(home: Path, runs: int) -> None:
 
     from gpuprice.pipelines.asset_keys import provider_asset_keys
 
-    instance = dg.DagsterInstance.from_config(str(home / "dagster"))
+    instance = dg.DagsterInstance.get()  # DAGSTER_HOME, and the dagster.yaml the CLI put there
     try:
         assert [r.status for r in instance.get_runs()] == [dg.DagsterRunStatus.SUCCESS] * runs
         expected = [
@@ -129,7 +134,7 @@ def assert_instance_holds_the_runs(home: Path, runs: int) -> None:
         instance.dispose()
 
 
-def test_a_killed_cli_run_does_not_hold_the_warehouse_slot(home: Path):
+def test_a_killed_cli_run_does_not_hold_the_warehouse_slot(home: Path, monkeypatch):
     """A CLI run whose process died mid-step is failed and its pool slot freed before the next run."""
     import socket
     import subprocess
@@ -142,7 +147,8 @@ def test_a_killed_cli_run_does_not_hold_the_warehouse_slot(home: Path):
     dead = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
     )
-    instance = dg.DagsterInstance.from_config(str(dagster_home(home)))
+    monkeypatch.setenv("DAGSTER_HOME", str(dagster_home(home)))
+    instance = dg.DagsterInstance.get()
     run = instance.create_run_for_job(
         dg.GraphDefinition(name="killed", node_defs=[]).to_job(),
         tags={LAUNCHED_BY_TAG: "cli", PID_TAG: dead.stdout.strip(), HOST_TAG: socket.gethostname()},

@@ -1,12 +1,9 @@
 """Jobs, schedules and sensors.
 
-Reference data (GPU catalog, public price history, memory-fit sweep) has its own daily
-schedule at 05:00 UTC, before the scrape, and the models sensor starts it first whenever
-dim_gpu was never materialized: an operator who only turns schedules on in the UI gets specs
-and rankings from the first day.
-
-The daily run is two jobs: the providers' scrape (06:00 UTC), then the models and publishing
-job, started by a sensor when the scrape run ends, whether it succeeded or some provider
+The daily run is two jobs: the reference data (GPU catalog, public price history, memory-fit
+sweep) with the providers' scrape (06:00 UTC) in one run, as ``gpuprice run`` does (each run
+costs a process start and a code-location load, ~2.5 s, so a third run per day would make the
+scheduled path over 2x the CLI's time), then the models and publishing job, started by a sensor when the scrape run ends, whether it succeeded or some provider
 failed: one provider's failure must not stop rankings and the analysts' copy for the others.
 """
 
@@ -14,14 +11,18 @@ import dagster as dg
 
 from gpuprice.pipelines.partitions import daily_partitions
 
-SCRAPE_SELECTION = dg.AssetSelection.groups("scraping")
+REFERENCE_ASSETS = ("dim_gpu", "public_price_observations", "memory_fit")
+# Nothing in the scrape depends on the reference data or the other way round: a failure in one
+# leaves the other to land.
+SCRAPE_SELECTION = dg.AssetSelection.groups("scraping") | dg.AssetSelection.assets(*REFERENCE_ASSETS)
 DOWNSTREAM_SELECTION = dg.AssetSelection.assets("offers_with_specs", "workload_rankings", "analytics_copy")
 
 daily_scrape_job = dg.define_asset_job(
     "daily_scrape",
     selection=SCRAPE_SELECTION,
     partitions_def=daily_partitions,
-    description="Fetch, store, parse and check every provider's pricing page; write the day's snapshots.",
+    description="Reload the GPU catalog, public history and memory-fit sweep; fetch, store, parse and "
+    "check every provider's pricing page; write the day's snapshots.",
 )
 daily_models_job = dg.define_asset_job(
     "daily_models",
@@ -29,18 +30,11 @@ daily_models_job = dg.define_asset_job(
     partitions_def=daily_partitions,
     description="Offers with specs, workload rankings and the published analytics copy for the day.",
 )
-REFERENCE_ASSETS = ("dim_gpu", "public_price_observations", "memory_fit")
 reference_job = dg.define_asset_job(
     "reference_data",
     selection=dg.AssetSelection.assets(*REFERENCE_ASSETS),
-    description="GPU catalog, public price history and the memory-fit sweep.",
-)
-reference_schedule = dg.ScheduleDefinition(
-    name="reference_data_0500_utc",
-    job=reference_job,
-    cron_schedule="0 5 * * *",
-    execution_timezone="UTC",
-    description="Reload the GPU catalog, bundled public history and memory-fit sweep before the daily scrape.",
+    # Run by hand after a catalog edit, or by the models sensor when dim_gpu never ran.
+    description="GPU catalog, public price history and the memory-fit sweep (also part of daily_scrape).",
 )
 weekly_reports_job = dg.define_asset_job(
     "weekly_reports_job",
@@ -125,7 +119,7 @@ def models_after_scrape_failure(context: dg.RunStatusSensorContext):
 def defs() -> dg.Definitions:
     return dg.Definitions(
         jobs=[daily_scrape_job, daily_models_job, reference_job, weekly_reports_job],
-        schedules=[reference_schedule, daily_scrape_schedule, weekly_reports_schedule],
+        schedules=[daily_scrape_schedule, weekly_reports_schedule],
         sensors=[models_after_scrape_success, models_after_scrape_failure, models_after_reference],
         # Every step writes to the one DuckDB file in turn (pool of 1), so a process per step
         # (the multiprocess default) buys no parallelism and costs an interpreter start and a
