@@ -23,9 +23,25 @@ from gpuprice.reports.weeks import IsoWeek
 from gpuprice.scrapers.offer import PROVIDERS
 
 # One colour per provider across every chart, so a reader learns them once (colour-blind-safe
-# Okabe-Ito palette); unknown providers cycle through greys.
+# Okabe-Ito palette, then Paul Tol's wine/teal/sand for the hyperscalers and marketplace);
+# unknown providers cycle through greys.
 PROVIDER_COLORS: dict[str, str] = dict(
-    zip(PROVIDERS, ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"), strict=True)
+    zip(
+        PROVIDERS,
+        (
+            "#0072B2",
+            "#E69F00",
+            "#009E73",
+            "#CC79A7",
+            "#D55E00",
+            "#56B4E9",
+            "#882255",
+            "#000000",
+            "#44AA99",
+            "#DDCC77",
+        ),
+        strict=True,
+    )
 )
 _EXTRA_COLORS = ("#444444", "#777777", "#999999", "#222222")
 PART_COLORS: dict[str, str] = {

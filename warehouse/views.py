@@ -242,7 +242,8 @@ _BASE_VIEWS: dict[str, str] = {
     "v_offers_with_specs": """
         SELECT p.snapshot_date, p.provider, p.sku, p.gpu, p.gpu_raw, p.gpu_count, p.tier,
             p.community, p.commitment_months, p.region, p.price_basis, p.effective_from,
-            p.available, p.source, p.in_force, p.observed_on, p.snapshot_date - p.observed_on AS age_days,
+            p.available, p.capacity, p.interruption_bucket,
+            p.source, p.in_force, p.observed_on, p.snapshot_date - p.observed_on AS age_days,
             p.usd_per_gpu_hour, p.usd_per_instance_hour,
             g.vendor, g.architecture, g.memory_gb, g.memory_bandwidth_tbps,
             g.dense_bf16_tflops, g.dense_fp8_tflops, g.form_factor, g.nvlink_gbps, g.ecc,
