@@ -156,6 +156,9 @@ def _parse_on_demand(body: dict[str, Any], sink: OfferSink) -> None:
         for row in rows.values():
             if not isinstance(row, dict):
                 continue
+            if "Instance Type" not in row:
+                sink.note_columns(missing=["Instance Type"], unexpected=sorted(row)[:5])
+                continue
             instance_type = clean_text(row.get("Instance Type"))
             if not _GPU_FAMILY_RX.match(instance_type):
                 continue  # CPU families: not GPU offers

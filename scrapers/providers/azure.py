@@ -16,6 +16,9 @@ Each item is one meter of one size in one region. Fields read: ``armSkuName`` (t
 - ``type`` "Reservation" with ``reservationTerm`` "1 Year"/"3 Years" is ``reserved`` with
   ``commitment_months`` 12/36. Azure states a reservation's ``retailPrice`` for the whole term
   (``unitOfMeasure`` still says "1 Hour"), so the hourly rate is price / (8,760 h x years);
+- ``savingsPlan`` entries of an on-demand meter (``[{"retailPrice", "term": "1 Year"}]``, per
+  hour) are ``reserved`` with the plan's term, SKU suffixed " (savings plan)" so they stay
+  apart from the reservation of the same term;
 - ``type`` "DevTestConsumption" (dev/test subscriptions only) is skipped;
 - a price of 0 is unpriced (not an offer); a currency other than USD or a unit other than
   "1 Hour" is rejected with the row.
@@ -174,16 +177,43 @@ def _emit(item: Any, sink: OfferSink) -> None:
         gpu, gpu_raw, count, vram = mapped.gpu, mapped.gpu_raw, mapped.gpu_count, mapped.vram_gb
         if gpu == "unknown":
             sink.note_unknown_gpu(gpu_raw)
+    common: dict[str, Any] = dict(gpu=gpu, gpu_raw=gpu_raw, gpu_count=count, vram_gb=vram, region=region)
     sink.add(
         raw,
-        gpu=gpu,
-        gpu_raw=gpu_raw,
-        gpu_count=count,
-        vram_gb=vram,
         tier=tier_name,
         commitment_months=months,
         usd_per_gpu_hour=price / count,
         usd_per_instance_hour=price,
-        region=region,
         sku=size,
+        **common,
+    )
+    if tier_name == "on_demand":
+        for plan in item.get("savingsPlan") or []:
+            _emit_savings_plan(plan, raw, size, count, common, sink)
+
+
+def _emit_savings_plan(
+    plan: Any, raw: str, size: str, count: int, common: dict[str, Any], sink: OfferSink
+) -> None:
+    term = _TERM_RX.match(clean_text(plan.get("term"))) if isinstance(plan, dict) else None
+    plan_raw = f"{raw} | savingsPlan {plan!r}"[:300]
+    if term is None:
+        sink.reject(plan_raw, "savings plan without a '1 Year'/'3 Years' term")
+        return
+    try:
+        price = positive_price(plan.get("retailPrice"))
+    except ValueError as exc:
+        sink.reject(plan_raw, str(exc))
+        return
+    if price is None:
+        sink.report.unpriced_rows += 1
+        return
+    sink.add(
+        plan_raw,
+        tier="reserved",
+        commitment_months=12 * int(term.group(1)),
+        usd_per_gpu_hour=price / count,
+        usd_per_instance_hour=price,
+        sku=f"{size} (savings plan)",
+        **common,
     )
