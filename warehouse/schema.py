@@ -278,6 +278,10 @@ def _v9(con: duckdb.DuckDBPyConnection) -> None:
     Idempotent like _v8."""
     con.execute("ALTER TABLE price_snapshots ADD COLUMN IF NOT EXISTS capacity INTEGER")
     con.execute("ALTER TABLE price_snapshots ADD COLUMN IF NOT EXISTS interruption_bucket VARCHAR")
+    # Rankings say where the offer runs (its cheapest region) and the spot rate they costed.
+    con.execute("ALTER TABLE workload_rankings ADD COLUMN IF NOT EXISTS region VARCHAR")
+    con.execute("ALTER TABLE workload_rankings ADD COLUMN IF NOT EXISTS preemption_rate_per_node_hour DOUBLE")
+    con.execute("ALTER TABLE workload_rankings ADD COLUMN IF NOT EXISTS preemption_rate_source VARCHAR")
 
 
 MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {
