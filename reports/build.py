@@ -8,7 +8,7 @@ from typing import Any
 
 import duckdb
 
-from gpuprice.reports import costs, loading, workload_info
+from gpuprice.reports import comparison, costs, loading, workload_info
 from gpuprice.reports.data import (
     GpuCapacity,
     GpuCheapest,
@@ -98,6 +98,8 @@ def build_workload_report(
         best_costs=costs.best_offer_costs(best),
         price_history=loading.price_history(con, history_gpus, week, changes),
         changes=relevant_changes,
+        comparison=comparison.cloud_vs_hyperscaler(con, name, ranked_on),
+        no_capacity=comparison.no_capacity(con),
     )
 
 
