@@ -158,10 +158,15 @@ def _fetch_group(provider: str, group: list[PageRequest], fetcher: PoliteFetcher
             raise PartFailure(exc.cause) from None
         return page.status, page.body
 
+    first = group[0].url
+    # Messages name the first URL without its query (Azure's filter is hundreds of characters)
+    # and the failed part only when it is another one.
+    shown = first.split("?", 1)[0] + ("?..." if "?" in first else "")
     try:
         body, parts = fetch_combined(group, fetch_part, next_page=next_page, max_pages=max_pages)  # type: ignore[arg-type]
     except PartFailure as exc:
-        raise FetchError(provider, group[0].url, str(exc)) from None
+        cause = exc.cause if exc.url in ("", first) else f"{exc.url.split('?', 1)[0]}: {exc.cause}"
+        raise FetchError(provider, shown, cause) from None
     for part in parts:
         if part.error is not None:
             log.warning("%s: %s: %s", provider, part.url, part.error)
@@ -201,6 +206,7 @@ def iter_live_pages(
     active = fetcher or PoliteFetcher()
     failures: list[str] = []
     last_cause = ""
+    last_url = ""
     yielded = False
     try:
         for group in _groups(ordered):
@@ -211,7 +217,7 @@ def iter_live_pages(
                 except FetchError as exc:
                     log.warning("%s", exc)
                     failures.append(f"{exc.url}: {exc.cause}")
-                    last_cause = exc.cause
+                    last_cause, last_url = exc.cause, exc.url
                     continue
                 raw = _store_intact(
                     home,
@@ -279,10 +285,8 @@ def iter_live_pages(
             active.close()
     if not yielded:
         first = ordered[0].url
-        if (
-            len(_groups(ordered)) == 1 and not ordered[0].combine
-        ):  # one request: its own cause, without the URL a second time
-            raise FetchError(provider, first, last_cause)
+        if len(_groups(ordered)) == 1:  # one request or one combined source: its own cause
+            raise FetchError(provider, last_url or first, last_cause)
         summary = "; ".join(failures)
         raise FetchError(provider, first, f"all {len(ordered)} requests failed: {summary}")
 

@@ -41,7 +41,12 @@ class CombinedPart(BaseModel):
 
 
 class PartFailure(Exception):
-    """A part could not be fetched (the fetcher's one-line cause)."""
+    """A part could not be fetched (the fetcher's one-line cause, and which URL)."""
+
+    def __init__(self, cause: str, url: str = "") -> None:
+        super().__init__(cause)
+        self.cause = cause
+        self.url = url
 
 
 # fetch(request) -> (status, body bytes); raises PartFailure with the cause.
@@ -67,11 +72,11 @@ def fetch_combined(
 ) -> tuple[bytes, list[CombinedPart]]:
     """Fetch every part (and the pages each one links to, up to ``max_pages`` per part).
 
-    Returns the combined document and its parts. Raises PartFailure naming every failure when
-    a required (not ``optional``) part failed or nothing arrived at all.
+    Returns the combined document and its parts. Raises PartFailure when a required (not
+    ``optional``) part failed, without asking for the parts after it (a half document is no
+    use, and the site is spared the rest), or when nothing arrived at all.
     """
     parts: list[CombinedPart] = []
-    required_failures: list[str] = []
     for first in requests:
         request: PageRequest | None = first
         seen: set[str] = set()
@@ -82,9 +87,9 @@ def fetch_combined(
             try:
                 status, body = fetch(request)
             except PartFailure as exc:
-                parts.append(CombinedPart(url=request.url, error=str(exc)))
                 if not first.optional:
-                    required_failures.append(f"{request.url}: {exc}")
+                    raise PartFailure(exc.cause, request.url) from None
+                parts.append(CombinedPart(url=request.url, error=exc.cause))
                 request = None
                 break
             decoded = _decoded(body)
@@ -93,8 +98,6 @@ def fetch_combined(
         if request is not None and (pages >= max_pages or request.url in seen):
             reason = "page cap reached" if pages >= max_pages else "link loop"
             parts.append(CombinedPart(url=request.url, error=f"not fetched: {reason} ({max_pages} pages)"))
-    if required_failures:
-        raise PartFailure("; ".join(required_failures))
     if not any(part.error is None for part in parts):
         raise PartFailure("no part arrived")
     document = {"format": COMBINED_FORMAT, "pages": [part.model_dump() for part in parts]}

@@ -88,7 +88,10 @@ def test_an_optional_part_may_fail_a_required_one_may_not(tmp_path: Path) -> Non
     assert [url for url, _ in arrived] == ["https://a.test/od.json"]
     assert failed == ["https://a.test/spot.json: HTTP 404 Not Found"]
     required = [r.model_copy(update={"optional": False}) for r in ok]
-    with pytest.raises(FetchError, match=r"aws: cannot fetch https://a.test/od.json: .*spot.json: HTTP 404"):
+    with pytest.raises(
+        FetchError,
+        match=r"aws: cannot fetch https://a.test/od.json: https://a.test/spot.json: HTTP 404 Not Found$",
+    ):
         collect_page(
             "aws", TODAY, source="live", home=tmp_path, fetcher=fetcher, today=TODAY, requests=required
         )
@@ -98,3 +101,24 @@ def test_the_archive_replays_a_combined_page_as_one_file(tmp_path: Path) -> None
     page = collect_page("aws", dt.date(2026, 10, 6), source="archive", home=tmp_path)
     assert page.page_date == dt.date(2026, 1, 21) and page.kind == "json"
     assert len(parse_page("aws", page.body).offers) == 12
+
+
+def test_a_failed_required_part_spares_the_site_the_rest(tmp_path: Path) -> None:
+    site = Site()
+    site.on("https://a.test/eu.json", httpx.Response(404))
+    site.on("https://a.test/us.json", httpx.Response(200, json={"regions": {}}))
+    requests = [
+        PageRequest(url="https://a.test/eu.json", kind="json", combine=True),
+        PageRequest(url="https://a.test/us.json", kind="json", combine=True),
+    ]
+    with pytest.raises(FetchError, match=r"^aws: cannot fetch https://a.test/eu.json: HTTP 404 Not Found$"):
+        collect_page(
+            "aws",
+            TODAY,
+            source="live",
+            home=tmp_path,
+            fetcher=make_fetcher(site),
+            today=TODAY,
+            requests=requests,
+        )
+    assert site.hits("/us.json") == []
