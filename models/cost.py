@@ -193,11 +193,20 @@ COST_COMPONENTS: tuple[str, ...] = (
 
 
 def _interruption_rate(
-    terms: CostTerms, nodes: np.ndarray, spot: np.ndarray, community: np.ndarray
+    terms: CostTerms | CostTermArrays,
+    nodes: np.ndarray,
+    spot: np.ndarray,
+    community: np.ndarray,
+    spot_rate: np.ndarray | None = None,
 ) -> np.ndarray:
+    # A measured per-offer spot rate (AWS's interruption bucket, models/spot_risk.py) replaces
+    # the assumed default where it is known (not NaN).
+    preemption = terms.spot_preemptions_per_node_hour
+    if spot_rate is not None:
+        preemption = np.where(np.isnan(spot_rate), preemption, spot_rate)
     per_node = (
         terms.failures_per_node_hour
-        + np.where(spot, terms.spot_preemptions_per_node_hour, 0.0)
+        + np.where(spot, preemption, 0.0)
         + np.where(community, terms.community_failures_per_node_hour, 0.0)
     )
     return per_node * nodes
@@ -216,13 +225,15 @@ def checkpoint_costs(
     model_gb: float | np.ndarray,
     dataset_gb: float | np.ndarray,
     terms: CostTerms | CostTermArrays = DEFAULT_COST_TERMS,
+    spot_rate: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Every cost term for many configurations (arrays broadcast together; ``terms`` may be one
     workload's CostTerms or per-row CostTermArrays).
 
     Returns the COST_COMPONENTS in USD plus ``total_usd``, ``cost_per_checkpoint_usd``,
     ``expected_interruptions``, ``rework_hours``, ``orchestration_hours`` and ``wall_hours``
-    (compute + orchestration + rework: the expected time to the last checkpoint).
+    (compute + orchestration + rework: the expected time to the last checkpoint). ``spot_rate``
+    (per row, NaN: unknown) is a measured preemption rate per node-hour for spot rows.
     """
     gpus, nodes, price, hours, checkpoints = (
         np.asarray(a, dtype=float) for a in (gpus, nodes, usd_per_gpu_hour, compute_hours, checkpoints)
@@ -230,7 +241,7 @@ def checkpoint_costs(
     spot, community = np.asarray(spot, dtype=bool), np.asarray(community, dtype=bool)
     hourly = gpus * price
 
-    rate = _interruption_rate(terms, nodes, spot, community)
+    rate = _interruption_rate(terms, nodes, spot, community, spot_rate)
     segment = hours / checkpoints  # compute hours between checkpoints
     # Expected time per segment under Poisson interruptions, exact; expm1 keeps tiny rates accurate.
     with np.errstate(divide="ignore", invalid="ignore"):

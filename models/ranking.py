@@ -29,6 +29,7 @@ import pandas as pd
 
 from gpuprice.models.choices import GPUS_PER_NODE, SWEEP_STRATEGIES
 from gpuprice.models.cost import CostTermArrays, checkpoint_costs
+from gpuprice.models.spot_risk import bucket_rate, rate_source
 from gpuprice.models.throughput import (
     PCIE_BUSBW_GBS,
     ModelShape,
@@ -67,6 +68,9 @@ RANKING_COLUMNS: tuple[str, ...] = (
     "price_snapshot_date",
     "observed_on",
     "excluded_by",
+    "region",
+    "preemption_rate_per_node_hour",
+    "preemption_rate_source",
 )
 REQUIRED_OFFER_COLUMNS: tuple[str, ...] = (
     "provider",
@@ -86,7 +90,20 @@ _OFFER_COLUMNS_USED = frozenset(
         "commitment_months",
         "price_basis",
         "effective_from",
+        "region",
+        "interruption_bucket",
     }
+)
+# Fields that tell one offer's regions apart: the ranking keeps each offer's cheapest region.
+_REGION_PEERS: tuple[str, ...] = (
+    "provider",
+    "sku",
+    "gpu",
+    "gpu_count",
+    "tier",
+    "community",
+    "commitment_months",
+    "price_basis",
 )
 STRATEGIES = tuple(s for s in SWEEP_STRATEGIES if s != "offload")  # CPU offload's speed is not modelled
 RISKS: tuple[int, ...] = (0, 1, 2, 3)  # 2 x spot + community: the interruption classes of offers
@@ -119,7 +136,8 @@ class _Offers:
     community: np.ndarray
     stale_codes: np.ndarray  # offer -> index into stale_keys
     stale_keys: list[tuple[str, dt.date | None]]  # distinct (provider, price snapshot date)
-    columns: dict[str, np.ndarray]  # provider, sku, gpu, tier, commitment_months, price_basis
+    columns: dict[str, np.ndarray]  # provider, sku, gpu, tier, commitment_months, price_basis, region
+    spot_rate: np.ndarray  # measured preemptions per node-hour (AWS buckets); NaN: the default
 
 
 def _as_date(value: object) -> dt.date | None:
@@ -146,6 +164,21 @@ def _catalog_memory() -> dict[str, float]:
     return dict(zip(catalog["slug"].tolist(), catalog["memory_gb"].tolist(), strict=True))
 
 
+def _cheapest_region(offers: pd.DataFrame, price: np.ndarray) -> np.ndarray:
+    """True for each offer's cheapest region (the first of equal ones): a hyperscaler states one
+    price per region, and a job runs in one of them. Offers without regions are untouched."""
+    if "region" not in offers.columns or offers["region"].isna().all():
+        return np.ones(len(offers), dtype=bool)
+    peers = [c for c in _REGION_PEERS if c in offers.columns]
+    codes = offers.groupby(peers, dropna=False, sort=False).ngroup().to_numpy()
+    price = np.where(np.isnan(price), np.inf, price)
+    order = np.lexsort((np.arange(len(offers)), price, codes))
+    _, first = np.unique(codes[order], return_index=True)
+    mask = np.zeros(len(offers), dtype=bool)
+    mask[order[first]] = True
+    return mask
+
+
 def _usable_offers(offers: pd.DataFrame, day: dt.date) -> _Offers:
     """Offers that can be ranked: a catalog GPU, a positive price, in force on ``day``."""
 
@@ -160,6 +193,7 @@ def _usable_offers(offers: pd.DataFrame, day: dt.date) -> _Offers:
         & (pd.to_numeric(offers["gpu_count"], errors="coerce") >= 1).to_numpy()
         & ~(effective > pd.Timestamp(day)).to_numpy()
     )
+    keep &= _cheapest_region(offers, np.where(keep, price.to_numpy(dtype=float), np.inf))
     wanted = [c for c in offers.columns if c in _OFFER_COLUMNS_USED]
     frame = offers.loc[keep, wanted].reset_index(drop=True)  # source order breaks the last ties
     prices = price.to_numpy(dtype=float)[keep]
@@ -201,6 +235,13 @@ def _usable_offers(offers: pd.DataFrame, day: dt.date) -> _Offers:
         count=count,
         spot=(frame["tier"] == "spot").to_numpy(),
         community=frame["community"].fillna(False).astype(bool).to_numpy(),
+        spot_rate=np.array(
+            [
+                (rate if (rate := bucket_rate(b if isinstance(b, str) else None)) is not None else np.nan)
+                for b in _column(frame, "interruption_bucket", None).tolist()
+            ],
+            dtype=float,
+        ),
         stale_codes=stale_codes,
         stale_keys=stale_keys,
         columns={
@@ -212,6 +253,8 @@ def _usable_offers(offers: pd.DataFrame, day: dt.date) -> _Offers:
                 _column(frame, "commitment_months", np.nan), errors="coerce"
             ).to_numpy(dtype=float, na_value=np.nan),
             "price_basis": _column(frame, "price_basis", "list").fillna("list").to_numpy(dtype=object),
+            "region": _column(frame, "region", None).to_numpy(dtype=object),
+            "bucket": _column(frame, "interruption_bucket", None).to_numpy(dtype=object),
             "observed_on": observed_dates[observed_codes],
         },
     )
@@ -294,6 +337,7 @@ class _Workloads:
         hours: np.ndarray,
         spot: np.ndarray,
         community: np.ndarray,
+        spot_rate: np.ndarray | None = None,
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """(checkpoints, every cost term) for configurations of the workloads at ``index``."""
         checkpoints = self.checkpoints(index, hours)
@@ -309,6 +353,7 @@ class _Workloads:
             model_gb=self.model_gb[index],
             dataset_gb=self.dataset_gb[index],
             terms=CostTermArrays([w.cost_terms for w in self.items], index),
+            spot_rate=spot_rate,
         )
 
 
@@ -669,6 +714,22 @@ def _cost_terms_json(
     ]
 
 
+def _preemption_columns(
+    table: _Workloads, wi: np.ndarray, spot: np.ndarray, spot_rate: np.ndarray, buckets: np.ndarray
+) -> dict[str, object]:
+    """Per row: the spot preemption rate the cost used and where it came from (None off spot)."""
+    default = np.array([w.cost_terms.spot_preemptions_per_node_hour for w in table.items], dtype=float)[wi]
+    used = np.where(np.isnan(spot_rate), default, spot_rate)
+    source = [
+        (rate_source(b if isinstance(b, str) else None) if s else None)
+        for s, b in zip(spot.tolist(), buckets.tolist(), strict=True)
+    ]
+    return {
+        "preemption_rate_per_node_hour": np.where(spot, used, np.nan),
+        "preemption_rate_source": np.array(source, dtype=object),
+    }
+
+
 def _ecc(gpu: str) -> bool:
     from gpuprice.models.catalog import get_gpu
 
@@ -798,8 +859,16 @@ def _assemble(
     nodes = configs.nodes[cfg].astype(float)
     hours = configs.hours[cfg]
     price, spot, community = offers.price[rows], offers.spot[rows], offers.community[rows]
+    spot_rate = offers.spot_rate[rows]
     checkpoints, costs = table.costs(
-        wi, gpus=gpus, nodes=nodes, price=price, hours=hours, spot=spot, community=community
+        wi,
+        gpus=gpus,
+        nodes=nodes,
+        price=price,
+        hours=hours,
+        spot=spot,
+        community=community,
+        spot_rate=spot_rate,
     )
     broken = _exclusions(table, wi, gpus, nodes, costs)
     infeasible: np.ndarray = np.asarray(broken.any(axis=1), dtype=bool)
@@ -814,8 +883,9 @@ def _assemble(
         ranking = ranking[~infeasible[ranking]]
     if ranking.size == 0:
         return _empty()
-    wi, rows, cfg, gpus, nodes, hours, price, spot, community, checkpoints, broken = (
-        a[ranking] for a in (wi, rows, cfg, gpus, nodes, hours, price, spot, community, checkpoints, broken)
+    wi, rows, cfg, gpus, nodes, hours, price, spot, community, spot_rate, checkpoints, broken = (
+        a[ranking]
+        for a in (wi, rows, cfg, gpus, nodes, hours, price, spot, community, spot_rate, checkpoints, broken)
     )
     costs = {name: values[ranking] for name, values in costs.items()}
     broken_codes = broken.astype(np.int64) @ (1 << np.arange(len(CONSTRAINTS), dtype=np.int64))
@@ -827,7 +897,9 @@ def _assemble(
 
     # Price-independent facts are shared by every offer of one situation: configuration x spot x
     # community (cost terms, configuration warnings) and provider x price date (staleness).
-    situation = (cfg.astype(np.int64) * 2 + spot) * 2 + community
+    # A measured spot rate changes the interruptions, so it is part of the situation.
+    rate_values, rate_codes = np.unique(np.nan_to_num(spot_rate, nan=-1.0), return_inverse=True)
+    situation = ((cfg.astype(np.int64) * 2 + spot) * 2 + community) * len(rate_values) + rate_codes
     _, first_row, sit_codes = np.unique(situation, return_index=True, return_inverse=True)
     config_warnings = []
     firsts = {
@@ -916,6 +988,8 @@ def _assemble(
             ],
             "observed_on": cols["observed_on"],
             "excluded_by": [list(excluded_lists[c]) for c in broken_codes.tolist()],
+            "region": cols["region"],
+            **_preemption_columns(table, wi, spot, spot_rate, cols["bucket"]),
         },
         columns=list(RANKING_COLUMNS),
     )

@@ -10,7 +10,7 @@ from typing import Any
 import duckdb
 
 from gpuprice.reports import changes as changes_module
-from gpuprice.reports import costs, loading, workload_info
+from gpuprice.reports import comparison, costs, loading, workload_info
 from gpuprice.reports.data import (
     GpuCapacity,
     GpuCheapest,
@@ -103,6 +103,8 @@ def build_workload_report(
         price_history=loading.price_history(con, history_gpus, week, changes),
         changes=relevant_changes,
         best_fit=_fit_of(best, fit_rows),
+        comparison=comparison.cloud_vs_hyperscaler(con, name, ranked_on),
+        no_capacity=comparison.no_capacity(con),
     )
 
 

@@ -30,10 +30,26 @@ from gpuprice.scrapers.offer import PROVIDERS
 
 # Series colours (Okabe-Ito, colour-blind safe, then darker tones) and markers: each series of a
 # chart gets its own colour AND marker, so two lines of one provider (secure and community cloud)
-# or a grey print never look alike. Provider colours stay the first choice where a chart has
-# one series per provider, so a reader meets the same colour for the same provider across pages.
+# or a grey print never look alike. Provider colours (Okabe-Ito, then Paul Tol's wine/teal/sand
+# for the hyperscalers and marketplace) stay the first choice where a chart has one series per
+# provider, so a reader meets the same colour for the same provider across pages.
 PROVIDER_COLORS: dict[str, str] = dict(
-    zip(PROVIDERS, ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"), strict=True)
+    zip(
+        PROVIDERS,
+        (
+            "#0072B2",
+            "#E69F00",
+            "#009E73",
+            "#CC79A7",
+            "#D55E00",
+            "#56B4E9",
+            "#882255",
+            "#000000",
+            "#44AA99",
+            "#DDCC77",
+        ),
+        strict=True,
+    )
 )
 SERIES_COLORS: tuple[str, ...] = (
     "#0072B2",

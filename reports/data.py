@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gpuprice.models.choices import GPUS_PER_NODE
+from gpuprice.reports.comparison import KindBest, NoCapacity
 from gpuprice.reports.weeks import IsoWeek
 
 MEMORY_PARTS: tuple[str, ...] = ("weights", "gradients", "optimizer", "activations", "logits", "overhead")
@@ -468,3 +469,6 @@ class WorkloadReport(_Frozen):
     @property
     def cheapest_overall(self) -> RankedOffer | None:
         return cheapest_overall(self.rankings)
+    # GPU clouds vs hyperscalers vs marketplace (reports/comparison.py, templates/comparison.html.j2).
+    comparison: list[KindBest] = Field(default_factory=list)
+    no_capacity: list[NoCapacity] = Field(default_factory=list)

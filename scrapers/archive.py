@@ -4,7 +4,7 @@ Layout (CONTRACT.md): ``<archive>/<provider>/<YYYY-MM-DD>.<html|json>``, optiona
 A run for date D replays, per provider, the latest page at or before D.
 
 Anything else in the folder (README, SOURCES.md, CSVs, editor backups, sub-folders) is ignored.
-Names that try path tricks are refused: only the six provider folders are read, file names must
+Names that try path tricks are refused: only the provider folders are read, file names must
 match the pattern exactly (ASCII digits, a real date), and a symlink that leads outside the
 archive is skipped with a warning. Gzipped pages are inflated with a size cap, so a gzip bomb in
 an archive handed to us fails with a clear error instead of filling memory.

@@ -25,6 +25,7 @@ from gpuprice.scrapers.archive import (
 )
 from gpuprice.scrapers.fetch import FetchError, PoliteFetcher
 from gpuprice.scrapers.gunzip import MAX_PAGE_BYTES
+from gpuprice.scrapers.multipage import DEFAULT_MAX_PAGES, PartFailure, fetch_combined
 from gpuprice.scrapers.offer import Provider
 from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.rawstore import (
@@ -126,6 +127,52 @@ def _ordered(requests: Sequence[PageRequest]) -> list[PageRequest]:
     return [r for r in requests if not r.fallback] + [r for r in requests if r.fallback]
 
 
+def _groups(requests: Sequence[PageRequest]) -> list[list[PageRequest]]:
+    """Single requests alone, consecutive ``combine`` parts together (one stored page)."""
+    groups: list[list[PageRequest]] = []
+    for request in requests:
+        if request.combine and groups and groups[-1][-1].combine:
+            groups[-1].append(request)
+        else:
+            groups.append([request])
+    return groups
+
+
+def _paging(provider: str) -> tuple[object | None, int]:
+    """The provider's ``next_page_request`` hook (paged APIs) and its page cap."""
+    from gpuprice.scrapers.registry import provider_parser
+
+    parser = provider_parser(provider)
+    return getattr(parser, "next_page_request", None), int(getattr(parser, "MAX_PAGES", DEFAULT_MAX_PAGES))
+
+
+def _fetch_group(provider: str, group: list[PageRequest], fetcher: PoliteFetcher) -> tuple[bytes, int | None]:
+    """A multi-request source fetched part by part into one combined document (its bytes and
+    the first part's HTTP status); FetchError naming the failed parts."""
+    next_page, max_pages = _paging(provider)
+
+    def fetch_part(request: PageRequest) -> tuple[int, bytes]:
+        try:
+            page = fetcher.fetch(provider, request)
+        except FetchError as exc:
+            raise PartFailure(exc.cause) from None
+        return page.status, page.body
+
+    first = group[0].url
+    # Messages name the first URL without its query (Azure's filter is hundreds of characters)
+    # and the failed part only when it is another one.
+    shown = first.split("?", 1)[0] + ("?..." if "?" in first else "")
+    try:
+        body, parts = fetch_combined(group, fetch_part, next_page=next_page, max_pages=max_pages)  # type: ignore[arg-type]
+    except PartFailure as exc:
+        cause = exc.cause if exc.url in ("", first) else f"{exc.url.split('?', 1)[0]}: {exc.cause}"
+        raise FetchError(provider, shown, cause) from None
+    for part in parts:
+        if part.error is not None:
+            log.warning("%s: %s: %s", provider, part.url, part.error)
+    return body, next((part.status for part in parts if part.status is not None), None)
+
+
 def _live_requests(provider: str) -> list[PageRequest]:
     from gpuprice.scrapers.registry import provider_parser  # parsers load only when scraping live
 
@@ -159,9 +206,43 @@ def iter_live_pages(
     active = fetcher or PoliteFetcher()
     failures: list[str] = []
     last_cause = ""
+    last_url = ""
     yielded = False
     try:
-        for request in ordered:
+        for group in _groups(ordered):
+            request = group[0]
+            if request.combine:
+                try:
+                    body, status = _fetch_group(provider, group, active)
+                except FetchError as exc:
+                    log.warning("%s", exc)
+                    failures.append(f"{exc.url}: {exc.cause}")
+                    last_cause, last_url = exc.cause, exc.url
+                    continue
+                raw = _store_intact(
+                    home,
+                    provider,
+                    day,
+                    request.url,
+                    body,
+                    kind="json",
+                    http_status=status,
+                    fetched_at=dt.datetime.now(dt.UTC),
+                    parser_version=parser_version,
+                )
+                yielded = True
+                yield CollectedPage(
+                    provider=provider,
+                    snapshot_date=day,
+                    source="live",
+                    kind="json",
+                    body=body,
+                    raw=raw,
+                    request=request,
+                    page_date=day,
+                    earlier_failures=tuple(failures),
+                )
+                continue
             cached = lookup_validators(home, provider, request.url) if request.method == "GET" else None
             try:
                 fetched = active.fetch(provider, request, cached=cached)
@@ -204,8 +285,8 @@ def iter_live_pages(
             active.close()
     if not yielded:
         first = ordered[0].url
-        if len(ordered) == 1:  # one request: its own cause, without the URL a second time
-            raise FetchError(provider, first, last_cause)
+        if len(_groups(ordered)) == 1:  # one request or one combined source: its own cause
+            raise FetchError(provider, last_url or first, last_cause)
         summary = "; ".join(failures)
         raise FetchError(provider, first, f"all {len(ordered)} requests failed: {summary}")
 

@@ -32,6 +32,10 @@ TIER_MAP: dict[str, tuple[str, bool, str]] = {
     "spot": ("spot", False, "list"),
     "preemptible": ("spot", False, "list"),
     "preemptible_from": ("spot", False, "from"),
+    # Marketplace (Vast.ai) observations: independent hosts, so community prices.
+    "on_demand_marketplace": ("on_demand", True, "list"),
+    "on_demand_marketplace_lowest": ("on_demand", True, "lowest_now"),
+    "spot_marketplace": ("spot", True, "list"),
 }
 NOT_PLACEABLE = {
     "on_demand_via_primeintellect": "reseller price (via Prime Intellect), not the provider's own list price",

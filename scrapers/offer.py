@@ -12,10 +12,37 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-PROVIDERS: tuple[str, ...] = ("runpod", "lambda", "coreweave", "nebius", "crusoe", "massedcompute")
+PROVIDERS: tuple[str, ...] = (
+    "runpod",
+    "lambda",
+    "coreweave",
+    "nebius",
+    "crusoe",
+    "massedcompute",
+    "azure",
+    "aws",
+    "oci",
+    "vastai",
+)
+# How each provider sells GPUs: a GPU cloud, a hyperscaler (GPUs inside a general cloud, per
+# region, with spot and commitments) or a marketplace (independent hosts set their own prices).
+PROVIDER_KINDS: dict[str, str] = {
+    "runpod": "gpu_cloud",
+    "lambda": "gpu_cloud",
+    "coreweave": "gpu_cloud",
+    "nebius": "gpu_cloud",
+    "crusoe": "gpu_cloud",
+    "massedcompute": "gpu_cloud",
+    "azure": "hyperscaler",
+    "aws": "hyperscaler",
+    "oci": "hyperscaler",
+    "vastai": "marketplace",
+}
 TIERS: tuple[str, ...] = ("on_demand", "spot", "reserved")
 
-Provider = Literal["runpod", "lambda", "coreweave", "nebius", "crusoe", "massedcompute"]
+Provider = Literal[
+    "runpod", "lambda", "coreweave", "nebius", "crusoe", "massedcompute", "azure", "aws", "oci", "vastai"
+]
 Tier = Literal["on_demand", "spot", "reserved"]
 # What kind of price a row is: ``list`` a published per-GPU-hour rate; ``from`` a floor ("from $x",
 # "starting at": the cheapest host variant, not a rate you can count on); ``lowest_now`` Runpod's
@@ -75,6 +102,12 @@ class Offer(BaseModel):
     ram_gb: float | None = Field(default=None, gt=0)
     storage_gb: float | None = Field(default=None, ge=0)
     price_basis: PriceBasis = "list"
+    # How much the source says is rentable right now: Runpod's largest available GPU count,
+    # the number of Vast.ai listings behind a statistic. None when the source states nothing.
+    capacity: int | None = Field(default=None, ge=0)
+    # AWS's spot interruption bucket for this instance and region ("<5%" ... ">20%", the Spot
+    # Instance Advisor's label), where the source published one; the cost model reads it.
+    interruption_bucket: str | None = None
 
     @field_validator("usd_per_gpu_hour", "usd_per_instance_hour")
     @classmethod

@@ -12,6 +12,12 @@ class PageRequest(BaseModel):
 
     ``fallback`` requests are tried only when every primary request of the provider failed
     (Runpod: the GraphQL API is primary, the HTML pricing page the fallback).
+
+    ``combine`` marks a part of a multi-request source (AWS: one price file per region; Azure:
+    the first page of a paged API): the consecutive ``combine`` requests are fetched together
+    and stored as ONE combined JSON page (``scrapers/multipage.py``), which the parser reads
+    and the archive replays like any single page. An ``optional`` part may fail without
+    failing the whole (AWS's spot feeds: on-demand prices alone are still a result).
     """
 
     url: str
@@ -20,3 +26,5 @@ class PageRequest(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     kind: Literal["html", "json"] = "html"
     fallback: bool = False
+    combine: bool = False
+    optional: bool = False

@@ -96,7 +96,7 @@ class ValidatorEntry(BaseModel):
 
 
 def check_provider(provider: str) -> Provider:
-    """``provider`` if it is one of the six known providers, else RawStoreError naming them."""
+    """``provider`` if it is one of the known providers, else RawStoreError naming them."""
     if not isinstance(provider, str) or provider not in PROVIDERS:
         raise RawStoreError(f"unknown provider {provider!r}; valid: {', '.join(PROVIDERS)}")
     return provider  # type: ignore[return-value]

@@ -13,6 +13,8 @@ against the protocol here, and ``tests/test_provider_registry.py`` checks them a
 - ``live_requests() -> list[PageRequest]``: what ``--source live`` and ``check-live`` fetch;
 - ``parse(content, observed_on=None) -> ParseResult``: the structured reader; raises
   ``StructureMissing`` when the page has no recognisable price structure;
+- optionally ``next_page_request(request, body) -> PageRequest | None`` and ``MAX_PAGES`` for a
+  paged API whose requests are ``combine`` parts (Azure, OCI; ``scrapers/multipage.py``);
 - optionally ``PARSE_READS_DATE = True`` when the result depends on ``observed_on`` as well as
   on the bytes (Nebius dates "Effective October 1" by it): a backfill then parses such a page
   once per date instead of once per content.
@@ -31,7 +33,18 @@ from typing import Protocol, runtime_checkable
 from gpuprice.errors import unknown_choice
 from gpuprice.scrapers.offer import PROVIDERS, ParseResult, PriceUnit, Tier
 from gpuprice.scrapers.pages import PageRequest
-from gpuprice.scrapers.providers import coreweave, crusoe, lambda_cloud, massedcompute, nebius, runpod
+from gpuprice.scrapers.providers import (
+    aws,
+    azure,
+    coreweave,
+    crusoe,
+    lambda_cloud,
+    massedcompute,
+    nebius,
+    oci,
+    runpod,
+    vastai,
+)
 
 
 @runtime_checkable
@@ -49,7 +62,18 @@ class ProviderParser(Protocol):
     def parse(self, content: bytes, observed_on: dt.date | None = None) -> ParseResult: ...
 
 
-_REGISTERED: tuple[ProviderParser, ...] = (runpod, lambda_cloud, coreweave, nebius, crusoe, massedcompute)
+_REGISTERED: tuple[ProviderParser, ...] = (
+    runpod,
+    lambda_cloud,
+    coreweave,
+    nebius,
+    crusoe,
+    massedcompute,
+    azure,
+    aws,
+    oci,
+    vastai,
+)
 PARSERS: dict[str, ProviderParser] = {parser.PROVIDER: parser for parser in _REGISTERED}
 assert tuple(PARSERS) == PROVIDERS, (tuple(PARSERS), PROVIDERS)
 

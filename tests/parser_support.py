@@ -54,6 +54,8 @@ _OFFER_DEFAULTS: dict[str, object] = {
     "ram_gb": None,
     "storage_gb": None,
     "price_basis": "list",
+    "capacity": None,
+    "interruption_bucket": None,
 }
 
 

@@ -52,7 +52,7 @@ def archive(tmp_path: Path) -> Path:
     write(root / "lambda" / ".2026-10-10.html", b"hidden")
     write(root / "lambda" / "2026-10-11.HTML", b"upper case")
     (root / "lambda" / "2026-10-12.html").mkdir()  # a folder, not a page
-    write(root / "aws" / "2026-10-01.html", b"not one of our providers")
+    write(root / "paperspace" / "2026-10-01.html", b"not one of our providers")
     return root
 
 
@@ -107,7 +107,7 @@ def test_names_that_are_not_exactly_the_pattern_are_refused(name: str) -> None:
 
 
 def test_a_provider_argument_cannot_walk_out(archive: Path) -> None:
-    for provider in ("../lambda", "lambda/../nebius", "/etc", "aws"):
+    for provider in ("../lambda", "lambda/../nebius", "/etc", "paperspace"):
         with pytest.raises(RawStoreError, match="unknown provider"):
             find_archived_page(archive, provider, D("2026-10-06"))
 

@@ -152,7 +152,7 @@ def test_synthetic_history_is_one_snapshot_per_provider_per_day(tmp_path: Path) 
         "SELECT count(DISTINCT snapshot_date), count(DISTINCT provider), min(snapshot_date), max(snapshot_date),"
         " count(*) FROM price_snapshots"
     ).fetchall()[0]
-    assert per_day == (20, 6, dt.date(2026, 1, 12), dt.date(2026, 1, 31), added)
+    assert per_day == (20, len(PROVIDERS), dt.date(2026, 1, 12), dt.date(2026, 1, 31), added)
     duplicates = con.execute(
         "SELECT count(*) FROM (SELECT snapshot_date, provider, sku, gpu_count, tier, community, commitment_months,"
         " region, price_basis FROM price_snapshots GROUP BY ALL HAVING count(*) > 1)"

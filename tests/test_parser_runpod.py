@@ -54,7 +54,13 @@ def test_graphql_emits_every_price_field_with_its_tier_cloud_and_term() -> None:
         offer(**h100, tier="reserved", commitment_months=3, usd_per_gpu_hour=2.59),
         offer(**h100, tier="reserved", commitment_months=6, usd_per_gpu_hour=2.49),
         offer(
-            **h100, usd_per_gpu_hour=2.89, price_basis="lowest_now", available=True, vcpus=20.0, ram_gb=125.0
+            **h100,
+            usd_per_gpu_hour=2.89,
+            price_basis="lowest_now",
+            available=True,
+            capacity=8,  # availableGpuCounts [1, 2, 4, 8]
+            vcpus=20.0,
+            ram_gb=125.0,
         ),
         # stockStatus null: no machine in stock right now
         offer(
@@ -62,6 +68,7 @@ def test_graphql_emits_every_price_field_with_its_tier_cloud_and_term() -> None:
             usd_per_gpu_hour=2.59,
             price_basis="lowest_now",
             available=False,
+            capacity=0,  # availableGpuCounts []
             vcpus=16.0,
             ram_gb=62.0,
         ),
@@ -299,7 +306,7 @@ def test_gzipped_body_is_inflated_and_a_gzip_bomb_is_refused(monkeypatch: pytest
 
 
 def test_module_interface_through_the_registry() -> None:
-    assert_registered(runpod, "runpod", "runpod/1", "https://www.runpod.io/pricing")
+    assert_registered(runpod, "runpod", "runpod/2", "https://www.runpod.io/pricing")
     assert live_request_summary(runpod) == [
         ("https://api.runpod.io/graphql", "POST", "json", False),  # primary
         ("https://www.runpod.io/pricing", "GET", "html", True),  # fallback

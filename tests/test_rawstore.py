@@ -118,7 +118,9 @@ def test_a_crash_mid_write_never_shows_a_partial_page(
     assert seen_final == [False]
 
 
-@pytest.mark.parametrize("provider", ["../runpod", "RunPod", "runpod/..", "aws", "", "/etc", "runpod\x00"])
+@pytest.mark.parametrize(
+    "provider", ["../runpod", "RunPod", "runpod/..", "paperspace", "", "/etc", "runpod\x00"]
+)
 def test_bad_providers_never_become_paths(tmp_path: Path, provider: str) -> None:
     with pytest.raises(RawStoreError, match="unknown provider"):
         store_raw(tmp_path, provider, DAY, URL, BODY)

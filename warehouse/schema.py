@@ -269,7 +269,29 @@ def _v8(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("UPDATE provider_runs SET parse_strategy = 'structured' WHERE parse_strategy IS NULL")
 
 
-MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {2: _v2, 3: _v3, 4: _v4, 5: _v5, 8: _v8}
+def _v9(con: duckdb.DuckDBPyConnection) -> None:
+    """Availability beyond a yes/no, and AWS's spot interruption bucket, per snapshot row.
+
+    ``capacity``: how much the source says is rentable now (Runpod's largest available GPU
+    count, the number of Vast.ai listings behind a statistic); ``interruption_bucket``: the Spot
+    Instance Advisor's label ("<5%" ... ">20%") of an AWS spot offer. Both NULL where unstated.
+    Idempotent like _v8."""
+    con.execute("ALTER TABLE price_snapshots ADD COLUMN IF NOT EXISTS capacity INTEGER")
+    con.execute("ALTER TABLE price_snapshots ADD COLUMN IF NOT EXISTS interruption_bucket VARCHAR")
+    # Rankings say where the offer runs (its cheapest region) and the spot rate they costed.
+    con.execute("ALTER TABLE workload_rankings ADD COLUMN IF NOT EXISTS region VARCHAR")
+    con.execute("ALTER TABLE workload_rankings ADD COLUMN IF NOT EXISTS preemption_rate_per_node_hour DOUBLE")
+    con.execute("ALTER TABLE workload_rankings ADD COLUMN IF NOT EXISTS preemption_rate_source VARCHAR")
+
+
+MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {
+    2: _v2,
+    3: _v3,
+    4: _v4,
+    5: _v5,
+    8: _v8,
+    9: _v9,
+}
 SCHEMA_VERSION = max(MIGRATIONS)
 
 

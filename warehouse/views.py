@@ -12,7 +12,14 @@ import hashlib
 
 import duckdb
 
+from gpuprice.scrapers.offer import PROVIDER_KINDS
 from gpuprice.warehouse.staleness import MAX_OFFER_AGE_DAYS, stale_sql
+
+# provider -> gpu_cloud / hyperscaler / marketplace, as a SQL VALUES list (scrapers/offer.py).
+_PROVIDER_KINDS_SQL = ", ".join(f"('{p}', '{k}')" for p, k in PROVIDER_KINDS.items())
+# "No capacity seen for N days": an offer whose source states availability, reported all along,
+# without a day of stock in the last N days.
+CAPACITY_WATCH_DAYS = 7
 
 # The canonical offer key: what one offer is, whatever the source (a scrape, a replayed page,
 # a cited public report), so an offer's history is one line. The provider's own name for it
@@ -242,7 +249,8 @@ _BASE_VIEWS: dict[str, str] = {
     "v_offers_with_specs": """
         SELECT p.snapshot_date, p.provider, p.sku, p.gpu, p.gpu_raw, p.gpu_count, p.tier,
             p.community, p.commitment_months, p.region, p.price_basis, p.effective_from,
-            p.available, p.source, p.in_force, p.observed_on, p.snapshot_date - p.observed_on AS age_days,
+            p.available, p.capacity, p.interruption_bucket,
+            p.source, p.in_force, p.observed_on, p.snapshot_date - p.observed_on AS age_days,
             p.usd_per_gpu_hour, p.usd_per_instance_hour,
             g.vendor, g.architecture, g.memory_gb, g.memory_bandwidth_tbps,
             g.dense_bf16_tflops, g.dense_fp8_tflops, g.form_factor, g.nvlink_gbps, g.ecc,
@@ -297,6 +305,62 @@ _BASE_VIEWS: dict[str, str] = {
         FROM long
         QUALIFY rank <= 5
     """,
+    # Per snapshot date and offer (everything but the region): the cheapest region, named, with
+    # how many regions price it. Offers without regions are their own single row.
+    "v_cheapest_region": f"""
+        SELECT snapshot_date, provider, sku, gpu, gpu_raw, gpu_count, tier, community, commitment_months,
+            price_basis, region AS cheapest_region, usd_per_gpu_hour, usd_per_instance_hour,
+            count(*) OVER w AS regions,
+            max(usd_per_gpu_hour) OVER w AS dearest_region_usd_per_gpu_hour,
+            observed_on, age_days, source
+        FROM main.v_offers_with_specs
+        WHERE in_force AND age_days <= {MAX_OFFER_AGE_DAYS}
+        WINDOW w AS (PARTITION BY snapshot_date, provider, sku, gpu, gpu_count, tier, community,
+                     commitment_months, price_basis)
+        QUALIFY row_number() OVER (
+            PARTITION BY snapshot_date, provider, sku, gpu, gpu_count, tier, community, commitment_months,
+                price_basis
+            ORDER BY usd_per_gpu_hour, region NULLS FIRST, source
+        ) = 1
+    """,
+    # Offers whose source states availability (Runpod stock, Vast.ai listing counts) with no
+    # capacity seen in the last CAPACITY_WATCH_DAYS days although reported throughout.
+    "v_capacity_watch": f"""
+        WITH newest AS (SELECT max(snapshot_date) AS d FROM main.price_snapshots WHERE source IN ('scrape', 'archive')),
+        seen AS (
+            SELECT provider, gpu, gpu_raw, gpu_count, community,
+                max(snapshot_date) FILTER (WHERE available OR capacity > 0) AS last_capacity_date,
+                min(snapshot_date) AS first_reported, max(snapshot_date) AS last_reported
+            FROM main.price_snapshots
+            WHERE source IN ('scrape', 'archive') AND (available IS NOT NULL OR capacity IS NOT NULL)
+            GROUP BY ALL
+        )
+        SELECT s.*, (SELECT d FROM newest) AS as_of_date, {CAPACITY_WATCH_DAYS} AS window_days
+        FROM seen s
+        WHERE s.last_reported >= (SELECT d FROM newest) - {CAPACITY_WATCH_DAYS}
+          AND s.first_reported <= (SELECT d FROM newest) - {CAPACITY_WATCH_DAYS}
+          AND (s.last_capacity_date IS NULL OR s.last_capacity_date < (SELECT d FROM newest) - {CAPACITY_WATCH_DAYS})
+    """,
+    # The buying guide's comparison: per date and workload, the best-ranked offer (within the
+    # workload's limits) among GPU clouds, hyperscalers (Azure, AWS, OCI) and the marketplace
+    # (Vast.ai), with its cost per checkpoint and how it compares with the best of the three.
+    "v_cloud_vs_hyperscaler": f"""
+        WITH kinds(provider, provider_kind) AS (VALUES {_PROVIDER_KINDS_SQL}),
+        best AS (
+            SELECT r.snapshot_date, r.workload, k.provider_kind, r.rank, r.provider, r.sku, r.gpu,
+                r.gpu_count, r.nodes, r.tier, r.community, r.commitment_months, r.region, r.price_basis,
+                r.usd_per_gpu_hour, r.hours, r.total_cost_usd, r.cost_per_checkpoint_usd, r.observed_on
+            FROM main.workload_rankings r JOIN kinds k USING (provider)
+            WHERE coalesce(len(r.excluded_by), 0) = 0
+            QUALIFY row_number() OVER (
+                PARTITION BY r.snapshot_date, r.workload, k.provider_kind ORDER BY r.rank
+            ) = 1
+        )
+        SELECT *,
+            round(cost_per_checkpoint_usd / min(cost_per_checkpoint_usd) OVER (PARTITION BY snapshot_date, workload), 4)
+                AS ratio_to_best
+        FROM best
+    """,
     "v_unknown_gpus": """
         SELECT p.provider, p.gpu_raw, min(p.snapshot_date) AS first_seen, max(p.snapshot_date) AS last_seen,
             count(*) AS offers, p.gpu AS slug, (g.slug IS NULL AND p.gpu <> 'unknown') AS slug_missing_from_catalog
@@ -327,6 +391,9 @@ _ANALYTICS: dict[str, str] = {
     "best_value_by_gpu": "v_best_value_by_gpu",
     "best_value_by_metric": "v_best_value_by_metric",
     "unknown_gpus": "v_unknown_gpus",
+    "cheapest_region": "v_cheapest_region",
+    "capacity_watch": "v_capacity_watch",
+    "cloud_vs_hyperscaler": "v_cloud_vs_hyperscaler",
     "workload_best_by_provider": "v_workload_best_by_provider",
     "workload_best_by_gpu": "v_workload_best_by_gpu",
     "price_snapshots": "price_snapshots",

@@ -46,6 +46,8 @@ SNAPSHOT_COLUMNS: tuple[str, ...] = (
     "price_basis",
     "observed_on",
     "source_file",
+    "capacity",
+    "interruption_bucket",
 )
 RAW_PAGE_COLUMNS: tuple[str, ...] = (
     "provider",

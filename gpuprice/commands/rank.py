@@ -57,6 +57,9 @@ JSON_FIELDS = (
     "workload",
     "snapshot_date",
     "cost_terms",
+    "region",
+    "preemption_rate_per_node_hour",
+    "preemption_rate_source",
 )
 # Every cost term (models.cost / models.ranking cost_terms) as its own CSV column.
 TERM_COLUMNS = (

@@ -15,7 +15,9 @@ From one ``gpuType`` the parser emits, when the price is a positive number:
   ``communityLowestPrice`` (an alias) for community cloud; a ``lowestPrice`` from another query
   is recorded as secure (community False) unless the GPU is community-only (``secureCloud``
   false). ``stockStatus`` High/Medium/Low -> available True, null -> False (no stock), field not
-  queried -> None. Prices are for one GPU (``gpuCount: 1``).
+  queried -> None; ``availableGpuCounts`` (the pod sizes rentable now) -> ``capacity``, the
+  largest of them (0 for an empty list, None when not queried). Prices are for one GPU
+  (``gpuCount: 1``).
 
 A null or 0 price means "not offered": no offer and no error. ``clusterPrice`` (Instant
 Clusters, sold separately) and ``minimumBidPrice`` (a bid floor, not a price) are not offers.
@@ -43,7 +45,7 @@ from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import clean_text, parse_number, parse_price
 
 PROVIDER = "runpod"
-PARSER_VERSION = "runpod/1"
+PARSER_VERSION = "runpod/2"
 PRICING_URL = "https://www.runpod.io/pricing"
 # Secure and community cloud are separate markets: a bare price names neither.
 UNLABELED_TIER: Tier | None = None
@@ -231,6 +233,12 @@ def _emit_gpu_type(item: dict[str, Any], sink: OfferSink) -> None:
             community = True  # a community-only GPU: the cheapest machine can only be a community one
         status = lowest.get("stockStatus", ...)
         available = None if status is ... else clean_text(status).lower() in _IN_STOCK
+        counts = lowest.get("availableGpuCounts")
+        capacity = (
+            max((c for c in counts if isinstance(c, int) and not isinstance(c, bool) and c >= 0), default=0)
+            if isinstance(counts, list)
+            else None
+        )
         emit(
             f"{field}.uninterruptablePrice",
             lowest.get("uninterruptablePrice"),
@@ -239,6 +247,7 @@ def _emit_gpu_type(item: dict[str, Any], sink: OfferSink) -> None:
             sku=sku,
             price_basis="lowest_now",
             available=available,
+            capacity=capacity,
             vcpus=_spec(lowest.get("minVcpu")),
             ram_gb=_spec(lowest.get("minMemory")),
         )

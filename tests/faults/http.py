@@ -9,6 +9,7 @@ and the fetcher never sleeps for real: the waits it asks for are recorded per pr
 from __future__ import annotations
 
 import gzip
+import json
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -144,6 +145,24 @@ FAULTS: dict[str, HttpFault] = {
 TRANSIENT_503 = HttpFault("transient_503", "", True, _flaky_then_healthy)
 
 
+def _combined_part(body: bytes, request: httpx.Request) -> bytes:
+    """A recorded multi-request page (scrapers/multipage.py) answers each request with the part
+    recorded for the same host and path; a part recorded as missing, or none at all, with b""
+    (served as an empty body, which the fetcher refuses: that part did not arrive)."""
+    if not body.lstrip().startswith(b"{") or b'"gpuprice-combined/1"' not in body[:200]:
+        return body
+    document = json.loads(body)
+    wanted = (request.url.host.lower(), request.url.path)
+    for part in document.get("pages", []):
+        recorded = httpx.URL(part.get("url", ""))
+        if (recorded.host.lower(), recorded.path) == wanted:
+            if part.get("error") or part.get("body") is None:
+                return b""
+            content = part["body"]
+            return (content if isinstance(content, str) else json.dumps(content)).encode("utf-8")
+    return b""
+
+
 def provider_hosts() -> dict[str, str]:
     """host -> provider, from every provider's live requests."""
     hosts = {}
@@ -175,7 +194,8 @@ class FakeInternet:
     def healthy_body(self, provider: str, request: httpx.Request) -> bytes:
         pages = self.pages[provider]
         wants_json = "json" in request.headers.get("accept", "")
-        return pages.get("json" if wants_json else "html") or next(iter(pages.values()))
+        body = pages.get("json" if wants_json else "html") or next(iter(pages.values()))
+        return _combined_part(body, request)
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         provider = self.hosts.get(request.url.host.lower())

@@ -1,0 +1,231 @@
+"""AWS EC2: the per-region on-demand price files behind aws.amazon.com/ec2/pricing (key-less).
+
+Live, one combined document (``scrapers/multipage.py``) of:
+
+- per region in :data:`REGIONS`, ``b0.p.awsstatic.com/pricing/2.0/meteredUnitMaps/ec2/USD/
+  current/ec2-ondemand-without-sec-sel/<location>/Linux/index.json``: ``{"regions":
+  {"US East (N. Virginia)": {"<key>": {"Instance Type": "p5.48xlarge", "price": "55.04", ...}}}}``
+  (keys are compound strings, so rows are found by their ``Instance Type`` field; the location
+  name maps to the region code through :data:`REGIONS`);
+- optional: the spot price feed of the EC2 spot pricing page
+  (``website.spot.ec2.aws.a2z.com/spot.json``, JSONP ``callback({...})``:
+  ``config.regions[].instanceTypes[].sizes[].valueColumns[name=linux].prices.USD``);
+- optional: the Spot Instance Advisor's ``spot-advisor-data.json`` (interruption frequency
+  buckets ``ranges`` and ``spot_advisor.<region>.Linux.<type>.r``, the bucket index). A spot
+  offer carries its bucket label ("<5%" ... ">20%") as ``interruption_bucket``; the cost model
+  turns it into a preemption rate (``models/spot_risk.py``).
+
+Only instance types of the mapping CSV's GPU families (p*, g*) are read; an unlisted GPU type
+(a new family) is ``unknown`` with its raw name. Prices are per instance-hour; per GPU is the
+instance price over the CSV's GPU count. The price files carry no savings plans or reserved
+prices, so AWS offers are on-demand and spot only. A spot price of "N/A" is unpriced.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+from urllib.parse import quote
+
+from gpuprice.bounded_load import load_json
+from gpuprice.scrapers.instance_types import lookup
+from gpuprice.scrapers.json_pages import json_pages, positive_price
+from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier
+from gpuprice.scrapers.offer_sink import OfferSink
+from gpuprice.scrapers.pages import PageRequest
+from gpuprice.scrapers.parsing import clean_text
+
+PROVIDER = "aws"
+PARSER_VERSION = "aws/1"
+PRICING_URL = "https://aws.amazon.com/ec2/pricing/on-demand/"
+UNLABELED_TIER: Tier | None = None
+PRICE_UNIT: PriceUnit = "instance_hour"
+ON_DEMAND_URL = (
+    "https://b0.p.awsstatic.com/pricing/2.0/meteredUnitMaps/ec2/USD/current/"
+    "ec2-ondemand-without-sec-sel/{location}/Linux/index.json"
+)
+SPOT_URL = "https://website.spot.ec2.aws.a2z.com/spot.json"
+SPOT_ADVISOR_URL = "https://spot-bid-advisor.s3.amazonaws.com/spot-advisor-data.json"
+# Location names as the price files write them -> region codes. The regions where AWS sells
+# P5/P5en/P4 most widely; a location not listed here keeps its name as the region.
+REGIONS: dict[str, str] = {
+    "US East (N. Virginia)": "us-east-1",
+    "US East (Ohio)": "us-east-2",
+    "US West (Oregon)": "us-west-2",
+    "Europe (Stockholm)": "eu-north-1",
+    "Europe (Ireland)": "eu-west-1",
+    "Asia Pacific (Tokyo)": "ap-northeast-1",
+}
+_GPU_FAMILY_RX = re.compile(r"^(?:p\d|g\d)[a-z0-9-]*\.\w+$")
+_JSONP_RX = re.compile(r"^\s*[A-Za-z_$][\w$]*\s*\((?P<body>.*)\)\s*;?\s*$", re.S)
+
+
+def live_requests() -> list[PageRequest]:
+    """One on-demand file per region, then the two optional spot feeds, as one combined page."""
+    requests = [
+        PageRequest(url=ON_DEMAND_URL.format(location=quote(location)), kind="json", combine=True)
+        for location in REGIONS
+    ]
+    requests.append(PageRequest(url=SPOT_URL, kind="json", combine=True, optional=True))
+    requests.append(PageRequest(url=SPOT_ADVISOR_URL, kind="json", combine=True, optional=True))
+    return requests
+
+
+def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
+    """On-demand (and spot, where the feed is in the document) offers per region."""
+    sink = OfferSink(PROVIDER)
+    on_demand: list[dict[str, Any]] = []
+    spot: dict[str, Any] | None = None
+    advisor: dict[str, Any] | None = None
+    for _url, body in json_pages(content, sink):
+        if isinstance(body, str):
+            body = _unwrap_jsonp(body)
+        if not isinstance(body, dict):
+            continue
+        if isinstance(body.get("regions"), dict):
+            on_demand.append(body)
+        elif isinstance(body.get("config"), dict) and isinstance(body["config"].get("regions"), list):
+            spot = body
+        elif isinstance(body.get("spot_advisor"), dict):
+            advisor = body
+    if not on_demand and spot is None:
+        raise StructureMissing(PROVIDER, "no 'regions' price map (on-demand) or spot 'config.regions' feed")
+    for body in on_demand:
+        _parse_on_demand(body, sink)
+    if spot is not None:
+        _parse_spot(spot, advisor, sink)
+    elif advisor is not None:
+        sink.note("spot advisor buckets present but no spot prices: buckets unused")
+    return sink.result()
+
+
+def _unwrap_jsonp(text: str) -> Any:
+    match = _JSONP_RX.match(text)
+    if not match:
+        return None
+    try:
+        return load_json(match.group("body"))
+    except ValueError:
+        return None
+
+
+def _region_code(location: str) -> str:
+    return REGIONS.get(location, location)
+
+
+def _mapped(instance_type: str, sink: OfferSink) -> tuple[str, str, int, float | None]:
+    row = lookup(PROVIDER, instance_type)
+    if row is None:
+        sink.note_unknown_gpu(instance_type)
+        return "unknown", instance_type, 1, None
+    if row.gpu == "unknown":
+        sink.note_unknown_gpu(row.gpu_raw)
+    return row.gpu, row.gpu_raw, row.gpu_count, row.vram_gb
+
+
+def _add(sink: OfferSink, raw: str, instance_type: str, region: str, price: Any, **fields: Any) -> None:
+    try:
+        value = positive_price(price)
+    except ValueError as exc:
+        sink.reject(raw, str(exc))
+        return
+    if value is None:
+        sink.report.unpriced_rows += 1
+        return
+    gpu, gpu_raw, count, vram = _mapped(instance_type, sink)
+    sink.add(
+        raw,
+        gpu=gpu,
+        gpu_raw=gpu_raw,
+        gpu_count=count,
+        vram_gb=vram,
+        usd_per_gpu_hour=value / count,
+        usd_per_instance_hour=value,
+        region=region,
+        sku=instance_type,
+        **fields,
+    )
+
+
+def _parse_on_demand(body: dict[str, Any], sink: OfferSink) -> None:
+    for location, rows in body["regions"].items():
+        if not isinstance(rows, dict):
+            continue
+        region = _region_code(clean_text(location))
+        for row in rows.values():
+            if not isinstance(row, dict):
+                continue
+            if "Instance Type" not in row:
+                sink.note_columns(missing=["Instance Type"], unexpected=sorted(row)[:5])
+                continue
+            instance_type = clean_text(row.get("Instance Type"))
+            if not _GPU_FAMILY_RX.match(instance_type):
+                continue  # CPU families: not GPU offers
+            sink.report.rows_seen += 1
+            raw = f"{instance_type} | {region} | on-demand | price={row.get('price')!r}"
+            system = clean_text(row.get("Operating System")) or "Linux"
+            if system != "Linux":
+                sink.reject(raw, f"operating system {system}, not Linux")
+                continue
+            _add(sink, raw, instance_type, region, row.get("price"))
+
+
+def _buckets(advisor: dict[str, Any] | None) -> tuple[dict[int, str], dict[str, Any]]:
+    if advisor is None:
+        return {}, {}
+    labels = {
+        r["index"]: clean_text(r.get("label"))
+        for r in advisor.get("ranges", [])
+        if isinstance(r, dict) and isinstance(r.get("index"), int)
+    }
+    regions = advisor.get("spot_advisor")
+    return labels, regions if isinstance(regions, dict) else {}
+
+
+def _bucket(labels: dict[int, str], regions: dict[str, Any], region: str, instance_type: str) -> str | None:
+    entry = (
+        (regions.get(region) or {}).get("Linux", {}).get(instance_type)
+        if isinstance(regions.get(region), dict)
+        else None
+    )
+    index = entry.get("r") if isinstance(entry, dict) else None
+    return labels.get(index) if isinstance(index, int) else None
+
+
+def _parse_spot(spot: dict[str, Any], advisor: dict[str, Any] | None, sink: OfferSink) -> None:
+    labels, advisor_regions = _buckets(advisor)
+    for region_entry in spot["config"]["regions"]:
+        if not isinstance(region_entry, dict):
+            continue
+        region = clean_text(region_entry.get("region"))
+        for family in region_entry.get("instanceTypes") or []:
+            for size in (family.get("sizes") or []) if isinstance(family, dict) else []:
+                if not isinstance(size, dict):
+                    continue
+                instance_type = clean_text(size.get("size"))
+                if not _GPU_FAMILY_RX.match(instance_type):
+                    continue
+                sink.report.rows_seen += 1
+                linux = next(
+                    (
+                        v
+                        for v in size.get("valueColumns") or []
+                        if isinstance(v, dict) and v.get("name") == "linux"
+                    ),
+                    None,
+                )
+                price = (linux or {}).get("prices", {}).get("USD") if isinstance(linux, dict) else None
+                raw = f"{instance_type} | {region} | spot | price={price!r}"
+                if isinstance(price, str) and clean_text(price).upper().startswith("N/A"):
+                    sink.report.unpriced_rows += 1
+                    continue
+                _add(
+                    sink,
+                    raw,
+                    instance_type,
+                    region,
+                    price,
+                    tier="spot",
+                    interruption_bucket=_bucket(labels, advisor_regions, region, instance_type),
+                )

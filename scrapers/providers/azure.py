@@ -1,0 +1,219 @@
+"""Azure: the Retail Prices API (``https://prices.azure.com/api/retail/prices``), key-less JSON.
+
+The live fetch asks with an OData ``$filter`` for the Virtual Machines meters of the GPU sizes
+listed in ``scrapers/data/instance_types.csv`` (``armSkuName eq 'Standard_ND96isr_H100_v5' or
+...``), USD, and follows ``NextPageLink`` (1,000 items per page) up to :data:`MAX_PAGES`; the
+pages are stored as one combined document (``scrapers/multipage.py``). A single API page
+(``{"Items": [...], "NextPageLink": ...}``) parses too.
+
+Each item is one meter of one size in one region. Fields read: ``armSkuName`` (the size),
+``armRegionName`` (the region, kept on the offer), ``retailPrice``, ``unitOfMeasure``,
+``currencyCode``, ``type`` and ``reservationTerm``, ``meterName``, ``productName``. Rules:
+
+- ``productName`` ending "Windows" is the Windows licence price: not a GPU price, skipped;
+- ``type`` "Consumption": ``meterName`` ending "Spot" is tier ``spot``, "Low Priority" (the
+  retired batch tier) is skipped, anything else is ``on_demand``;
+- ``type`` "Reservation" with ``reservationTerm`` "1 Year"/"3 Years" is ``reserved`` with
+  ``commitment_months`` 12/36. Azure states a reservation's ``retailPrice`` for the whole term
+  (``unitOfMeasure`` still says "1 Hour"), so the hourly rate is price / (8,760 h x years);
+- ``savingsPlan`` entries of an on-demand meter (``[{"retailPrice", "term": "1 Year"}]``, per
+  hour) are ``reserved`` with the plan's term, SKU suffixed " (savings plan)" so they stay
+  apart from the reservation of the same term;
+- ``type`` "DevTestConsumption" (dev/test subscriptions only) is skipped;
+- a price of 0 is unpriced (not an offer); a currency other than USD or a unit other than
+  "1 Hour" is rejected with the row.
+
+Prices are per VM (instance) hour; the size's GPU count comes from the mapping CSV and the
+per-GPU price is the VM price divided by it. A size the CSV does not list is ``unknown``
+(count 1, the raw ``armSkuName`` as the name): reported, never guessed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from decimal import Decimal
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from gpuprice.scrapers.instance_types import lookup, provider_instance_types
+from gpuprice.scrapers.json_pages import json_pages, positive_price
+from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier
+from gpuprice.scrapers.offer_sink import OfferSink
+from gpuprice.scrapers.pages import PageRequest
+from gpuprice.scrapers.parsing import clean_text
+
+PROVIDER = "azure"
+PARSER_VERSION = "azure/1"
+PRICING_URL = "https://azure.microsoft.com/en-us/pricing/details/virtual-machines/linux/"
+UNLABELED_TIER: Tier | None = None
+PRICE_UNIT: PriceUnit = "instance_hour"
+API_URL = "https://prices.azure.com/api/retail/prices"
+API_VERSION = "2023-01-01-preview"
+# 40 GPU sizes x ~60 regions x 4 meter kinds fit in a few pages; 20 is a generous ceiling.
+MAX_PAGES = 20
+HOURS_PER_YEAR = 8760
+_TERM_RX = re.compile(r"^\s*(\d+)\s*years?\s*$", re.I)
+
+
+def odata_filter(sizes: list[str]) -> str:
+    """``serviceName eq 'Virtual Machines' and currencyCode eq 'USD' and (armSkuName eq ... or ...)``."""
+    names = " or ".join(f"armSkuName eq '{size}'" for size in sizes)
+    return f"serviceName eq 'Virtual Machines' and currencyCode eq 'USD' and ({names})"
+
+
+def live_requests() -> list[PageRequest]:
+    """The first API page of the GPU sizes in the mapping CSV; later pages follow NextPageLink."""
+    query = urlencode(
+        {"api-version": API_VERSION, "$filter": odata_filter(provider_instance_types(PROVIDER))},
+        safe="$',()",
+        quote_via=quote,
+    )
+    return [PageRequest(url=f"{API_URL}?{query}", kind="json", combine=True)]
+
+
+def next_page_request(request: PageRequest, body: Any) -> PageRequest | None:
+    """The request for ``NextPageLink`` of a page just fetched (None on the last page)."""
+    link = body.get("NextPageLink") if isinstance(body, dict) else None
+    if not isinstance(link, str) or not link.startswith(("https://", "http://")):
+        return None
+    return request.model_copy(update={"url": link})
+
+
+def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
+    """Offers of every GPU-size meter in the page(s); ``observed_on`` is not read."""
+    sink = OfferSink(PROVIDER)
+    pages = json_pages(content, sink)
+    items: list[Any] = []
+    structured = False
+    for _url, body in pages:
+        if isinstance(body, dict) and isinstance(body.get("Items"), list):
+            structured = True
+            items.extend(body["Items"])
+    if not structured:
+        raise StructureMissing(PROVIDER, "no Items list in the Retail Prices API response")
+    for item in items:
+        sink.report.rows_seen += 1
+        _emit(item, sink)
+    return sink.result()
+
+
+def _tier(item: dict[str, Any]) -> tuple[str, int | None] | str:
+    """(tier, commitment months), or why the meter is not a GPU price we keep."""
+    kind = clean_text(item.get("type"))
+    meter = clean_text(item.get("meterName"))
+    if kind == "Reservation":
+        match = _TERM_RX.match(clean_text(item.get("reservationTerm")))
+        if not match:
+            return f"reservation term {item.get('reservationTerm')!r} not understood"
+        return "reserved", 12 * int(match.group(1))
+    if kind == "DevTestConsumption":
+        return "skip"
+    if kind != "Consumption":
+        return f"price type {kind!r} not understood"
+    if meter.lower().endswith("low priority"):
+        return "skip"
+    return ("spot", None) if meter.lower().endswith("spot") else ("on_demand", None)
+
+
+def _retail_price(value: Any, *, term_priced: bool) -> Decimal | None:
+    """``retailPrice``: a reservation's is the whole term's price (hundreds of thousands of
+    dollars for an 8-GPU VM), beyond what a page's hourly price may be, so it is read as a
+    plain JSON number; an hourly price goes through the shared price reader and its bounds."""
+    if not term_priced:
+        return positive_price(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"not a reservation price: {value!r}")
+    if value < 0:
+        raise ValueError(f"negative price: {value!r}")
+    return Decimal(str(value)) if value > 0 else None
+
+
+def _emit(item: Any, sink: OfferSink) -> None:
+    if not isinstance(item, dict):
+        sink.reject(clean_text(json.dumps(item))[:200], "item is not an object")
+        return
+    size = clean_text(item.get("armSkuName"))
+    region = clean_text(item.get("armRegionName")) or None
+    raw = " | ".join(
+        clean_text(item.get(k)) for k in ("armSkuName", "armRegionName", "meterName", "type", "retailPrice")
+    )
+    if not size:
+        sink.reject(raw, "item without armSkuName")
+        return
+    if clean_text(item.get("productName")).lower().endswith("windows"):
+        return  # the Windows licence price of the same VM
+    tier = _tier(item)
+    if tier == "skip":
+        return
+    if isinstance(tier, str):
+        sink.reject(raw, tier)
+        return
+    currency = clean_text(item.get("currencyCode")) or "USD"
+    if currency != "USD":
+        sink.reject(raw, f"currency {currency}, not USD")
+        return
+    unit = clean_text(item.get("unitOfMeasure"))
+    if unit and unit.lower() != "1 hour":
+        sink.reject(raw, f"unit {unit!r}, not '1 Hour'")
+        return
+    try:
+        price = _retail_price(item.get("retailPrice"), term_priced=tier[1] is not None)
+    except ValueError as exc:
+        sink.reject(raw, str(exc))
+        return
+    if price is None:
+        sink.report.unpriced_rows += 1
+        return
+    tier_name, months = tier
+    if months is not None:  # a reservation is priced for its whole term
+        price = price / Decimal(HOURS_PER_YEAR * months // 12)
+    mapped = lookup(PROVIDER, size)
+    if mapped is None:
+        sink.note_unknown_gpu(size)
+        gpu, gpu_raw, count, vram = "unknown", size, 1, None
+    else:
+        gpu, gpu_raw, count, vram = mapped.gpu, mapped.gpu_raw, mapped.gpu_count, mapped.vram_gb
+        if gpu == "unknown":
+            sink.note_unknown_gpu(gpu_raw)
+    common: dict[str, Any] = dict(gpu=gpu, gpu_raw=gpu_raw, gpu_count=count, vram_gb=vram, region=region)
+    sink.add(
+        raw,
+        tier=tier_name,
+        commitment_months=months,
+        usd_per_gpu_hour=price / count,
+        usd_per_instance_hour=price,
+        sku=size,
+        **common,
+    )
+    if tier_name == "on_demand":
+        for plan in item.get("savingsPlan") or []:
+            _emit_savings_plan(plan, raw, size, count, common, sink)
+
+
+def _emit_savings_plan(
+    plan: Any, raw: str, size: str, count: int, common: dict[str, Any], sink: OfferSink
+) -> None:
+    term = _TERM_RX.match(clean_text(plan.get("term"))) if isinstance(plan, dict) else None
+    plan_raw = f"{raw} | savingsPlan {plan!r}"[:300]
+    if term is None:
+        sink.reject(plan_raw, "savings plan without a '1 Year'/'3 Years' term")
+        return
+    try:
+        price = positive_price(plan.get("retailPrice"))
+    except ValueError as exc:
+        sink.reject(plan_raw, str(exc))
+        return
+    if price is None:
+        sink.report.unpriced_rows += 1
+        return
+    sink.add(
+        plan_raw,
+        tier="reserved",
+        commitment_months=12 * int(term.group(1)),
+        usd_per_gpu_hour=price / count,
+        usd_per_instance_hour=price,
+        sku=f"{size} (savings plan)",
+        **common,
+    )
