@@ -469,6 +469,7 @@ class WorkloadReport(_Frozen):
     @property
     def cheapest_overall(self) -> RankedOffer | None:
         return cheapest_overall(self.rankings)
+
     # GPU clouds vs hyperscalers vs marketplace (reports/comparison.py, templates/comparison.html.j2).
     comparison: list[KindBest] = Field(default_factory=list)
     no_capacity: list[NoCapacity] = Field(default_factory=list)
