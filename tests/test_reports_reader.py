@@ -130,7 +130,7 @@ def test_status_is_one_story(week) -> None:
     for name, path in pages.items():
         if name.endswith(".html"):
             text = visible(path)
-            assert "2 of 7 providers were stale on 2026-10-30" in text, name
+            assert "6 of 11 providers were stale on 2026-10-30" in text, name
             assert "providers fresh" not in text and "Old data" not in text, name
 
 
