@@ -48,6 +48,8 @@ class ProviderBackfill:
     provider: str
     dates_loaded: int = 0
     dates_failed: int = 0
+    # --source raw: dates with no kept page to parse again (their earlier record stands)
+    dates_not_stored: int = 0
     offers: int = 0
     first_error: str | None = None
 
@@ -178,8 +180,12 @@ def _outcomes(
             outcome.first_error = outcome.first_error or f"{day.isoformat()}: {error}"
     for outcome in outcomes.values():
         missing = summary.dates - outcome.dates_loaded - outcome.dates_failed
-        if missing > 0:  # a step failed before recording these dates
-            errors = provider_errors(summary.phase_errors, outcome.provider)
+        if missing <= 0:
+            continue
+        errors = provider_errors(summary.phase_errors, outcome.provider)
+        if summary.source == "raw" and not errors:  # nothing kept to re-parse, nothing failed
+            outcome.dates_not_stored = missing
+        else:  # a step failed before recording these dates
             outcome.dates_failed += missing
             outcome.first_error = outcome.first_error or (errors[0] if errors else "did not complete")
     return list(outcomes.values())

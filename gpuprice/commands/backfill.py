@@ -164,8 +164,12 @@ def _run(
                 markup=False,
             )
         else:
+            unstored = (
+                f"; {p.dates_not_stored} with no kept page (left as recorded)" if p.dates_not_stored else ""
+            )
             out.print(
-                f"{p.provider:<14} ok      {p.dates_loaded}/{dates} dates, {p.offers} offers", markup=False
+                f"{p.provider:<14} ok      {p.dates_loaded}/{dates} dates, {p.offers} offers{unstored}",
+                markup=False,
             )
     out.print(f"warehouse: {summary.warehouse}", markup=False)
     out.print(f"analytics: {summary.analytics}", markup=False)
