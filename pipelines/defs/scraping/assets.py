@@ -132,7 +132,6 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
         # Per date: the pages stored (the last is the one to parse), how it was chosen, its own date.
         pages: dict[dt.date, list[RawPage] | Exception] = {}
         chosen: dict[dt.date, tuple[tuple[str, ...], dt.date]] = {}
-        nothing_stored: set[dt.date] = set()  # re-parse dates with no kept page
         if scrape.source == "archive":
             from gpuprice.scrapers.collect import collect_archived_range
 
@@ -152,8 +151,6 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
             for d, (page, page_date) in stored.items():
                 pages[d] = page if isinstance(page, Exception) else [page]
                 chosen[d] = ((), page_date)
-                if isinstance(page, FileNotFoundError):
-                    nothing_stored.add(d)
         else:
             for day in days:
                 try:
@@ -166,10 +163,13 @@ def build_provider_assets(provider: str) -> list[dg.AssetsDefinition]:
         failures = {d: (f"fetch failed: {p}", None) for d, p in pages.items() if isinstance(p, Exception)}
         # A re-parse with nothing kept for a date has nothing to say about it: the date's earlier
         # record (a success, or the failure that left no page, with its own cause) stands.
+        unstored = {
+            d for d, p in pages.items() if scrape.source == "raw" and isinstance(p, FileNotFoundError)
+        }
         record_failures(
             warehouse,
             provider=provider,
-            failures={d: f for d, f in failures.items() if d not in nothing_stored},
+            failures={d: f for d, f in failures.items() if d not in unstored},
             source=scrape.source,
             started_at=started,
         )
