@@ -2,7 +2,8 @@
 
 The Dagster UI titles an asset node with the last component of its key, so that component names
 both the stage and the provider (``raw/raw_crusoe`` is titled "raw_crusoe"), while the first
-component keeps the catalog's folders by stage.
+component keeps the catalog's folders by stage. The three stages of a provider run as one step,
+``scrape_<provider>``.
 """
 
 from __future__ import annotations
@@ -23,9 +24,14 @@ def provider_asset_keys(providers: Iterable[str]) -> list[dg.AssetKey]:
     return [provider_asset_key(stage, p) for p in providers for stage in PROVIDER_STAGES]
 
 
+def provider_step(provider: str) -> str:
+    """The step (op) that materializes the provider's three stages."""
+    return f"scrape_{provider}"
+
+
 def step_provider(step_key: str, providers: Iterable[str]) -> str | None:
-    """The provider whose stage asset ran as ``step_key`` (``raw__raw_crusoe``), or None."""
+    """The provider whose stages ran as ``step_key`` (``scrape_crusoe``), or None."""
     for provider in providers:
-        if any(step_key == "__".join(provider_asset_key(s, provider).path) for s in PROVIDER_STAGES):
+        if step_key == provider_step(provider):
             return provider
     return None

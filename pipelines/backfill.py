@@ -13,7 +13,6 @@ The same run is what the Dagster UI launches for a backfill over a partition ran
 from __future__ import annotations
 
 import datetime as dt
-import tempfile
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -111,47 +110,46 @@ def run_backfill(
         warehouse=home / "warehouse.duckdb",
         analytics=home / "analytics.duckdb",
     )
-    with tempfile.TemporaryDirectory(prefix="gpuprice-backfill-") as scratch:
-        resources = default_resources(home, source, archive_dir, workloads, io_dir=Path(scratch))  # type: ignore[arg-type]
-        instance = cli_instance(home)
+    resources = default_resources(home, source, archive_dir, workloads)  # type: ignore[arg-type]
+    instance = cli_instance(home)
 
-        def materialize(selection: dg.AssetSelection, first: str, last: str, label: str) -> None:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                result = dg.materialize(
-                    [*assets, *checks],
-                    selection=selection,
-                    resources=resources,
-                    instance=instance,
-                    raise_on_error=False,
-                    run_config=_quiet_run_config(),
-                    tags={
-                        RANGE_START_TAG: first,
-                        RANGE_END_TAG: last,
-                        "gpuprice/phase": label,
-                        STEP_RETRIES_TAG: "off",
-                        **cli_run_tags(),
-                    },
-                )
-            summary.phase_errors.extend(f"{label}: {e}" for e in _step_errors(result))
+    def materialize(selection: dg.AssetSelection, first: str, last: str, label: str) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = dg.materialize(
+                [*assets, *checks],
+                selection=selection,
+                resources=resources,
+                instance=instance,
+                raise_on_error=False,
+                run_config=_quiet_run_config(),
+                tags={
+                    RANGE_START_TAG: first,
+                    RANGE_END_TAG: last,
+                    "gpuprice/phase": label,
+                    STEP_RETRIES_TAG: "off",
+                    **cli_run_tags(),
+                },
+            )
+        summary.phase_errors.extend(f"{label}: {e}" for e in _step_errors(result))
 
-        scrape = provider_asset_keys(providers)
-        everything = dg.AssetSelection.assets(*REFERENCE_ASSETS, *scrape, *MODEL_ASSETS)
-        listener = on_progress or (lambda stage, n: None)
-        with progress.listening(listener):
-            materialize(everything, start.isoformat(), end.isoformat(), "backfill")
-            if render_reports:
-                weeks = weeks_touched(start, end)
-                materialize(
-                    dg.AssetSelection.assets("weekly_reports"),
-                    weeks[0].isoformat(),
-                    weeks[-1].isoformat(),
-                    "reports",
-                )
-                for monday in weeks:
-                    year, week, _ = monday.isocalendar()
-                    summary.reports += sorted((home / "reports" / f"{year}-W{week:02d}").glob("*.html"))
-        instance.dispose()
+    scrape = provider_asset_keys(providers)
+    everything = dg.AssetSelection.assets(*REFERENCE_ASSETS, *scrape, *MODEL_ASSETS)
+    listener = on_progress or (lambda stage, n: None)
+    with progress.listening(listener):
+        materialize(everything, start.isoformat(), end.isoformat(), "backfill")
+        if render_reports:
+            weeks = weeks_touched(start, end)
+            materialize(
+                dg.AssetSelection.assets("weekly_reports"),
+                weeks[0].isoformat(),
+                weeks[-1].isoformat(),
+                "reports",
+            )
+            for monday in weeks:
+                year, week, _ = monday.isocalendar()
+                summary.reports += sorted((home / "reports" / f"{year}-W{week:02d}").glob("*.html"))
+    instance.dispose()
     summary.providers = _outcomes(summary, providers, started)
     return summary
 

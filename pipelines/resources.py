@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,11 @@ from gpuprice.warehouse.views import create_views
 
 # Every asset that writes to DuckDB runs in this pool; dagster.yaml limits it to 1 slot.
 WAREHOUSE_POOL = "duckdb"
+
+# The connection a step shares among its writes (WarehouseResource.session): (database, connection).
+_SESSION: contextvars.ContextVar[tuple[str, duckdb.DuckDBPyConnection] | None] = contextvars.ContextVar(
+    "gpuprice_warehouse_session", default=None
+)
 
 
 class WarehouseResource(DuckDBResource):
@@ -41,7 +47,35 @@ class WarehouseResource(DuckDBResource):
         return Path(self.database)
 
     @contextlib.contextmanager
+    def session(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """One connection for a whole step: every ``open()`` inside it reuses it.
+
+        Opening costs ~10 ms (the file, the schema check) and a provider's step writes four
+        times. Only a step holds it (the pool gives a step, not a run, the writer's slot), so
+        the file's lock is free between steps for the next writer."""
+        active = _SESSION.get()
+        if active is not None and active[0] == self.database:
+            yield active[1]
+            return
+        with self._connect() as con:
+            token = _SESSION.set((self.database, con))
+            try:
+                yield con
+            finally:
+                _SESSION.reset(token)
+
+    @contextlib.contextmanager
     def open(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A writer's connection: the step's session when one is open, else a new one."""
+        active = _SESSION.get()
+        if active is not None and active[0] == self.database:
+            yield active[1]
+            return
+        with self._connect() as con:
+            yield con
+
+    @contextlib.contextmanager
+    def _connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
         self.home_path.mkdir(parents=True, exist_ok=True)
         if warehouse_lake(self.database_path) is not None:  # GPUPRICE_WAREHOUSE=ducklake:...
             con = connect_writer(self.database_path)
@@ -87,16 +121,12 @@ def default_resources(
     source: StepSource = DEFAULT_SOURCE,
     archive_dir: Path | None = None,
     workloads: Path | None = None,
-    io_dir: Path | None = None,
 ) -> dict[str, Any]:
-    """``io_dir``: where steps hand values to the next step (default: the Dagster home's storage)."""
-    from gpuprice.pipelines.ranges import PartitionRangeIOManager
-
+    """No IO manager: no step hands a value to another (a provider's stages share one step)."""
     return {
         "warehouse": WarehouseResource.for_home(home),
         "scrape": ScrapeSettings(source=source, archive_dir=str(archive_dir or "")),
         "workload_catalog": WorkloadCatalog(extra_file=str(workloads or "")),
-        "io_manager": PartitionRangeIOManager(base_dir=str(io_dir or home / "dagster" / "storage")),
     }
 
 
