@@ -47,7 +47,11 @@ def cli_instance(home: Path) -> dg.DagsterInstance:
         "class": "PooledSqliteEventLogStorage",
         "config": {"dagster_home": str(folder)},
     }
-    ref = InstanceRef.from_dir(str(folder), overrides={"event_log_storage": events})
+    # No compute-log capture: it starts two `tail -F` and two watcher processes per run (~50 ms,
+    # more on a busy machine) to copy a CLI run's stdout/stderr, which the terminal shows anyway.
+    # Runs launched by the UI or the daemon keep dagster.yaml's capture.
+    quiet = {"module": "dagster._core.storage.noop_compute_log_manager", "class": "NoOpComputeLogManager"}
+    ref = InstanceRef.from_dir(str(folder), overrides={"event_log_storage": events, "compute_logs": quiet})
     instance = dg.DagsterInstance.from_ref(ref)
     release_abandoned_runs(instance)
     return instance

@@ -241,10 +241,19 @@ def test_end_to_end_benchmark_reports_both_figures() -> None:
     quick = [sys.executable, "-c", "import json"]
     heavier = [sys.executable, "-c", "import numpy, pandas"]
     figures = end_to_end.measure(
-        repeats=1, baseline_repeats=1, command=quick, reports_command=quick, floor_command=heavier
+        repeats=1,
+        baseline_repeats=1,
+        command=quick,
+        reports_command=quick,
+        floor_command=heavier,
+        prime_command=quick,
     )
-    assert_well_formed(figures, {"e2e.run_no_reports_wall_s", "e2e.run_wall_s", "e2e.run_peak_rss_mb"})
-    rss = figures[2]
+    assert_well_formed(
+        figures,
+        {"e2e.run_no_reports_wall_s", "e2e.run_wall_s", "e2e.first_run_wall_s", "e2e.run_peak_rss_mb"},
+    )
+    assert figures[2].passed is None  # the first run on an empty home is there for reference
+    rss = figures[3]
     assert rss.baseline_value > rss.value  # the floor's memory is the floor's, the run's the run's
     assert rss.baseline == "python -c import numpy, pandas"
     assert figures[0].details["archive_date"]
@@ -257,6 +266,7 @@ def test_a_failing_command_is_an_error_not_a_figure() -> None:
             baseline_repeats=1,
             command=[sys.executable, "-c", "raise SystemExit(3)"],
             reports_command=[sys.executable, "-c", "pass"],
+            prime_command=[sys.executable, "-c", "pass"],
         )
 
 
