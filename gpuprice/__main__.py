@@ -1,3 +1,3 @@
-from gpuprice.cli import main
+from gpuprice.cli import console_main
 
-main()
+console_main()

@@ -5,6 +5,8 @@ Errors: BadInput -> exit 2, StructureError -> exit 3, both as one line on stderr
 
 from __future__ import annotations
 
+import atexit
+import os
 import sys
 from importlib import metadata
 from typing import Annotated, Any, cast
@@ -124,5 +126,30 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def console_main() -> None:
+    """The ``gpuprice`` console script: ``main()``, then the exit handlers, then an immediate exit.
+
+    A finished command has closed its connections and files; what is left is Python tearing down
+    the ~2,000 modules a pipeline run imports (Dagster, pandas, DuckDB), ~0.35 s of a 4 s run.
+    The exit handlers (logging, temporary folders, helper processes) still run first. A crash
+    (an uncaught exception) exits the usual way, with its traceback."""
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            code = exc.code or 0
+        else:
+            print(exc.code, file=sys.stderr)
+            code = 1
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError):  # the reader left, or the stream is closed
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    main()
+    console_main()
