@@ -13,6 +13,9 @@ from collections.abc import Iterable
 import dagster as dg
 
 PROVIDER_STAGES = ("raw", "parsed", "snapshot")
+# The unpartitioned reference data, and what runs after the providers' snapshots (in graph order).
+REFERENCE_ASSETS = ("dim_gpu", "public_price_observations", "memory_fit")
+MODEL_ASSETS = ("offers_with_specs", "workload_rankings", "analytics_copy")
 
 
 def provider_asset_key(stage: str, provider: str) -> dg.AssetKey:

@@ -21,7 +21,7 @@ from pathlib import Path
 import dagster as dg
 
 from gpuprice.pipelines import progress
-from gpuprice.pipelines.asset_keys import provider_asset_keys, step_provider
+from gpuprice.pipelines.asset_keys import MODEL_ASSETS, REFERENCE_ASSETS, provider_asset_keys, step_provider
 from gpuprice.pipelines.defs.scraping.assets import STEP_RETRIES_TAG
 from gpuprice.pipelines.instance import cli_instance, cli_run_tags
 from gpuprice.pipelines.resources import default_resources
@@ -36,8 +36,6 @@ from gpuprice.scrapers.offer import PROVIDERS
 from gpuprice.warehouse.connection import connect_read_only, warehouse_exists
 from gpuprice.warehouse.queries import provider_runs_finished_since
 
-REFERENCE_ASSETS = ("dim_gpu", "public_price_observations", "memory_fit")
-MODEL_ASSETS = ("offers_with_specs", "workload_rankings", "analytics_copy")
 RANGE_START_TAG = "dagster/asset_partition_range_start"
 RANGE_END_TAG = "dagster/asset_partition_range_end"
 

@@ -46,6 +46,10 @@ class WarehouseResource(DuckDBResource):
     def database_path(self) -> Path:
         return Path(self.database)
 
+    def _session_connection(self) -> duckdb.DuckDBPyConnection | None:
+        active = _SESSION.get()
+        return active[1] if active is not None and active[0] == self.database else None
+
     @contextlib.contextmanager
     def session(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """One connection for a whole step: every ``open()`` inside it reuses it.
@@ -53,11 +57,7 @@ class WarehouseResource(DuckDBResource):
         Opening costs ~10 ms (the file, the schema check) and a provider's step writes four
         times. Only a step holds it (the pool gives a step, not a run, the writer's slot), so
         the file's lock is free between steps for the next writer."""
-        active = _SESSION.get()
-        if active is not None and active[0] == self.database:
-            yield active[1]
-            return
-        with self._connect() as con:
+        with self.open() as con:
             token = _SESSION.set((self.database, con))
             try:
                 yield con
@@ -67,9 +67,9 @@ class WarehouseResource(DuckDBResource):
     @contextlib.contextmanager
     def open(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A writer's connection: the step's session when one is open, else a new one."""
-        active = _SESSION.get()
-        if active is not None and active[0] == self.database:
-            yield active[1]
+        shared = self._session_connection()
+        if shared is not None:
+            yield shared
             return
         with self._connect() as con:
             yield con

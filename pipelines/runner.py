@@ -18,7 +18,7 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
-from gpuprice.pipelines.asset_keys import provider_asset_keys, step_provider
+from gpuprice.pipelines.asset_keys import MODEL_ASSETS, REFERENCE_ASSETS, provider_asset_keys, step_provider
 from gpuprice.pipelines.defs.scraping.assets import STEP_RETRIES_TAG
 from gpuprice.pipelines.instance import cli_instance, cli_run_tags
 from gpuprice.pipelines.resources import default_resources
@@ -86,19 +86,11 @@ def _quiet_run_config() -> dict:
     return {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 
-# What runs after the providers' snapshots, in order.
-MODEL_ASSETS = (
-    dg.AssetKey("offers_with_specs"),
-    dg.AssetKey("workload_rankings"),
-    dg.AssetKey("analytics_copy"),
-)
-
-
-def _skipped_assets(result: dg.ExecuteInProcessResult) -> set[dg.AssetKey]:
-    """The model assets whose step never started: Dagster leaves out (without an event) every
-    step downstream of a failed one."""
+def _skipped_models(result: dg.ExecuteInProcessResult) -> list[str]:
+    """The model assets whose step never started, in graph order: Dagster leaves out (without an
+    event) every step downstream of a failed one."""
     started = {e.step_key for e in result.all_events if e.event_type_value == "STEP_START"}
-    return {key for key in MODEL_ASSETS if key.to_python_identifier() not in started}
+    return [key for key in MODEL_ASSETS if key not in started]  # their step keys are their names
 
 
 def _step_errors(result: dg.ExecuteInProcessResult) -> list[str]:
@@ -169,13 +161,12 @@ def run_day(
     progress("[1/4] reference data: GPU catalog, public price history, memory-fit sweep")
     progress(f"[2/4] providers ({source}, {partition}): {', '.join(providers)}")
     progress("[3/4] then offers with specs, workload rankings, analytics copy and Parquet export")
-    reference = [dg.AssetKey(k) for k in ("dim_gpu", "public_price_observations", "memory_fit")]
     scrape = provider_asset_keys(providers)
-    run = materialize(dg.AssetSelection.assets(*reference, *scrape, *MODEL_ASSETS), partition, "run")
-    skipped = [k for k in MODEL_ASSETS if k in _skipped_assets(run)]  # in graph order
+    run = materialize(dg.AssetSelection.assets(*REFERENCE_ASSETS, *scrape, *MODEL_ASSETS), partition, "run")
+    skipped = _skipped_models(run)
     if skipped:
         models = materialize(dg.AssetSelection.assets(*skipped), partition, "models")
-        if dg.AssetKey("analytics_copy") in _skipped_assets(models):
+        if "analytics_copy" in _skipped_models(models):
             # Published even when a model step failed: analysts still get the day's prices.
             materialize(dg.AssetSelection.assets("analytics_copy"), partition, "publish")
 

@@ -9,13 +9,13 @@ failed: one provider's failure must not stop rankings and the analysts' copy for
 
 import dagster as dg
 
+from gpuprice.pipelines.asset_keys import MODEL_ASSETS, REFERENCE_ASSETS
 from gpuprice.pipelines.partitions import daily_partitions
 
-REFERENCE_ASSETS = ("dim_gpu", "public_price_observations", "memory_fit")
 # Nothing in the scrape depends on the reference data or the other way round: a failure in one
 # leaves the other to land.
 SCRAPE_SELECTION = dg.AssetSelection.groups("scraping") | dg.AssetSelection.assets(*REFERENCE_ASSETS)
-DOWNSTREAM_SELECTION = dg.AssetSelection.assets("offers_with_specs", "workload_rankings", "analytics_copy")
+DOWNSTREAM_SELECTION = dg.AssetSelection.assets(*MODEL_ASSETS)
 
 daily_scrape_job = dg.define_asset_job(
     "daily_scrape",
