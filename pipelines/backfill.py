@@ -13,7 +13,6 @@ The same run is what the Dagster UI launches for a backfill over a partition ran
 from __future__ import annotations
 
 import datetime as dt
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,16 +21,9 @@ import dagster as dg
 
 from gpuprice.pipelines import progress
 from gpuprice.pipelines.asset_keys import MODEL_ASSETS, REFERENCE_ASSETS, provider_asset_keys, step_provider
-from gpuprice.pipelines.defs.scraping.assets import STEP_RETRIES_TAG
-from gpuprice.pipelines.instance import cli_instance, cli_run_tags
+from gpuprice.pipelines.instance import cli_instance
 from gpuprice.pipelines.resources import default_resources
-from gpuprice.pipelines.runner import (
-    _all_definitions,
-    _failed_step,
-    _quiet_run_config,
-    _step_errors,
-    provider_errors,
-)
+from gpuprice.pipelines.runner import _failed_step, materialize_for_cli, provider_errors
 from gpuprice.scrapers.offer import PROVIDERS
 from gpuprice.warehouse.connection import connect_read_only, warehouse_exists
 from gpuprice.warehouse.queries import provider_runs_finished_since
@@ -99,7 +91,6 @@ def run_backfill(
 ) -> BackfillSummary:
     """Backfill ``start``..``end`` (inclusive); per-date failures are recorded, not raised."""
     started = dt.datetime.now(dt.UTC)
-    assets, checks = _all_definitions()
     summary = BackfillSummary(
         start=start,
         end=end,
@@ -112,24 +103,14 @@ def run_backfill(
     instance = cli_instance(home)
 
     def materialize(selection: dg.AssetSelection, first: str, last: str, label: str) -> None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            result = dg.materialize(
-                [*assets, *checks],
-                selection=selection,
-                resources=resources,
-                instance=instance,
-                raise_on_error=False,
-                run_config=_quiet_run_config(),
-                tags={
-                    RANGE_START_TAG: first,
-                    RANGE_END_TAG: last,
-                    "gpuprice/phase": label,
-                    STEP_RETRIES_TAG: "off",
-                    **cli_run_tags(),
-                },
-            )
-        summary.phase_errors.extend(f"{label}: {e}" for e in _step_errors(result))
+        _, errors = materialize_for_cli(
+            selection,
+            resources=resources,
+            instance=instance,
+            label=label,
+            tags={RANGE_START_TAG: first, RANGE_END_TAG: last},
+        )
+        summary.phase_errors.extend(errors)
 
     scrape = provider_asset_keys(providers)
     everything = dg.AssetSelection.assets(*REFERENCE_ASSETS, *scrape, *MODEL_ASSETS)

@@ -74,16 +74,41 @@ def _as_date(value: object) -> dt.date | None:
     return pd.Timestamp(value).date()  # type: ignore[arg-type]
 
 
-def _all_definitions():
+def _all_definitions() -> list:
     from gpuprice.pipelines.definitions import defs
 
-    assets = list(defs.assets or [])
-    checks = list(defs.asset_checks or [])
-    return assets, checks
+    return [*(defs.assets or []), *(defs.asset_checks or [])]
 
 
-def _quiet_run_config() -> dict:
-    return {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+def materialize_for_cli(
+    selection: dg.AssetSelection,
+    *,
+    resources: dict,
+    instance: dg.DagsterInstance,
+    label: str,
+    partition_key: str | None = None,
+    tags: dict[str, str] | None = None,
+) -> tuple[dg.ExecuteInProcessResult, list[str]]:
+    """One in-process run of ``selection`` for ``gpuprice run``/``backfill``, and its step errors
+    (each prefixed with ``label``).
+
+    Dagster's console log and warnings stay quiet (the CLI prints its own progress); no step
+    retries: the fetcher already retried, and nobody at a terminal should wait 30-90 s more; the
+    run is tagged so a later CLI run can tell whether its process is still alive."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        logging.getLogger("dagster").setLevel(logging.ERROR)
+        result = dg.materialize(
+            _all_definitions(),
+            selection=selection,
+            partition_key=partition_key,
+            resources=resources,
+            instance=instance,
+            raise_on_error=False,
+            run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
+            tags={**(tags or {}), "gpuprice/phase": label, STEP_RETRIES_TAG: "off", **cli_run_tags()},
+        )
+    return result, [f"{label}: {e}" for e in _step_errors(result)]
 
 
 def _skipped_models(result: dg.ExecuteInProcessResult) -> list[str]:
@@ -122,7 +147,6 @@ def run_day(
     from gpuprice.warehouse.queries import provider_run_status
 
     started = dt.datetime.now(dt.UTC)
-    assets, checks = _all_definitions()
     resources = default_resources(home, source, archive_dir, workloads)
     instance = cli_instance(home)
     partition = day.isoformat()
@@ -137,21 +161,10 @@ def run_day(
     def materialize(
         selection: dg.AssetSelection, partition_key: str | None, label: str
     ) -> dg.ExecuteInProcessResult:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            logging.getLogger("dagster").setLevel(logging.ERROR)
-            result = dg.materialize(
-                [*assets, *checks],
-                selection=selection,
-                partition_key=partition_key,
-                resources=resources,
-                instance=instance,
-                raise_on_error=False,
-                run_config=_quiet_run_config(),
-                # The fetcher already retried; no 30-90 s step retries while someone waits.
-                tags={"gpuprice/phase": label, STEP_RETRIES_TAG: "off", **cli_run_tags()},
-            )
-        summary.phase_errors.extend(f"{label}: {e}" for e in _step_errors(result))
+        result, errors = materialize_for_cli(
+            selection, resources=resources, instance=instance, label=label, partition_key=partition_key
+        )
+        summary.phase_errors.extend(errors)
         return result
 
     # One Dagster run for reference data, the providers and the models: each run costs its own
