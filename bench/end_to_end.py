@@ -13,7 +13,9 @@ The daily run is measured as it happens every day: on a home that already holds 
 (a fresh temporary ``GPUPRICE_HOME`` per repeat, primed by an untimed run for the previous date,
 so the warehouse, the raw store and the Dagster instance exist and nothing of the measured date
 is cached). The first run on an empty home, which also creates the warehouse and the instance,
-is printed beside it for reference. Every run replays the sample archive shipped with the code
+is printed beside it for reference, and so is the orchestration floor (``bench/orchestration_floor.py``):
+the seconds Dagster's instance and run take for the same graph with empty step bodies, the part
+of the ratio no change to gpuprice's own code can remove. Every run replays the sample archive shipped with the code
 (``GPUPRICE_ARCHIVE`` and ``GPUPRICE_WORKLOADS`` are removed from its environment).
 """
 
@@ -142,6 +144,16 @@ def _prime(cmd: list[str], home: Path) -> None:
         raise RuntimeError(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.strip()[-500:]}")
 
 
+def _orchestration_seconds(cmd: list[str]) -> float:
+    """The empty-graph run's own figure, on a home whose instance already holds one run."""
+    with tempfile.TemporaryDirectory(prefix="gpuprice-bench-home-") as home:
+        _prime(cmd, Path(home))
+        done = subprocess.run(cmd, env=_clean_env(Path(home)), cwd=_REPO, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.strip()[-500:]}")
+    return float(json.loads(done.stdout.strip().splitlines()[-1])["seconds"])
+
+
 def measure(
     repeats: int = 1,
     baseline_repeats: int = 3,
@@ -150,9 +162,11 @@ def measure(
     reports_command: list[str] | None = None,
     floor_command: list[str] | None = None,
     prime_command: list[str] | None = None,
+    orchestration_command: list[str] | None = None,
 ) -> list[Figure]:
-    """``command`` / ``reports_command`` / ``floor_command`` / ``prime_command`` replace the runs,
-    the floor and the priming run (the smoke test passes quick ones)."""
+    """``command`` / ``reports_command`` / ``floor_command`` / ``prime_command`` /
+    ``orchestration_command`` replace the runs, the floor, the priming run and the empty-graph
+    run (the smoke test passes quick ones)."""
     if repeats < 1 or baseline_repeats < 1:
         raise ValueError("repeats and baseline_repeats must be >= 1")
     newest = newest_archive_date(SAMPLE_ARCHIVE)
@@ -166,8 +180,10 @@ def measure(
     }
     prime = prime_command or run_command((newest - dt.timedelta(days=1)).isoformat())
     floor_cmd = floor_command or [sys.executable, "-c", "import dagster"]
+    empty_graph = orchestration_command or [sys.executable, "-m", "bench.orchestration_floor", day]
     runs: dict[str, list[ProcessStats]] = {name: [] for name in commands}
     floors: list[ProcessStats] = []
+    orchestration: list[float] = []
     # Alternate floor and runs so that all see the same machine load.
     for index in range(max(repeats, baseline_repeats)):
         for name, cmd in commands.items():
@@ -182,6 +198,8 @@ def measure(
                     f"{' '.join(cmd)} exited {stats.returncode}: {stats.stderr_tail.strip()[-500:]}"
                 )
             runs[name].append(stats)
+        if index < repeats:
+            orchestration.append(_orchestration_seconds(empty_graph))
         if index < baseline_repeats:
             with tempfile.TemporaryDirectory(prefix="gpuprice-bench-home-") as home:
                 floors.append(measure_process(floor_cmd, env=_clean_env(Path(home)), cwd=_REPO))
@@ -223,6 +241,14 @@ def measure(
             unit="s",
             baseline_value=floor_wall,
             ratio_meaning="times the framework's import time (empty home: creates the warehouse and instance)",
+        ),
+        against_floor(
+            name="e2e.orchestration_floor_s",
+            value=statistics.median(orchestration),
+            unit="s",
+            baseline_value=floor_wall,
+            ratio_meaning="times the framework's import time (Dagster's instance and run for this graph, "
+            "empty step bodies; add 1x for the import)",
         ),
         against_floor(
             name="e2e.run_peak_rss_mb",
