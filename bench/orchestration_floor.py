@@ -11,20 +11,20 @@ Run it twice on one home and keep the second figure: the daily run finds an inst
 holds the day before.
 """
 
-# No `from __future__ import annotations`: Dagster reads the context parameter's annotation.
+from __future__ import annotations
+
 import json
-import logging
 import os
 import sys
 import time
-import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import dagster as dg
 
-from gpuprice.pipelines.asset_keys import MODEL_ASSETS, REFERENCE_ASSETS, provider_asset_keys
-from gpuprice.pipelines.instance import cli_instance, cli_run_tags
+from gpuprice.pipelines.asset_keys import daily_selection
+from gpuprice.pipelines.instance import cli_instance
+from gpuprice.pipelines.runner import materialize_for_cli
 from gpuprice.scrapers.offer import PROVIDERS
 
 
@@ -40,7 +40,7 @@ def _empty_assets(assets_def: dg.AssetsDefinition) -> dg.AssetsDefinition:
         pool=assets_def.op.pool,
         can_subset=assets_def.can_subset,
     )
-    def empty(context: dg.AssetExecutionContext) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+    def empty() -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
         for check in check_specs:
             yield dg.AssetCheckResult(asset_key=check.asset_key, check_name=check.name, passed=True)
         for spec in specs:
@@ -72,24 +72,19 @@ def empty_graph() -> list:
 def run_once(home: Path, partition: str, providers: Sequence[str] = PROVIDERS) -> float:
     """Seconds to open the instance under ``home`` and run the daily selection with empty bodies."""
     graph = empty_graph()
-    selection = dg.AssetSelection.assets(*REFERENCE_ASSETS, *provider_asset_keys(providers), *MODEL_ASSETS)
     started = time.perf_counter()
     instance = cli_instance(home)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            logging.getLogger("dagster").setLevel(logging.ERROR)
-            result = dg.materialize(
-                graph,
-                selection=selection,
-                partition_key=partition,
-                instance=instance,
-                tags=cli_run_tags(),
-                run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
-                raise_on_error=False,
-            )
+        result, errors = materialize_for_cli(
+            daily_selection(providers),
+            resources={},
+            instance=instance,
+            label="orchestration-floor",
+            partition_key=partition,
+            definitions=graph,
+        )
         if not result.success:
-            raise RuntimeError("the empty graph's run failed")
+            raise RuntimeError(f"the empty graph's run failed: {'; '.join(errors)}")
         return time.perf_counter() - started
     finally:
         instance.dispose()

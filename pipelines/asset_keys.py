@@ -27,6 +27,12 @@ def provider_asset_keys(providers: Iterable[str]) -> list[dg.AssetKey]:
     return [provider_asset_key(stage, p) for p in providers for stage in PROVIDER_STAGES]
 
 
+def daily_selection(providers: Iterable[str]) -> dg.AssetSelection:
+    """What ``gpuprice run`` and ``gpuprice backfill`` run: the reference data, the providers'
+    stages and the models after them."""
+    return dg.AssetSelection.assets(*REFERENCE_ASSETS, *provider_asset_keys(providers), *MODEL_ASSETS)
+
+
 def provider_step(provider: str) -> str:
     """The step (op) that materializes the provider's three stages."""
     return f"scrape_{provider}"

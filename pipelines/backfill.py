@@ -20,7 +20,7 @@ from pathlib import Path
 import dagster as dg
 
 from gpuprice.pipelines import progress
-from gpuprice.pipelines.asset_keys import MODEL_ASSETS, REFERENCE_ASSETS, provider_asset_keys, step_provider
+from gpuprice.pipelines.asset_keys import daily_selection, step_provider
 from gpuprice.pipelines.instance import cli_instance
 from gpuprice.pipelines.resources import default_resources
 from gpuprice.pipelines.runner import _failed_step, materialize_for_cli, provider_errors
@@ -112,11 +112,9 @@ def run_backfill(
         )
         summary.phase_errors.extend(errors)
 
-    scrape = provider_asset_keys(providers)
-    everything = dg.AssetSelection.assets(*REFERENCE_ASSETS, *scrape, *MODEL_ASSETS)
     listener = on_progress or (lambda stage, n: None)
     with progress.listening(listener):
-        materialize(everything, start.isoformat(), end.isoformat(), "backfill")
+        materialize(daily_selection(providers), start.isoformat(), end.isoformat(), "backfill")
         if render_reports:
             weeks = weeks_touched(start, end)
             materialize(

@@ -18,7 +18,7 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
-from gpuprice.pipelines.asset_keys import MODEL_ASSETS, REFERENCE_ASSETS, provider_asset_keys, step_provider
+from gpuprice.pipelines.asset_keys import MODEL_ASSETS, daily_selection, step_provider
 from gpuprice.pipelines.defs.scraping.assets import STEP_RETRIES_TAG
 from gpuprice.pipelines.instance import cli_instance, cli_run_tags
 from gpuprice.pipelines.resources import default_resources
@@ -88,18 +88,20 @@ def materialize_for_cli(
     label: str,
     partition_key: str | None = None,
     tags: dict[str, str] | None = None,
+    definitions: Sequence | None = None,
 ) -> tuple[dg.ExecuteInProcessResult, list[str]]:
     """One in-process run of ``selection`` for ``gpuprice run``/``backfill``, and its step errors
     (each prefixed with ``label``).
 
     Dagster's console log and warnings stay quiet (the CLI prints its own progress); no step
     retries: the fetcher already retried, and nobody at a terminal should wait 30-90 s more; the
-    run is tagged so a later CLI run can tell whether its process is still alive."""
+    run is tagged so a later CLI run can tell whether its process is still alive. ``definitions``
+    replaces the code location's assets and checks (the benchmark's empty graph)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         logging.getLogger("dagster").setLevel(logging.ERROR)
         result = dg.materialize(
-            _all_definitions(),
+            _all_definitions() if definitions is None else definitions,
             selection=selection,
             partition_key=partition_key,
             resources=resources,
@@ -174,8 +176,7 @@ def run_day(
     progress("[1/4] reference data: GPU catalog, public price history, memory-fit sweep")
     progress(f"[2/4] providers ({source}, {partition}): {', '.join(providers)}")
     progress("[3/4] then offers with specs, workload rankings, analytics copy and Parquet export")
-    scrape = provider_asset_keys(providers)
-    run = materialize(dg.AssetSelection.assets(*REFERENCE_ASSETS, *scrape, *MODEL_ASSETS), partition, "run")
+    run = materialize(daily_selection(providers), partition, "run")
     skipped = _skipped_models(run)
     if skipped:
         models = materialize(dg.AssetSelection.assets(*skipped), partition, "models")
