@@ -13,6 +13,7 @@ import duckdb
 from dagster_duckdb import DuckDBResource
 
 from gpuprice.models.workloads import Workload, load_workloads
+from gpuprice.pipelines.run_connection import shared_connection_for
 from gpuprice.scrapers.archive import archive_or_sample
 from gpuprice.settings import DEFAULT_SOURCE, Settings
 from gpuprice.sources import StepSource
@@ -54,9 +55,9 @@ class WarehouseResource(DuckDBResource):
     def session(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """One connection for a whole step: every ``open()`` inside it reuses it.
 
-        Opening costs ~10 ms (the file, the schema check) and a provider's step writes four
-        times. Only a step holds it (the pool gives a step, not a run, the writer's slot), so
-        the file's lock is free between steps for the next writer."""
+        Opening costs ~15 ms and closing a checkpoint, and a provider's step writes four times.
+        Within a CLI run the connection is the run's (``run_connection.py``); otherwise the step
+        holds its own, so the file's lock is free between steps for the next writer."""
         with self.open() as con:
             token = _SESSION.set((self.database, con))
             try:
@@ -66,10 +67,16 @@ class WarehouseResource(DuckDBResource):
 
     @contextlib.contextmanager
     def open(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A writer's connection: the step's session when one is open, else a new one."""
-        shared = self._session_connection()
+        """A writer's connection: the step's session when one is open, else the run's shared
+        connection when the run has one, else a new one."""
+        active = self._session_connection()
+        if active is not None:
+            yield active
+            return
+        shared = shared_connection_for(self.database)
         if shared is not None:
-            yield shared
+            with shared.lend(self._connect) as con:
+                yield con
             return
         with self._connect() as con:
             yield con

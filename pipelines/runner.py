@@ -7,6 +7,7 @@ failed, so one provider's failure never stops the others from landing and being 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import sys
@@ -21,7 +22,8 @@ import pandas as pd
 from gpuprice.pipelines.asset_keys import MODEL_ASSETS, daily_selection, step_provider
 from gpuprice.pipelines.defs.scraping.assets import STEP_RETRIES_TAG
 from gpuprice.pipelines.instance import cli_instance, cli_run_tags
-from gpuprice.pipelines.resources import default_resources
+from gpuprice.pipelines.resources import WarehouseResource, default_resources
+from gpuprice.pipelines.run_connection import sharing_connection
 from gpuprice.scrapers.offer import PROVIDERS
 from gpuprice.warehouse.connection import connect_read_only, warehouse_exists
 
@@ -95,9 +97,16 @@ def materialize_for_cli(
 
     Dagster's console log and warnings stay quiet (the CLI prints its own progress); no step
     retries: the fetcher already retried, and nobody at a terminal should wait 30-90 s more; the
-    run is tagged so a later CLI run can tell whether its process is still alive. ``definitions``
-    replaces the code location's assets and checks (the benchmark's empty graph)."""
-    with warnings.catch_warnings():
+    run is tagged so a later CLI run can tell whether its process is still alive; its steps share
+    one warehouse connection (``run_connection.py``). ``definitions`` replaces the code location's
+    assets and checks (the benchmark's empty graph)."""
+    warehouse = resources.get("warehouse")
+    sharing = (
+        sharing_connection(warehouse.database)
+        if isinstance(warehouse, WarehouseResource)
+        else contextlib.nullcontext()
+    )
+    with warnings.catch_warnings(), sharing:
         warnings.simplefilter("ignore")
         logging.getLogger("dagster").setLevel(logging.ERROR)
         result = dg.materialize(
