@@ -113,9 +113,12 @@ def load_yaml(text: str, *, max_bytes: int = MAX_BYTES) -> tuple[Any, Any]:
     """
     if len(text) > max_bytes:
         raise ValueError(f"larger than {max_bytes:,} bytes")
-    try:
-        root = yaml.compose(text, Loader=StrictYamlLoader)
-        data = yaml.load(text, Loader=StrictYamlLoader)
+    loader = StrictYamlLoader(text)
+    try:  # one parse: the data is constructed from the composed node tree
+        root = loader.get_single_node()
+        data = loader.construct_document(root) if root is not None else None
     except RecursionError:
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
+    finally:
+        loader.dispose()
     return data, root

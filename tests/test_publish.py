@@ -112,3 +112,43 @@ def test_parquet_export_is_partitioned_by_snapshot_date(tmp_path: Path):
     export_parquet(con, [D1], tmp_path / "exports")
     assert len(list((tmp_path / "exports/price_snapshots/snapshot_date=2026-10-01").glob("*.parquet"))) == 1
     con.close()
+
+
+def test_the_copy_serves_the_warehouses_history_views_from_stored_periods(tmp_path: Path):
+    wh, copy = tmp_path / "warehouse.duckdb", tmp_path / "analytics.duckdb"
+    con = connect_writer(wh)
+    try:
+        # Three offers on D1; on D2 the second one's price moves and the third is gone.
+        for day, prices in ((D1, [1.0, 2.0, 3.0]), (D2, [1.0, 2.5])):
+            offers = [
+                make_offer(sku=f"s{i}", gpu_count=2**i, usd_per_gpu_hour=price)
+                for i, price in enumerate(prices)
+            ]
+            replace_snapshot_partition(
+                con,
+                provider="lambda",
+                snapshot_date=day,
+                offers=offers,
+                source="archive",
+                raw_sha256=None,
+                parser_version=None,
+            )
+        computed = {
+            view: con.execute(f"SELECT * FROM analytics.{view} ORDER BY ALL").fetchall()
+            for view in ("price_history", "daily_prices", "price_changes")
+        }
+        publish_analytics_copy(con, wh, copy)
+    finally:
+        con.close()
+    reader = connect_reader(copy)
+    try:
+        # price_changes and daily_prices build on the periods: in the copy they read the stored ones.
+        definition = reader.execute(
+            "SELECT sql FROM duckdb_views() WHERE schema_name = 'main' AND view_name = 'v_price_history'"
+        ).fetchone()[0]
+        assert "price_periods" in definition
+        for view, rows in computed.items():
+            assert rows, view  # a price change, a dropped offer and days to carry forward
+            assert reader.execute(f"SELECT * FROM analytics.{view} ORDER BY ALL").fetchall() == rows, view
+    finally:
+        reader.close()

@@ -449,6 +449,9 @@ def materialize_price_history(con: duckdb.DuckDBPyConnection) -> int:
         "SELECT * FROM main.v_price_history ORDER BY gpu, provider, valid_from, offer_key"
     )
     con.execute("CREATE OR REPLACE VIEW analytics.price_history AS SELECT * FROM main.price_periods")
+    # Views built on the periods (the daily series, price changes) read the stored ones: the same
+    # rows, without computing the windows over all history again.
+    con.execute("CREATE OR REPLACE VIEW main.v_price_history AS SELECT * FROM main.price_periods")
     # The daily series (and the views built on it) read the precomputed rows, sorted by GPU.
     con.execute(
         "CREATE OR REPLACE TABLE main.daily_price_rows AS "
