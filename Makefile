@@ -3,6 +3,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+PACKAGE_DIRS := gpuprice scrapers models warehouse reports pipelines
 export GPUPRICE_HOME ?= $(CURDIR)/data
 
 .PHONY: demo test test-fast lint format dev bench lock install clean
@@ -15,6 +16,9 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements.lock
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
 	$(BIN)/pip check
+	@# An editable install leaves gpuprice's own modules uncompiled (pip compiles only what it copies);
+	@# compiling them here spares every run that sets PYTHONDONTWRITEBYTECODE recompiling them.
+	$(BIN)/python -m compileall -q $(PACKAGE_DIRS) >/dev/null
 	@touch $(STAMP)
 
 install: $(STAMP)

@@ -11,6 +11,7 @@ import duckdb
 
 from gpuprice.reports import changes as changes_module
 from gpuprice.reports import comparison, costs, loading, workload_info
+from gpuprice.reports.comparison import NoCapacity
 from gpuprice.reports.data import (
     GpuCapacity,
     GpuCheapest,
@@ -62,11 +63,13 @@ def build_workload_report(
     meta: ReportMeta,
     changes: Sequence[PriceChange],
     cheapest: Sequence[GpuCheapest],
+    fit: loading.MemoryFit,
+    no_capacity: Sequence[NoCapacity],
     in_catalog: bool = True,
 ) -> WorkloadReport:
     ranked_on = loading.rankings_date(con, name, week)
     ranked = loading.rankings(con, name, ranked_on) if ranked_on else []
-    fit_rows, computed_at = loading.memory_fit(con, name)
+    fit_rows, computed_at = fit
     # Only the GPU counts the workload may use (a sweep stored before limits were applied has more).
     limit = getattr(workload, "gpu_limit", None)
     if isinstance(limit, int):
@@ -104,7 +107,7 @@ def build_workload_report(
         changes=relevant_changes,
         best_fit=_fit_of(best, fit_rows),
         comparison=comparison.cloud_vs_hyperscaler(con, name, ranked_on),
-        no_capacity=comparison.no_capacity(con),
+        no_capacity=list(no_capacity),
     )
 
 
@@ -187,6 +190,9 @@ def build_week(
             "status_warn": warn,
         }
     )
+    names = workload_order(con, week, catalog)
+    fits = loading.memory_fits(con, names)
+    no_capacity = comparison.no_capacity(con)  # the same watch list in every workload's report
     reports = [
         build_workload_report(
             con,
@@ -196,10 +202,12 @@ def build_week(
             meta=meta,
             changes=changes,
             cheapest=cheapest,
+            fit=fits[name],
+            no_capacity=no_capacity,
             # Without a catalog (models.workloads absent) nothing can be "no longer in" it.
             in_catalog=name in catalog or not catalog,
         )
-        for name in workload_order(con, week, catalog)
+        for name in names
     ]
     overview = WeekOverview(
         meta=meta,

@@ -305,17 +305,20 @@ def rankings(con: duckdb.DuckDBPyConnection, workload: str, snapshot_date: dt.da
     ]
 
 
-def memory_fit(
-    con: duckdb.DuckDBPyConnection, workload: str
-) -> tuple[list[MemoryFitRow], dt.datetime | None]:
-    """The workload's memory-fit sweep (newest row per configuration) and when it was computed."""
-    rows = _rows(
-        con,
-        sql("reports/memory_fit"),
-        [workload],
-    )
-    computed = max((r["computed_at"] for r in rows), default=None)
-    return [MemoryFitRow(**{k: v for k, v in r.items() if k != "computed_at"}) for r in rows], computed
+MemoryFit = tuple[list[MemoryFitRow], dt.datetime | None]
+
+
+def memory_fits(con: duckdb.DuckDBPyConnection, workloads: Iterable[str]) -> dict[str, MemoryFit]:
+    """Each workload's memory-fit sweep (newest row per configuration) and when it was computed,
+    read in one query for all of them (a workload without a sweep gets no rows)."""
+    wanted = sorted(set(workloads))
+    grouped: dict[str, list[MemoryFitRow]] = {name: [] for name in wanted}
+    computed: dict[str, dt.datetime] = {}
+    if wanted:
+        for row in _rows(con, sql("reports/memory_fit"), [wanted]):
+            grouped[row.pop("workload")].append(MemoryFitRow(**row))
+        computed = dict(con.execute(sql("reports/memory_fit_computed"), [wanted]).fetchall())
+    return {name: (rows, computed.get(name)) for name, rows in grouped.items()}
 
 
 def gpu_capacities(con: duckdb.DuckDBPyConnection, gpus: Iterable[str]) -> list[GpuCapacity]:

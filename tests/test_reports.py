@@ -562,3 +562,33 @@ def test_memory_verdict_semantics() -> None:
     assert [c.sharding if c else None for c in h100.cells] == ["none", "zero2", None]  # least-complex fit
     assert h100.fewest.gpu_count == 2 and verdict.smallest.gpu == "h100-sxm"
     assert verdict.fitting_gpu_types == ["h100-sxm"] and verdict.single_gpu_types == []
+
+
+def test_compiled_templates_are_reused_and_follow_edits_to_the_source(tmp_path: Path) -> None:
+    from jinja2 import DictLoader, Environment
+
+    from gpuprice.reports.pages import CompiledTemplateCache
+
+    sources = {"page.j2": "price {{ value }}"}
+
+    def render() -> str:
+        env = Environment(loader=DictLoader(sources), bytecode_cache=CompiledTemplateCache(str(tmp_path)))
+        return env.get_template("page.j2").render(value=3)
+
+    assert render() == "price 3"
+    cached = list(tmp_path.iterdir())
+    assert len(cached) == 1  # compiled once, kept
+    assert render() == "price 3"
+    sources["page.j2"] = "cost {{ value }}"
+    assert render() == "cost 3"  # the checksum changed: recompiled, not the stale code
+
+
+def test_a_template_cache_that_cannot_be_written_only_costs_the_compile(tmp_path: Path) -> None:
+    from jinja2 import DictLoader, Environment
+
+    from gpuprice.reports.pages import CompiledTemplateCache
+
+    gone = tmp_path / "removed"
+    cache = CompiledTemplateCache(str(gone))  # its folder vanishes: every write fails
+    env = Environment(loader=DictLoader({"page.j2": "{{ 1 + 1 }}"}), bytecode_cache=cache)
+    assert env.get_template("page.j2").render() == "2"
