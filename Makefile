@@ -49,7 +49,7 @@ format: $(STAMP)
 dev: $(STAMP)
 	@mkdir -p $(GPUPRICE_HOME)/dagster
 	@test -f $(GPUPRICE_HOME)/dagster/dagster.yaml || cp pipelines/dagster.yaml $(GPUPRICE_HOME)/dagster/dagster.yaml
-	DAGSTER_HOME=$(GPUPRICE_HOME)/dagster $(BIN)/dg dev
+	DAGSTER_HOME=$(GPUPRICE_HOME)/dagster DAGSTER_EVENT_BATCH_SIZE=1000 $(BIN)/dg dev
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run

@@ -24,6 +24,8 @@ _INSTANCE_TEMPLATE = Path(__file__).with_name("dagster.yaml")
 LAUNCHED_BY_TAG = "gpuprice/launched_by"
 PID_TAG = "gpuprice/pid"
 HOST_TAG = "gpuprice/host"
+EVENT_BATCH_SIZE_VARIABLE = "DAGSTER_EVENT_BATCH_SIZE"  # Dagster reads it at each event
+EVENT_BATCH_SIZE = 1000  # a five-year backfill's materializations of one asset: two transactions
 _UNFINISHED = [dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED]
 
 
@@ -52,6 +54,9 @@ def cli_instance(home: Path) -> dg.DagsterInstance:
     # Runs launched by the UI or the daemon keep dagster.yaml's capture.
     quiet = {"module": "dagster._core.storage.noop_compute_log_manager", "class": "NoOpComputeLogManager"}
     ref = InstanceRef.from_dir(str(folder), overrides={"event_log_storage": events, "compute_logs": quiet})
+    # Dagster batches a run's planned events (and a multi-partition step's materializations) only
+    # when this variable is set; the storage then writes each batch in one transaction per file.
+    os.environ.setdefault(EVENT_BATCH_SIZE_VARIABLE, str(EVENT_BATCH_SIZE))
     instance = dg.DagsterInstance.from_ref(ref)
     release_abandoned_runs(instance)
     return instance
