@@ -15,6 +15,7 @@ import typer
 import typer.core
 
 from gpuprice.errors import BadInput, StructureError
+from gpuprice.gc_tuning import tune_for_batch_process
 
 app = typer.Typer(
     name="gpuprice",
@@ -132,7 +133,9 @@ def console_main() -> None:
     A finished command has closed its connections and files; what is left is Python tearing down
     the ~2,000 modules a pipeline run imports (Dagster, pandas, DuckDB), ~0.35 s of a 4 s run.
     The exit handlers (logging, temporary folders, helper processes) still run first. A crash
-    (an uncaught exception) exits the usual way, with its traceback."""
+    (an uncaught exception) exits the usual way, with its traceback. The garbage collector is
+    sized for a batch process first (gpuprice/gc_tuning.py)."""
+    tune_for_batch_process()
     try:
         main()
         code = 0

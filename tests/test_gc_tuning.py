@@ -1,0 +1,39 @@
+"""The console script sizes the garbage collector for a batch process before any command runs."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+import gpuprice.cli as cli
+from gpuprice.gc_tuning import BATCH_PROCESS_THRESHOLDS
+
+
+def test_console_script_runs_commands_with_batch_thresholds(monkeypatch: pytest.MonkeyPatch):
+    seen: list[tuple[int, ...]] = []
+    exits: list[int] = []
+
+    class Exited(Exception):
+        pass
+
+    def exit_now(code: int) -> None:
+        exits.append(code)
+        raise Exited
+
+    monkeypatch.setattr(cli, "main", lambda: seen.append(gc.get_threshold()) or 0)
+    monkeypatch.setattr(cli.atexit, "_run_exitfuncs", lambda: None)
+    monkeypatch.setattr(cli.os, "_exit", exit_now)
+    before = gc.get_threshold()
+    try:
+        with pytest.raises(Exited):
+            cli.console_main()
+    finally:
+        gc.set_threshold(*before)
+    assert seen == [BATCH_PROCESS_THRESHOLDS] and exits == [0]
+
+
+def test_batch_thresholds_still_collect_young_cycles():
+    # A young generation larger than the default, not a collector switched off.
+    young, middle, old = BATCH_PROCESS_THRESHOLDS
+    assert 700 < young <= 1_000_000 and middle >= 1 and old >= 1
