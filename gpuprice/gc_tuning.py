@@ -11,9 +11,10 @@ full one; wall time fell by 0.7-0.8 s (median of 8 runs each, interleaved) and p
 ~10 MB (320 -> 330 MB).
 
 Garbage is still collected: a young collection every 100,000 allocations, and a long process (a
-five-year backfill) still reaches middle and full collections. Set once, where the process
-starts (the console script); library code and the Dagster code location leave the collector as
-the host process configured it.
+five-year backfill) still reaches middle and full collections. Set where a gpuprice process
+starts: the console script, and the Dagster code location (pipelines/definitions.py), which
+the run workers of the UI, the daemon and ``dagster job execute`` load before running assets.
+Domain code never touches the collector.
 """
 
 from __future__ import annotations

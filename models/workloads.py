@@ -505,7 +505,16 @@ def _validation_error(path: Path, node: yaml.Node, entry: dict[str, Any], exc: V
 def load_file(path: str | Path) -> list[Workload]:
     """Workloads of one YAML file, validated (model names resolved), in file order."""
     path = Path(path)
-    text = read_text_input(path, "workloads")
+    return list(_parsed_file(path, read_text_input(path, "workloads")))
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed_file(path: Path, text: str) -> tuple[Workload, ...]:
+    """The workloads of ``text`` (read from ``path``), parsed once per process for the same text.
+
+    A daily run loads the catalog in several steps (the memory-fit sweep, the rankings, the
+    reports): parsing and validating the YAML took ~30 ms each time. Keyed by the text itself,
+    so an edited file is parsed again; workloads are frozen, so sharing them is safe."""
     workloads: list[Workload] = []
     seen: dict[str, int] = {}
     for entry, node in _items(path, text):
@@ -532,7 +541,7 @@ def load_file(path: str | Path) -> list[Workload]:
                 f"{path} line {field_line}: workload {workload.name!r} field model: {exc}"
             ) from None
         workloads.append(workload)
-    return workloads
+    return tuple(workloads)
 
 
 def load_workloads(extra: str | Path | None = None) -> list[Workload]:

@@ -3,6 +3,10 @@
 The defs are loaded from the package itself rather than by finding the pyproject.toml above it
 (dg.load_from_defs_folder): an installed wheel has no pyproject.toml, and the code location must
 load the same from a checkout and from site-packages (tests/test_packaging.py).
+
+Every process that loads this module runs gpuprice's assets or serves them (a run worker that
+the UI, the daemon or ``dagster job execute`` starts; the code server), so it gets the
+collector thresholds of a batch process before the asset modules load (gpuprice/gc_tuning.py).
 """
 
 from __future__ import annotations
@@ -12,7 +16,11 @@ from pathlib import Path
 
 import dagster as dg
 
-from gpuprice.pipelines import defs as defs_package
+from gpuprice.gc_tuning import tune_for_batch_process
+
+tune_for_batch_process()
+
+from gpuprice.pipelines import defs as defs_package  # noqa: E402  (after the collector is tuned)
 
 with warnings.catch_warnings():
     # dg.load_from_defs_folder silences these too: the loader's own preview notices, not ours.

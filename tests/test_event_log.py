@@ -166,3 +166,56 @@ def test_a_batch_that_fails_midway_leaves_no_event_of_it_in_any_file(tmp_path: P
         assert len(storage.get_logs_for_run(run_id)) == before_run + 4
     finally:
         instance.dispose()
+
+
+def _schema(path: Path) -> tuple[list[tuple], list[tuple]]:
+    with sqlite3.connect(path) as con:
+        return (
+            sorted(con.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall()),
+            con.execute("SELECT version_num FROM alembic_version").fetchall(),
+        )
+
+
+def test_new_run_files_are_copies_of_one_blank_file_made_by_dagster(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    storage = PooledSqliteEventLogStorage(str(tmp_path / "pooled"))
+    stock = SqliteEventLogStorage(str(tmp_path / "stock"))
+    inits: list[str] = []
+    real_initdb = PooledSqliteEventLogStorage._initdb
+
+    def counting(self, engine, for_index_shard=False):  # type: ignore[no-untyped-def]
+        inits.append(str(engine.url))
+        real_initdb(self, engine, for_index_shard)
+
+    monkeypatch.setattr(PooledSqliteEventLogStorage, "_initdb", counting)
+    try:
+        for run_id in ("run-one", "run-two"):
+            with storage.run_connection(run_id) as conn:
+                conn.exec_driver_sql("SELECT count(*) FROM event_logs")
+        with stock.run_connection("run-one"):
+            pass
+        # Dagster's own code made the one blank file; both runs' files are copies of it.
+        assert len(inits) == 1 and ".blank" in inits[0]
+        assert _schema(tmp_path / "pooled" / "run-one.db") == _schema(tmp_path / "stock" / "run-one.db")
+        assert _schema(tmp_path / "pooled" / "run-two.db") == _schema(tmp_path / "stock" / "run-one.db")
+        # Dagster lists runs by the *.db files of the folder: the blank file is not one of them.
+        assert sorted(storage.get_all_run_ids()) == ["run-one", "run-two"]
+        assert not list((tmp_path / "pooled").glob(".*.tmp"))
+    finally:
+        storage.dispose()
+        stock.dispose()
+
+
+def test_an_existing_run_file_is_opened_as_it_is(tmp_path: Path):
+    made_by_dagster = SqliteEventLogStorage(str(tmp_path))
+    with made_by_dagster.run_connection("earlier") as conn:
+        conn.exec_driver_sql("INSERT INTO event_logs (run_id, event) VALUES ('earlier', '{}')")
+    made_by_dagster.dispose()
+    storage = PooledSqliteEventLogStorage(str(tmp_path))
+    try:
+        with storage.run_connection("earlier") as conn:
+            assert conn.exec_driver_sql("SELECT count(*) FROM event_logs").scalar() == 1
+        assert not (tmp_path / ".blank").exists()  # nothing to copy: no blank file made
+    finally:
+        storage.dispose()

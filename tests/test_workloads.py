@@ -225,3 +225,17 @@ def test_framework_and_checkpointing_fields_reach_the_memory_setup() -> None:
     assert not tuned.uses_checkpointing and tuned.definition()["activation_checkpointing"] == "selective"
     with pytest.raises(ValueError):
         Workload.model_validate({**base, "grad_checkpointing": True, "activation_checkpointing": "none"})
+
+
+def test_a_file_edited_between_loads_is_read_again(tmp_path: Path) -> None:
+    # load_file parses a given text once per process: an edited file must not come back stale.
+    text = "workloads:\n  - name: j\n    model: meta-llama/Llama-3.1-8B\n    method: lora\n    tokens: 500M\n"
+    path = write(tmp_path, text)
+    (first,) = load_file(path)
+    assert load_file(path) == [first] and load_file(path) is not load_file(path)
+    write(tmp_path, text.replace("500M", "2B"))
+    (edited,) = load_file(path)
+    assert first.training_tokens == 5e8 and edited.training_tokens == 2e9
+    write(tmp_path, text.replace("lora", "no-such-method"))
+    with pytest.raises(BadInput):
+        load_file(path)
