@@ -12,8 +12,9 @@ full one; wall time fell by 0.7-0.8 s (median of 8 runs each, interleaved) and p
 
 Garbage is still collected: a young collection every 100,000 allocations, and a long process (a
 five-year backfill) still reaches middle and full collections. Set where a gpuprice process
-starts: the console script, and the Dagster code location (pipelines/definitions.py), which
-the run workers of the UI, the daemon and ``dagster job execute`` load before running assets.
+starts: the console script, the reports' chart helper process, and the Dagster code location
+(pipelines/definitions.py), which the run workers of the UI, the daemon and ``dagster job
+execute`` load before running assets.
 Domain code never touches the collector.
 """
 

@@ -31,6 +31,9 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
 
 
 def main() -> None:
+    from gpuprice.gc_tuning import tune_for_batch_process
+
+    tune_for_batch_process()  # a process of its own: the console script's tuning is not inherited
     # Replies get a private copy of stdout; anything a library prints goes to stderr instead
     # of into the pickle stream.
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
