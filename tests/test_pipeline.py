@@ -53,6 +53,10 @@ def test_definitions_load_with_schedules_pools_and_checks():
         if k.name != "every_offer_gpu_in_catalog"
     )
     assert isinstance(defs.get_job_def("daily_scrape"), dg.JobDefinition)
+    # The snapshot tables' columns are shown from the definition (not repeated in every event).
+    for p in PROVIDERS:
+        schema = graph.get(dg.AssetKey(["snapshot", f"snapshot_{p}"])).metadata["dagster/column_schema"]
+        assert {"usd_per_gpu_hour", "observed_on", "price_basis"} <= {c.name for c in schema.columns}
     # Runs launched from the UI or by a schedule pay no process start per step.
     for job in ("daily_scrape", "daily_models", "reference_data", "weekly_reports_job"):
         assert defs.resolve_job_def(job).executor_def.name == "in_process", job

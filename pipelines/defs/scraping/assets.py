@@ -18,7 +18,7 @@ import dagster as dg
 
 from gpuprice.pipelines.asset_keys import provider_asset_key, provider_step
 from gpuprice.pipelines.defs.scraping.checks import check_specs
-from gpuprice.pipelines.defs.scraping.stages import collect_stage, load_stage, parse_stage
+from gpuprice.pipelines.defs.scraping.stages import SNAPSHOT_SCHEMA, collect_stage, load_stage, parse_stage
 from gpuprice.pipelines.partitions import daily_partitions
 from gpuprice.pipelines.ranges import SINGLE_RUN, partition_dates
 from gpuprice.pipelines.resources import WAREHOUSE_POOL, ScrapeSettings, WarehouseResource
@@ -77,6 +77,9 @@ def build_provider_assets(provider: str) -> dg.AssetsDefinition:
                 kinds={"duckdb"},
                 skippable=True,
                 description=f"{provider}: the day's partition of price_snapshots (replaced in one transaction).",
+                # On the definition, not on each materialization: the UI shows it all the same,
+                # and each day's events no longer carry the same 6 KB of columns.
+                metadata={"dagster/column_schema": SNAPSHOT_SCHEMA},
             ),
         ],
         check_specs=check_specs(provider),

@@ -339,7 +339,6 @@ def load_stage(
             "dagster/row_count": sum(counts.values()),
             "warehouse_rows_total": total,
             "quarantined": len(result.report.rejected),
-            "dagster/column_schema": SNAPSHOT_SCHEMA,
             "cheapest": dg.MetadataValue.md(offers_markdown(result.offers, 5)),
         }
     return {
