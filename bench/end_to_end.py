@@ -14,7 +14,8 @@ The daily run is measured as it happens every day: on a home that already holds 
 so the warehouse, the raw store and the Dagster instance exist and nothing of the measured date
 is cached). The first run on an empty home, which also creates the warehouse and the instance,
 is printed beside it for reference (measured once; the daily runs and the floor are the median of
-three, interleaved so that all see the same machine load), and so is the orchestration floor (``bench/orchestration_floor.py``):
+five, interleaved so that all see the same machine load: on this shared 2-core machine the same
+command varies by up to 40 % between repeats, and three let one slow repeat move the ratio), and so is the orchestration floor (``bench/orchestration_floor.py``):
 the seconds Dagster's instance and run take for the same graph with empty step bodies, the part
 of the ratio no change to gpuprice's own code can remove. Every run replays the sample archive shipped with the code
 (``GPUPRICE_ARCHIVE`` and ``GPUPRICE_WORKLOADS`` are removed from its environment).
@@ -171,8 +172,8 @@ def _orchestration_seconds(cmd: list[str]) -> float:
 
 
 def measure(
-    repeats: int = 3,
-    baseline_repeats: int = 3,
+    repeats: int = 5,
+    baseline_repeats: int = 5,
     *,
     command: list[str] | None = None,
     reports_command: list[str] | None = None,

@@ -37,3 +37,21 @@ def test_batch_thresholds_still_collect_young_cycles():
     # A young generation larger than the default, not a collector switched off.
     young, middle, old = BATCH_PROCESS_THRESHOLDS
     assert 700 < young <= 1_000_000 and middle >= 1 and old >= 1
+
+
+@pytest.mark.slow
+def test_processes_that_load_the_code_location_or_draw_charts_are_tuned_too():
+    # A run worker (UI, daemon, `dagster job execute`) and the chart helper start as fresh
+    # interpreters: nothing of the console script's tuning reaches them.
+    import subprocess
+    import sys
+
+    for code in (
+        "import gc; import gpuprice.pipelines.definitions; print(gc.get_threshold())",
+        "import gc, sys; from gpuprice.reports import chart_helper;"
+        " chart_helper.serve = lambda requests, replies: print(gc.get_threshold(), file=sys.stderr);"
+        " chart_helper.main()",
+    ):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert str(BATCH_PROCESS_THRESHOLDS) in done.stdout + done.stderr
