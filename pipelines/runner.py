@@ -178,30 +178,40 @@ def run_day(
         summary.phase_errors.extend(errors)
         return result
 
-    # One Dagster run for reference data, the providers and the models: each run costs its own
-    # bookkeeping (~0.15 s). A provider whose step fails makes Dagster skip the models downstream
-    # of it; those then run in a second run, since one provider's failure never stops the rest
-    # from being ranked and published.
-    progress("[1/4] reference data: GPU catalog, public price history, memory-fit sweep")
-    progress(f"[2/4] providers ({source}, {partition}): {', '.join(providers)}")
-    progress("[3/4] then offers with specs, workload rankings, analytics copy and Parquet export")
-    run = materialize(daily_selection(providers), partition, "run")
-    skipped = _skipped_models(run)
-    if skipped:
-        models = materialize(dg.AssetSelection.assets(*skipped), partition, "models")
-        if "analytics_copy" in _skipped_models(models):
-            # Published even when a model step failed: analysts still get the day's prices.
-            materialize(dg.AssetSelection.assets("analytics_copy"), partition, "publish")
-
     if render_reports:
-        year, week, weekday = day.isocalendar()
-        monday = day - dt.timedelta(days=weekday - 1)
-        progress(f"[4/4] weekly reports for {year}-W{week:02d}")
-        rendered = materialize(dg.AssetSelection.assets("weekly_reports"), monday.isoformat(), "reports")
-        folder = home / "reports" / f"{year}-W{week:02d}"
-        # Only a rendering that finished wrote every file; a failed one (a full disk) names none.
-        if rendered.success and folder.exists():
-            summary.reports = sorted(folder.glob("*.html"))
+        from gpuprice.reports import drawing
+
+        # The day's run keeps one CPU busy: the chart helper loads matplotlib on the other
+        # meanwhile, and draws from the reports' first chart on.
+        drawing.prestart_helper()
+    try:
+        # One Dagster run for reference data, the providers and the models: each run costs its
+        # own bookkeeping (~0.15 s). A provider whose step fails makes Dagster skip the models
+        # downstream of it; those then run in a second run, since one provider's failure never
+        # stops the rest from being ranked and published.
+        progress("[1/4] reference data: GPU catalog, public price history, memory-fit sweep")
+        progress(f"[2/4] providers ({source}, {partition}): {', '.join(providers)}")
+        progress("[3/4] then offers with specs, workload rankings, analytics copy and Parquet export")
+        run = materialize(daily_selection(providers), partition, "run")
+        skipped = _skipped_models(run)
+        if skipped:
+            models = materialize(dg.AssetSelection.assets(*skipped), partition, "models")
+            if "analytics_copy" in _skipped_models(models):
+                # Published even when a model step failed: analysts still get the day's prices.
+                materialize(dg.AssetSelection.assets("analytics_copy"), partition, "publish")
+
+        if render_reports:
+            year, week, weekday = day.isocalendar()
+            monday = day - dt.timedelta(days=weekday - 1)
+            progress(f"[4/4] weekly reports for {year}-W{week:02d}")
+            rendered = materialize(dg.AssetSelection.assets("weekly_reports"), monday.isoformat(), "reports")
+            folder = home / "reports" / f"{year}-W{week:02d}"
+            # Only a rendering that finished wrote every file; a failed one (a full disk) names none.
+            if rendered.success and folder.exists():
+                summary.reports = sorted(folder.glob("*.html"))
+    finally:
+        if render_reports:
+            drawing.end_prestarted_helper()  # when no drawer took it
     instance.dispose()
 
     status = None

@@ -125,24 +125,59 @@ class _Helper:
             self._process.stdout.close()
 
 
+# A helper started ahead of the charts (``prestart_helper``), waiting for the next ChartDrawer.
+_waiting_helper: _Helper | None = None
+
+
+def prestart_helper() -> None:
+    """Start a helper now for the next ``ChartDrawer`` that uses one (when a second CPU is there).
+
+    For a caller that knows charts come later: ``gpuprice run`` starts it before the day's run,
+    which keeps one CPU busy, so matplotlib loads in the helper meanwhile and the helper draws
+    from the first chart on. End it with ``end_prestarted_helper`` if no drawer took it."""
+    global _waiting_helper
+    if _waiting_helper is None and usable_cpus() >= 2:
+        try:
+            _waiting_helper = _Helper(helper_command())
+        except OSError:  # cannot start a process here: the drawer draws everything itself
+            _waiting_helper = None
+
+
+def end_prestarted_helper() -> None:
+    """Stop a prestarted helper that no drawer took (nothing to draw, or a failed run)."""
+    global _waiting_helper
+    helper, _waiting_helper = _waiting_helper, None
+    if helper is not None:
+        helper.finish(wait_for_job=False)
+
+
+def _take_prestarted_helper() -> _Helper | None:
+    global _waiting_helper
+    helper, _waiting_helper = _waiting_helper, None
+    return helper
+
+
 class ChartDrawer:
     """Draws chart jobs, with a helper process when ``use_helper`` (see :func:`helper_pays`).
 
-    Use as a context manager: the helper starts on entry, so it loads matplotlib while the
-    caller reads the week's data, and always ends on exit.
+    Use as a context manager: the helper starts on entry (or a prestarted one is taken), so it
+    loads matplotlib while the caller reads the week's data, and always ends on exit.
     """
 
     def __init__(self, *, use_helper: bool, command: Sequence[str] | None = None) -> None:
         self._use_helper = use_helper
+        self._own_command = command is not None  # a prestarted helper runs the usual command
         self._command = list(command) if command is not None else helper_command()
         self._helper: _Helper | None = None
 
     def __enter__(self) -> ChartDrawer:
         if self._use_helper:
-            try:
-                self._helper = _Helper(self._command)
-            except OSError:  # cannot start a process here: draw everything in this one
-                self._helper = None
+            self._helper = None if self._own_command else _take_prestarted_helper()
+            if self._helper is None:
+                try:
+                    self._helper = _Helper(self._command)
+                except OSError:  # cannot start a process here: draw everything in this one
+                    self._helper = None
         return self
 
     def __exit__(

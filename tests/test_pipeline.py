@@ -238,3 +238,25 @@ def test_commands_are_registered_once_however_often_main_runs(cli):
         assert cli("workloads").code == 0
     names = [c.name for c in app.registered_commands]
     assert len(names) == len(set(names))
+
+
+def test_a_run_that_fails_before_its_reports_ends_the_prestarted_chart_helper(home: Path, monkeypatch):
+    import psutil
+
+    from gpuprice.pipelines import runner
+    from gpuprice.reports import drawing
+
+    monkeypatch.setattr(drawing, "usable_cpus", lambda: 2)
+    started: list[int] = []
+
+    def fails(*args, **kwargs):
+        helper = drawing._waiting_helper
+        assert helper is not None  # started before the day's run, to load matplotlib meanwhile
+        started.append(helper._process.pid)
+        raise RuntimeError("the warehouse disk vanished")
+
+    monkeypatch.setattr(runner, "materialize_for_cli", fails)
+    with pytest.raises(RuntimeError, match="disk vanished"):
+        runner.run_day(newest_sample_date(), source="archive", home=home, progress=lambda m: None)
+    assert drawing._waiting_helper is None
+    assert len(started) == 1 and not psutil.pid_exists(started[0])  # ended and reaped

@@ -191,3 +191,36 @@ def test_fitted_margins_keep_every_label_inside_the_figure() -> None:
     assert after.y0 >= -0.01 and after.y1 <= height + 0.01
     box = ax.get_position()
     assert box.width > 0.2 and box.height > 0.5  # the plot keeps most of the room it can have
+
+
+def test_a_prestarted_helper_is_taken_by_the_next_drawer_and_draws(
+    jobs: list[chart_jobs.ChartJob], drawn_here: dict[str, Markup], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(drawing, "usable_cpus", lambda: 2)
+    drawing.prestart_helper()
+    try:
+        (prestarted,) = _helpers_alive()
+        drawing.prestart_helper()  # one waiting helper at most
+        assert [p.pid for p in _helpers_alive()] == [prestarted.pid]
+        with drawing.ChartDrawer(use_helper=True) as drawer:
+            assert drawing._waiting_helper is None  # taken, not started anew
+            assert [p.pid for p in _helpers_alive()] == [prestarted.pid]
+            drawn = drawer.draw(jobs)
+        assert drawn == drawn_here
+        assert not _helpers_alive()
+    finally:
+        drawing.end_prestarted_helper()
+
+
+def test_a_prestarted_helper_nobody_takes_is_ended(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(drawing, "usable_cpus", lambda: 2)
+    drawing.prestart_helper()
+    assert len(_helpers_alive()) == 1
+    with drawing.ChartDrawer(use_helper=False) as drawer:  # a drawer without a helper leaves it
+        assert drawer.draw([]) == {}
+    assert len(_helpers_alive()) == 1
+    drawing.end_prestarted_helper()
+    assert not _helpers_alive()
+    monkeypatch.setattr(drawing, "usable_cpus", lambda: 1)
+    drawing.prestart_helper()  # no second CPU: nothing to start
+    assert drawing._waiting_helper is None and not _helpers_alive()
