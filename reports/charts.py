@@ -22,8 +22,8 @@ from matplotlib.typing import RcKeyType
 
 from gpuprice.reports import formatting as fmt
 from gpuprice.reports.data import MEMORY_PARTS, GpuCapacity, GpuPriceHistory, MemoryBar, RankedOffer
+from gpuprice.reports.formatting import series_label
 from gpuprice.reports.labels import place_labels, point_boxes
-from gpuprice.reports.loading import series_label
 from gpuprice.reports.svg import SVG_DPI, chart_text, figure_to_svg, fit_axes, measuring_renderer
 from gpuprice.reports.weeks import IsoWeek
 from gpuprice.scrapers.offer import PROVIDERS

@@ -10,11 +10,14 @@ around it. The numbers come from the views ``v_cloud_vs_hyperscaler`` and ``v_ca
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
-import duckdb
 from pydantic import BaseModel, ConfigDict
 
 from gpuprice.warehouse.sql_files import sql
+
+if TYPE_CHECKING:  # the chart helper imports these models without loading DuckDB
+    import duckdb
 
 KIND_LABELS: dict[str, str] = {
     "gpu_cloud": "GPU cloud",

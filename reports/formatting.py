@@ -152,3 +152,9 @@ def md_escape(value: object) -> str:
     text = " ".join(str(value).split())
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def series_label(provider: str, community: bool, price_basis: str | None) -> str:
+    """A price-history line's name: ``runpod``, ``runpod (community)``, ``runpod (lowest now)``."""
+    notes = [n for n, on in (("community", community), ("lowest now", price_basis == "lowest_now")) if on]
+    return provider + (f" ({', '.join(notes)})" if notes else "")

@@ -29,6 +29,7 @@ from gpuprice.reports.data import (
     RankedOffer,
     SourceSnapshot,
 )
+from gpuprice.reports.formatting import series_label
 from gpuprice.reports.weeks import IsoWeek
 from gpuprice.scrapers.offer import PROVIDERS
 
@@ -334,12 +335,6 @@ def gpu_capacities(con: duckdb.DuckDBPyConnection, gpus: Iterable[str]) -> list[
 
 
 # ---------------------------------------------------------------------------- price history
-
-
-def series_label(provider: str, community: bool, price_basis: str | None) -> str:
-    """A price-history line's name: ``runpod``, ``runpod (community)``, ``runpod (lowest now)``."""
-    notes = [n for n, on in (("community", community), ("lowest now", price_basis == "lowest_now")) if on]
-    return provider + (f" ({', '.join(notes)})" if notes else "")
 
 
 def price_history(
