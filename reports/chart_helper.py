@@ -15,7 +15,10 @@ from typing import BinaryIO
 
 
 def serve(requests: BinaryIO, replies: BinaryIO) -> None:
+    from gpuprice.gc_tuning import freeze_loaded_code
     from gpuprice.reports import charts  # noqa: F401  matplotlib loads while the parent reads the week's data
+
+    freeze_loaded_code()  # the parent waits for this process to exit: no scan of matplotlib then
 
     while True:
         try:

@@ -47,11 +47,12 @@ def test_processes_that_load_the_code_location_or_draw_charts_are_tuned_too():
     import sys
 
     for code in (
-        "import gc; import gpuprice.pipelines.definitions; print(gc.get_threshold())",
-        "import gc, sys; from gpuprice.reports import chart_helper;"
-        " chart_helper.serve = lambda requests, replies: print(gc.get_threshold(), file=sys.stderr);"
-        " chart_helper.main()",
+        "import gc; import gpuprice.pipelines.definitions; print(gc.get_threshold(), gc.get_freeze_count() > 0)",
+        "import gc, io, sys; from gpuprice.reports import chart_helper; real = chart_helper.serve;"
+        " chart_helper.serve = lambda requests, replies: (real(io.BytesIO(), io.BytesIO()),"  # no jobs
+        " print(gc.get_threshold(), gc.get_freeze_count() > 0, file=sys.stderr)); chart_helper.main()",
     ):
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
-        assert str(BATCH_PROCESS_THRESHOLDS) in done.stdout + done.stderr
+        # Batch thresholds, and the loaded code frozen (no scan of it again, nor at exit).
+        assert f"{BATCH_PROCESS_THRESHOLDS} True" in done.stdout + done.stderr, done.stdout + done.stderr
