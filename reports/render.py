@@ -88,16 +88,17 @@ def _long_lived_heap_frozen() -> Iterator[None]:
     Drawing charts allocates many short-lived reference cycles, which trigger full garbage
     collections; in the Dagster run each one rescanned the whole long-lived heap (Dagster,
     pandas, DuckDB: some 350k objects) for about 0.2 s. Frozen objects are skipped, so a full
-    collection scans only what rendering made. Left alone when someone already froze the heap.
+    collection scans only what rendering made. Thawed afterwards unless the process had frozen
+    its loaded code already (gpuprice/gc_tuning.py): that freeze is for the process's lifetime,
+    and thawing would undo it, so what the rendering froze stays frozen with it.
     """
-    if gc.get_freeze_count():
-        yield
-        return
+    lifetime_freeze = gc.get_freeze_count() > 0
     gc.freeze()
     try:
         yield
     finally:
-        gc.unfreeze()
+        if not lifetime_freeze:
+            gc.unfreeze()
 
 
 def _write_empty_week(

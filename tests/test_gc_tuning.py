@@ -56,3 +56,15 @@ def test_processes_that_load_the_code_location_or_draw_charts_are_tuned_too():
         assert done.returncode == 0, done.stderr
         # Batch thresholds, and the loaded code frozen (no scan of it again, nor at exit).
         assert f"{BATCH_PROCESS_THRESHOLDS} True" in done.stdout + done.stderr, done.stdout + done.stderr
+
+
+def test_rendering_freezes_the_heap_and_never_thaws_a_lifetime_freeze():
+    from gpuprice.reports.render import _long_lived_heap_frozen
+
+    before = gc.get_freeze_count()
+    with _long_lived_heap_frozen():
+        assert gc.get_freeze_count() >= max(before, 1)
+    if before:  # the code location froze its loaded code: thawing would undo that
+        assert gc.get_freeze_count() >= before
+    else:
+        assert gc.get_freeze_count() == 0
