@@ -11,6 +11,7 @@ from dagster._core.storage.event_log.sqlite.sqlite_event_log import INDEX_SHARD_
 
 from gpuprice.pipelines.event_log import PooledSqliteEventLogStorage, events_folder
 from gpuprice.pipelines.instance import EVENT_BATCH_SIZE_VARIABLE, cli_instance, dagster_home
+from gpuprice.pipelines.ranges import SINGLE_RUN  # its import silences Dagster's beta notice
 
 
 @dg.asset
@@ -62,7 +63,7 @@ def test_a_table_is_remembered_once_present_and_asked_again_while_missing(tmp_pa
 days = dg.DailyPartitionsDefinition(start_date="2026-01-01", end_date="2026-01-08")
 
 
-@dg.asset(partitions_def=days, backfill_policy=dg.BackfillPolicy.single_run())
+@dg.asset(partitions_def=days, backfill_policy=SINGLE_RUN)
 def daily_tiny(context) -> dg.MaterializeResult:  # type: ignore[no-untyped-def]  # Dagster reads the hint as a string here
     return dg.MaterializeResult(metadata={"partitions": len(context.partition_keys)})
 
