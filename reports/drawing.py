@@ -145,8 +145,7 @@ def prestart_helper() -> None:
 
 def end_prestarted_helper() -> None:
     """Stop a prestarted helper that no drawer took (nothing to draw, or a failed run)."""
-    global _waiting_helper
-    helper, _waiting_helper = _waiting_helper, None
+    helper = _take_prestarted_helper()
     if helper is not None:
         helper.finish(wait_for_job=False)
 

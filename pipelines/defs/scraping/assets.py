@@ -18,7 +18,7 @@ import dagster as dg
 
 from gpuprice.pipelines.asset_keys import provider_asset_key, provider_step
 from gpuprice.pipelines.defs.scraping.checks import check_specs
-from gpuprice.pipelines.defs.scraping.stages import SNAPSHOT_SCHEMA, collect_stage, load_stage, parse_stage
+from gpuprice.pipelines.defs.scraping.stages import collect_stage, load_stage, parse_stage
 from gpuprice.pipelines.partitions import daily_partitions
 from gpuprice.pipelines.ranges import SINGLE_RUN, partition_dates
 from gpuprice.pipelines.resources import WAREHOUSE_POOL, ScrapeSettings, WarehouseResource
@@ -48,6 +48,29 @@ def _not_retried(provider: str) -> Iterator[None]:
         raise
     except Exception as exc:
         raise dg.Failure(description=f"{provider}: {type(exc).__name__}: {exc}", allow_retries=False) from exc
+
+
+# price_snapshots' columns, shown in the UI from the snapshot assets' definitions.
+SNAPSHOT_SCHEMA = dg.TableSchema(
+    columns=[
+        dg.TableColumn("snapshot_date", "DATE"),
+        dg.TableColumn("provider", "VARCHAR"),
+        dg.TableColumn("sku", "VARCHAR"),
+        dg.TableColumn("gpu", "VARCHAR", description="catalog slug or 'unknown'"),
+        dg.TableColumn("gpu_raw", "VARCHAR"),
+        dg.TableColumn("gpu_count", "INTEGER"),
+        dg.TableColumn("tier", "VARCHAR", description="on_demand | spot | reserved"),
+        dg.TableColumn("community", "BOOLEAN"),
+        dg.TableColumn("commitment_months", "INTEGER"),
+        dg.TableColumn("usd_per_gpu_hour", "DECIMAL(12,4)"),
+        dg.TableColumn("usd_per_instance_hour", "DECIMAL(14,4)"),
+        dg.TableColumn("effective_from", "DATE"),
+        dg.TableColumn("price_basis", "VARCHAR", description="list | from | lowest_now"),
+        dg.TableColumn("observed_on", "DATE", description="date of the page the price was read from"),
+        dg.TableColumn("source_file", "VARCHAR", description="the page (URL, archive file) or imported file"),
+        dg.TableColumn("source", "VARCHAR", description="scrape | archive | public_report"),
+    ]
+)
 
 
 def build_provider_assets(provider: str) -> dg.AssetsDefinition:

@@ -361,25 +361,3 @@ def range_metadata(days: list[dt.date], failures: dict, distinct: set) -> dict:
         "distinct_pages": len(distinct),
         "failed_dates": ", ".join(d.isoformat() for d in sorted(failures)[:20]) or "none",
     }
-
-
-SNAPSHOT_SCHEMA = dg.TableSchema(
-    columns=[
-        dg.TableColumn("snapshot_date", "DATE"),
-        dg.TableColumn("provider", "VARCHAR"),
-        dg.TableColumn("sku", "VARCHAR"),
-        dg.TableColumn("gpu", "VARCHAR", description="catalog slug or 'unknown'"),
-        dg.TableColumn("gpu_raw", "VARCHAR"),
-        dg.TableColumn("gpu_count", "INTEGER"),
-        dg.TableColumn("tier", "VARCHAR", description="on_demand | spot | reserved"),
-        dg.TableColumn("community", "BOOLEAN"),
-        dg.TableColumn("commitment_months", "INTEGER"),
-        dg.TableColumn("usd_per_gpu_hour", "DECIMAL(12,4)"),
-        dg.TableColumn("usd_per_instance_hour", "DECIMAL(14,4)"),
-        dg.TableColumn("effective_from", "DATE"),
-        dg.TableColumn("price_basis", "VARCHAR", description="list | from | lowest_now"),
-        dg.TableColumn("observed_on", "DATE", description="date of the page the price was read from"),
-        dg.TableColumn("source_file", "VARCHAR", description="the page (URL, archive file) or imported file"),
-        dg.TableColumn("source", "VARCHAR", description="scrape | archive | public_report"),
-    ]
-)
