@@ -4,12 +4,15 @@ Hyperscalers price instances (``p5.48xlarge``, ``Standard_ND96isr_H100_v5``, ``B
 not GPUs. The mapping lives in a versioned CSV, one row per instance type with the GPU slug,
 the count, the memory per GPU and the public page that states them. An instance type the CSV
 does not list is never guessed from its name: the parser reports it as ``unknown`` with the
-raw name (and the GPU count 1 unless the source states one). Rows of providers gpuprice does
+raw name and quarantined: with no known GPU count its whole-instance price is never divided into
+a per-GPU price (:func:`unmapped_reason`). Rows of providers gpuprice does
 not scrape yet (``gcp``) are kept for later. Bump :data:`INSTANCE_TYPES_VERSION` (and the
 parser versions of the providers it touches) when a row changes what a parser emits.
 
 OCI's price list names GPUs, not shapes: the ``price_name`` column ("Compute - GPU - H100")
-is the list's display name each shape is priced under.
+is the list's display name each shape is priced under, and ``part_number`` ("B98415") the list's
+stable part number for it (matched first: display names gain prefixes such as "OCI - " and
+"Oracle Cloud Infrastructure - " and stray double spaces from one list to the next).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-INSTANCE_TYPES_VERSION = 1
+INSTANCE_TYPES_VERSION = 2
 INSTANCE_TYPES_CSV = Path(__file__).resolve().parent / "data" / "instance_types.csv"
 
 
@@ -33,6 +36,7 @@ class InstanceType(BaseModel):
     provider: str
     instance_type: str = Field(min_length=1)
     price_name: str = ""
+    part_number: str = ""
     gpu: str = Field(min_length=1, description="catalog slug or 'unknown' (A10G)")
     gpu_raw: str = Field(min_length=1)
     gpu_count: int = Field(ge=1, le=64)
@@ -41,11 +45,19 @@ class InstanceType(BaseModel):
     notes: str = ""
 
 
+# Prefixes OCI's price list puts before "Compute - GPU - ..." in some lists and not others.
+_OCI_NAME_PREFIXES = ("oraclecloudinfrastructure", "oci")
+
+
 def name_key(text: str) -> str:
-    """Comparison key of a name: lower case, letters and digits only ("OCI - Compute - GPU - H100"
-    and "compute-gpu-h100" compare equal after dropping the "OCI" prefix)."""
+    """Comparison key of a name: lower case, letters and digits only, OCI's list prefixes dropped
+    ("OCI - Compute - GPU - H100", "Oracle Cloud Infrastructure - Compute - GPU - H100" and
+    "compute-gpu-h100" compare equal; so do "Compute  - GPU - A10" and "Compute - GPU - A10")."""
     key = re.sub(r"[^a-z0-9]", "", text.lower())
-    return key[3:] if key.startswith("oci") else key
+    for prefix in _OCI_NAME_PREFIXES:
+        if key.startswith(prefix):
+            return key[len(prefix) :]
+    return key
 
 
 @functools.cache
@@ -53,13 +65,20 @@ def instance_types() -> tuple[InstanceType, ...]:
     with INSTANCE_TYPES_CSV.open(newline="", encoding="utf-8") as handle:
         rows = [
             InstanceType.model_validate(
-                {k: (v if v != "" or k in ("price_name", "notes") else None) for k, v in row.items()}
+                {
+                    k: (v if v != "" or k in ("price_name", "part_number", "notes") else None)
+                    for k, v in row.items()
+                }
             )
             for row in csv.DictReader(handle)
         ]
     keys = [(row.provider, row.instance_type) for row in rows]
     if len(set(keys)) != len(keys):
         raise ValueError("instance_types.csv lists an instance type twice")
+    parts = [(row.provider, row.part_number) for row in rows if row.part_number]
+    names = [(row.provider, name_key(row.price_name)) for row in rows if row.price_name]
+    if len(set(parts)) != len(parts) or len(set(names)) != len(names):
+        raise ValueError("instance_types.csv gives one price-list part number or name to two shapes")
     return tuple(rows)
 
 
@@ -73,13 +92,29 @@ def lookup(provider: str, instance_type: str) -> InstanceType | None:
     return _by_provider(provider).get(instance_type.strip().lower())
 
 
-def lookup_price_name(provider: str, price_name: str) -> InstanceType | None:
-    """The row whose ``price_name`` matches (OCI's price-list display names), or None."""
+def lookup_price_name(provider: str, price_name: str, part_number: str = "") -> InstanceType | None:
+    """The row of a price-list item (OCI): by its ``part_number`` when the table lists it, else by
+    its display name (compared with :func:`name_key`); None when neither is listed."""
+    rows = [row for row in instance_types() if row.provider == provider]
+    part = part_number.strip().upper()
+    if part:
+        for row in rows:
+            if row.part_number and row.part_number.upper() == part:
+                return row
     wanted = name_key(price_name)
-    for row in instance_types():
-        if row.provider == provider and row.price_name and name_key(row.price_name) == wanted:
+    for row in rows:
+        if row.price_name and name_key(row.price_name) == wanted:
             return row
     return None
+
+
+def unmapped_reason(name: str, price: object, unit: str) -> str:
+    """Why an instance type (or price-list item) the table does not list is quarantined, not priced:
+    the GPU count is unknown, so ``price`` (per ``unit``) cannot become a per-GPU price."""
+    return (
+        f"{name} is not in the instance-to-GPU table (scrapers/data/instance_types.csv): "
+        f"GPU count unknown, ${price} per {unit} not priced per GPU"
+    )
 
 
 def provider_instance_types(provider: str) -> list[str]:

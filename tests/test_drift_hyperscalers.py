@@ -65,25 +65,15 @@ def test_azure_extra_fields_and_savings_plans_with_their_term() -> None:
     assert [r.reason for r in result.report.rejected] == ["savings plan without a '1 Year'/'3 Years' term"]
 
 
-def test_azure_missing_price_is_unpriced_and_a_renamed_size_is_unknown() -> None:
+def test_azure_missing_price_is_unpriced_and_a_renamed_size_is_quarantined() -> None:
     items = [_azure(retailPrice=None), _azure(armSkuName="Standard_ND96isr_H100_v6")]
     result = parse_page("azure", _page("azure", {"Items": items}))
-    assert_offers(
-        result,
-        [
-            full_offer(
-                "azure",
-                gpu="unknown",
-                gpu_raw="Standard_ND96isr_H100_v6",
-                gpu_count=1,
-                region="eastus",
-                sku="Standard_ND96isr_H100_v6",
-                usd_per_gpu_hour=98.32,
-                usd_per_instance_hour=98.32,
-            )
-        ],
-    )
+    # a size the table does not list has no known GPU count: no offer, never "unknown x1"
+    assert result.offers == []
     assert (result.report.unpriced_rows, result.report.unknown_gpus) == (1, ["Standard_ND96isr_H100_v6"])
+    (rejected,) = result.report.rejected
+    assert rejected.raw.startswith("Standard_ND96isr_H100_v6 | eastus |")
+    assert "GPU count unknown, $98.32 per VM-hour not priced per GPU" in rejected.reason
 
 
 def test_azure_a_page_that_failed_mid_paging_keeps_the_pages_that_arrived() -> None:
@@ -120,16 +110,23 @@ def test_aws_rows_without_the_instance_type_field_are_reported_as_a_missing_colu
     assert result.report.unexpected_columns == ["InstanceType", "price"]
 
 
-def test_aws_a_renamed_family_is_unknown_and_a_new_region_keeps_its_name() -> None:
-    body = {"regions": {"Mars (Olympus)": {"k": {"Instance Type": "p6e-gb300.72xlarge", "price": "900.0"}}}}
+def test_aws_a_renamed_family_is_quarantined_and_a_new_region_keeps_its_name() -> None:
+    body = {
+        "regions": {
+            "Mars (Olympus)": {
+                "k": {"Instance Type": "p6e-gb300.72xlarge", "price": "900.0"},
+                "m": {"Instance Type": "p5.48xlarge", "price": "55.04"},
+            }
+        }
+    }
     result = parse_page("aws", _page("aws", body))
     (offer,) = result.offers
-    assert (offer.gpu, offer.gpu_raw, offer.gpu_count, offer.region) == (
-        "unknown",
-        "p6e-gb300.72xlarge",
-        1,
-        "Mars (Olympus)",
-    )
+    assert (offer.gpu, offer.gpu_count, offer.region) == ("h100-sxm", 8, "Mars (Olympus)")
+    # no known GPU count: the $900 instance is quarantined with its raw name, not one GPU at $900
+    (rejected,) = result.report.rejected
+    assert rejected.raw == "p6e-gb300.72xlarge | Mars (Olympus) | on-demand | price='900.0'"
+    assert "GPU count unknown, $900.0 per instance-hour not priced per GPU" in rejected.reason
+    assert result.report.unknown_gpus == ["p6e-gb300.72xlarge"]
 
 
 def test_oci_a_renamed_display_name_field_is_a_missing_structure() -> None:

@@ -15,9 +15,11 @@ Live, one combined document (``scrapers/multipage.py``) of:
   offer carries its bucket label ("<5%" ... ">20%") as ``interruption_bucket``; the cost model
   turns it into a preemption rate (``models/spot_risk.py``).
 
-Only instance types of the mapping CSV's GPU families (p*, g*) are read; an unlisted GPU type
-(a new family) is ``unknown`` with its raw name. Prices are per instance-hour; per GPU is the
-instance price over the CSV's GPU count. The price files carry no savings plans or reserved
+Only instance types of the GPU families (p*, g*) are read. Prices are per instance-hour; per GPU
+is the instance price over the mapping CSV's GPU count. A GPU-family type the CSV does not list
+(a new generation) has no known GPU count: it is quarantined (a rejected row with its raw name and
+whole-instance price) and listed in ``unknown_gpus``, never stored as one GPU at the instance's
+price. The price files carry no savings plans or reserved
 prices, so AWS offers are on-demand and spot only. A spot price of "N/A" is unpriced.
 """
 
@@ -29,15 +31,15 @@ from typing import Any
 from urllib.parse import quote
 
 from gpuprice.bounded_load import load_json
-from gpuprice.scrapers.instance_types import lookup
+from gpuprice.scrapers.instance_types import lookup, unmapped_reason
 from gpuprice.scrapers.json_pages import json_pages, positive_price
-from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier
+from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier, round_price
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import clean_text
 
 PROVIDER = "aws"
-PARSER_VERSION = "aws/1"
+PARSER_VERSION = "aws/2"
 PRICING_URL = "https://aws.amazon.com/ec2/pricing/on-demand/"
 UNLABELED_TIER: Tier | None = None
 PRICE_UNIT: PriceUnit = "instance_hour"
@@ -114,16 +116,6 @@ def _region_code(location: str) -> str:
     return REGIONS.get(location, location)
 
 
-def _mapped(instance_type: str, sink: OfferSink) -> tuple[str, str, int, float | None]:
-    row = lookup(PROVIDER, instance_type)
-    if row is None:
-        sink.note_unknown_gpu(instance_type)
-        return "unknown", instance_type, 1, None
-    if row.gpu == "unknown":
-        sink.note_unknown_gpu(row.gpu_raw)
-    return row.gpu, row.gpu_raw, row.gpu_count, row.vram_gb
-
-
 def _add(sink: OfferSink, raw: str, instance_type: str, region: str, price: Any, **fields: Any) -> None:
     try:
         value = positive_price(price)
@@ -133,13 +125,20 @@ def _add(sink: OfferSink, raw: str, instance_type: str, region: str, price: Any,
     if value is None:
         sink.report.unpriced_rows += 1
         return
-    gpu, gpu_raw, count, vram = _mapped(instance_type, sink)
+    row = lookup(PROVIDER, instance_type)
+    if row is None:  # no known GPU count: quarantined, never one GPU at the instance's price
+        sink.note_unknown_gpu(instance_type)
+        sink.reject(raw, unmapped_reason(instance_type, round_price(value), "instance-hour"))
+        return
+    if row.gpu == "unknown":
+        sink.note_unknown_gpu(row.gpu_raw)
+    count = row.gpu_count
     sink.add(
         raw,
-        gpu=gpu,
-        gpu_raw=gpu_raw,
+        gpu=row.gpu,
+        gpu_raw=row.gpu_raw,
         gpu_count=count,
-        vram_gb=vram,
+        vram_gb=row.vram_gb,
         usd_per_gpu_hour=value / count,
         usd_per_instance_hour=value,
         region=region,

@@ -24,8 +24,9 @@ Each item is one meter of one size in one region. Fields read: ``armSkuName`` (t
   "1 Hour" is rejected with the row.
 
 Prices are per VM (instance) hour; the size's GPU count comes from the mapping CSV and the
-per-GPU price is the VM price divided by it. A size the CSV does not list is ``unknown``
-(count 1, the raw ``armSkuName`` as the name): reported, never guessed.
+per-GPU price is the VM price divided by it. A size the CSV does not list has no known GPU
+count: it is quarantined (a rejected row with the raw ``armSkuName`` and the VM price) and listed
+in ``unknown_gpus``, never stored as one GPU at the VM's price.
 """
 
 from __future__ import annotations
@@ -37,15 +38,15 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from gpuprice.scrapers.instance_types import lookup, provider_instance_types
+from gpuprice.scrapers.instance_types import lookup, provider_instance_types, unmapped_reason
 from gpuprice.scrapers.json_pages import json_pages, positive_price
-from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier
+from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier, round_price
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import clean_text
 
 PROVIDER = "azure"
-PARSER_VERSION = "azure/1"
+PARSER_VERSION = "azure/2"
 PRICING_URL = "https://azure.microsoft.com/en-us/pricing/details/virtual-machines/linux/"
 UNLABELED_TIER: Tier | None = None
 PRICE_UNIT: PriceUnit = "instance_hour"
@@ -170,13 +171,13 @@ def _emit(item: Any, sink: OfferSink) -> None:
     if months is not None:  # a reservation is priced for its whole term
         price = price / Decimal(HOURS_PER_YEAR * months // 12)
     mapped = lookup(PROVIDER, size)
-    if mapped is None:
+    if mapped is None:  # no known GPU count: quarantined, never one GPU at the VM's price
         sink.note_unknown_gpu(size)
-        gpu, gpu_raw, count, vram = "unknown", size, 1, None
-    else:
-        gpu, gpu_raw, count, vram = mapped.gpu, mapped.gpu_raw, mapped.gpu_count, mapped.vram_gb
-        if gpu == "unknown":
-            sink.note_unknown_gpu(gpu_raw)
+        sink.reject(raw, unmapped_reason(size, round_price(price), "VM-hour"))
+        return
+    gpu, gpu_raw, count, vram = mapped.gpu, mapped.gpu_raw, mapped.gpu_count, mapped.vram_gb
+    if gpu == "unknown":
+        sink.note_unknown_gpu(gpu_raw)
     common: dict[str, Any] = dict(gpu=gpu, gpu_raw=gpu_raw, gpu_count=count, vram_gb=vram, region=region)
     sink.add(
         raw,

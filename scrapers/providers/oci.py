@@ -8,12 +8,24 @@ Response: ``{"items": [{"partNumber": "B98415", "displayName": "Compute - GPU - 
 (``?currencyCode=USD``) and follows the ORDS ``links`` ``rel: next`` while ``hasMore`` is true
 (up to :data:`MAX_PAGES`), stored as one combined document.
 
-GPU items are those whose display name reads "Compute - GPU - <name>" (or whose metric is "GPU
-Per Hour"); their ``PAY_AS_YOU_GO`` USD value is a per-GPU-hour price. The list names GPUs, not
-shapes: the mapping CSV's ``price_name`` says which bare-metal shape (``BM.GPU.H100.8``: 8
-GPUs) each name prices. A GPU name the CSV does not map is ``unknown`` (count 1, its display
-name raw). OCI states one price for all commercial regions, so ``region`` is None. Preemptible
-capacity (50 % of on-demand per OCI's documentation) is not in the list and is not derived.
+GPU items are those whose display name mentions a GPU ("Compute - GPU - H100", "Compute - Bare
+Metal GPU Standard - X7", "BM.GPU.A10.64") or whose metric is "GPU Per Hour". Of those:
+
+- Cloud@Customer items (racks Oracle installs in the customer's data centre, billed with a
+  commitment; one "Resource Commit" at $0.60/GPU-h) and other "... Commit" items (VMware
+  nodes under a monthly or yearly commitment) are not rentable on-demand capacity: skipped and
+  named in a report note;
+- items not priced per GPU-hour (a Roving Edge device per day) are skipped and noted;
+- a "GPU Per Hour" item's ``PAY_AS_YOU_GO`` USD value is a per-GPU-hour on-demand price. The
+  list names GPUs, not shapes: the mapping CSV says which bare-metal shape (``BM.GPU.H100.8``:
+  8 GPUs) each item prices, matched by part number ("B98415"), else by display name (prefixes
+  "OCI - " / "Oracle Cloud Infrastructure - " and doubled spaces ignored);
+- an item the CSV does not map (generation labels such as "Compute - GPU - E4" or "H100T" that
+  name no GPU) is quarantined with its name and price and listed in ``unknown_gpus``: which
+  GPU and shape it prices is unknown, so it is never an offer.
+
+OCI states one price for all commercial regions, so ``region`` is None. Preemptible capacity
+(50 % of on-demand per OCI's documentation) is not in the list and is not derived.
 """
 
 from __future__ import annotations
@@ -25,19 +37,22 @@ from typing import Any
 
 from gpuprice.scrapers.instance_types import lookup_price_name
 from gpuprice.scrapers.json_pages import json_pages, positive_price
-from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier
+from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier, round_price
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import clean_text
 
 PROVIDER = "oci"
-PARSER_VERSION = "oci/1"
+PARSER_VERSION = "oci/2"
 PRICING_URL = "https://www.oracle.com/cloud/compute/pricing/"
 UNLABELED_TIER: Tier | None = None
 PRICE_UNIT: PriceUnit = "gpu_hour"
 API_URL = "https://apexapps.oracle.com/pls/apex/cetools/api/v1/products/?currencyCode=USD"
 MAX_PAGES = 10
-_GPU_NAME_RX = re.compile(r"^(?:OCI\s*-\s*)?Compute\s*-\s*GPU\s*-\s*(?P<gpu>.+)$", re.I)
+_GPU_WORD_RX = re.compile(r"(?<![A-Za-z])GPU(?![A-Za-z])", re.I)
+_CLOUD_AT_CUSTOMER_RX = re.compile(r"cloud\s*@\s*customer", re.I)
+_COMMIT_RX = re.compile(r"\bcommit\b", re.I)
+_GPU_HOUR_METRIC = "gpu per hour"
 
 
 def live_requests() -> list[PageRequest]:
@@ -68,18 +83,38 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
             items.extend(body["items"])
     if not structured:
         raise StructureMissing(PROVIDER, "no items list in the price list API response")
+    skipped: dict[str, list[str]] = {}
     for item in items:
         if not isinstance(item, dict):
             continue
         name = clean_text(item.get("displayName"))
-        match = _GPU_NAME_RX.match(name)
-        if not match and clean_text(item.get("metricName")).lower() != "gpu per hour":
+        metric = clean_text(item.get("metricName"))
+        if not _GPU_WORD_RX.search(name) and metric.lower() != _GPU_HOUR_METRIC:
             continue  # not a GPU product (CPU, storage, network...)
         sink.report.rows_seen += 1
+        why = _not_on_demand(item, name, metric)
+        if why:
+            skipped.setdefault(why, []).append(clean_text(item.get("partNumber")) or name)
+            continue
         _emit(item, name, sink)
     if sink.report.rows_seen == 0:
         raise StructureMissing(PROVIDER, "no 'Compute - GPU' items in the price list")
+    for why, parts in skipped.items():
+        sink.note(f"{why}: {', '.join(parts)}")
     return sink.result()
+
+
+def _not_on_demand(item: dict[str, Any], name: str, metric: str) -> str:
+    """Why a GPU item is not an on-demand GPU-hour price ("" when it is one)."""
+    if _CLOUD_AT_CUSTOMER_RX.search(name) or _CLOUD_AT_CUSTOMER_RX.search(
+        clean_text(item.get("serviceCategory"))
+    ):
+        return "Cloud@Customer items skipped (on-premises racks under a commitment, not rentable on demand)"
+    if _COMMIT_RX.search(name):
+        return "commit items skipped (prices under a usage commitment, not on-demand)"
+    if metric.lower() != _GPU_HOUR_METRIC:
+        return "GPU items not priced per GPU-hour skipped"
+    return ""
 
 
 def _usd_pay_as_you_go(item: dict[str, Any]) -> Any:
@@ -103,19 +138,24 @@ def _emit(item: dict[str, Any], name: str, sink: OfferSink) -> None:
     if price is None:
         sink.report.unpriced_rows += 1
         return
-    row = lookup_price_name(PROVIDER, name)
-    if row is None:
+    row = lookup_price_name(PROVIDER, name, part)
+    if row is None:  # which GPU and shape: unknown, so no offer (never one GPU of a guessed shape)
         sink.note_unknown_gpu(name)
-        gpu, gpu_raw, count, vram, sku = "unknown", name, 1, None, part or name
-    else:
-        gpu, gpu_raw, count, vram, sku = row.gpu, row.gpu_raw, row.gpu_count, row.vram_gb, row.instance_type
+        sink.reject(
+            raw,
+            f"{name} is not in the shape table (scrapers/data/instance_types.csv): "
+            f"GPU and shape unknown, ${round_price(price)} per GPU-hour not stored as an offer",
+        )
+        return
+    if row.gpu == "unknown":
+        sink.note_unknown_gpu(row.gpu_raw)
     sink.add(
         raw,
-        gpu=gpu,
-        gpu_raw=gpu_raw,
-        gpu_count=count,
-        vram_gb=vram,
+        gpu=row.gpu,
+        gpu_raw=row.gpu_raw,
+        gpu_count=row.gpu_count,
+        vram_gb=row.vram_gb,
         usd_per_gpu_hour=price,
-        usd_per_instance_hour=price * count,
-        sku=sku,
+        usd_per_instance_hour=price * row.gpu_count,
+        sku=row.instance_type,
     )

@@ -1,6 +1,8 @@
 """Runpod: GraphQL ``gpuTypes`` JSON (primary) and the runpod.io/pricing HTML page (fallback).
 
-Structure as documented in provider-pages.md (Runpod section). All Runpod prices are per GPU-hour
+Structure as documented in provider-pages.md (Runpod section). The GraphQL response is
+``{"data": {"gpuTypes": [...]}}``; the bare ``gpuTypes`` list (as public trackers store it, e.g.
+Jumbo2020/gpu_prices ``gpu_prices.json``) reads the same, with a note. All Runpod prices are per GPU-hour
 for a one-GPU pod, so every offer has ``gpu_count`` 1 and ``usd_per_instance_hour`` None.
 
 From one ``gpuType`` the parser emits, when the price is a positive number:
@@ -45,7 +47,7 @@ from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import clean_text, parse_number, parse_price
 
 PROVIDER = "runpod"
-PARSER_VERSION = "runpod/2"
+PARSER_VERSION = "runpod/3"
 PRICING_URL = "https://www.runpod.io/pricing"
 # Secure and community cloud are separate markets: a bare price names neither.
 UNLABELED_TIER: Tier | None = None
@@ -162,6 +164,10 @@ def _gpu_types(text: str, report: ParseReport) -> list[Any]:
         gpu_types = payload["data"].get("gpuTypes")
     elif isinstance(payload, dict):
         gpu_types = payload.get("gpuTypes")
+    elif isinstance(payload, list) and payload and all(_looks_like_gpu_type(item) for item in payload):
+        # the gpuTypes list alone, as trackers store the response without its {"data": ...} envelope
+        gpu_types = payload
+        report.notes.append("gpuTypes list without the GraphQL data envelope")
     else:
         gpu_types = None
     error = _first_graphql_error(payload)
@@ -171,6 +177,18 @@ def _gpu_types(text: str, report: ParseReport) -> list[Any]:
     if error:  # partial data: a field failed but the list came back
         report.notes.append(f"GraphQL error alongside data: {error}")
     return gpu_types
+
+
+def _looks_like_gpu_type(item: Any) -> bool:
+    """A gpuTypes entry: an object with an ``id`` and at least one Runpod price field."""
+    return (
+        isinstance(item, dict)
+        and "id" in item
+        and (
+            any(field[0] in item for field in _LIST_PRICE_FIELDS)
+            or any(field[0] in item for field in _LOWEST_PRICE_FIELDS)
+        )
+    )
 
 
 def _first_graphql_error(payload: Any) -> str:
