@@ -46,10 +46,15 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+# The webserver (UI on http://$(DEV_HOST):$(DEV_PORT)) and the daemon, on the code location
+# gpuprice.pipelines.definitions, with DAGSTER_HOME=$GPUPRICE_HOME/dagster: the instance the CLI's
+# runs are recorded in; its dagster.yaml is pipelines/dagster.yaml, refreshed when that changes.
+DEV_HOST ?= 127.0.0.1
+DEV_PORT ?= 3000
 dev: $(STAMP)
-	@mkdir -p $(GPUPRICE_HOME)/dagster
-	@test -f $(GPUPRICE_HOME)/dagster/dagster.yaml || cp pipelines/dagster.yaml $(GPUPRICE_HOME)/dagster/dagster.yaml
-	DAGSTER_HOME=$(GPUPRICE_HOME)/dagster DAGSTER_EVENT_BATCH_SIZE=1000 $(BIN)/dg dev
+	@home=$$($(BIN)/python -m gpuprice.pipelines.instance) && \
+	  echo "DAGSTER_HOME=$$home" && \
+	  DAGSTER_HOME=$$home exec $(BIN)/dagster dev -m gpuprice.pipelines.definitions -h $(DEV_HOST) -p $(DEV_PORT)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run

@@ -12,12 +12,14 @@ whose process is gone as failed and frees their slots, as Dagster's run monitori
 from __future__ import annotations
 
 import os
-import shutil
 import socket
+import sys
 from pathlib import Path
 
 import dagster as dg
 from dagster._core.instance.ref import InstanceRef  # from_dir with overrides: no public twin
+
+from gpuprice.errors import BadInput
 
 DAGSTER_SUBFOLDER = "dagster"
 _INSTANCE_TEMPLATE = Path(__file__).with_name("dagster.yaml")
@@ -30,13 +32,38 @@ _UNFINISHED = [dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING, dg
 
 
 def dagster_home(home: Path) -> Path:
-    """The instance folder, created with the project's dagster.yaml when it is missing."""
+    """The instance folder, with the project's dagster.yaml: written when it is missing and
+    written again whenever the template (pipelines/dagster.yaml) differs, so a changed template
+    reaches every existing home (edit the template, not the copy)."""
     folder = home / DAGSTER_SUBFOLDER
-    folder.mkdir(parents=True, exist_ok=True)
     config = folder / "dagster.yaml"
-    if not config.exists():
-        shutil.copyfile(_INSTANCE_TEMPLATE, config)
+    template = _INSTANCE_TEMPLATE.read_bytes()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if not config.exists() or config.read_bytes() != template:
+            tmp = config.with_name(f".{config.name}.tmp")
+            tmp.write_bytes(template)
+            os.replace(tmp, config)  # a starting daemon never reads half a file
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise PermissionError(13, "Permission denied")
+    except OSError as exc:
+        raise BadInput(
+            f"cannot write the Dagster instance folder {folder}: {exc.strerror or exc};"
+            " make it writable or set GPUPRICE_HOME to a writable folder"
+        ) from None
     return folder
+
+
+def main() -> None:
+    """``python -m gpuprice.pipelines.instance``: prepare ``$GPUPRICE_HOME/dagster`` and print it
+    (``make dev`` sets DAGSTER_HOME to it)."""
+    from gpuprice.settings import Settings
+
+    try:
+        print(dagster_home(Settings.from_env().ensure_home()))
+    except BadInput as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def cli_instance(home: Path) -> dg.DagsterInstance:
@@ -93,3 +120,7 @@ def release_abandoned_runs(instance: dg.DagsterInstance) -> list[str]:
         instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
         released.append(run.run_id)
     return released
+
+
+if __name__ == "__main__":
+    main()
