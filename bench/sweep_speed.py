@@ -29,9 +29,10 @@ import pandas as pd
 from bench.figures import Bound, Figure, rate_figure
 from bench.parse_speed import newest_pages
 from gpuprice.models.architectures import resolve_model
-from gpuprice.models.catalog import get_gpu, gpu_slugs
+from gpuprice.models.catalog import get_gpu, gpu_slugs, usable_memory_gb
 from gpuprice.models.choices import GPUS_PER_NODE, SWEEP_STRATEGIES
 from gpuprice.models.cost import checkpoint_cost, checkpoint_count
+from gpuprice.models.fit_verdict import VERDICTS
 from gpuprice.models.memory import estimate_memory, fit_sweep
 from gpuprice.models.ranking import (
     DATA_PARALLEL_EFFICIENCY,
@@ -102,7 +103,7 @@ def _timed_product(
 ) -> tuple[pd.DataFrame, pd.DataFrame, float, float]:
     """(sweep, ranking, seconds in fit_sweep, seconds in fit_sweep + rank_offers)."""
     start = time.perf_counter()
-    memory = {f"offer{i}": get_gpu(g).memory_gb for i, g in enumerate(offers["gpu"])}
+    memory = {f"offer{i}": usable_memory_gb(g) for i, g in enumerate(offers["gpu"])}
     sweep = fit_sweep([w.setup() for w in workloads], memory, GPU_COUNTS, SWEEP_STRATEGIES)
     swept = time.perf_counter()
     ranking = rank_offers(offers, workloads, day)
@@ -117,7 +118,7 @@ def _loop_memory(
     rows = []
     for w_index, workload in enumerate(workloads):
         for o_index in offer_indexes:
-            gpu_memory = get_gpu(offers["gpu"].iat[o_index]).memory_gb
+            gpu_memory = usable_memory_gb(offers["gpu"].iat[o_index])
             for count in GPU_COUNTS:
                 for strategy in SWEEP_STRATEGIES:
                     estimate = estimate_memory(workload.setup(gpus=count, sharding=strategy))
@@ -135,12 +136,23 @@ def _plausible_memory(gpu: str, stated: object) -> float:
 
 
 def _baseline(workload: Workload, gpu: str, memory_gb: float, counts: list[int]) -> tuple[int, float]:
-    """The fewest GPUs of this type that hold the job (least complex sharding) and their cluster rate."""
+    """The fewest GPUs of this type that hold the job and their cluster rate: per count the best
+    verdict (fits before tight), then the least complex sharding, on the card's usable bytes."""
+    capacity = usable_memory_gb(gpu, memory_gb)
     for count in counts:
-        for strategy in RANKING_STRATEGIES:
-            if estimate_memory(workload.setup(gpus=count, sharding=strategy)).fits(memory_gb):
-                speed = _speed(workload, gpu, count, strategy)
-                return count, speed.tokens_per_sec_per_gpu * count
+        verdicts = [
+            (
+                VERDICTS.index(
+                    estimate_memory(workload.setup(gpus=count, sharding=s)).verdict(capacity).verdict
+                ),
+                i,
+            )
+            for i, s in enumerate(RANKING_STRATEGIES)
+        ]
+        code, best = min(verdicts)
+        if code < 2:  # fits or tight
+            speed = _speed(workload, gpu, count, RANKING_STRATEGIES[best])
+            return count, speed.tokens_per_sec_per_gpu * count
     raise Disagreement(f"{workload.name} on {gpu}: the loop finds no fitting GPU count")
 
 

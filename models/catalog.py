@@ -36,7 +36,12 @@ class GpuSpec(BaseModel):
     name: str = Field(min_length=1)
     vendor: Vendor
     architecture: str = Field(min_length=1)
-    memory_gb: float = Field(gt=0, le=1024)
+    memory_gb: float = Field(gt=0, le=1024)  # the memory as sold ("80 GB"), as pages state it
+    # What the card holds in 1e9 bytes: nvidia-smi memory.total where a public log cites it (an
+    # "80 GB" A100 shows 81920 MiB = 85.9e9 bytes), else the sold figure read as GiB; the memory
+    # fit compares predicted peaks (1e9 bytes) with this, never with memory_gb.
+    usable_memory_gb: float = Field(gt=0, le=1200)
+    memory_source: str = Field(min_length=1)
     memory_bandwidth_tbps: float = Field(gt=0, le=50)
     # For parts without BF16 (V100, T4) this holds the FP16 tensor value; see bf16_native.
     dense_bf16_tflops: float = Field(gt=0, le=20_000)
@@ -64,6 +69,8 @@ _DTYPES: dict[str, str] = {
     "vendor": "string",
     "architecture": "string",
     "memory_gb": "float64",
+    "usable_memory_gb": "float64",
+    "memory_source": "string",
     "memory_bandwidth_tbps": "float64",
     "dense_bf16_tflops": "float64",
     "bf16_native": "bool",
@@ -147,6 +154,18 @@ def get_gpu(slug: str) -> GpuSpec:
     if spec is None:
         raise unknown_choice("GPU", slug, gpu_slugs())
     return spec
+
+
+def usable_memory_gb(slug: str, stated_gb: float | None = None) -> float:
+    """What one GPU holds, in 1e9 bytes, for the memory fit (see ``GpuSpec.usable_memory_gb``).
+
+    ``stated_gb`` is the figure an offer states when it differs from the catalog's (GH200 comes as
+    96 and 144 GB under one slug): it is read in the same unit as the catalog's sold figure, so the
+    card's usable share scales with it."""
+    spec = get_gpu(slug)
+    if stated_gb is None or stated_gb == spec.memory_gb:
+        return spec.usable_memory_gb
+    return stated_gb * spec.usable_memory_gb / spec.memory_gb
 
 
 # Price plausibility. Renting a GPU costs roughly what owning and powering it costs, and both

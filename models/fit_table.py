@@ -25,7 +25,8 @@ def memory_fit_table(
     Each workload only at the GPU counts its limits allow (``max_gpus``, ``max_nodes`` whole
     nodes): a 4-node job is never told it fits "512x a10 · zero3"."""
     catalog = load_gpu_catalog()
-    memory = dict(zip(catalog["slug"].astype(str), catalog["memory_gb"].astype(float)))
+    # Each card's usable 1e9 bytes (an "80 GB" A100 holds 85.9e9): what the predicted peaks count.
+    memory = dict(zip(catalog["slug"].astype(str), catalog["usable_memory_gb"].astype(float)))
     sweep = fit_sweep([w.setup() for w in workloads], memory, gpu_counts, strategies)
     names = pd.Series([w.name for w in workloads])
     index = sweep["setup_index"].to_numpy()

@@ -66,6 +66,7 @@ from gpuprice.models.choices import (  # re-exported: callers import the vocabul
     Optimizer,
     Precision,
 )
+from gpuprice.models.fit_verdict import VERDICTS, planning_gb, verdict_codes
 from gpuprice.models.frameworks import DEFAULTS
 from gpuprice.models.memory_setup import (  # re-exported: the public names of the memory model
     _STRATEGY_CODE,
@@ -401,7 +402,7 @@ def estimate_memory(setup: TrainingSetup, constants: MemoryConstants = DEFAULT_C
     n_lora = lora_params(arch, setup.lora_rank, setup.lora_targets) if setup.method != "full" else 0
     return MemoryEstimate(
         per_gpu_gb=per_gpu,
-        planning_gb=per_gpu * (1 + setup.margin),
+        planning_gb=planning_gb(per_gpu, setup.margin),
         device_gb=float(out["device"]),
         margin=setup.margin,
         breakdown=Breakdown(**parts),
@@ -452,6 +453,8 @@ SWEEP_COLUMNS = (
     "fits",
     "headroom_gb",
     "least_complex",
+    "verdict",
+    "device_gb",
 )
 
 
@@ -470,8 +473,11 @@ def fit_sweep(
 ) -> pd.DataFrame:
     """Every setup x GPU x count x strategy, vectorised (the setups' own gpus/sharding are ignored).
 
-    ``fits``: planning_gb <= gpu_memory_gb. ``least_complex`` is True on the row of the first
-    strategy that fits in the order none, zero2, zero3/fsdp, offload, per setup x GPU x count.
+    ``gpu_memory_gb`` holds each card's usable 1e9 bytes. ``verdict`` (fits / tight /
+    does_not_fit, :mod:`gpuprice.models.fit_verdict`) judges the device figure; ``fits`` is
+    ``verdict == "fits"``; ``headroom_gb`` = card - device figure. ``least_complex`` marks, per
+    setup x GPU x count, the strategy with the best verdict (fits before tight), then the first in
+    the order none, zero2, zero3/fsdp, offload; never a strategy that does not fit.
     Row order: setup, then GPU (mapping order), then count, then strategy (given order)."""
     unknown = [s for s in strategies if s not in _STRATEGY_CODE]
     if unknown:
@@ -493,19 +499,27 @@ def fit_sweep(
     shape = (n_s, n_g, n_c, n_k)
     per_gpu = np.broadcast_to(out["per_gpu"], shape)
     margins = np.array([s.margin for s in resolved], dtype=np.float64).reshape(n_s, 1, 1, 1)
-    planning = per_gpu * (1 + margins)
+    planning = per_gpu / (1 - margins)
     memory = np.broadcast_to(
         np.array([gpu_memory_gb[g] for g in gpu_names], dtype=np.float64).reshape(1, n_g, 1, 1), shape
     )
-    # fits judges the device figure whatever metric per_gpu_gb reports
-    fits = np.broadcast_to(out["device"], shape) * (1 + margins) <= memory
+    # The verdict judges the device figure whatever metric per_gpu_gb reports (fit_verdict.py).
+    device = np.broadcast_to(out["device"], shape)
+    codes_v = np.broadcast_to(verdict_codes(device, memory, margins), shape)
+    fits = codes_v == 0
+    runnable = codes_v <= 1  # fits or tight: the predicted peak is within the card
 
-    # least complex fitting strategy: lowest complexity code among fitting rows (ties: first given)
-    rank = np.where(fits, codes * n_k + np.arange(n_k).reshape(1, 1, 1, n_k), np.iinfo(np.int64).max)
+    # least complex strategy per setup x GPU x count: the best verdict first (fits before tight),
+    # then the lowest complexity code (ties: first given); only where the peak fits at all.
+    rank = np.where(
+        runnable,
+        (codes_v * (4 * n_k) + codes * n_k + np.arange(n_k).reshape(1, 1, 1, n_k)),
+        np.iinfo(np.int64).max,
+    )
     best = rank.argmin(axis=3)
     least = np.zeros(shape, dtype=bool)
     np.put_along_axis(least, best[..., None], True, axis=3)
-    least &= fits
+    least &= runnable
 
     frame = pd.DataFrame(
         {
@@ -517,8 +531,10 @@ def fit_sweep(
             "planning_gb": planning.ravel(),
             "gpu_memory_gb": memory.ravel(),
             "fits": fits.ravel(),
-            "headroom_gb": (memory - planning).ravel(),
+            "headroom_gb": (memory - device).ravel(),
             "least_complex": least.ravel(),
+            "verdict": np.array(VERDICTS, dtype=object)[codes_v.ravel()],
+            "device_gb": device.ravel(),
         }
     )
     return frame

@@ -23,6 +23,7 @@ from gpuprice.models.choices import (
     Optimizer,
     Precision,
 )
+from gpuprice.models.fit_verdict import DEFAULT_MARGIN, MARGIN_MAX, MARGIN_MIN, FitVerdict, judge, planning_gb
 from gpuprice.models.frameworks import DEFAULTS
 
 # A memory strategy is a sharding or CPU offload (what fit sweeps also try).
@@ -94,7 +95,8 @@ class TrainingSetup(BaseModel):
     lora_targets: LoraTargets = "all"
     gpus: int = Field(default=1, ge=1, le=131_072)
     sharding: Sharding = "none"
-    margin: float = Field(default=0.20, ge=0.15, le=0.30)
+    # Fraction of the card kept free for planning (models/fit_verdict.py): 0 judges the peak alone.
+    margin: float = Field(default=DEFAULT_MARGIN, ge=MARGIN_MIN, le=MARGIN_MAX)
     qlora_double_quant: bool = True
     memory_metric: MemoryMetric = "device"
 
@@ -189,7 +191,7 @@ class MemoryEstimate(BaseModel):
     per_gpu_gb: float = Field(
         description="predicted peak per GPU as memory_metric counts it, overhead included, margin excluded"
     )
-    planning_gb: float = Field(description="per_gpu_gb x (1 + margin)")
+    planning_gb: float = Field(description="per_gpu_gb / (1 - margin): the card that keeps the margin free")
     device_gb: float = Field(description="the device figure (CUDA context included) that fits judges")
     margin: float
     breakdown: Breakdown
@@ -206,12 +208,17 @@ class MemoryEstimate(BaseModel):
 
     @property
     def device_planning_gb(self) -> float:
-        """The device figure with the planning margin: what ``fits`` compares with the card."""
-        return self.device_gb * (1 + self.margin)
+        """The device figure with the planning margin: the card size that keeps the margin free."""
+        return planning_gb(self.device_gb, self.margin)
+
+    def verdict(self, gpu_memory_gb: float, band: tuple[float, float] | None = None) -> FitVerdict:
+        """fits / tight / does_not_fit of the device figure (any metric) on a card of
+        ``gpu_memory_gb`` usable 1e9 bytes (``catalog.usable_memory_gb``)."""
+        return judge(self.device_gb, gpu_memory_gb, self.margin, band)
 
     def fits(self, gpu_memory_gb: float) -> bool:
-        """Fits when the device figure plus margin is within the card's memory (any metric)."""
-        return self.device_planning_gb <= gpu_memory_gb
+        """The verdict is ``fits``: the device figure leaves the margin free on the card."""
+        return self.verdict(gpu_memory_gb).verdict == "fits"
 
     def contract_dict(self) -> dict[str, Any]:
         """The ``gpuprice fit --json`` fields (GB rounded to 3 decimals). In JSON the CUDA context
@@ -223,7 +230,7 @@ class MemoryEstimate(BaseModel):
         context, slack = round(self.cuda_context_gb, 3), round(self.allocator_slack_gb, 3)
         return {
             "per_gpu_gb": per_gpu,
-            "planning_gb": round(per_gpu * (1 + self.margin), 3),
+            "planning_gb": round(planning_gb(per_gpu, self.margin), 3),
             "margin": self.margin,
             "breakdown": {
                 **parts,

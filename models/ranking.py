@@ -57,6 +57,10 @@ RANKING_COLUMNS: tuple[str, ...] = (
     "usd_per_gpu_hour",
     "sharding",
     "per_gpu_gb",
+    "verdict",
+    "headroom_gb",
+    "band_low_gb",
+    "band_high_gb",
     "tokens_per_sec_per_gpu",
     "mfu",
     "hours",
@@ -376,6 +380,9 @@ class _Configs:
     hours: np.ndarray
     one_gpu_fits: np.ndarray
     pcie_collectives: np.ndarray
+    verdict: np.ndarray  # fits / tight (models/fit_verdict.py; does_not_fit never gets here)
+    headroom_gb: np.ndarray  # card - predicted device peak
+    gpu_memory_gb: np.ndarray  # the card's usable 1e9 bytes
 
     def take(self, index: np.ndarray) -> _Configs:
         return _Configs(**{f: getattr(self, f)[index] for f in self.__dataclass_fields__})
@@ -395,9 +402,11 @@ def _memory_fit(
 ) -> dict[str, np.ndarray]:
     """Least complex fitting strategy per (workload, key, GPU count) for the workloads ``members``;
     entries only where something fits."""
+    from gpuprice.models.catalog import usable_memory_gb
     from gpuprice.models.memory import fit_sweep
 
-    names = {f"{i}": memory for i, (_, memory) in enumerate(keys)}
+    # The card's usable 1e9 bytes (an "80 GB" A100 holds 85.9e9), as the predicted peaks count them.
+    names = {f"{i}": usable_memory_gb(slug, memory) for i, (slug, memory) in enumerate(keys)}
     sweep = fit_sweep(
         [workloads.items[m].setup() for m in members.tolist()], names, sorted(set(counts)), STRATEGIES
     )
@@ -408,6 +417,9 @@ def _memory_fit(
         "gpus": sweep["gpu_count"].to_numpy(dtype=np.int64)[best],
         "sharding": sweep["sharding"].to_numpy(dtype=object)[best],
         "per_gpu_gb": sweep["per_gpu_gb"].to_numpy(dtype=float)[best],
+        "verdict": sweep["verdict"].to_numpy(dtype=object)[best],
+        "headroom_gb": sweep["headroom_gb"].to_numpy(dtype=float)[best],
+        "gpu_memory_gb": sweep["gpu_memory_gb"].to_numpy(dtype=float)[best],
     }
 
 
@@ -525,6 +537,9 @@ def _configurations(
         hours=hours,
         one_gpu_fits=np.isin(w * len(keys) + fits["key"], one_gpu_pairs),
         pcie_collectives=_pcie_collectives(keys, fits["key"], gpus),
+        verdict=fits["verdict"],
+        headroom_gb=fits["headroom_gb"],
+        gpu_memory_gb=fits["gpu_memory_gb"],
     )
     sold = every.take(np.flatnonzero(as_sold))
     parts = [dataclasses.replace(sold, risk=np.full(len(sold), r, dtype=np.int64)) for r in RISKS]
@@ -605,13 +620,14 @@ def _config_warnings(
     comm_share: float,
     one_gpu_fits: bool,
     spot: bool,
+    tight: str | None = None,
     wall_hours: float,
     checkpoint_every: float,
     rework_hours: float = 0.0,
     interruptions: float = 0.0,
 ) -> list[str]:
     """Warnings of one configuration and tier: short stable code, colon, one sentence."""
-    out: list[str] = []
+    out: list[str] = [tight] if tight else []
     if not ecc and wall_hours >= LONG_JOB_HOURS:
         out.append(
             f"no-ecc: {gpu} has no ECC memory; a {wall_hours:.0f} h job risks silent errors and has no support"
@@ -635,6 +651,25 @@ def _config_warnings(
             f"deadline-missed: {wall_hours:.0f} h expected against a {workload.deadline_hours:g} h deadline"
         )
     return out
+
+
+def _band_columns(table: _Workloads, wi: np.ndarray, per_gpu_gb: np.ndarray) -> dict[str, np.ndarray]:
+    """The out-of-sample error band around each row's predicted peak (models/memory_band.py)."""
+    from gpuprice.models.memory_band import band_of
+
+    bands = [band_of(w.method) for w in table.items]
+    low = np.array([b.low for b in bands], dtype=np.float64)[wi]
+    high = np.array([b.high for b in bands], dtype=np.float64)[wi]
+    return {"band_low_gb": per_gpu_gb * (1 + low), "band_high_gb": per_gpu_gb * (1 + high)}
+
+
+def _tight_warning(workload: Workload, configs: _Configs, c: int) -> str | None:
+    """``tight-fit: ...`` when the predicted peak fits the card but the planning margin does not."""
+    from gpuprice.models.fit_verdict import judge
+
+    capacity = float(configs.gpu_memory_gb[c])
+    verdict = judge(capacity - float(configs.headroom_gb[c]), capacity, workload.margin)
+    return verdict.warning()
 
 
 def _staleness_warnings(
@@ -930,6 +965,7 @@ def _assemble(
                 comm_share=float(configs.communication_share[c]),
                 one_gpu_fits=bool(configs.one_gpu_fits[c]),
                 spot=bool(firsts["spot"][i]),
+                tight=_tight_warning(table.items[firsts["w"][i]], configs, c),
                 wall_hours=firsts["wall"][i],
                 checkpoint_every=firsts["every"][i],
                 rework_hours=firsts["rework"][i],
@@ -975,6 +1011,9 @@ def _assemble(
             "usd_per_gpu_hour": price,
             "sharding": configs.sharding[cfg],
             "per_gpu_gb": configs.per_gpu_gb[cfg],
+            "verdict": configs.verdict[cfg],
+            "headroom_gb": configs.headroom_gb[cfg],
+            **_band_columns(table, wi, configs.per_gpu_gb[cfg]),
             "tokens_per_sec_per_gpu": configs.tokens_per_sec_per_gpu[cfg],
             "mfu": configs.mfu[cfg],
             "hours": hours,

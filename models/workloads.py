@@ -40,6 +40,7 @@ from gpuprice.models.choices import (
     Precision,
 )
 from gpuprice.models.cost import CostTerms, resumable_checkpoint_gb
+from gpuprice.models.fit_verdict import DEFAULT_MARGIN, MARGIN_MAX, MARGIN_MIN
 from gpuprice.quantities import parse_number
 
 BUILTIN_PATH = Path(__file__).with_name("workloads.yaml")
@@ -80,7 +81,9 @@ class Workload(BaseModel):
     # Adapter fields belong to lora/qlora only (None for a full fine-tune; default rank 16, all targets).
     lora_rank: int | None = Field(default=None, ge=1, le=65_536)
     lora_targets: LoraTargets | None = None
-    margin: float = Field(default=0.20, ge=0.15, le=0.30, description="memory planning margin")
+    margin: float = Field(
+        default=DEFAULT_MARGIN, ge=MARGIN_MIN, le=MARGIN_MAX, description="fraction of the card kept free"
+    )
     tokens: float | None = Field(default=None, gt=0)
     steps: int | None = Field(default=None, ge=1)
     global_batch_tokens: int | None = Field(default=None, ge=1)

@@ -209,7 +209,7 @@ class MemoryVerdict(_Frozen):
     bars: list[MemoryBar] = Field(default_factory=list)
     capacities: list[GpuCapacity] = Field(default_factory=list)
     breakdown_note: str | None = None
-    planning_margin: float | None = Field(default=None, description="fraction added for planning")
+    planning_margin: float | None = Field(default=None, description="fraction of the card kept free")
     computed_at: dt.datetime | None = None
 
     @property

@@ -228,8 +228,9 @@ def describe(
 
 
 def planning_margin(rows: Sequence[MemoryFitRow]) -> float | None:
-    """The margin the memory-fit sweep applied (planning_gb / per_gpu_gb - 1)."""
-    ratios = [r.planning_gb / r.per_gpu_gb - 1 for r in rows if r.per_gpu_gb > 0]
+    """The margin the memory-fit sweep applied: the fraction of the card kept free
+    (planning_gb = per_gpu_gb / (1 - margin), models/fit_verdict.py)."""
+    ratios = [1 - r.per_gpu_gb / r.planning_gb for r in rows if r.planning_gb > 0]
     return round(sum(ratios) / len(ratios), 4) if ratios else None
 
 

@@ -17,7 +17,7 @@ def test_fit_table_matches_scalar_estimates_and_marks_one_least_complex_fit():
             & (table.sharding == "zero3")
         ].iloc[0]
         assert abs(row.per_gpu_gb - estimate_memory(w.setup(gpus=8, sharding="zero3")).per_gpu_gb) < 1e-6
-        assert row.fits == (row.planning_gb <= row.gpu_memory_gb)
+        assert row.fits == (row.planning_gb <= row.gpu_memory_gb + 1e-9)
     least = table[table.least_complex].groupby(["workload", "gpu", "gpu_count"]).size()
     assert (least == 1).all()
-    assert (table[table.least_complex]["fits"]).all()
+    assert table[table.least_complex]["verdict"].isin(["fits", "tight"]).all()

@@ -134,10 +134,10 @@ def estimate_result(
             request.tokens,
         )
     memory = estimate_memory(setup)
-    from gpuprice.models.catalog import get_gpu
+    from gpuprice.models.fit_answer import band_fields, gpu_fields
 
-    gpu_memory = get_gpu(request.gpu).memory_gb
-    fits = memory.fits(gpu_memory)  # the device figure + margin, whatever --memory-metric reports
+    check = gpu_fields(setup, memory, request.gpu)  # the device figure, whatever --memory-metric reports
+    gpu_memory, fits = check["gpu_memory_gb"], check["fits"]
     price, offer, note = request.price, None, None
     if price is None and market is not None:
         offer = market(request.gpu, setup.gpus)
@@ -146,7 +146,7 @@ def estimate_result(
             note = f"no list price for {setup.gpus}x {request.gpu} in the warehouse; give --usd-per-gpu-hour"
     if not fits:
         note = (
-            f"does not fit: {memory.device_planning_gb:.1f} GB planned per GPU exceeds the "
+            f"does not fit: {memory.device_gb:.1f} GB predicted per GPU exceeds the "
             f"{gpu_memory:g} GB of {request.gpu}{_fitting_sharding_hint(setup, gpu_memory)}"
         )
     cost = run_cost(setup.gpus, hours, price)
@@ -168,8 +168,9 @@ def estimate_result(
         "per_gpu_gb": round(memory.per_gpu_gb, 3),
         "planning_gb": round(memory.planning_gb, 3),
         "memory_metric": setup.memory_metric,
-        "gpu_memory_gb": gpu_memory,
-        "fits": fits,
+        "margin": setup.margin,
+        **band_fields(setup, memory),
+        **{k: v for k, v in check.items() if k != "gpu"},
     }
 
 
@@ -180,8 +181,8 @@ def _fitting_sharding_hint(setup: TrainingSetup, gpu_memory: float) -> str:
     for sharding in ("zero2", "zero3"):
         if sharding != setup.sharding:
             other = estimate_memory(setup.model_copy(update={"sharding": sharding}))
-            if other.fits(gpu_memory):  # the device figure, as fits judges it
-                return f"; --sharding {sharding} fits ({other.device_planning_gb:.1f} GB)"
+            if other.verdict(gpu_memory).fits:  # the device figure, as fits judges it
+                return f"; --sharding {sharding} fits ({other.device_gb:.1f} GB)"
     return ""
 
 
@@ -215,9 +216,12 @@ def _print_summary(result: dict[str, Any]) -> None:
         console.print(f"  cost        ${result['cost_usd']:,.2f} at {rate}{source}", soft_wrap=True)
         if not result["fits"]:
             console.print(f"              NOT a runnable setup, {result['cost_note']}", soft_wrap=True)
-    verdict = "fits" if result["fits"] else "does NOT fit"
+    console.print(f"  memory      {result['band_note']}", soft_wrap=True, markup=False)
     console.print(
-        f"  memory      {result['planning_gb']:.1f} GB planned per GPU: {verdict} in {result['gpu_memory_gb']:g} GB"
+        f"              {result['gpu']} ({result['gpu_memory_gb']:g} GB usable), margin {result['margin']:.0%}: "
+        f"{result['verdict_note']}",
+        soft_wrap=True,
+        markup=False,
     )
 
 

@@ -17,31 +17,18 @@ from gpuprice.commands.model_options import (
     setup_from_options,
     with_model_options,
 )
-from gpuprice.models.memory import BREAKDOWN_TERMS, MemoryEstimate, TrainingSetup, estimate_memory
+from gpuprice.models.fit_answer import band_fields, gpu_fields
+from gpuprice.models.memory import BREAKDOWN_TERMS, TrainingSetup, estimate_memory
 
 
 def fit_result(setup: TrainingSetup, gpu: str | None) -> dict[str, Any]:
-    """The ``fit --json`` object: contract fields, the setup echoed, and the GPU check if asked."""
+    """The ``fit --json`` object: contract fields, the setup echoed, the error band and, with a
+    GPU, the verdict on it (``models/fit_answer.py``)."""
     estimate = estimate_memory(setup)
-    result: dict[str, Any] = {**setup_echo(setup), **estimate.contract_dict()}
+    result: dict[str, Any] = {**setup_echo(setup), **estimate.contract_dict(), **band_fields(setup, estimate)}
     if gpu is not None:
-        result.update(gpu_check(estimate, gpu, result["device_planning_gb"]))
+        result.update(gpu_fields(setup, estimate, gpu))
     return result
-
-
-def gpu_check(estimate: MemoryEstimate, gpu: str, planning_gb: float) -> dict[str, Any]:
-    """``fits`` when the device figure plus margin is within the card (whatever ``--memory-metric``
-    reports); headroom may be negative."""
-    from gpuprice.models.catalog import get_gpu
-
-    spec = get_gpu(gpu.strip().lower())
-    memory = float(spec.memory_gb)
-    return {
-        "gpu": spec.slug,
-        "gpu_memory_gb": memory,
-        "fits": planning_gb <= memory,
-        "headroom_gb": round(memory - planning_gb, 3),
-    }
 
 
 def _print_table(result: dict[str, Any]) -> None:
@@ -61,15 +48,17 @@ def _print_table(result: dict[str, Any]) -> None:
         ["cuda context", number(breakdown["cuda_context_gb"], 2)],
         ["allocator slack", number(breakdown["allocator_slack_gb"], 2)],
         ["peak (per_gpu_gb)", number(result["per_gpu_gb"], 2)],
-        [f"planning (+{result['margin']:.0%})", number(result["planning_gb"], 2)],
+        [f"planning (margin {result['margin']:.0%} of the card)", number(result["planning_gb"], 2)],
     ]
     print_table([Column("term"), Column("GB per GPU", numeric=True)], rows)
     for line in result["assumptions"]:
         console.print(f"  - {line}", markup=False)
+    console.print(f"  band: {result['band_note']}", markup=False)
     if "gpu" in result:
-        verdict = "fits" if result["fits"] else "does NOT fit"
         console.print(
-            f"{result['gpu']} ({result['gpu_memory_gb']:g} GB): {verdict}, headroom {result['headroom_gb']:+.2f} GB"
+            f"{result['gpu']} ({result['gpu_memory_sold']} sold, {result['gpu_memory_gb']:g} GB usable), "
+            f"margin {result['margin']:.0%}: {result['verdict_note']}",
+            markup=False,
         )
 
 

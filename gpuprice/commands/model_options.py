@@ -37,6 +37,7 @@ from gpuprice.models.choices import (
     PRECISIONS,
     SHARDINGS,
 )
+from gpuprice.models.fit_verdict import DEFAULT_MARGIN, check_margin
 from gpuprice.models.memory import TrainingSetup
 
 
@@ -112,7 +113,12 @@ MODEL_OPTIONS: tuple[ModelOption, ...] = (
     ModelOption(
         "sharding", "none", "Sharding of states over GPUs [none].", metavar=metavars.choice(SHARDINGS)
     ),
-    ModelOption("margin", 0.20, "Planning margin, 0.15-0.30 [0.20].", metavar=metavars.FLOAT),
+    ModelOption(
+        "margin",
+        0.20,
+        "Fraction of the card kept free, 0-0.9 (0: the peak alone) [0.20].",
+        metavar=metavars.FLOAT,
+    ),
 )
 # Option name -> contract default.
 MODEL_OPTION_DEFAULTS: dict[str, Any] = {option.name: option.default for option in MODEL_OPTIONS}
@@ -249,6 +255,9 @@ def setup_from_options(**options: Any) -> TrainingSetup:
     params_b = values["params_b"]
     if params_b is not None and (not math.isfinite(float(params_b)) or float(params_b) <= 0):
         raise BadInput(f"--params-b {params_b} must be a positive number of billions")
+    values["margin"] = check_margin(
+        float(values["margin"] if values["margin"] is not None else DEFAULT_MARGIN)
+    )
     arch = resolve_model(values["model"], values["config"], params_b)
     return TrainingSetup.checked(
         arch=arch,

@@ -46,7 +46,9 @@ JSON_FIELDS = (
     "price_basis",
     "observed_on",
     "warnings",
+    "verdict",
     "excluded_by",
+    "headroom_gb",
     "sku",
     "nodes",
     "commitment_months",
@@ -83,6 +85,7 @@ TERM_COLUMNS = (
 )
 _ROUND = {
     "per_gpu_gb": 3,
+    "headroom_gb": 3,
     "hours": 4,
     "run_cost_usd": 2,
     "total_cost_usd": 2,
@@ -115,8 +118,11 @@ def ranking_records(ranked: pd.DataFrame) -> list[dict[str, Any]]:
     records = [
         {name: _value(name, row[name]) for name in JSON_FIELDS} for row in ranked.to_dict(orient="records")
     ]
-    for record in records:  # the contract's observed_on: the date of the page the price was read from
+    for record, row in zip(records, ranked.to_dict(orient="records"), strict=True):
+        # the contract's observed_on: the date of the page the price was read from
         record.setdefault("observed_on", record.get("price_snapshot_date"))
+        if "band_low_gb" in row:  # the out-of-sample error band around per_gpu_gb
+            record["band_gb"] = {"low": round(row["band_low_gb"], 3), "high": round(row["band_high_gb"], 3)}
     return records
 
 

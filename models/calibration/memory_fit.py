@@ -202,6 +202,35 @@ def leave_one_source_out(measured: Sequence[Measured]) -> HeldOut:
     return HeldOut(list(measured), predicted, constants)
 
 
+def family_of(source: str) -> str:
+    """A source's family: the repository (or organisation) that published it. One framework's
+    tables (litgpt's tutorial, resource table and config-hub README) leave the calibration
+    together, so no table is scored by constants its sibling tables shaped."""
+    return source.split()[0]
+
+
+def leave_one_family_out(measured: Sequence[Measured]) -> HeldOut:
+    """Calibrate without each source family, predict that family's rows (``constants`` by family)."""
+    families = sorted({family_of(m.source) for m in measured})
+    values = np.array([m.gb for m in measured])
+    predicted = np.zeros(len(measured))
+    constants: dict[str, MemoryConstants] = {}
+    for family in families:
+        train = [i for i, m in enumerate(measured) if family_of(m.source) != family]
+        test = [i for i, m in enumerate(measured) if family_of(m.source) == family]
+        fitted = calibrate(PreparedSetups([measured[i].setup for i in train]), values[train])
+        constants[family] = fitted
+        predicted[test] = PreparedSetups([measured[i].setup for i in test]).per_gpu_gb(fitted)
+    return HeldOut(list(measured), predicted, constants)
+
+
+def relative_band(predicted: np.ndarray, measured: np.ndarray, coverage: float = 0.9) -> tuple[float, float]:
+    """(low, high) percentiles of measured / predicted - 1 holding ``coverage`` of the runs."""
+    ratio = measured / predicted - 1.0
+    tail = (1.0 - coverage) / 2.0
+    return float(np.quantile(ratio, tail)), float(np.quantile(ratio, 1.0 - tail))
+
+
 def table(
     measured: Sequence[Measured], predicted: np.ndarray, key: str
 ) -> list[tuple[str, int, float, float]]:
