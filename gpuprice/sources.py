@@ -3,7 +3,8 @@
 A run reads pages from a *page source* (``--source``): ``live`` (polite HTTP) or ``archive``
 (recorded pages). What it loads is stored with a *snapshot source* in ``price_snapshots.source``
 and ``quarantine.source``: a live run is a ``scrape``, a replay is an ``archive``, and cited
-public observations loaded as history are ``public_report``. The views, the reports and the
+public observations loaded as history are ``public_report``, and dated prices imported from a
+public price catalog's version history (``gpuprice import-history``) are ``catalog_history``. The views, the reports and the
 partition replacement select scraped rows with :data:`SCRAPED_SOURCES`.
 """
 
@@ -18,8 +19,9 @@ PAGE_SOURCES: tuple[PageSource, ...] = get_args(PageSource)
 # already kept in the raw store, parsed again, each keeping its snapshot source.
 StepSource = Literal["live", "archive", "raw"]
 
-SnapshotSource = Literal["scrape", "archive", "public_report"]
+SnapshotSource = Literal["scrape", "archive", "public_report", "catalog_history"]
 PUBLIC_REPORT: Final = "public_report"
+CATALOG_HISTORY: Final = "catalog_history"
 # A provider's daily partition: what a run writes and replaces.
 SCRAPED_SOURCES: tuple[SnapshotSource, ...] = ("scrape", "archive")
 SNAPSHOT_SOURCE_OF: dict[PageSource, SnapshotSource] = {"live": "scrape", "archive": "archive"}

@@ -154,7 +154,16 @@ def md_escape(value: object) -> str:
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 
-def series_label(provider: str, community: bool, price_basis: str | None) -> str:
-    """A price-history line's name: ``runpod``, ``runpod (community)``, ``runpod (lowest now)``."""
-    notes = [n for n, on in (("community", community), ("lowest now", price_basis == "lowest_now")) if on]
+def series_label(provider: str, community: bool, price_basis: str | None, *, catalog: bool = False) -> str:
+    """A price-history line's name: ``runpod``, ``runpod (community)``, ``runpod (lowest now)``,
+    ``lambda (catalog history)`` (prices imported from a catalog's history, not scraped)."""
+    notes = [
+        n
+        for n, on in (
+            ("community", community),
+            ("lowest now", price_basis == "lowest_now"),
+            ("catalog history", catalog),
+        )
+        if on
+    ]
     return provider + (f" ({', '.join(notes)})" if notes else "")

@@ -353,19 +353,22 @@ def price_history(
         sql("reports/price_history"),
         [list(gpus), week.end, start, start],
     )
-    points: dict[tuple[str, str, bool, str | None], list[tuple[dt.date, float]]] = defaultdict(list)
+    points: dict[tuple[str, str, bool, str | None, bool], list[tuple[dt.date, float]]] = defaultdict(list)
     for row in rows:
         day = max(row["snapshot_date"], start)
-        points[(row["gpu"], row["provider"], row["community"], row["price_basis"])].append(
+        points[(row["gpu"], row["provider"], row["community"], row["price_basis"], row["catalog"])].append(
             (day, row["price"])
         )
     result = []
     for gpu in gpus:
         series = [
             PriceSeries(
-                gpu=gpu, provider=provider, label=series_label(provider, community, basis), points=pts
+                gpu=gpu,
+                provider=provider,
+                label=series_label(provider, community, basis, catalog=catalog),
+                points=pts,
             )
-            for (g, provider, community, basis), pts in sorted(
+            for (g, provider, community, basis, catalog), pts in sorted(
                 points.items(), key=lambda kv: _series_sort(kv[0])
             )
             if g == gpu
@@ -376,6 +379,6 @@ def price_history(
     return result
 
 
-def _series_sort(key: tuple[str, str, bool, str | None]) -> tuple:
-    gpu, provider, community, basis = key
-    return (gpu, _provider_order(provider), community, basis or "")
+def _series_sort(key: tuple[str, str, bool, str | None, bool]) -> tuple:
+    gpu, provider, community, basis, catalog = key
+    return (gpu, _provider_order(provider), community, basis or "", catalog)

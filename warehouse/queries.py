@@ -177,13 +177,14 @@ def price_history_series(
     """Per day and provider, the provider's cheapest in-force list price for the GPU (``gpuprice history``).
 
     Last observation carried forward (analytics.daily_prices), kept while its page is at most
-    ``max_age_days`` old; ``cheapest`` marks the cheapest provider of each day (ties: provider name).
+    ``max_age_days`` old; ``cheapest`` marks the cheapest provider of each day (ties: provider name);
+    ``source`` says where the point came from (scrape, archive, public_report, catalog_history).
     """
     return con.execute(
         """
         WITH per_provider AS (
             SELECT date, provider, gpu_count, community, tier, CAST(usd_per_gpu_hour AS DOUBLE) AS usd_per_gpu_hour,
-                observed_on, age_days
+                observed_on, age_days, source
             FROM main.v_daily_prices
             WHERE gpu = ? AND tier = ? AND price_basis = 'list' AND date BETWEEN ? AND ? AND age_days <= ?
             QUALIFY row_number() OVER (

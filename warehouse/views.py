@@ -56,7 +56,8 @@ _BASE_VIEWS: dict[str, str] = {
     """,
     # Every snapshot row, flagged ``in_force`` when it is the price that applies on its date:
     # a scheduled price ("Effective October 1") replaces the current one once its date has
-    # come, and a cited public report is only used for a provider and date without a scrape.
+    # come, and imported history (a cited public report, a catalog's history) is only used for
+    # a provider and date without a scrape: the product's own scrape wins its day.
     "v_snapshots_in_force": f"""
         WITH scraped AS (
             SELECT DISTINCT provider, snapshot_date FROM main.provider_runs WHERE status = 'success'
@@ -65,7 +66,7 @@ _BASE_VIEWS: dict[str, str] = {
             -- rows written without a page date (hand-built warehouses) were observed on their date
             SELECT p.* REPLACE (coalesce(p.observed_on, p.snapshot_date) AS observed_on),
                 ((p.effective_from IS NULL OR p.effective_from <= p.snapshot_date)
-                 AND (p.source <> 'public_report' OR s.provider IS NULL)) AS eligible
+                 AND (p.source IN ('scrape', 'archive') OR s.provider IS NULL)) AS eligible
             FROM main.price_snapshots p
             LEFT JOIN scraped s ON s.provider = p.provider AND s.snapshot_date = p.snapshot_date
         )
@@ -152,16 +153,20 @@ _BASE_VIEWS: dict[str, str] = {
             SELECT *, lead(valid_from) OVER (PARTITION BY gpu, {OFFER_KEY} ORDER BY valid_from) AS next_valid_from
             FROM periods
         ),
+        -- A provider's later page closes an offer it no longer lists: a scraped page any offer,
+        -- a catalog-history day the catalog's own offers.
         provider_pages AS (
-            SELECT DISTINCT provider, coalesce(observed_on, snapshot_date) AS observed_on
-            FROM main.price_snapshots WHERE source IN ('scrape', 'archive')
+            SELECT DISTINCT provider, source IN ('scrape', 'archive') AS scraped,
+                coalesce(observed_on, snapshot_date) AS observed_on
+            FROM main.price_snapshots WHERE source IN ('scrape', 'archive', 'catalog_history')
         )
         SELECT c.offer_key, c.provider, c.sku, c.gpu, c.gpu_raw, c.gpu_count, c.tier, c.community,
             c.commitment_months, c.region, c.price_basis, c.effective_from, c.usd_per_gpu_hour,
             c.valid_from,
             coalesce(c.next_valid_from,
                      (SELECT min(d.observed_on) FROM provider_pages d
-                      WHERE d.provider = c.provider AND d.observed_on > c.last_page)) AS valid_to,
+                      WHERE d.provider = c.provider AND d.observed_on > c.last_page
+                        AND (d.scraped OR c.source = 'catalog_history'))) AS valid_to,
             c.last_seen, c.snapshots, c.source
         FROM chained c
     """,
@@ -361,6 +366,55 @@ _BASE_VIEWS: dict[str, str] = {
                 AS ratio_to_best
         FROM best
     """,
+    # Cross-check of the parsers: per provider and day with both, its own scraped page against
+    # the catalog history's rows (list prices per GPU, count, tier and community; a scrape
+    # without regions compares with the catalog's cheapest region). ``differs``: either side
+    # lacks the offer, or the prices differ by more than half a percent.
+    "v_catalog_vs_scrape": """
+        WITH scraped AS (
+            SELECT provider, coalesce(observed_on, snapshot_date) AS day, gpu, gpu_count, tier, community, region,
+                min(CAST(usd_per_gpu_hour AS DOUBLE)) AS usd_per_gpu_hour, string_agg(DISTINCT sku, '; ') AS skus
+            FROM main.price_snapshots
+            WHERE source IN ('scrape', 'archive') AND price_basis = 'list' AND gpu <> 'unknown'
+            GROUP BY ALL
+        ),
+        catalog AS (
+            SELECT provider, observed_on AS day, gpu, gpu_count, tier, community, region,
+                min(CAST(usd_per_gpu_hour AS DOUBLE)) AS usd_per_gpu_hour, string_agg(DISTINCT sku, '; ') AS skus,
+                any_value(source_file) AS source_file
+            FROM main.price_snapshots
+            WHERE source = 'catalog_history' AND price_basis = 'list'
+            GROUP BY ALL
+        ),
+        both_days AS (SELECT DISTINCT provider, day FROM scraped INTERSECT SELECT DISTINCT provider, day FROM catalog),
+        s AS (SELECT s.* FROM scraped s JOIN both_days USING (provider, day)),
+        c AS (SELECT c.* FROM catalog c JOIN both_days USING (provider, day)),
+        matched AS (
+            SELECT coalesce(s.provider, c.provider) AS provider, coalesce(s.day, c.day) AS day,
+                coalesce(s.gpu, c.gpu) AS gpu, coalesce(s.gpu_count, c.gpu_count) AS gpu_count,
+                coalesce(s.tier, c.tier) AS tier, coalesce(s.community, c.community) AS community,
+                coalesce(s.region, c.region) AS region, s.region IS NULL AND s.provider IS NOT NULL AS scrape_has_no_region,
+                s.usd_per_gpu_hour AS scraped_usd_per_gpu_hour, c.usd_per_gpu_hour AS catalog_usd_per_gpu_hour,
+                s.skus AS scraped_skus, c.skus AS catalog_skus, c.source_file AS catalog_source_file
+            FROM s FULL OUTER JOIN c
+              ON s.provider = c.provider AND s.day = c.day AND s.gpu = c.gpu AND s.gpu_count = c.gpu_count
+             AND s.tier = c.tier AND s.community = c.community
+             AND (s.region IS NOT DISTINCT FROM c.region OR s.region IS NULL)
+        )
+        SELECT provider, day, gpu, gpu_count, tier, community,
+            CASE WHEN scrape_has_no_region THEN NULL ELSE region END AS region,
+            min(scraped_usd_per_gpu_hour) AS scraped_usd_per_gpu_hour,
+            min(catalog_usd_per_gpu_hour) AS catalog_usd_per_gpu_hour,
+            round(100.0 * (min(catalog_usd_per_gpu_hour) - min(scraped_usd_per_gpu_hour))
+                  / min(scraped_usd_per_gpu_hour), 2) AS pct_difference,
+            (min(scraped_usd_per_gpu_hour) IS NULL OR min(catalog_usd_per_gpu_hour) IS NULL
+             OR abs(min(catalog_usd_per_gpu_hour) - min(scraped_usd_per_gpu_hour))
+                > 0.005 * min(scraped_usd_per_gpu_hour)) AS differs,
+            any_value(scraped_skus) AS scraped_skus, string_agg(DISTINCT catalog_skus, '; ') AS catalog_skus,
+            any_value(catalog_source_file) AS catalog_source_file
+        FROM matched
+        GROUP BY provider, day, gpu, gpu_count, tier, community, CASE WHEN scrape_has_no_region THEN NULL ELSE region END
+    """,
     "v_unknown_gpus": """
         SELECT p.provider, p.gpu_raw, min(p.snapshot_date) AS first_seen, max(p.snapshot_date) AS last_seen,
             count(*) AS offers, p.gpu AS slug, (g.slug IS NULL AND p.gpu <> 'unknown') AS slug_missing_from_catalog
@@ -394,6 +448,7 @@ _ANALYTICS: dict[str, str] = {
     "cheapest_region": "v_cheapest_region",
     "capacity_watch": "v_capacity_watch",
     "cloud_vs_hyperscaler": "v_cloud_vs_hyperscaler",
+    "catalog_vs_scrape": "v_catalog_vs_scrape",
     "workload_best_by_provider": "v_workload_best_by_provider",
     "workload_best_by_gpu": "v_workload_best_by_gpu",
     "price_snapshots": "price_snapshots",

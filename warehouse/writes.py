@@ -529,7 +529,6 @@ def merge_public_reports(
     which the daily run maintains) and reports how many it removed.
     """
     incoming = _public_frame(frame, source_file)
-    keys = ", ".join(PUBLIC_REPORT_KEY)
     with transaction(con):
         removed = 0
         if replace:
@@ -542,34 +541,9 @@ def merge_public_reports(
                 f"DELETE FROM price_snapshots WHERE source = '{PUBLIC_REPORT}' AND source_file IS DISTINCT FROM ?",
                 [BUNDLED_SOURCE_FILE],
             )
-        con.register("_incoming_public", incoming)
-        try:
-            compared = con.execute(
-                f"""SELECT
-                        count(*) FILTER (WHERE p.provider IS NULL) AS added,
-                        count(*) FILTER (WHERE p.provider IS NOT NULL AND (
-                            p.usd_per_gpu_hour <> CAST(i.usd_per_gpu_hour AS DECIMAL(12, 4))
-                            OR p.gpu IS DISTINCT FROM i.gpu OR p.price_basis IS DISTINCT FROM i.price_basis)) AS updated
-                    FROM _incoming_public i
-                    LEFT JOIN (SELECT * FROM price_snapshots WHERE source = '{PUBLIC_REPORT}') p ON {_PUBLIC_KEY_SQL}"""
-            ).fetchone()
-            added, updated = (int(compared[0]), int(compared[1])) if compared else (0, 0)
-            # Changed rows are replaced (and become the importer's); unchanged ones stay as they are.
-            con.execute(
-                f"""DELETE FROM price_snapshots p WHERE p.source = '{PUBLIC_REPORT}' AND EXISTS (
-                        SELECT 1 FROM _incoming_public i WHERE {_PUBLIC_KEY_SQL} AND (
-                            p.usd_per_gpu_hour <> CAST(i.usd_per_gpu_hour AS DECIMAL(12, 4))
-                            OR p.gpu IS DISTINCT FROM i.gpu OR p.price_basis IS DISTINCT FROM i.price_basis))"""
-            )
-            cols = ", ".join(SNAPSHOT_COLUMNS)
-            con.execute(
-                f"""INSERT INTO price_snapshots ({cols})
-                    SELECT {cols} FROM _incoming_public i WHERE NOT EXISTS (
-                        SELECT 1 FROM price_snapshots p WHERE p.source = '{PUBLIC_REPORT}' AND {_PUBLIC_KEY_SQL})
-                    QUALIFY row_number() OVER (PARTITION BY {keys}) = 1"""
-            )
-        finally:
-            con.unregister("_incoming_public")
+        added, updated, _ = merge_by_key(
+            con, incoming, source=PUBLIC_REPORT, key=PUBLIC_REPORT_KEY, compare=_PUBLIC_COMPARE
+        )
         _record_public_quarantine(con, quarantined, "public_report_import")
     return ImportCounts(
         added=added,
@@ -578,3 +552,114 @@ def merge_public_reports(
         quarantined=len(quarantined),
         removed=removed,
     )
+
+
+# What makes a known key's row "updated": its price, its GPU slug, its price basis.
+_PUBLIC_COMPARE: tuple[str, ...] = ("usd_per_gpu_hour", "gpu", "price_basis")
+
+
+def merge_by_key(
+    con: duckdb.DuckDBPyConnection,
+    incoming: pd.DataFrame,
+    *,
+    source: str,
+    key: tuple[str, ...],
+    compare: tuple[str, ...],
+    prune_within: tuple[str, ...] | None = None,
+) -> tuple[int, int, int]:
+    """Merge dated observations of one history source by their natural key: (added, updated, removed).
+
+    The one merge rule of imported history (cited public reports, catalog history), run inside
+    the caller's transaction: a new key is added; a known key whose ``compare`` columns differ is
+    replaced (it becomes the importer's row); a known key with the same values is left exactly as
+    it is, so the same input twice changes nothing. ``prune_within`` (e.g. provider and
+    observed_on) makes each such group of the input complete: rows of the source in a group the
+    input covers whose key the input no longer has are removed. ``incoming`` holds SNAPSHOT_COLUMNS.
+    """
+    if incoming.empty:
+        return 0, 0, 0
+    on = " AND ".join(f"p.{c} IS NOT DISTINCT FROM i.{c}" for c in key)
+    differs = " OR ".join(
+        f"p.{c} <> CAST(i.{c} AS DECIMAL(12, 4))"
+        if c == "usd_per_gpu_hour"
+        else f"p.{c} IS DISTINCT FROM i.{c}"
+        for c in compare
+    )
+    first, last = incoming["observed_on"].min(), incoming["observed_on"].max()
+    # The source's rows in the input's date range (a constant range lets DuckDB skip row groups).
+    existing = f"(SELECT * FROM price_snapshots WHERE source = '{source}' AND observed_on BETWEEN ? AND ?)"
+    cols = ", ".join(SNAPSHOT_COLUMNS)
+    keys = ", ".join(key)
+    con.register("_incoming_history", incoming)
+    try:
+        compared = con.execute(
+            f"""SELECT
+                    count(*) FILTER (WHERE p.provider IS NULL) AS added,
+                    count(*) FILTER (WHERE p.provider IS NOT NULL AND ({differs})) AS updated
+                FROM (SELECT * FROM _incoming_history QUALIFY row_number() OVER (PARTITION BY {keys}) = 1) i
+                LEFT JOIN {existing} p ON {on}""",
+            [first, last],
+        ).fetchone()
+        added, updated = (int(compared[0]), int(compared[1])) if compared else (0, 0)
+        removed = 0
+        if prune_within:
+            group = " AND ".join(f"g.{c} IS NOT DISTINCT FROM p.{c}" for c in prune_within)
+            gone = f"""source = '{source}' AND observed_on BETWEEN ? AND ?
+                AND EXISTS (SELECT 1 FROM _incoming_history g WHERE {group})
+                AND NOT EXISTS (SELECT 1 FROM _incoming_history i WHERE {on})"""
+            row = con.execute(
+                f"SELECT count(*) FROM price_snapshots p WHERE {gone}", [first, last]
+            ).fetchone()
+            removed = int(row[0]) if row else 0
+            if removed:
+                con.execute(f"DELETE FROM price_snapshots p WHERE {gone}", [first, last])
+        # Changed rows are replaced (and become the importer's); unchanged ones stay as they are.
+        con.execute(
+            f"""DELETE FROM price_snapshots p WHERE p.source = '{source}' AND p.observed_on BETWEEN ? AND ?
+                AND EXISTS (SELECT 1 FROM _incoming_history i WHERE {on} AND ({differs}))""",
+            [first, last],
+        )
+        con.execute(
+            f"""INSERT INTO price_snapshots ({cols})
+                SELECT {cols} FROM _incoming_history i WHERE NOT EXISTS (
+                    SELECT 1 FROM {existing} p WHERE {on})
+                QUALIFY row_number() OVER (PARTITION BY {keys}) = 1""",
+            [first, last],
+        )
+    finally:
+        con.unregister("_incoming_history")
+    return added, updated, removed
+
+
+def record_history_quarantine(
+    con: duckdb.DuckDBPyConnection, source: str, entries: Iterable[tuple[dt.date, str, str, str]]
+) -> int:
+    """Quarantine rows of an imported history, one per (provider, raw row): ``(first day, provider,
+    raw, reason)``. A known entry keeps the earliest day seen; an unchanged one is not rewritten,
+    so importing the same range twice changes nothing. Runs inside the caller's transaction."""
+    first: dict[tuple[str, str], tuple[dt.date, str]] = {}
+    for day, provider, raw, reason in entries:
+        known = first.get((provider, raw))
+        if known is None or day < known[0]:
+            first[(provider, raw)] = (day, reason)
+    written = 0
+    now = _now()
+    for (provider, raw), (day, reason) in first.items():
+        row = con.execute(
+            "SELECT min(snapshot_date), any_value(reason) FROM quarantine"
+            " WHERE source = ? AND provider = ? AND raw_row = ?",
+            [source, provider, raw],
+        ).fetchone()
+        if row and row[0] is not None:
+            if row[0] <= day:
+                continue  # already quarantined from an earlier (or the same) day
+            con.execute(
+                "DELETE FROM quarantine WHERE source = ? AND provider = ? AND raw_row = ?",
+                [source, provider, raw],
+            )
+        con.execute(
+            "INSERT INTO quarantine VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [day, provider, raw, reason, None, source, now],
+        )
+        written += 1
+    return written

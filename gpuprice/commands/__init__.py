@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "sql",
     "parse",
     "import_observations",
+    "import_history",
     "fit",
     "plan",
     "estimate",

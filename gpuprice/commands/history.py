@@ -26,7 +26,11 @@ JSON_FIELDS = (
     "age_days",
     "community",
     "cheapest",
+    "source",
 )
+# Points that did not come from gpuprice's own scrape are marked in the table.
+SOURCE_MARKS = {"catalog_history": "*", "public_report": "+"}
+SOURCE_NOTES = {"catalog_history": "catalog history (import-history)", "public_report": "cited public report"}
 DEFAULT_WINDOW_DAYS = 365  # without --since: the year up to the newest snapshot
 
 
@@ -50,6 +54,7 @@ def _records(frame) -> list[dict[str, Any]]:
                 "age_days": int(row.age_days),
                 "community": bool(row.community),
                 "cheapest": bool(row.cheapest),
+                "source": row.source,
             }
         )
     return records
@@ -69,12 +74,16 @@ def _print_table(records: list[dict[str, Any]], gpu: str, tier: str, *, wide: bo
     rows = []
     previous: tuple | None = None
     for date, day_rows in by_date.items():
-        state = tuple((p, day_rows[p]["usd_per_gpu_hour"]) if p in day_rows else (p, None) for p in providers)
+        state = tuple(
+            (p, day_rows[p]["usd_per_gpu_hour"], day_rows[p]["source"]) if p in day_rows else (p, None, None)
+            for p in providers
+        )
         if state == previous:
             continue  # the same prices as the line above (only their age grew)
         previous = state
         cells = [
             f"{number(day_rows[p]['usd_per_gpu_hour'], 2)} ({day_rows[p]['age_days']}d)"
+            + SOURCE_MARKS.get(day_rows[p]["source"], "")
             if p in day_rows
             else "-"
             for p in providers
@@ -87,6 +96,9 @@ def _print_table(records: list[dict[str, Any]], gpu: str, tier: str, *, wide: bo
         title=f"{gpu} {tier} list price per GPU-hour (USD; age of the page in days)",
         wide=wide,
     )
+    used = sorted({r["source"] for r in records if r["source"] in SOURCE_MARKS})
+    for source in used:
+        print(f"{SOURCE_MARKS[source]} {SOURCE_NOTES[source]} (source = {source})")
 
 
 def register(app: typer.Typer) -> None:

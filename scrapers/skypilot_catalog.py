@@ -1,0 +1,269 @@
+"""SkyPilot's price catalog (github.com/skypilot-org/skypilot-catalog): one ``vms.csv`` -> offers.
+
+Layout (read from the public repository, e.g. ``catalogs/v7/lambda/vms.csv``,
+``catalogs/v7/runpod/vms.csv``, ``catalogs/v7/vast/vms.csv``, ``catalogs/v7/aws/vms.csv``,
+``catalogs/v6/azure/vms.csv``, ``catalogs/v5/oci/vms.csv``; the fetchers that write them are
+``sky/catalog/data_fetchers/fetch_<cloud>.py`` in skypilot-org/skypilot): one CSV per cloud under
+``catalogs/v<N>/<cloud>/vms.csv``, one row per instance type and region (AWS, RunPod and OCI: per
+availability zone), columns named in a header whose order differs per cloud:
+
+- ``InstanceType`` (``gpu_8x_h100_sxm5``, ``p5.48xlarge``, ``1x_H100-SXM_SECURE``,
+  ``8x-H100_SXM-32-65536``), ``AcceleratorName`` (``H100``, ``A100-80GB``, ``RTXA6000``; empty
+  for CPU instances), ``AcceleratorCount`` (a float; a fraction of a GPU on some Azure sizes),
+  ``Price`` and ``SpotPrice`` (USD per instance-hour; empty or 0 when not sold that way),
+  ``Region``; optional ``vCPUs``, ``MemoryGiB``, ``GpuInfo`` (a Python-literal dict whose
+  ``SizeInMiB`` is memory per GPU, except Vast.ai's, which is the instance total; OCI writes
+  ``GpuMemory`` in GB for the instance), ``AvailabilityZone``, ``Generation``.
+
+Each GPU row becomes an on-demand offer (``Price``) and a spot offer (``SpotPrice``), priced per
+GPU as the instance price over the GPU count. Zones of one region collapse to the region's
+cheapest zone. The GPU slug comes from the product's own mapping: a hyperscaler's instance type
+from ``data/instance_types.csv``, otherwise the accelerator name (with the instance type's words
+and the GPU memory as hints) through :func:`normalize_gpu`. A row whose GPU cannot be mapped (a
+fraction of a GPU, a part the catalog does not hold) is quarantined with its raw names; a CPU
+row is skipped. A file without the required columns, or with a price that is not a number, is
+refused whole (:class:`CatalogFileError`, naming the file and the column).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from pydantic import ValidationError
+
+from gpuprice.scrapers.gpu_names import UNKNOWN, normalize_gpu
+from gpuprice.scrapers.instance_types import lookup
+from gpuprice.scrapers.offer import Offer
+
+SOURCE_NAME = "skypilot-catalog"
+PARSER_VERSION = "skypilot-catalog/1"
+CATALOG_PREFIX = "catalogs/"
+# catalogs/v7/aws/vms.csv -> version 7, cloud "aws"
+FILE_PATTERN = re.compile(r"^catalogs/v(\d+)/([A-Za-z0-9_.-]+)/vms\.csv$")
+# The catalog's cloud folder -> gpuprice provider. Clouds gpuprice does not track are not read.
+CLOUD_PROVIDERS: dict[str, str] = {
+    "lambda": "lambda",
+    "runpod": "runpod",
+    "vast": "vastai",
+    "aws": "aws",
+    "azure": "azure",
+    "oci": "oci",
+    "nebius": "nebius",
+}
+HYPERSCALERS = frozenset({"aws", "azure", "oci"})
+REQUIRED_COLUMNS: tuple[str, ...] = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
+# Clouds whose GpuInfo memory is the instance's total, not one GPU's (fetch_vast.py writes
+# gpu_total_ram; OCI's GpuMemory is the shape's).
+_TOTAL_MEMORY_CLOUDS = frozenset({"vast", "oci"})
+# SkyPilot's RunPod names that drop the form factor (fetch_runpod.py GPU_NAME_OVERRIDES maps
+# RunPod's "A100 PCIe" to "A100-80GB" and "H100 PCIe" to "H100"; "V100-SXM2" is the 16 GB card).
+_ACCELERATOR_ALIASES: dict[str, dict[str, str]] = {
+    "runpod": {"A100-80GB": "A100 80GB PCIe", "H100": "H100 PCIe", "V100-SXM2": "V100 SXM2 16GB"},
+}
+_SIZE_MIB = re.compile(r"'SizeInMiB':\s*([0-9.]+)")
+_GPU_MEMORY_GB = re.compile(r"'GpuMemory':\s*([0-9.]+)")
+
+
+class CatalogFileError(ValueError):
+    """A catalog file that cannot be read as the documented layout (names the file and column)."""
+
+
+@dataclass
+class CloudCoverage:
+    """How many of a cloud's GPU rows mapped to a catalog GPU (the mapping coverage)."""
+
+    gpu_rows: int = 0
+    mapped_rows: int = 0
+    cpu_rows: int = 0
+
+    def add(self, other: CloudCoverage) -> None:
+        self.gpu_rows += other.gpu_rows
+        self.mapped_rows += other.mapped_rows
+        self.cpu_rows += other.cpu_rows
+
+
+@dataclass
+class ParsedCatalog:
+    """One catalog file's offers, its quarantined rows ``(provider, raw, reason)`` and coverage."""
+
+    provider: str
+    offers: list[Offer] = field(default_factory=list)
+    quarantined: list[tuple[str, str, str]] = field(default_factory=list)
+    coverage: CloudCoverage = field(default_factory=CloudCoverage)
+
+
+@dataclass(frozen=True)
+class CatalogFile:
+    """One cloud's catalog file in a commit: its path, blob and layout version."""
+
+    cloud: str
+    provider: str
+    path: str
+    blob: str
+    version: int
+
+
+def catalog_files(tree: Mapping[str, str]) -> list[CatalogFile]:
+    """Per tracked cloud, its newest-layout ``vms.csv`` in a tree (``{path: blob}``)."""
+    best: dict[str, CatalogFile] = {}
+    for path, blob in tree.items():
+        match = FILE_PATTERN.match(path)
+        if not match:
+            continue
+        version, cloud = int(match.group(1)), match.group(2)
+        provider = CLOUD_PROVIDERS.get(cloud)
+        if provider is None:
+            continue
+        known = best.get(cloud)
+        if known is None or version > known.version:
+            best[cloud] = CatalogFile(cloud=cloud, provider=provider, path=path, blob=blob, version=version)
+    return [best[c] for c in sorted(best)]
+
+
+def _price(text: str | None, *, where: str, column: str) -> float | None:
+    """A price cell: None when empty or not positive (not sold that way); refuses any non-number."""
+    text = (text or "").strip()
+    if not text or text.lower() in ("nan", "none"):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise CatalogFileError(f"{where}: column {column}: unparseable price {text!r}") from None
+    if not math.isfinite(value):
+        raise CatalogFileError(f"{where}: column {column}: unparseable price {text!r}")
+    return value if value > 0 else None
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        value = float((text or "").strip())
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value > 0 else None
+
+
+def _memory_per_gpu(cloud: str, gpu_info: str, count: int) -> float | None:
+    """GPU memory per GPU in GB from GpuInfo, when it states one."""
+    match = _SIZE_MIB.search(gpu_info)
+    if match:
+        gb = float(match.group(1)) / 1024
+    else:
+        match = _GPU_MEMORY_GB.search(gpu_info)
+        if not match:
+            return None
+        gb = float(match.group(1))
+        return gb / count if count else None  # OCI: the shape's memory
+    if cloud in _TOTAL_MEMORY_CLOUDS and count:
+        gb /= count
+    return gb if gb > 0 else None
+
+
+def _gpu(
+    cloud: str, provider: str, instance: str, accelerator: str, vram: float | None
+) -> tuple[str, str, float | None, int | None]:
+    """(slug or 'unknown', raw GPU name, memory per GPU, GPU count from the mapping or None)."""
+    if cloud in HYPERSCALERS:
+        row = lookup(provider, instance)
+        if row is not None:
+            return row.gpu, row.gpu_raw, row.vram_gb, row.gpu_count
+    name = _ACCELERATOR_ALIASES.get(cloud, {}).get(accelerator, accelerator)
+    # The instance type's words carry the form factor the accelerator name drops
+    # (gpu_8x_h100_sxm5, 2x-H100_NVL-32-65536, 1x_A100-80GB-SXM_SECURE).
+    slug = normalize_gpu(f"{name} {instance}", provider=provider, vram_gb=vram)
+    if slug == UNKNOWN:
+        slug = normalize_gpu(name, provider=provider, vram_gb=vram)
+    return slug, name, vram, None
+
+
+def parse_catalog(text: str, *, cloud: str, where: str) -> ParsedCatalog:
+    """Offers of one ``vms.csv`` (``where`` names the file in errors: path and commit)."""
+    provider = CLOUD_PROVIDERS[cloud]
+    reader = csv.DictReader(io.StringIO(text))
+    header = reader.fieldnames or []
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    if missing:
+        raise CatalogFileError(
+            f"{where}: missing column {', '.join(missing)}; expected at least {', '.join(REQUIRED_COLUMNS)}"
+        )
+    has_spot = "SpotPrice" in header
+    parsed = ParsedCatalog(provider=provider)
+    best: dict[tuple, Offer] = {}
+    seen_quarantine: set[str] = set()
+    try:
+        records = list(reader)
+    except csv.Error as exc:
+        raise CatalogFileError(f"{where}: not a readable CSV file (line {reader.line_num}: {exc})") from None
+    for line_no, rec in enumerate(records, start=2):
+        instance = (rec.get("InstanceType") or "").strip()
+        accelerator = (rec.get("AcceleratorName") or "").strip()
+        count_text = (rec.get("AcceleratorCount") or "").strip()
+        at = f"{where} line {line_no}"
+        # Prices are checked on every row, GPU or not: a garbled column refuses the whole file.
+        on_demand = _price(rec.get("Price"), where=at, column="Price")
+        spot = _price(rec.get("SpotPrice"), where=at, column="SpotPrice") if has_spot else None
+        if not accelerator or not count_text:
+            parsed.coverage.cpu_rows += 1
+            continue
+        parsed.coverage.gpu_rows += 1
+        raw = f"{instance}: {accelerator} x{count_text}"
+        try:
+            count_float = float(count_text)
+        except ValueError:
+            raise CatalogFileError(f"{at}: column AcceleratorCount: not a number {count_text!r}") from None
+        if not math.isfinite(count_float) or count_float <= 0 or count_float != int(count_float):
+            _quarantine(parsed, seen_quarantine, raw, f"{count_text} GPUs: not a whole GPU")
+            continue
+        count = int(count_float)
+        vram = _memory_per_gpu(cloud, rec.get("GpuInfo") or "", count)
+        slug, gpu_raw, vram, mapped_count = _gpu(cloud, provider, instance, accelerator, vram)
+        if slug == UNKNOWN:
+            _quarantine(parsed, seen_quarantine, raw, f"GPU {gpu_raw!r} maps to no catalog GPU")
+            continue
+        count = mapped_count or count
+        region = (rec.get("Region") or "").strip() or None
+        community = cloud == "vast" or instance.upper().endswith("_COMMUNITY")
+        mapped = False
+        for tier, price in (("on_demand", on_demand), ("spot", spot)):
+            if price is None:
+                continue
+            try:
+                offer = Offer(
+                    provider=provider,  # type: ignore[arg-type]
+                    gpu=slug,
+                    gpu_raw=gpu_raw,
+                    gpu_count=count,
+                    vram_gb=vram,
+                    tier=tier,  # type: ignore[arg-type]
+                    community=community,
+                    usd_per_gpu_hour=price / count,
+                    usd_per_instance_hour=price,
+                    region=region,
+                    sku=instance,
+                    vcpus=_number(rec.get("vCPUs")),
+                    ram_gb=_number(rec.get("MemoryGiB")),
+                )
+            except ValidationError as exc:
+                reason = "; ".join(e["msg"] for e in exc.errors())
+                _quarantine(parsed, seen_quarantine, f"{raw} {tier}", f"not a valid offer: {reason}")
+                continue
+            mapped = True
+            key = offer.key
+            known = best.get(key)
+            # Zones of one region: the region's cheapest zone stands for it.
+            if known is None or offer.usd_per_gpu_hour < known.usd_per_gpu_hour:
+                best[key] = offer
+        if mapped:
+            parsed.coverage.mapped_rows += 1
+    parsed.offers = list(best.values())
+    return parsed
+
+
+def _quarantine(parsed: ParsedCatalog, seen: set[str], raw: str, reason: str) -> None:
+    if raw not in seen:  # one entry per instance type and name, not one per region
+        seen.add(raw)
+        parsed.quarantined.append((parsed.provider, raw, reason))
