@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from bs4 import BeautifulSoup, NavigableString
 
 from gpuprice.bounded_load import load_json
+from gpuprice.scrapers.identity import confirm
 from gpuprice.scrapers.next_data import flight_payload, flight_rows, is_rsc_reference
 from gpuprice.scrapers.offer import ParseResult, Provider, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import OfferSink
@@ -143,11 +144,19 @@ _COUNT_HEADER = re.compile(r"^(?:#|number of|no\.? of)?\s*gpus?(?:\s*(?:count|qt
 def parse_with_fallback(
     parser: ProviderParser, content: bytes, observed_on: dt.date | None = None
 ) -> ParseResult:
-    """The structured reader's result, else the fallback extractor's (see the module docstring)."""
+    """The structured reader's result, else the fallback extractor's (see the module docstring).
+
+    Whatever either reader finds is kept only when the page is the provider's
+    (``scrapers/identity.py``): otherwise ``NotProvidersPage`` is raised and no offer survives. A
+    page where neither finds a price keeps the reader's reason (a login page, a captcha).
+    """
     try:
-        return parser.parse(content, observed_on=observed_on)
+        result = parser.parse(content, observed_on=observed_on)
     except StructureMissing as missing:
         structured = missing
+    else:
+        confirm_page(parser, content)
+        return result
     provider = _provider(parser.PROVIDER)
     decoding = OfferSink(provider).report  # notes about the bytes (undecodable, ...)
     try:
@@ -164,8 +173,23 @@ def parse_with_fallback(
     result.report.parse_strategy = "fallback"
     if not result.offers:
         raise StructureMissing(structured.provider, structured.what, report=result.report) from None
+    confirm_page(parser, content)
     result.report.notes[:0] = [FALLBACK_NOTE.format(what=structured.what), *decoding.notes]
     return result
+
+
+def confirm_page(parser: ProviderParser, content: bytes) -> dict[str, int]:
+    """The evidence that ``content`` is the page of ``parser``'s provider (``NotProvidersPage`` if not).
+
+    Only asked of a page a reader found prices on (an empty or undecodable page never gets here).
+    """
+    from gpuprice.scrapers.registry import IDENTITIES
+
+    try:
+        text = page_text(content, OfferSink(parser.PROVIDER).report)
+    except StructureMissing:
+        return {}
+    return confirm(parser.PROVIDER, text, IDENTITIES)
 
 
 def _provider(name: str) -> Provider:

@@ -45,10 +45,13 @@ Provider = Literal[
 ]
 Tier = Literal["on_demand", "spot", "reserved"]
 # What kind of price a row is: ``list`` a published per-GPU-hour rate; ``from`` a floor ("from $x",
-# "starting at": the cheapest host variant, not a rate you can count on); ``lowest_now`` Runpod's
-# cheapest machine right now. Rankings and headlines use ``list`` unless asked for the others.
-PriceBasis = Literal["list", "from", "lowest_now"]
-PRICE_BASES: tuple[str, ...] = ("list", "from", "lowest_now")
+# "starting at": the cheapest host variant, not a rate you can count on); ``lowest_now`` the cheapest
+# machine right now (Runpod's API, a marketplace's minimum ask); ``bid_floor`` a marketplace's minimum
+# bid for interruptible capacity (Vast.ai ``min_bid``: what a bid must beat, not what it wins at);
+# ``contract`` a cluster contract price (Lambda's 1-Click Clusters: a term and a GPU count agreed with
+# sales). Rankings and headlines use ``list`` unless asked for the others.
+PriceBasis = Literal["list", "from", "lowest_now", "bid_floor", "contract"]
+PRICE_BASES: tuple[str, ...] = ("list", "from", "lowest_now", "bid_floor", "contract")
 # What a bare "$x/hr" on a provider's page prices (see scrapers/registry.py).
 PriceUnit = Literal["gpu_hour", "instance_hour"]
 # Which reader produced a page's offers: the provider's structured reader or the generic fallback.

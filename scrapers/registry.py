@@ -10,6 +10,9 @@ against the protocol here, and ``tests/test_provider_registry.py`` checks them a
   provider's documented structure says so (Crusoe: the first price in a card is on-demand),
   else None; the fallback extractor never guesses beyond it;
 - ``PRICE_UNIT``: what a bare "$x/hr" on the page prices: ``"gpu_hour"`` or ``"instance_hour"``;
+- ``IDENTITY``: what shows a page is the provider's (``scrapers/identity.py``: its domains, brand
+  names, and the structure only its pages or API responses have); every page is confirmed
+  against it before either reader takes a price from it;
 - ``live_requests() -> list[PageRequest]``: what ``--source live`` and ``check-live`` fetch;
 - ``parse(content, observed_on=None) -> ParseResult``: the structured reader; raises
   ``StructureMissing`` when the page has no recognisable price structure;
@@ -31,6 +34,7 @@ import datetime as dt
 from typing import Protocol, runtime_checkable
 
 from gpuprice.errors import unknown_choice
+from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.offer import PROVIDERS, ParseResult, PriceUnit, Tier
 from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.providers import (
@@ -56,6 +60,7 @@ class ProviderParser(Protocol):
     PRICING_URL: str
     UNLABELED_TIER: Tier | None
     PRICE_UNIT: PriceUnit
+    IDENTITY: Identity
 
     def live_requests(self) -> list[PageRequest]: ...
 
@@ -76,6 +81,9 @@ _REGISTERED: tuple[ProviderParser, ...] = (
 )
 PARSERS: dict[str, ProviderParser] = {parser.PROVIDER: parser for parser in _REGISTERED}
 assert tuple(PARSERS) == PROVIDERS, (tuple(PARSERS), PROVIDERS)
+# Every provider's identity: a page is confirmed as its provider's against all of them.
+IDENTITIES: dict[str, Identity] = {name: parser.IDENTITY for name, parser in PARSERS.items()}
+assert all(identity.provider == name for name, identity in IDENTITIES.items())
 
 
 def provider_parser(provider: str) -> ProviderParser:
@@ -89,7 +97,8 @@ def provider_parser(provider: str) -> ProviderParser:
 def parse_page(provider: str, content: bytes, observed_on: dt.date | None = None) -> ParseResult:
     """The provider's offers from one page: its structured reader, else the fallback extractor.
 
-    The result's ``report.parse_strategy`` says which one produced the offers. Raises
+    The page is first confirmed as the provider's (``scrapers/identity.py``): another provider's
+    page or an unrelated one raises ``NotProvidersPage`` (a ``StructureMissing``). The result's ``report.parse_strategy`` says which one produced the offers. Raises
     ``StructureMissing`` when neither finds a price (the fallback's quarantined rows, if any,
     travel on the exception's ``report``).
     """

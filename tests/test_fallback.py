@@ -21,7 +21,8 @@ PRICES_WITHOUT_NAMES = (
 )
 NO_PRICES = b"<html><body><h1>Sign in</h1><form><input name=email></form></body></html>"
 CARD_LIST = (
-    b"<html><body><ul><li><b>8x NVIDIA H100 SXM</b> $23.92/hr</li>"
+    b'<html><head><link rel="canonical" href="https://lambda.ai/pricing"></head>'
+    b"<body><ul><li><b>8x NVIDIA H100 SXM</b> $23.92/hr</li>"
     b"<li><b>1x NVIDIA A10</b> &ndash; $0.75 / GPU-hr</li><li>Storage $0.10/GB-month</li></ul></body></html>"
 )
 
@@ -67,7 +68,10 @@ def test_an_unlabelled_price_is_never_given_a_tier_the_provider_does_not_documen
         "fallback: price without an on-demand/spot/reserved label"
     ]
     # Crusoe documents the first price of a card as on-demand.
-    assert [(o.tier, o.usd_per_gpu_hour) for o in parse_page("crusoe", page).offers] == [("on_demand", 2.95)]
+    crusoe_page = page.replace(b"<body>", b"<body><p>Crusoe Cloud</p>")
+    assert [(o.tier, o.usd_per_gpu_hour) for o in parse_page("crusoe", crusoe_page).offers] == [
+        ("on_demand", 2.95)
+    ]
 
 
 def _run_cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:

@@ -15,7 +15,7 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuprice.scrapers.registry import parse_page
+from gpuprice.scrapers.registry import parse_page, provider_parser
 
 PROPERTY_SETTINGS = settings(
     max_examples=12,
@@ -43,7 +43,9 @@ def _spaced(text: str, spaces: list[str], seed: int) -> str:
 
 
 def _offers(provider: str, page: str) -> set[str]:
-    result = parse_page(provider, page.encode())
+    # Served at the provider's pricing URL, as the page says of itself (scrapers/identity.py).
+    canonical = f'<head><link rel="canonical" href="{provider_parser(provider).PRICING_URL}"></head>'
+    result = parse_page(provider, page.replace("<html>", "<html>" + canonical, 1).encode())
     assert result.report.parse_strategy == "structured"
     return {json.dumps(o.model_dump(mode="json"), sort_keys=True) for o in result.offers}
 

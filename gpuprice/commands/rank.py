@@ -422,7 +422,7 @@ def register(app: typer.Typer) -> None:
             str,
             typer.Option(
                 "--price-basis",
-                help="Comma-separated price kinds to rank: list, from (floors), lowest_now [list].",
+                help="Comma-separated price kinds to rank: list, from (floors), lowest_now, bid_floor, contract [list].",
                 metavar="BASIS[,BASIS]",
             ),
         ] = "list",

@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import quote
 
 from gpuprice.bounded_load import load_json
+from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.instance_types import lookup, unmapped_reason
 from gpuprice.scrapers.json_pages import json_pages, positive_price
 from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier, round_price
@@ -43,6 +44,12 @@ PARSER_VERSION = "aws/2"
 PRICING_URL = "https://aws.amazon.com/ec2/pricing/on-demand/"
 UNLABELED_TIER: Tier | None = None
 PRICE_UNIT: PriceUnit = "instance_hour"
+IDENTITY = Identity(
+    PROVIDER,
+    domains=("amazonaws.com", "awsstatic.com", "aws.amazon.com"),
+    brands=(r"\bAmazon Web Services\b", r"\bAmazon EC2\b"),
+    markers=(r'"Instance Type"', r"\brateCode\b", r"\bmeteredUnitMaps?\b"),  # the price documents' fields
+)
 ON_DEMAND_URL = (
     "https://b0.p.awsstatic.com/pricing/2.0/meteredUnitMaps/ec2/USD/current/"
     "ec2-ondemand-without-sec-sel/{location}/Linux/index.json"

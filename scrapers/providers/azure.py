@@ -38,6 +38,7 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.instance_types import lookup, provider_instance_types, unmapped_reason
 from gpuprice.scrapers.json_pages import json_pages, positive_price
 from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier, round_price
@@ -50,6 +51,12 @@ PARSER_VERSION = "azure/2"
 PRICING_URL = "https://azure.microsoft.com/en-us/pricing/details/virtual-machines/linux/"
 UNLABELED_TIER: Tier | None = None
 PRICE_UNIT: PriceUnit = "instance_hour"
+IDENTITY = Identity(
+    PROVIDER,
+    domains=("prices.azure.com", "azure.microsoft.com"),
+    brands=(r"\bAzure\b",),
+    markers=(r"\barmSkuName\b", r"\barmRegionName\b", r"\bretailPrice\b"),  # the Retail Prices API's fields
+)
 API_URL = "https://prices.azure.com/api/retail/prices"
 API_VERSION = "2023-01-01-preview"
 # 40 GPU sizes x ~60 regions x 4 meter kinds fit in a few pages; 20 is a generous ceiling.

@@ -28,6 +28,7 @@ from decimal import Decimal
 
 from bs4 import BeautifulSoup, SoupStrainer
 
+from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
 from gpuprice.scrapers.page_input import page_text
@@ -47,6 +48,14 @@ PRICING_URL = "https://www.coreweave.com/pricing"
 # The documented row has one price: on-demand per 8-GPU instance-hour (spot columns are labelled).
 UNLABELED_TIER: Tier | None = "on_demand"
 PRICE_UNIT: PriceUnit = "instance_hour"
+IDENTITY = Identity(
+    PROVIDER,
+    domains=("coreweave.com",),
+    brands=(r"(?i)\bcoreweave\b",),
+    # The pricing grid's own Webflow classes and column (real capture: getcomputable/gpu-index
+    # tests/fixtures/observatory/coreweave/pricing.html @055204ad).
+    markers=(r"\bkubernetes-gpu-pricing\b", r"\btable-model-name\b", r"Inference Single GPU Price"),
+)
 CLASSIC_PRICING_URL = "https://www.coreweave.com/pricing/classic"
 
 # Order matters: each header is used once, so specific columns claim theirs before generic ones.

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from bs4 import BeautifulSoup, NavigableString, Tag
 
 from gpuprice.scrapers.fallback import GPU_NAME
+from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.offer import Offer, ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
@@ -44,6 +45,12 @@ PRICING_URL = "https://crusoe.ai/cloud/pricing"
 # The first price in a card is the on-demand one (documented card structure).
 UNLABELED_TIER: Tier | None = "on_demand"
 PRICE_UNIT: PriceUnit = "gpu_hour"
+IDENTITY = Identity(
+    PROVIDER,
+    domains=("crusoe.ai", "crusoecloud.com"),
+    brands=(r"(?i)\bcrusoe\b",),
+    markers=(r"\bprixing-item\b",),  # the pricing grid's own (misspelt) Webflow class
+)
 
 # The label given to a card's unlabelled first price (on-demand by the documented structure).
 UNLABELLED_FIRST_PRICE = "on-demand (first price, unlabelled)"

@@ -31,6 +31,7 @@ from typing import Any
 
 from bs4 import BeautifulSoup, Tag
 
+from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.next_data import next_f_strings
 from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
@@ -45,6 +46,13 @@ PRICING_URL = "https://lambda.ai/pricing"
 # Lambda sells on-demand only on the page (reserved and clusters go through sales).
 UNLABELED_TIER: Tier | None = "on_demand"
 PRICE_UNIT: PriceUnit = "gpu_hour"
+IDENTITY = Identity(
+    PROVIDER,
+    domains=("lambda.ai", "lambdalabs.com"),
+    # "Lambda" the company, not "AWS Lambda" (Amazon's functions service).
+    brands=(r"(?<!AWS )(?<!Amazon )\bLambda\b",),
+    markers=(r"\b1-Click Clusters?\b",),  # Lambda's product name
+)
 INSTANCES_URL = "https://lambda.ai/instances"
 
 _COLUMNS: dict[str, tuple[str, ...]] = {

@@ -27,6 +27,7 @@ from decimal import Decimal
 from bs4 import BeautifulSoup, Tag
 
 from gpuprice.scrapers.gpu_names import normalize_gpu
+from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
@@ -48,6 +49,14 @@ PRICING_URL = "https://vm.massedcompute.com/pricing"
 # On-demand only, priced per instance-hour.
 UNLABELED_TIER: Tier | None = "on_demand"
 PRICE_UNIT: PriceUnit = "instance_hour"
+IDENTITY = Identity(
+    PROVIDER,
+    domains=("massedcompute.com",),
+    brands=(r"(?i)\bmassed\s?compute\b",),
+    # The pricing page's design tokens (real capture: getcomputable/gpu-index
+    # tests/fixtures/observatory/massedcompute/pricing_rsc_excerpt.html @055204ad).
+    markers=(r"\bbg-pricing-paper\b", r"\btext-pricing-ink\b", r"\bfont-pricing-mono\b"),
+)
 
 # Logical column -> header patterns (normalized header text). Order matters: the first logical
 # name whose pattern matches a header takes it, so per-GPU prices are claimed before prices,

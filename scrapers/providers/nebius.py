@@ -24,6 +24,7 @@ from typing import Any
 
 from bs4 import BeautifulSoup
 
+from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.next_data import flight_payload, flight_rows
 from gpuprice.scrapers.offer import Offer, ParseReport, ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import OfferSink
@@ -40,6 +41,7 @@ PRICING_URL = "https://nebius.com/prices"
 # Preemptible and on-demand columns sit side by side: an unlabelled price is neither.
 UNLABELED_TIER: Tier | None = None
 PRICE_UNIT: PriceUnit = "gpu_hour"
+IDENTITY = Identity(PROVIDER, domains=("nebius.com", "nebius.ai"), brands=(r"(?i)\bnebius\b",))
 
 # Non-price columns, by header text. The empty header is the usual first (name) column.
 _FIXED_COLUMNS: dict[str, list[str]] = {

@@ -35,6 +35,7 @@ import json
 import re
 from typing import Any
 
+from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.instance_types import lookup_price_name
 from gpuprice.scrapers.json_pages import json_pages, positive_price
 from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier, round_price
@@ -47,6 +48,12 @@ PARSER_VERSION = "oci/2"
 PRICING_URL = "https://www.oracle.com/cloud/compute/pricing/"
 UNLABELED_TIER: Tier | None = None
 PRICE_UNIT: PriceUnit = "gpu_hour"
+IDENTITY = Identity(
+    PROVIDER,
+    domains=("oracle.com", "oraclecloud.com"),
+    brands=(r"\bOracle\b",),
+    markers=(r"\bpartNumber\b", r"\bcurrencyCodeLocalizations\b"),  # the price list API's fields
+)
 API_URL = "https://apexapps.oracle.com/pls/apex/cetools/api/v1/products/?currencyCode=USD"
 MAX_PAGES = 10
 _GPU_WORD_RX = re.compile(r"(?<![A-Za-z])GPU(?![A-Za-z])", re.I)

@@ -39,6 +39,7 @@ from bs4 import BeautifulSoup, SoupStrainer, Tag
 
 from gpuprice.bounded_load import load_json
 from gpuprice.scrapers.gunzip import MAX_PAGE_BYTES
+from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.next_data import flight_payload, flight_rows
 from gpuprice.scrapers.offer import ParseReport, ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
@@ -52,6 +53,17 @@ PRICING_URL = "https://www.runpod.io/pricing"
 # Secure and community cloud are separate markets: a bare price names neither.
 UNLABELED_TIER: Tier | None = None
 PRICE_UNIT: PriceUnit = "gpu_hour"
+IDENTITY = Identity(
+    PROVIDER,
+    domains=("runpod.io", "runpod.ai"),
+    brands=(r"(?i)\brunpod\b",),
+    markers=(
+        r"\bsecurePrice\b",
+        r"\bcommunityPrice\b",
+        r"\blowestPrice\b",
+        r"\bgpuTypes\b",
+    ),  # the GraphQL API's fields
+)
 _MAX_BODY_BYTES = MAX_PAGE_BYTES  # a module attribute so a test can lower the gzip cap
 GRAPHQL_URL = "https://api.runpod.io/graphql"
 

@@ -32,6 +32,7 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
 
+from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.json_pages import json_pages, positive_price
 from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import OfferSink
@@ -43,6 +44,12 @@ PARSER_VERSION = "vastai/1"
 PRICING_URL = "https://vast.ai/pricing"
 UNLABELED_TIER: Tier | None = None
 PRICE_UNIT: PriceUnit = "instance_hour"
+IDENTITY = Identity(
+    PROVIDER,
+    domains=("vast.ai",),
+    brands=(r"\bVast\.ai\b",),
+    markers=(r"\bdph_total\b", r"\bmin_bid\b", r"\bdlperf\b"),  # the search API's fields
+)
 API_URL = "https://console.vast.ai/api/v0/bundles/"
 # Rentable, not rented, whole machines; the 2,000 cheapest (about 4 MB): the statistics describe
 # those, which is the part of the market a buyer meets first.

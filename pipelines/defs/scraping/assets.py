@@ -65,7 +65,9 @@ SNAPSHOT_SCHEMA = dg.TableSchema(
         dg.TableColumn("usd_per_gpu_hour", "DECIMAL(12,4)"),
         dg.TableColumn("usd_per_instance_hour", "DECIMAL(14,4)"),
         dg.TableColumn("effective_from", "DATE"),
-        dg.TableColumn("price_basis", "VARCHAR", description="list | from | lowest_now"),
+        dg.TableColumn(
+            "price_basis", "VARCHAR", description="list | from | lowest_now | bid_floor | contract"
+        ),
         dg.TableColumn("observed_on", "DATE", description="date of the page the price was read from"),
         dg.TableColumn("source_file", "VARCHAR", description="the page (URL, archive file) or imported file"),
         dg.TableColumn("source", "VARCHAR", description="scrape | archive | public_report"),
