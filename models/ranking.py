@@ -39,7 +39,7 @@ from gpuprice.models.throughput import (
     predict_columns,
 )
 from gpuprice.models.workloads import Workload
-from gpuprice.warehouse.staleness import STALE_AFTER_DAYS, age_days
+from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS, PRICE_AGE, STALE_AFTER_DAYS, age_days
 
 RANKING_COLUMNS: tuple[str, ...] = (
     "snapshot_date",
@@ -71,6 +71,7 @@ RANKING_COLUMNS: tuple[str, ...] = (
     "warnings",
     "price_snapshot_date",
     "observed_on",
+    "price_age_days",
     "excluded_by",
     "region",
     "preemption_rate_per_node_hour",
@@ -124,8 +125,11 @@ DATA_PARALLEL_EFFICIENCY = 0.90
 # Splitting a job further stops paying once it is about an hour long: start-up, data loading,
 # evaluation and checkpoint writes are serial time of that order that more GPUs do not shrink.
 MIN_USEFUL_RUN_HOURS = 1.0
-# Constraint codes of ``excluded_by`` (which limit an offer breaks).
-CONSTRAINTS: tuple[str, ...] = ("deadline", "max_gpus", "max_nodes", "budget")
+# Constraint codes of ``excluded_by`` (which limit an offer breaks). ``price_age``: the price is
+# not current (its page is older than the price-age limit, warehouse/staleness.py); such offers
+# are never recommended and are kept only when asked for (``include_stale``), after the others.
+LIMITS: tuple[str, ...] = ("deadline", "max_gpus", "max_nodes", "budget")
+CONSTRAINTS: tuple[str, ...] = (*LIMITS, PRICE_AGE)
 
 
 @dataclass(frozen=True)
@@ -142,6 +146,7 @@ class _Offers:
     stale_keys: list[tuple[str, dt.date | None]]  # distinct (provider, price snapshot date)
     columns: dict[str, np.ndarray]  # provider, sku, gpu, tier, commitment_months, price_basis, region
     spot_rate: np.ndarray  # measured preemptions per node-hour (AWS buckets); NaN: the default
+    age: np.ndarray  # days between the price's page and the ranking date (0 for a later page)
 
 
 def _as_date(value: object) -> dt.date | None:
@@ -232,7 +237,9 @@ def _usable_offers(offers: pd.DataFrame, day: dt.date) -> _Offers:
     observed = pd.to_datetime(pd.Series(price_dates, index=frame.index), errors="coerce")
     observed_codes, observed_values = pd.factorize(observed, use_na_sentinel=False)
     observed_dates = np.array([_as_date(v) for v in observed_values] + [None], dtype=object)
+    ages = np.array([max(age_days(d, day) or 0, 0) for d in dates], dtype=np.int64)
     return _Offers(
+        age=ages[date_codes],
         key_codes=key_codes,
         keys=keys,
         price=prices,
@@ -673,7 +680,7 @@ def _tight_warning(workload: Workload, configs: _Configs, c: int) -> str | None:
 
 
 def _staleness_warnings(
-    provider: str, price_date: dt.date | None, day: dt.date, stale: frozenset[str]
+    provider: str, price_date: dt.date | None, day: dt.date, stale: frozenset[str], max_age_days: int
 ) -> list[str]:
     out: list[str] = []
     if provider in stale:
@@ -681,9 +688,10 @@ def _staleness_warnings(
             f"stale-provider: {provider}'s latest scrape failed or is more than {STALE_AFTER_DAYS} days old"
         )
     age = age_days(price_date, day)
-    if price_date is not None and age is not None and age > STALE_AFTER_DAYS:
+    if price_date is not None and age is not None and age > max_age_days:
         out.append(
             f"stale-price: price observed on {price_date.isoformat()}, {age} days before {day.isoformat()}"
+            f" (older than the {max_age_days}-day limit: not current)"
         )
     return out
 
@@ -784,6 +792,8 @@ def rank_offers(
     stale_providers: set[str] | frozenset[str] = frozenset(),
     max_gpus: int = 512,
     include_infeasible: bool = False,
+    max_price_age_days: int = MAX_PRICE_AGE_DAYS,
+    include_stale: bool = False,
 ) -> pd.DataFrame:
     """Every fitting offer x workload, ranked per workload by cost per checkpoint (ties: wall time).
 
@@ -793,7 +803,10 @@ def rank_offers(
     "code: text" strings per row. Offers beyond a workload's limits (deadline, GPUs, nodes,
     budget) are left out, or with ``include_infeasible`` ranked after the others with the
     CONSTRAINTS they break in ``excluded_by``; offers of tiers or providers the workload does not
-    consider are always left out.
+    consider are always left out. Offers whose price is not current (page more than
+    ``max_price_age_days`` before the date) are left out, or with ``include_stale`` ranked after
+    every current offer with ``price_age`` in ``excluded_by`` and a ``stale-price`` warning;
+    ``price_age_days`` is each price's age.
     """
     day = _as_date(snapshot_date)
     if day is None:
@@ -807,7 +820,16 @@ def rank_offers(
     configs = _configurations(table, usable.keys, np.unique(usable.count).tolist(), max_gpus)
     if configs is None:
         return _empty()
-    return _assemble(usable, table, configs, day, frozenset(stale_providers), include_infeasible)
+    return _assemble(
+        usable,
+        table,
+        configs,
+        day,
+        frozenset(stale_providers),
+        include_infeasible=include_infeasible,
+        max_age_days=max_price_age_days,
+        include_stale=include_stale,
+    )
 
 
 def _match(offers: _Offers, configs: _Configs, n_workloads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -848,7 +870,12 @@ def _selected(offers: _Offers, table: _Workloads, wi: np.ndarray, rows: np.ndarr
 
 
 def _exclusions(
-    table: _Workloads, wi: np.ndarray, gpus: np.ndarray, nodes: np.ndarray, costs: dict[str, np.ndarray]
+    table: _Workloads,
+    wi: np.ndarray,
+    gpus: np.ndarray,
+    nodes: np.ndarray,
+    costs: dict[str, np.ndarray],
+    too_old: np.ndarray,
 ) -> np.ndarray:
     """One column per CONSTRAINTS code: True where the configuration breaks that limit."""
     with np.errstate(invalid="ignore"):
@@ -858,6 +885,7 @@ def _exclusions(
                 gpus > table.max_gpus[wi],
                 nodes > table.max_nodes[wi],
                 costs["total_usd"] > table.budget[wi],
+                too_old,
             ]
         )
 
@@ -883,7 +911,10 @@ def _assemble(
     configs: _Configs,
     day: dt.date,
     stale: frozenset[str],
+    *,
     include_infeasible: bool,
+    max_age_days: int,
+    include_stale: bool,
 ) -> pd.DataFrame:
     wi, rows, cfg = _match(offers, configs, len(table.items))
     keep = _selected(offers, table, wi, rows)
@@ -905,17 +936,21 @@ def _assemble(
         community=community,
         spot_rate=spot_rate,
     )
-    broken = _exclusions(table, wi, gpus, nodes, costs)
-    infeasible: np.ndarray = np.asarray(broken.any(axis=1), dtype=bool)
+    too_old = offers.age[rows] > max_age_days
+    broken = _exclusions(table, wi, gpus, nodes, costs, too_old)
+    infeasible: np.ndarray = np.asarray(broken[:, : len(LIMITS)].any(axis=1), dtype=bool)
 
-    # Per workload (in the given order) offers within every limit first, then cheapest per
+    # Per workload (in the given order) current offers within every limit first, then current
+    # offers beyond a limit, then offers whose price is not current; within each, cheapest per
     # checkpoint; ties by expected wall time, then the offers' own order (offers_as_of sorts by
-    # provider, SKU, count, tier). Offers beyond a limit are dropped unless asked for.
+    # provider, SKU, count, tier). Offers beyond a limit or not current are dropped unless asked for.
     ranking = np.lexsort(
-        (rows, costs["wall_hours"], np.round(costs["cost_per_checkpoint_usd"], 6), infeasible, wi)
+        (rows, costs["wall_hours"], np.round(costs["cost_per_checkpoint_usd"], 6), infeasible, too_old, wi)
     )
     if not include_infeasible:
         ranking = ranking[~infeasible[ranking]]
+    if not include_stale:
+        ranking = ranking[~too_old[ranking]]
     if ranking.size == 0:
         return _empty()
     wi, rows, cfg, gpus, nodes, hours, price, spot, community, spot_rate, checkpoints, broken = (
@@ -973,7 +1008,7 @@ def _assemble(
             )
         )
     suffixes = _cost_terms_suffixes(table, wi, costs, checkpoints, first_row)
-    stale_warnings = [_staleness_warnings(p, d, day, stale) for p, d in offers.stale_keys]
+    stale_warnings = [_staleness_warnings(p, d, day, stale, max_age_days) for p, d in offers.stale_keys]
     # One warning list per distinct (situation, staleness) pair, copied per row (rows own their lists).
     pair = sit_codes.astype(np.int64) * len(stale_warnings) + offers.stale_codes[rows]
     pairs, pair_codes = np.unique(pair, return_inverse=True)
@@ -1026,6 +1061,7 @@ def _assemble(
                 offers.stale_codes[rows]
             ],
             "observed_on": cols["observed_on"],
+            "price_age_days": offers.age[rows],
             "excluded_by": [list(excluded_lists[c]) for c in broken_codes.tolist()],
             "region": cols["region"],
             **_preemption_columns(table, wi, spot, spot_rate, cols["bucket"]),

@@ -30,6 +30,7 @@ from gpuprice.reports.weeks import IsoWeek
 
 TOP_CHANGES = 12
 HISTORY_GPUS = 4  # price-history charts per workload report: the GPU types of the best offers
+OLDER_SHOWN = 5  # older observations listed on a workload page (the best of them per checkpoint)
 
 
 def build_meta(
@@ -68,7 +69,10 @@ def build_workload_report(
     in_catalog: bool = True,
 ) -> WorkloadReport:
     ranked_on = loading.rankings_date(con, name, week)
-    ranked = loading.rankings(con, name, ranked_on) if ranked_on else []
+    everything = loading.rankings(con, name, ranked_on) if ranked_on else []
+    # Only current prices are ranked and recommended; older ones are listed apart with their age.
+    ranked = [offer for offer in everything if offer.current]
+    older = [offer for offer in everything if not offer.current][:OLDER_SHOWN]
     fit_rows, computed_at = fit
     # Only the GPU counts the workload may use (a sweep stored before limits were applied has more).
     limit = getattr(workload, "gpu_limit", None)
@@ -99,6 +103,7 @@ def build_workload_report(
         definition=definition,
         memory=memory,
         rankings=ranked,
+        older=older,
         rankings_total=len(ranked),
         rankings_snapshot_date=ranked_on,
         cost_assumptions=costs.assumptions(workload, best),
@@ -148,6 +153,16 @@ def _history_gpus(
     return chosen[:HISTORY_GPUS]
 
 
+def _older_cheaper(older: Sequence[GpuCheapest], current: Sequence[GpuCheapest]) -> list[GpuCheapest]:
+    """Older on-demand prices below the current cheapest of their GPU (or of a GPU without one)."""
+    now = {c.gpu: c.on_demand.usd_per_gpu_hour for c in current if c.on_demand is not None}
+    return [
+        c
+        for c in older
+        if c.on_demand is not None and c.on_demand.usd_per_gpu_hour < now.get(c.gpu, float("inf"))
+    ]
+
+
 def summarize(report: WorkloadReport) -> WorkloadSummary:
     return WorkloadSummary(
         name=report.definition.name,
@@ -173,7 +188,11 @@ def build_week(
     meta = build_meta(con, week, generated_at, warehouse)
     changes, without_baseline = changes_module.week_price_moves(con, week)
     offers = loading.current_offers(con, week)
-    cheapest = loading.cheapest_by_gpu(offers)
+    # Only current prices (pages at most MAX_PRICE_AGE_DAYS before the as-of date) name a cheapest;
+    # older ones are listed apart where they would have been cheaper, with their age.
+    fresh, older = loading.split_by_age(offers, meta.as_of)
+    cheapest = loading.cheapest_by_gpu(fresh)
+    older_cheapest = _older_cheaper(loading.cheapest_by_gpu(older), cheapest)
     # One count of each provider's offers for every section: the current offers the report uses.
     per_provider = Counter(o["provider"] for o in offers)
     freshness = [
@@ -216,6 +235,7 @@ def build_week(
         changes_total=len(changes),
         offers_without_baseline=without_baseline,
         cheapest=cheapest,
+        older_cheapest=older_cheapest,
         unknown_gpu_offers=sum(1 for o in offers if o["gpu"] == "unknown"),
         workloads=[summarize(r) for r in reports],
     )

@@ -17,6 +17,7 @@ from markupsafe import Markup
 
 from gpuprice.reports.data import GpuCapacity, GpuPriceHistory, MemoryBar, RankedOffer, WorkloadReport
 from gpuprice.reports.weeks import IsoWeek
+from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,10 @@ def unique_jobs(jobs: Sequence[ChartJob]) -> list[ChartJob]:
 
 def _history_caption(item: GpuPriceHistory) -> str:
     moved = [c for c in item.changes if c.tier == "on_demand"]
-    return f"Cheapest on-demand {item.gpu} price per GPU-hour by provider; the report week is shaded" + (
+    return (
+        f"Cheapest current on-demand {item.gpu} price per GPU-hour by provider, day by day (a line stops"
+        f" where its newest page is more than {MAX_PRICE_AGE_DAYS} days old); the report week is shaded"
+    ) + (
         f"; {len(moved)} on-demand change{'s' if len(moved) != 1 else ''} this week: the largest are labelled on"
         " their own line where the changed offer is that provider's cheapest; the table above lists all."
         if moved

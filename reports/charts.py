@@ -421,7 +421,13 @@ def price_history_chart(
         for series in history.series:
             days = [d for d, _ in series.points]
             prices = [p for _, p in series.points]
-            moved = [i for i, p in enumerate(prices) if i == 0 or p != prices[i - 1]] + [len(prices) - 1]
+            # A NaN point is a day without a current price: the line breaks there, no marker.
+            moved = [
+                i
+                for i, p in enumerate(prices)
+                if p == p
+                and (i == 0 or p != prices[i - 1] or i == len(prices) - 1 or prices[i + 1] != prices[i + 1])
+            ]
             color, marker = styles[series.label]
             ax.plot(
                 [mdates.date2num(d) for d in days],
@@ -435,7 +441,7 @@ def price_history_chart(
                 label=chart_text(series.label),
                 zorder=2,
             )
-            prices_on[series.label] = dict(series.points)
+            prices_on[series.label] = {d: p for d, p in series.points if p == p}
             markers += [(mdates.date2num(days[i]), prices[i]) for i in set(moved)]
         ticks = _date_ticks(first, week.end)
         ax.set_xticks([mdates.date2num(d) for d in ticks])
@@ -444,7 +450,7 @@ def price_history_chart(
         ax.yaxis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: chart_text(fmt.usd_rate(v))))
         ax.set_ylabel(chart_text("Price (USD per GPU-hour)"))
-        ax.set_xlabel("Snapshot date")
+        ax.set_xlabel("Date")
         low, high = ax.get_ylim()
         ax.set_ylim(max(0.0, low - (high - low) * 0.15), high + (high - low) * 0.25)
         ax.set_title(chart_text(f"{history.gpu} on-demand (shaded: {week})"), loc="left")

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from gpuprice.models.choices import GPUS_PER_NODE
 from gpuprice.reports.comparison import KindBest, NoCapacity
 from gpuprice.reports.weeks import IsoWeek
+from gpuprice.warehouse.staleness import PRICE_AGE
 
 MEMORY_PARTS: tuple[str, ...] = ("weights", "gradients", "optimizer", "activations", "logits", "overhead")
 
@@ -85,6 +86,13 @@ class PricedOffer(_SnapshotOffer):
     """An offer from the snapshot a report treats as current (e.g. the cheapest per GPU type)."""
 
     usd_per_gpu_hour: float
+    observed_on: dt.date | None = Field(default=None, description="the date of the page the price is from")
+
+    def price_age_days(self, as_of: dt.date) -> int | None:
+        """Age on ``as_of`` of the page the price was read from."""
+        seen = self.observed_on or self.snapshot_date
+        return max((as_of - seen).days, 0)
+
     offers_for_gpu: int = Field(default=1, description="offers for this GPU type and tier across providers")
     providers_for_gpu: int = 1
 
@@ -316,6 +324,12 @@ class RankedOffer(_Frozen):
     warnings: list[str] = Field(default_factory=list)
     price_snapshot_date: dt.date | None = None
     observed_on: dt.date | None = None
+    excluded_by: list[str] = Field(default_factory=list, description="'price_age': not a current price")
+
+    @property
+    def current(self) -> bool:
+        """Whether the price is current (warehouse/staleness.py): only current offers are recommended."""
+        return PRICE_AGE not in self.excluded_by
 
     @model_validator(mode="before")
     @classmethod
@@ -374,8 +388,9 @@ OVERSIZED_WARNING = "whole-node"
 
 
 def recommended(offers: list[RankedOffer]) -> RankedOffer | None:
-    """The best right-sized offer: the lowest rank without :data:`OVERSIZED_WARNING`, else #1."""
-    ranked = sorted(offers, key=lambda o: o.rank)
+    """The best right-sized offer: the lowest rank without :data:`OVERSIZED_WARNING`, else #1
+    (current prices only: an older price is never recommended)."""
+    ranked = sorted((o for o in offers if o.current), key=lambda o: o.rank)
     return next(
         (o for o in ranked if OVERSIZED_WARNING not in o.warning_codes), ranked[0] if ranked else None
     )
@@ -383,7 +398,7 @@ def recommended(offers: list[RankedOffer]) -> RankedOffer | None:
 
 def cheapest_overall(offers: list[RankedOffer]) -> RankedOffer | None:
     """Rank #1 when it is not the recommended offer (an oversized node), else None."""
-    first = min(offers, key=lambda o: o.rank, default=None)
+    first = min((o for o in offers if o.current), key=lambda o: o.rank, default=None)
     return first if first is not None and first is not recommended(offers) else None
 
 
@@ -438,6 +453,9 @@ class WeekOverview(_Frozen):
         default=0, description="offers seen this week with no earlier scraped price to compare"
     )
     cheapest: list[GpuCheapest]
+    older_cheapest: list[GpuCheapest] = Field(
+        default_factory=list, description="older on-demand prices below the current cheapest: shown apart"
+    )
     unknown_gpu_offers: int = Field(default=0, description="current offers whose GPU could not be mapped")
     workloads: list[WorkloadSummary]
 
@@ -449,6 +467,10 @@ class WorkloadReport(_Frozen):
     definition: WorkloadDefinition
     memory: MemoryVerdict
     rankings: list[RankedOffer]
+    older: list[RankedOffer] = Field(
+        default_factory=list,
+        description="offers whose price is older than the limit: shown apart, never used",
+    )
     rankings_total: int = 0
     rankings_snapshot_date: dt.date | None = None
     cost_assumptions: list[CostAssumption] = Field(default_factory=list)

@@ -36,7 +36,7 @@ from gpuprice.scrapers.offer import PROVIDERS
 # The one staleness rule (warehouse/staleness.py), measured from the date of each page.
 from gpuprice.warehouse.queries import provider_freshness_as_of
 from gpuprice.warehouse.sql_files import sql
-from gpuprice.warehouse.staleness import STALE_AFTER_DAYS, age_days, is_stale
+from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS, STALE_AFTER_DAYS, age_days, is_current, is_stale
 
 __all__ = ["STALE_AFTER_DAYS"]
 
@@ -98,6 +98,18 @@ _CURRENT_OFFERS = sql("reports/current_offers")
 
 def current_offers(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> list[dict[str, Any]]:
     return _rows(con, _CURRENT_OFFERS, {"end": week.end})
+
+
+def split_by_age(
+    offers: Iterable[dict[str, Any]], as_of: dt.date
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(current, older): the one rule of warehouse/staleness.py, each price's page against ``as_of``."""
+    current: list[dict[str, Any]] = []
+    older: list[dict[str, Any]] = []
+    for offer in offers:
+        seen = _date(offer.get("observed_on")) or _date(offer.get("snapshot_date"))
+        (current if is_current(seen, as_of) else older).append(offer)
+    return current, older
 
 
 def cheapest_by_gpu(offers: Iterable[dict[str, Any]]) -> list[GpuCheapest]:
@@ -340,10 +352,11 @@ def gpu_capacities(con: duckdb.DuckDBPyConnection, gpus: Iterable[str]) -> list[
 def price_history(
     con: duckdb.DuckDBPyConnection, gpus: Sequence[str], week: IsoWeek, changes: Sequence[PriceChange]
 ) -> list[GpuPriceHistory]:
-    """Daily cheapest on-demand price per GPU type and provider over the weeks up to ``week``.
+    """Daily cheapest current on-demand price per GPU type and provider over the weeks up to ``week``.
 
-    Read from the snapshots themselves (one point per snapshot date) so a chart shows exactly
-    what was observed; the price in force before the window starts anchors each line's left end.
+    The daily series of `gpuprice history` (last observation carried forward while its page is at
+    most MAX_PRICE_AGE_DAYS old): a day without a current price is a gap in the line (a NaN
+    point), never a price carried on from an old page.
     """
     if not gpus:
         return []
@@ -351,14 +364,16 @@ def price_history(
     rows = _rows(
         con,
         sql("reports/price_history"),
-        [list(gpus), week.end, start, start],
+        {"gpus": list(gpus), "start": start, "end": week.end, "max_age": MAX_PRICE_AGE_DAYS},
     )
     points: dict[tuple[str, str, bool, str | None, bool], list[tuple[dt.date, float]]] = defaultdict(list)
     for row in rows:
-        day = max(row["snapshot_date"], start)
-        points[(row["gpu"], row["provider"], row["community"], row["price_basis"], row["catalog"])].append(
-            (day, row["price"])
-        )
+        line = points[(row["gpu"], row["provider"], row["community"], row["price_basis"], row["catalog"])]
+        day = _date(row["snapshot_date"])
+        assert day is not None
+        if line and (day - line[-1][0]).days > 1:  # no current price in between: break the line
+            line.append((line[-1][0] + dt.timedelta(days=1), float("nan")))
+        line.append((day, float(row["price"])))
     result = []
     for gpu in gpus:
         series = [

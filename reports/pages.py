@@ -22,6 +22,7 @@ from gpuprice.reports import formatting as fmt
 from gpuprice.reports.data import MEMORY_PARTS, WeekOverview, WorkloadReport
 from gpuprice.reports.links import pricing_url
 from gpuprice.reports.loading import STALE_AFTER_DAYS
+from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS
 
 TOP_OFFERS_HTML = 20
 TOP_OFFERS_MD = 10
@@ -121,7 +122,12 @@ def _environment(*, html: bool) -> Environment:
         finalize=None if html else _md_finalize,
     )
     env.filters.update(_FILTERS)
-    env.globals.update(pricing_url=pricing_url, stale_after_days=STALE_AFTER_DAYS, md_safe=md_safe)
+    env.globals.update(
+        pricing_url=pricing_url,
+        stale_after_days=STALE_AFTER_DAYS,
+        max_price_age_days=MAX_PRICE_AGE_DAYS,
+        md_safe=md_safe,
+    )
     return env
 
 

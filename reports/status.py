@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpuprice.reports.data import ProviderFreshness, ReportMeta
-from gpuprice.warehouse.staleness import STALE_AFTER_DAYS
+from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS, STALE_AFTER_DAYS
 
 
 def _stale_reason(row: ProviderFreshness) -> str:
@@ -40,8 +40,18 @@ def data_status(meta: ReportMeta, freshness: Sequence[ProviderFreshness]) -> tup
     elif stale:
         warn = True
         reasons = ", ".join(f"{f.provider} ({_stale_reason(f)})" for f in stale)
+        too_old = [
+            f.provider
+            for f in stale
+            if f.days_since_success is None or f.days_since_success > MAX_PRICE_AGE_DAYS
+        ]
         lines.append(
             f"{len(stale)} of {len(freshness)} providers {'was' if len(stale) == 1 else 'were'} stale on {day}: {reasons}. "
-            "Their prices are older than the rest."
+            + (
+                f"Prices from pages more than {MAX_PRICE_AGE_DAYS} days old ({', '.join(too_old)}) are not current: "
+                "no recommendation or cheapest uses them; they are listed as older observations."
+                if too_old
+                else f"Their prices are older than the rest, but within {MAX_PRICE_AGE_DAYS} days: still current."
+            )
         )
     return lines, warn

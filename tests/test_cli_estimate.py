@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import json
 from pathlib import Path
@@ -41,6 +42,10 @@ CONTRACT_RANK = {
     "hours",
     "run_cost_usd",
     "cost_per_checkpoint_usd",
+    "total_cost_usd",
+    "price_basis",
+    "observed_on",
+    "price_age_days",
     "warnings",
 }
 
@@ -338,6 +343,41 @@ def test_rank_bad_input(cli, home, published) -> None:
     assert "abc" in one_line_error(cli("rank", "--workload", "llama-3.1-8b-lora", "--top", "abc"))
 
 
+def test_rank_old_prices_only_with_include_stale(cli, published) -> None:
+    """Lambda's page of D1 is 20 days old on D1 + 20: not current, so nothing is ranked (stderr says
+    which provider is too old and by how much); --include-stale shows it last, marked."""
+    import datetime as dt
+
+    later = (D1 + dt.timedelta(days=20)).isoformat()
+    res = cli("rank", "--workload", "llama-3.1-8b-lora", "--date", later, "--format", "json")
+    assert res.code == 0 and json.loads(res.out) == []
+    assert "older than 14 days (lambda 20 days)" in res.err and "--include-stale" in res.err
+    shown = json.loads(
+        cli(
+            "rank", "--workload", "llama-3.1-8b-lora", "--date", later, "--format", "json", "--include-stale"
+        ).out
+    )
+    assert shown and all(r["price_age_days"] == 20 and "price_age" in r["excluded_by"] for r in shown)
+    assert all(any(w.startswith("stale-price:") for w in r["warnings"]) for r in shown)
+    assert [r["rank"] for r in shown] == list(range(1, len(shown) + 1))
+    wider = cli(
+        "rank",
+        "--workload",
+        "llama-3.1-8b-lora",
+        "--date",
+        later,
+        "--format",
+        "json",
+        "--max-price-age-days",
+        "30",
+    )
+    assert [r["price_age_days"] for r in json.loads(wider.out)][:1] == [20]
+    for bad in ("-1", "abc", "1.5", "nan"):
+        assert bad in one_line_error(
+            cli("rank", "--workload", "llama-3.1-8b-lora", "--max-price-age-days", bad)
+        )
+
+
 def test_rank_without_a_warehouse(cli, home) -> None:
     err = one_line_error(cli("rank", "--workload", "llama-3.1-8b-lora"))
     assert "warehouse at" in err and "gpuprice run" in err
@@ -474,6 +514,14 @@ def test_estimate_prices_from_the_market(cli, published) -> None:
         cli(*args, "--gpus", "4", "--sharding", "zero3", "--date", D1.isoformat(), "--json").out
     )
     assert none["cost_usd"] is None and "no list price" in none["cost_note"]
+    # Without --date: the newest snapshot date (D1), as rank and history; 20 days later the page
+    # is too old to be a market price: named, not used.
+    newest = json.loads(cli(*args, "--gpus", "8", "--sharding", "zero3", "--json").out)
+    assert newest["offer"]["price_age_days"] == 0 and newest["usd_per_gpu_hour"] == 2.99
+    later = (D1 + dt.timedelta(days=20)).isoformat()
+    old = json.loads(cli(*args, "--gpus", "8", "--sharding", "zero3", "--date", later, "--json").out)
+    assert old["cost_usd"] is None and old["offer"] is None
+    assert "no current list price" in old["cost_note"] and "20 days old" in old["cost_note"]
 
 
 def test_estimate_batch_accepts_the_framework_columns(cli, home, tmp_path: Path) -> None:

@@ -284,7 +284,7 @@ def test_run_import_and_history_on_the_sample_archive(
     res = cli("run", "--date", "2026-10-06", "--providers", "lambda,nebius,runpod", "--no-reports")
     assert res.code == 0, res.err
     lambda_line = next(line for line in res.out.splitlines() if line.startswith("lambda"))
-    assert "page of 2026-08-30, 37 days old (stale)" in lambda_line
+    assert "page of 2026-08-30, 37 days old (stale: over 14 days, its prices are not used)" in lambda_line
 
     def public_rows() -> int:
         con = duckdb.connect(str(home / "analytics.duckdb"), read_only=True)

@@ -186,7 +186,8 @@ def test_warnings() -> None:
     ranked = rank_offers(offers, [long_qlora], DAY, stale_providers={"crusoe"})
     assert _codes(ranked, "4090") == {"no-ecc"}
     assert _codes(ranked, "8x-h100") == {"whole-node"}
-    assert _codes(ranked, "a100") == {"stale-price"}
+    assert _codes(ranked, "a100") == set()  # 5 days old: current (the limit is 14), no warning
+    assert ranked.loc[ranked["sku"] == "a100", "price_age_days"].iloc[0] == 5
     assert _codes(ranked, "h100") == {"stale-provider"}
     text = ranked.loc[ranked["sku"] == "4090", "warnings"].iloc[0]
     assert any("h job" in w for w in text)  # says how long the job is
@@ -444,3 +445,30 @@ def test_workload_framework_and_compile_reach_memory_and_throughput() -> None:
     assert hf_row["sharding"] == titan_row["sharding"]
     assert titan_row["per_gpu_gb"] < hf_row["per_gpu_gb"]
     assert titan_row["tokens_per_sec_per_gpu"] > hf_row["tokens_per_sec_per_gpu"]
+
+
+def test_prices_older_than_the_limit_are_never_ranked_first() -> None:
+    """The one rule of "now": a price whose page is more than 14 days old is not current. It is
+    left out, or with include_stale ranked after every current offer, marked and warned."""
+    job = workload(max_gpus=1)
+    offers = frame(
+        offer("vastai", "old-cheap", "h100-sxm", 1, 1.00, observed_on=DAY - dt.timedelta(days=171)),
+        offer("lambda", "edge", "h100-sxm", 1, 1.10, observed_on=DAY - dt.timedelta(days=14)),
+        offer("runpod", "fresh", "h100-sxm", 1, 2.69, observed_on=DAY),
+        offer("runpod", "fresh-infeasible", "h100-sxm", 8, 2.69, observed_on=DAY),
+    )
+    ranked = rank_offers(offers, [job], DAY)
+    assert list(ranked["sku"]) == ["edge", "fresh"]  # 14 days old is still current
+    assert list(ranked["price_age_days"]) == [14, 0]
+
+    both = rank_offers(offers, [job], DAY, include_stale=True, include_infeasible=True)
+    assert list(both["sku"]) == ["edge", "fresh", "fresh-infeasible", "old-cheap"]
+    old = both[both["sku"] == "old-cheap"].iloc[0]
+    assert list(old["excluded_by"]) == ["price_age"] and old["rank"] == 4
+    assert old["price_age_days"] == 171
+    assert any(w.startswith("stale-price: price observed on") and "171 days" in w for w in old["warnings"])
+    assert list(both.loc[both["sku"] == "fresh-infeasible", "excluded_by"].iloc[0]) == ["max_gpus"]
+
+    wider = rank_offers(offers, [job], DAY, max_price_age_days=200)
+    assert wider.iloc[0]["sku"] == "old-cheap" and list(wider.iloc[0]["excluded_by"]) == []
+    assert rank_offers(offers, [job], DAY, max_price_age_days=0)["sku"].tolist() == ["fresh"]

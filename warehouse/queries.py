@@ -11,7 +11,7 @@ import pandas as pd
 
 from gpuprice.errors import BadInput
 from gpuprice.warehouse.connection import connect_reader
-from gpuprice.warehouse.staleness import MAX_OFFER_AGE_DAYS, is_stale
+from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS, age_days, is_current, is_stale
 from gpuprice.warehouse.views import SNAPSHOT_ROW_KEY
 
 # What rankings and headlines use unless the user asks for more (``--price-basis``).
@@ -172,7 +172,7 @@ def price_history_series(
     tier: str,
     since: dt.date,
     until: dt.date,
-    max_age_days: int = MAX_OFFER_AGE_DAYS,
+    max_age_days: int = MAX_PRICE_AGE_DAYS,
 ) -> pd.DataFrame:
     """Per day and provider, the provider's cheapest in-force list price for the GPU (``gpuprice history``).
 
@@ -199,19 +199,20 @@ def price_history_series(
     ).fetchdf()
 
 
-def headline_offers(con: duckdb.DuckDBPyConnection, gpus: tuple[str, ...]) -> list[tuple]:
-    """Cheapest on-demand list price of each GPU among the latest prices seen within MAX_OFFER_AGE_DAYS."""
+def headline_offers(
+    con: duckdb.DuckDBPyConnection, gpus: tuple[str, ...], day: dt.date | None = None
+) -> list[tuple]:
+    """Cheapest current on-demand list price of each GPU on ``day`` (default: the newest snapshot
+    date): analytics.cheapest_by_gpu's row, so `run`, the view and `history` name the same offer."""
     return con.execute(
         """
-        SELECT gpu, provider, gpu_count, community, price_basis, usd_per_gpu_hour, observed_on FROM (
-            SELECT *, row_number() OVER (
-                PARTITION BY gpu ORDER BY usd_per_gpu_hour, provider, gpu_count, community, sku) AS r
-            FROM main.v_latest_prices
-            WHERE list_contains(?, gpu) AND tier = 'on_demand' AND price_basis = 'list'
-              AND (effective_from IS NULL OR effective_from <= snapshot_date) AND age_days <= ?)
-        WHERE r = 1 ORDER BY gpu
+        SELECT gpu, provider, gpu_count, community, price_basis, usd_per_gpu_hour, observed_on
+        FROM main.v_cheapest_by_gpu
+        WHERE list_contains(?, gpu) AND tier = 'on_demand'
+          AND snapshot_date = coalesce(CAST(? AS DATE), (SELECT max(snapshot_date) FROM main.price_snapshots))
+        ORDER BY gpu
         """,
-        [list(gpus), MAX_OFFER_AGE_DAYS],
+        [list(gpus), day],
     ).fetchall()
 
 
@@ -293,12 +294,19 @@ def provider_run_status(con: duckdb.DuckDBPyConnection, day: dt.date) -> pd.Data
 
 
 def cheapest_list_offer(
-    con: duckdb.DuckDBPyConnection, gpu: str, gpus: int, day: dt.date, tiers: tuple[str, ...] = ("on_demand",)
+    con: duckdb.DuckDBPyConnection,
+    gpu: str,
+    gpus: int,
+    day: dt.date,
+    tiers: tuple[str, ...] = ("on_demand",),
+    max_age_days: int = MAX_PRICE_AGE_DAYS,
 ) -> dict | None:
-    """The cheapest in-force list price for ``gpus`` x ``gpu`` in each provider's newest snapshot
+    """The cheapest current list price for ``gpus`` x ``gpu`` in each provider's newest snapshot
     at or before ``day``: an offer of exactly that many GPUs, or for a multiple of 8 whole 8-GPU
     nodes (``nodes`` > 1). ``from``/``lowest_now`` prices are floors, not prices one can rent at.
-    None when no provider lists one."""
+    Current: the page at most ``max_age_days`` before ``day`` (warehouse/staleness.py); when no
+    price is current the cheapest older one comes back with ``current`` false (never to be used
+    as the market price, only named). None when no provider lists one."""
     offers = offers_as_of(con, day)
     if offers.empty:
         return None
@@ -317,6 +325,14 @@ def cheapest_list_offer(
         exact = usable[usable["gpu_count"] == per_node]
     if exact.empty:
         return None
+    pages = exact["observed_on"] if "observed_on" in exact.columns else exact["snapshot_date"]
+    seen = pd.to_datetime(pages.where(pages.notna(), exact["snapshot_date"])).dt.date
+    ages = seen.map(lambda d: max(age_days(d, day) or 0, 0))
+    fresh = seen.map(lambda d: is_current(d, day, max_age_days)).astype(bool)
+    current = bool(fresh.any())
+    exact = exact.assign(_age=ages)
+    if current:
+        exact = exact[fresh]
     best = exact.sort_values(["usd_per_gpu_hour", "provider", "sku"], kind="stable").iloc[0]
     observed = best["observed_on"] if "observed_on" in best.index and pd.notna(best["observed_on"]) else None
     snapshot = pd.Timestamp(best["snapshot_date"]).date()
@@ -331,6 +347,8 @@ def cheapest_list_offer(
         "price_basis": "list",
         "observed_on": (pd.Timestamp(observed).date() if observed is not None else snapshot).isoformat(),
         "snapshot_date": snapshot.isoformat(),
+        "price_age_days": int(best["_age"]),
+        "current": current,
     }
 
 

@@ -13,7 +13,7 @@ import hashlib
 import duckdb
 
 from gpuprice.scrapers.offer import PROVIDER_KINDS
-from gpuprice.warehouse.staleness import MAX_OFFER_AGE_DAYS, stale_sql
+from gpuprice.warehouse.staleness import MAX_OFFER_AGE_DAYS, MAX_PRICE_AGE_DAYS, current_sql, stale_sql
 
 # provider -> gpu_cloud / hyperscaler / marketplace, as a SQL VALUES list (scrapers/offer.py).
 _PROVIDER_KINDS_SQL = ", ".join(f"('{p}', '{k}')" for p, k in PROVIDER_KINDS.items())
@@ -36,7 +36,7 @@ SNAPSHOT_ROW_KEY = "provider, sku, gpu_count, tier, community, commitment_months
 BASIS_RANK = "CASE price_basis WHEN 'list' THEN 0 WHEN 'from' THEN 1 ELSE 2 END"
 
 # Back-compatible name (re-exported for callers of the old module attribute).
-__all__ = ["MAX_OFFER_AGE_DAYS", "OFFER_KEY", "SNAPSHOT_ROW_KEY", "create_views"]
+__all__ = ["MAX_OFFER_AGE_DAYS", "MAX_PRICE_AGE_DAYS", "OFFER_KEY", "SNAPSHOT_ROW_KEY", "create_views"]
 
 _BASE_VIEWS: dict[str, str] = {
     # Newest scraped (or replayed) snapshot per provider; public reports are history only.
@@ -173,7 +173,7 @@ _BASE_VIEWS: dict[str, str] = {
     # Each offer's price in force on every day from its first observation to the newest
     # snapshot date (last observation carried forward), with the date of the page it was last
     # read from and that page's age in days. Analysts filter on age_days; the best-offer views
-    # below use age_days <= MAX_OFFER_AGE_DAYS.
+    # below keep current prices only (warehouse/staleness.py).
     "v_daily_prices": """
         WITH newest AS (SELECT max(snapshot_date) AS d FROM main.price_snapshots),
         days AS (
@@ -193,12 +193,12 @@ _BASE_VIEWS: dict[str, str] = {
         ASOF LEFT JOIN main.v_offer_pages o ON o.offer_key = d.offer_key AND d.date >= o.observed_on
     """,
     # Per day, GPU and tier: the cheapest list price among offers observed within
-    # MAX_OFFER_AGE_DAYS (known GPUs; ties broken by the whole offer key, so the row is unique).
+    # MAX_PRICE_AGE_DAYS (known GPUs; ties broken by the whole offer key, so the row is unique).
     "v_cheapest_by_gpu": f"""
         SELECT date AS snapshot_date, gpu, tier, provider, sku, gpu_raw, gpu_count, community,
             commitment_months, region, price_basis, usd_per_gpu_hour, source, observed_on, age_days
         FROM main.v_daily_prices
-        WHERE gpu <> 'unknown' AND price_basis = 'list' AND age_days <= {MAX_OFFER_AGE_DAYS}
+        WHERE gpu <> 'unknown' AND price_basis = 'list' AND {current_sql("age_days")}
         QUALIFY row_number() OVER (
             PARTITION BY date, gpu, tier
             ORDER BY usd_per_gpu_hour, provider, gpu_count, community, commitment_months NULLS FIRST,
@@ -275,10 +275,10 @@ _BASE_VIEWS: dict[str, str] = {
         FROM main.v_snapshots_in_force p
         LEFT JOIN main.dim_gpu g ON g.slug = p.gpu
     """,
-    # Best-value views: list prices in force, observed within MAX_OFFER_AGE_DAYS of the date.
+    # Best-value views: list prices in force, observed within MAX_PRICE_AGE_DAYS of the date.
     "v_best_value_by_gpu": f"""
         SELECT * FROM main.v_offers_with_specs
-        WHERE memory_gb IS NOT NULL AND in_force AND price_basis = 'list' AND age_days <= {MAX_OFFER_AGE_DAYS}
+        WHERE memory_gb IS NOT NULL AND in_force AND price_basis = 'list' AND {current_sql("age_days")}
         QUALIFY row_number() OVER (
             PARTITION BY snapshot_date, gpu, tier
             ORDER BY usd_per_gpu_hour, provider, gpu_count, community, commitment_months NULLS FIRST,
@@ -290,7 +290,7 @@ _BASE_VIEWS: dict[str, str] = {
         WITH priced AS (
             SELECT * FROM main.v_offers_with_specs
             WHERE memory_gb IS NOT NULL AND in_force AND tier IN ('on_demand', 'spot')
-              AND price_basis = 'list' AND age_days <= {MAX_OFFER_AGE_DAYS}
+              AND price_basis = 'list' AND {current_sql("age_days")}
         ),
         long AS (
             SELECT 'usd_per_pflop_hour' AS metric, usd_per_pflop_hour AS metric_value, * FROM priced
@@ -319,7 +319,7 @@ _BASE_VIEWS: dict[str, str] = {
             max(usd_per_gpu_hour) OVER w AS dearest_region_usd_per_gpu_hour,
             observed_on, age_days, source
         FROM main.v_offers_with_specs
-        WHERE in_force AND age_days <= {MAX_OFFER_AGE_DAYS}
+        WHERE in_force AND {current_sql("age_days")}
         WINDOW w AS (PARTITION BY snapshot_date, provider, sku, gpu, gpu_count, tier, community,
                      commitment_months, price_basis)
         QUALIFY row_number() OVER (
@@ -422,13 +422,14 @@ _BASE_VIEWS: dict[str, str] = {
         WHERE p.gpu = 'unknown' OR g.slug IS NULL
         GROUP BY p.provider, p.gpu_raw, p.gpu, g.slug
     """,
-    # Best-ranked offer per workload, date and provider / GPU type.
+    # Best-ranked offer per workload, date and provider / GPU type (current prices within the
+    # workload's limits: rankings also keep older prices, marked excluded_by 'price_age').
     "v_workload_best_by_provider": """
-        SELECT * FROM main.workload_rankings
+        SELECT * FROM main.workload_rankings WHERE coalesce(len(excluded_by), 0) = 0
         QUALIFY row_number() OVER (PARTITION BY snapshot_date, workload, provider ORDER BY rank) = 1
     """,
     "v_workload_best_by_gpu": """
-        SELECT * FROM main.workload_rankings
+        SELECT * FROM main.workload_rankings WHERE coalesce(len(excluded_by), 0) = 0
         QUALIFY row_number() OVER (PARTITION BY snapshot_date, workload, gpu ORDER BY rank) = 1
     """,
 }

@@ -29,6 +29,7 @@ from gpuprice.models.cost import hours_for_tokens, run_cost
 from gpuprice.models.memory import TrainingSetup, estimate_memory
 from gpuprice.models.throughput import predict_throughput
 from gpuprice.quantities import parse_number
+from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS
 
 # Read as text and parsed here, so a bad value is named in the one-line error.
 TokensOpt = Annotated[
@@ -59,7 +60,9 @@ TierOpt = Annotated[
 ]
 DateOpt = Annotated[
     str | None,
-    typer.Option("--date", help="Market prices as of YYYY-MM-DD [today, UTC].", metavar=metavars.DATE),
+    typer.Option(
+        "--date", help="Market prices as of YYYY-MM-DD [the newest snapshot date].", metavar=metavars.DATE
+    ),
 ]
 # Bounds far outside real runs (the largest published runs are ~3e13 tokens, months long) that
 # keep the arithmetic meaningful; the price bound is the offer schema's.
@@ -141,9 +144,17 @@ def estimate_result(
     price, offer, note = request.price, None, None
     if price is None and market is not None:
         offer = market(request.gpu, setup.gpus)
-        price = offer["usd_per_gpu_hour"] if offer is not None else None
-        if offer is None:
+        if offer is not None and not offer.get("current", True):
+            # An older price is never the market price: named, not used (warehouse/staleness.py).
+            note = (
+                f"no current list price for {setup.gpus}x {request.gpu}: the cheapest older one is {offer['provider']}'s "
+                f"${offer['usd_per_gpu_hour']:g} from a page {offer['price_age_days']} days old, over the "
+                f"{MAX_PRICE_AGE_DAYS}-day limit; give --usd-per-gpu-hour"
+            )
+            offer = None
+        elif offer is None:
             note = f"no list price for {setup.gpus}x {request.gpu} in the warehouse; give --usd-per-gpu-hour"
+        price = offer["usd_per_gpu_hour"] if offer is not None else None
     if not fits:
         note = (
             f"does not fit: {memory.device_gb:.1f} GB predicted per GPU exceeds the "
@@ -251,7 +262,7 @@ def register(app: typer.Typer) -> None:
             parse_number("--usd-per-gpu-hour", usd_per_gpu_hour),
         )
         tiers = tuple(parse_choices("--tier", tier, TIERS) or ("on_demand",))
-        day = parse_date(date, "--date") if date is not None else dt.datetime.now(dt.UTC).date()
+        day = parse_date(date, "--date") if date is not None else None
         market = _market(Settings.from_env().analytics_path, day, tiers)
         if batch is not None:
             run_batch(
@@ -266,7 +277,7 @@ def register(app: typer.Typer) -> None:
         print_result(result, json_out, _print_summary)
 
 
-def _market(analytics: Path, day: dt.date, tiers: tuple[str, ...]) -> MarketLookup:
+def _market(analytics: Path, day: dt.date | None, tiers: tuple[str, ...]) -> MarketLookup:
     """Cheapest list offers from the published warehouse, looked up once per (GPU, count); no
     warehouse means no market price (the estimate still runs)."""
 
@@ -278,7 +289,9 @@ def _market(analytics: Path, day: dt.date, tiers: tuple[str, ...]) -> MarketLook
             return None
         con = queries.open_analytics(analytics)
         try:
-            return queries.cheapest_list_offer(con, gpu, gpus, day, tiers)
+            # One notion of now: without --date, the newest snapshot date (as rank and history).
+            when = day or queries.newest_snapshot_date(con) or dt.datetime.now(dt.UTC).date()
+            return queries.cheapest_list_offer(con, gpu, gpus, when, tiers)
         finally:
             con.close()
 

@@ -45,6 +45,7 @@ JSON_FIELDS = (
     "cost_per_checkpoint_usd",
     "price_basis",
     "observed_on",
+    "price_age_days",
     "warnings",
     "verdict",
     "excluded_by",
@@ -244,9 +245,15 @@ def _write_csv(records: list[dict[str, Any]]) -> None:
     write_csv(columns, ([_cell(record, c) for c in columns] for record in records))
 
 
-def _empty_reason(chosen: Workload, offers: pd.DataFrame, ranked: pd.DataFrame, day: dt.date) -> str:
-    """Why nothing is shown, for stderr."""
-    from gpuprice.models.ranking import CONSTRAINTS
+def _plan(row: Any) -> str:
+    return f"{row['provider']} {int(row['gpu_count'])}x {row['gpu']} {row['tier']}"
+
+
+def _empty_reason(
+    chosen: Workload, offers: pd.DataFrame, ranked: pd.DataFrame, day: dt.date, max_age: int
+) -> str:
+    """Why nothing is shown, and the nearest answer, for stderr."""
+    from gpuprice.models.ranking import LIMITS, PRICE_AGE
 
     when = f"on or before {day.isoformat()}"
     if offers.empty:
@@ -264,8 +271,17 @@ def _empty_reason(chosen: Workload, offers: pd.DataFrame, ranked: pd.DataFrame, 
         return (
             f"nothing fits {chosen.name}: no offer {when} holds it in memory within its GPU and node limits"
         )
-    lists: list[list[str]] = list(ranked["excluded_by"])
-    counts = {c: sum(c in codes for codes in lists) for c in CONSTRAINTS}
+    old = ranked["excluded_by"].map(lambda codes: PRICE_AGE in codes)
+    current = ranked[~old]
+    if current.empty:
+        ages = ranked.groupby("provider")["price_age_days"].min().sort_values()
+        listed = ", ".join(f"{p} {int(a)} days" for p, a in ages.items())
+        return (
+            f"no current price fits {chosen.name} on {day.isoformat()}: every fitting offer's page is older "
+            f"than {max_age} days ({listed}); --include-stale shows them, ranked last"
+        )
+    lists: list[list[str]] = list(current["excluded_by"])
+    counts = {c: sum(c in codes for codes in lists) for c in LIMITS}
     limits = {
         "deadline": f"miss the {chosen.deadline_hours:g} h deadline" if chosen.deadline_hours else "",
         "max_gpus": f"exceed {chosen.max_gpus} GPUs",
@@ -273,9 +289,30 @@ def _empty_reason(chosen: Workload, offers: pd.DataFrame, ranked: pd.DataFrame, 
         "budget": f"exceed the ${chosen.budget_usd:,.2f} budget" if chosen.budget_usd else "",
     }
     parts = [f"{n} {limits[c]}" for c, n in counts.items() if n]
+    wall = current["cost_terms"].map(
+        lambda t: float((json.loads(t) if isinstance(t, str) else t)["wall_hours"])
+    )
+
+    def breaks(row: Any) -> str:
+        said = {
+            "budget": f"over the ${chosen.budget_usd or 0:,.2f} budget",
+            "deadline": f"{wall[row.name]:,.1f} h, over the {chosen.deadline_hours or 0:g} h deadline",
+            "max_gpus": f"{int(row['gpu_count'])} GPUs, over the limit of {chosen.max_gpus}",
+            "max_nodes": f"{int(row['nodes'])} nodes, over the limit of {chosen.max_nodes}",
+        }
+        return ", ".join(said[c] for c in row["excluded_by"] if c in said)
+
+    cheapest = current.loc[current["total_cost_usd"].astype(float).idxmin()]
+    nearest = [
+        f"cheapest plan: ${float(cheapest['total_cost_usd']):,.2f} ({_plan(cheapest)}), {breaks(cheapest)}"
+    ]
+    if counts["deadline"]:
+        fastest = current.loc[wall.idxmin()]
+        if fastest.name != cheapest.name:
+            nearest.append(f"fastest plan: {_plan(fastest)}, {breaks(fastest)}")
     return (
-        f"every offer that fits {chosen.name} is excluded by a constraint: {'; '.join(parts)} "
-        "(--include-infeasible shows them, marked)"
+        f"every offer that fits {chosen.name} is excluded by a constraint: {'; '.join(parts)}; "
+        f"{'; '.join(nearest)} (--include-infeasible shows them, marked)"
     )
 
 
@@ -426,12 +463,28 @@ def register(app: typer.Typer) -> None:
                 metavar="BASIS[,BASIS]",
             ),
         ] = "list",
+        max_price_age_days: Annotated[
+            str | None,
+            typer.Option(
+                "--max-price-age-days",
+                help="Prices whose page is older than N days are not current: left out [14].",
+                metavar=metavars.INTEGER,
+            ),
+        ] = None,
+        include_stale: Annotated[
+            bool,
+            typer.Option(
+                "--include-stale",
+                help="Also show offers whose price is older than the limit, last, with a stale-price warning.",
+            ),
+        ] = False,
         wide: WideFlag = False,
     ) -> None:
         """Rank the offers that fit a workload or an ad-hoc JOB by cost per successful checkpoint."""
-        from gpuprice.commands.validation import parse_date
-        from gpuprice.models.ranking import rank_offers
+        from gpuprice.commands.validation import parse_date, parse_max_age
+        from gpuprice.models.ranking import LIMITS, PRICE_AGE, rank_offers
         from gpuprice.settings import Settings
+        from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS
 
         if format not in FORMATS:
             raise BadInput(f"unknown format {format!r}; valid: {', '.join(FORMATS)}")
@@ -439,6 +492,7 @@ def register(app: typer.Typer) -> None:
         settings = Settings.from_env()
         chosen = choose_workload(workload, options, job, settings.workloads)
         bases = parse_price_bases(price_basis)
+        max_age = parse_max_age("--max-price-age-days", max_price_age_days, MAX_PRICE_AGE_DAYS)
         day = parse_date(date, "--date") if date is not None else None
 
         from gpuprice.warehouse import queries
@@ -453,14 +507,26 @@ def register(app: typer.Typer) -> None:
             stale = queries.stale_providers(con, day)
         finally:
             con.close()
-        everything = rank_offers(offers, [chosen], day, stale_providers=stale, include_infeasible=True)
-        feasible = everything["excluded_by"].map(len) == 0
-        ranked = everything if include_infeasible else everything[feasible]
+        everything = rank_offers(
+            offers,
+            [chosen],
+            day,
+            stale_providers=stale,
+            include_infeasible=True,
+            include_stale=True,
+            max_price_age_days=max_age,
+        )
+        codes = everything["excluded_by"].map(set)
+        shown = codes.map(
+            lambda c: (include_infeasible or not c & set(LIMITS)) and (include_stale or PRICE_AGE not in c)
+        )
+        ranked = everything[shown.astype(bool)].copy()
+        ranked["rank"] = range(1, len(ranked) + 1)
         if count is not None:
             ranked = ranked.head(count)
         records = ranking_records(ranked)
         if not records:
-            print(_empty_reason(chosen, offers, everything, day), file=sys.stderr)
+            print(_empty_reason(chosen, offers, everything, day, max_age), file=sys.stderr)
         if format == "json":
             write_json(records)
         elif format == "csv":

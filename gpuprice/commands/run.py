@@ -100,7 +100,7 @@ def register(app: typer.Typer) -> None:
                 )
         except WarehouseBusy as exc:  # another run kept the warehouse past the wait: one line, like bad input
             raise BadInput(str(exc)) from None
-        from gpuprice.warehouse.staleness import STALE_AFTER_DAYS, age_days
+        from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS, STALE_AFTER_DAYS, age_days
 
         for p in summary.providers:
             if p.status == "success":
@@ -108,7 +108,13 @@ def register(app: typer.Typer) -> None:
                 age = age_days(p.observed_on, day)
                 page = ""
                 if p.observed_on is not None and age is not None:
-                    stale = " (stale)" if age > STALE_AFTER_DAYS else ""
+                    stale = (
+                        f" (stale: over {MAX_PRICE_AGE_DAYS} days, its prices are not used)"
+                        if age > MAX_PRICE_AGE_DAYS
+                        else " (stale)"
+                        if age > STALE_AFTER_DAYS
+                        else ""
+                    )
                     page = f", page of {p.observed_on.isoformat()}, {age} day{'s' if age != 1 else ''} old{stale}"
                 extra = []
                 if p.parse_strategy == "fallback":
@@ -144,11 +150,11 @@ def _print_headlines(out, summary) -> None:
         return
     from gpuprice.warehouse.connection import connect_reader
     from gpuprice.warehouse.queries import headline_offers
-    from gpuprice.warehouse.staleness import MAX_OFFER_AGE_DAYS, age_days
+    from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS, age_days
 
     con = connect_reader(summary.analytics)
     try:
-        rows = headline_offers(con, HEADLINE_GPUS)
+        rows = headline_offers(con, HEADLINE_GPUS, summary.snapshot_date)
     except duckdb.Error:
         return
     finally:
@@ -156,7 +162,7 @@ def _print_headlines(out, summary) -> None:
     if rows:
         out.print(
             f"cheapest on-demand list prices as of {summary.snapshot_date.isoformat()}"
-            f" (pages at most {MAX_OFFER_AGE_DAYS} days old):",
+            f" (current: pages at most {MAX_PRICE_AGE_DAYS} days old):",
             markup=False,
         )
         for gpu, provider, count, community, _basis, price, observed_on in rows:
@@ -167,7 +173,7 @@ def _print_headlines(out, summary) -> None:
             out.print(f"  {gpu:<9} ${float(price):.2f}/GPU-h  {provider} ({', '.join(notes)})", markup=False)
     elif summary.providers:
         out.print(
-            f"no on-demand list price of {', '.join(HEADLINE_GPUS)} was seen within {MAX_OFFER_AGE_DAYS} days"
+            f"no on-demand list price of {', '.join(HEADLINE_GPUS)} was seen within {MAX_PRICE_AGE_DAYS} days"
             f" of {summary.snapshot_date.isoformat()}: every page is older",
             markup=False,
         )

@@ -43,3 +43,17 @@ def parse_choices(option: str, value: str | None, choices: tuple[str, ...]) -> l
         if name not in choices:
             raise BadInput(f"{option}: unknown value {name!r}; valid: {', '.join(choices)}")
     return list(dict.fromkeys(names))
+
+
+def parse_max_age(option: str, text: str | None, default: int) -> int:
+    """A price-age limit in whole days, 0 or more (``--max-price-age-days 14``); ``default`` when
+    not given; a one-line BadInput naming the value otherwise."""
+    if text is None:
+        return default
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise BadInput(f"{option} {text!r} is not a number; give a whole number of days, 0 or more") from None
+    if not 0 <= value <= 36500 or value != int(value):
+        raise BadInput(f"{option} {text!r} must be a whole number of days from 0 to 36500")
+    return int(value)

@@ -122,7 +122,11 @@ def workload_rankings(
             offers_by_day = queries.offers_as_of_range(con, batch[0], batch[-1])
             stale_by_day = queries.stale_providers_range(con, batch[0], batch[-1])
             ranked_by_day = {
-                day: rank_offers(offers_by_day[day], workloads, day, stale_providers=stale_by_day[day])
+                # include_stale: older prices are kept, ranked last and marked (excluded_by
+                # 'price_age'), for the reports' "older observations"; never recommended.
+                day: rank_offers(
+                    offers_by_day[day], workloads, day, stale_providers=stale_by_day[day], include_stale=True
+                )
                 for day in batch
             }
             stale = stale_by_day[batch[-1]]
