@@ -29,10 +29,15 @@ WAREHOUSE_VAR = "GPUPRICE_WAREHOUSE"
 WAREHOUSE_DATA_VAR = "GPUPRICE_WAREHOUSE_DATA"
 SQL_TIMEOUT_VAR = "GPUPRICE_SQL_TIMEOUT"
 SQL_MAX_ROWS_VAR = "GPUPRICE_SQL_MAX_ROWS"
+SQL_MAX_BYTES_VAR = "GPUPRICE_SQL_MAX_BYTES"
+LOCK_TIMEOUT_VAR = "GPUPRICE_LOCK_TIMEOUT"
 # `gpuprice sql` limits: an analyst's query is interrupted after a minute and returns at most
 # 200,000 rows (the whole sample warehouse is ~1,000; the Parquet exports serve bulk reads).
 DEFAULT_SQL_TIMEOUT_S = 60.0
 DEFAULT_SQL_MAX_ROWS = 200_000
+DEFAULT_SQL_MAX_BYTES = 64_000_000  # of result text: a terminal or a pipe, not a bulk export
+# How long a writer waits for the warehouse another process holds before giving up (one line).
+DEFAULT_LOCK_TIMEOUT_S = 60.0
 DEFAULT_HOME = Path("data")
 # One default for every entry point (gpuprice run and the Dagster code location): replaying the
 # recorded pages never touches the network by surprise; a deployment that scrapes sets live.
@@ -64,6 +69,12 @@ class Settings(BaseModel):
     )
     sql_timeout_s: float = Field(default=DEFAULT_SQL_TIMEOUT_S, gt=0, description="gpuprice sql time limit")
     sql_max_rows: int = Field(default=DEFAULT_SQL_MAX_ROWS, ge=1, description="gpuprice sql row limit")
+    sql_max_bytes: int = Field(
+        default=DEFAULT_SQL_MAX_BYTES, ge=1, description="gpuprice sql result size limit"
+    )
+    lock_timeout_s: float = Field(
+        default=DEFAULT_LOCK_TIMEOUT_S, gt=0, description="longest wait for a warehouse another process holds"
+    )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -90,9 +101,18 @@ class Settings(BaseModel):
                 live_base_url=_base_url(value(LIVE_BASE_URL_VAR)),
                 sql_timeout_s=_positive(SQL_TIMEOUT_VAR, value(SQL_TIMEOUT_VAR), DEFAULT_SQL_TIMEOUT_S),
                 sql_max_rows=int(_positive(SQL_MAX_ROWS_VAR, value(SQL_MAX_ROWS_VAR), DEFAULT_SQL_MAX_ROWS)),
+                sql_max_bytes=int(
+                    _positive(SQL_MAX_BYTES_VAR, value(SQL_MAX_BYTES_VAR), DEFAULT_SQL_MAX_BYTES)
+                ),
+                lock_timeout_s=lock_timeout(env),
             )
         except ValidationError as exc:  # pragma: no cover - every field is checked above
             raise BadInput(f"bad gpuprice settings: {exc.errors()[0]['msg']}") from None
+
+    @staticmethod
+    def lock_timeout(env: Mapping[str, str] | None = None) -> float:
+        """GPUPRICE_LOCK_TIMEOUT in seconds (default 60); BadInput when it is no positive number."""
+        return lock_timeout(os.environ if env is None else env)
 
     @staticmethod
     def warehouse_engine(env: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:
@@ -146,6 +166,11 @@ class Settings(BaseModel):
         if not os.access(path, os.W_OK | os.X_OK):
             raise BadInput(f"{HOME_VAR} {path} is not writable")
         return path
+
+
+def lock_timeout(env: Mapping[str, str]) -> float:
+    text = env.get(LOCK_TIMEOUT_VAR, "").strip() or None
+    return _positive(LOCK_TIMEOUT_VAR, text, DEFAULT_LOCK_TIMEOUT_S)
 
 
 def _positive(name: str, text: str | None, default: float) -> float:

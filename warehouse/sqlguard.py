@@ -10,15 +10,25 @@ Layers, each enough on its own for the writes it covers:
   time) are refused by name wherever they occur in the tree;
 - the published copy is attached READ_ONLY; external access is off except reading files under
   the exports folder (the Parquet exports), which no admitted statement can write; extension
-  auto-loading is off; the configuration is locked so a query cannot switch any of it back on;
-- a statement timeout (the connection is interrupted) and a row cap bound time and memory.
+  auto-loading is off; the configuration is locked so a query cannot switch any of it back on.
+  Every allowed directory is absolute and inside the home: DuckDB adds its temp folder to the
+  allowed directories, and its default is the relative ``.tmp`` of the working folder (which may
+  lead anywhere), so the temp folder is set to one inside the home; a folder holding a symlink
+  is not allowed at all (DuckDB compares path text, it does not resolve links);
+- expressions nested deeper than MAX_NESTING are refused before the tree is read (one line, not
+  a RecursionError);
+- a statement timeout (the connection is interrupted; the CLI applies the same deadline to its
+  output), a row cap and a byte cap bound time and memory.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import os
 import re
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,22 +44,46 @@ REFUSED_FUNCTIONS = frozenset(
     {"checkpoint", "force_checkpoint", "query", "query_table", "sqlite_attach", "install", "load"}
 )
 MEMORY_LIMIT = "1GB"  # DuckDB's own working memory; results are capped separately
-FETCH_BATCH = 10_000
+FETCH_BATCH = 1_000
+# Nesting of the serialised parse tree (JSON objects and arrays) admitted: about two levels per
+# level of expression, so ~200 nested expressions; Python's JSON reader recurses once per level.
+MAX_TREE_DEPTH = 400
+MAX_NESTING = MAX_TREE_DEPTH // 2
+SQL_TEMP_FOLDER = ".sql-tmp"  # DuckDB's spill folder for gpuprice sql, inside the home
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _EXPLAIN_PREFIX = re.compile(r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*EXPLAIN\s+(?:ANALY[SZ]E\s+)?", re.I | re.S)
 
 
 def open_guarded(analytics_file: Path, exports_dir: Path) -> duckdb.DuckDBPyConnection:
     """An in-memory session with the published copy attached read-only as the default catalog."""
     check_database_file(analytics_file, "published copy")
-    con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False})
+    home = analytics_file.resolve().parent
+    temp = home / SQL_TEMP_FOLDER
+    # Spilling is off (an empty temp folder) when the folder is not a plain folder of the home.
+    spill = str(temp) if not temp.is_symlink() and (temp.is_dir() or not temp.exists()) else ""
+    con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False, "temp_directory": spill})
     con.execute(f"ATTACH '{sql_literal(str(analytics_file))}' AS gpuprice (READ_ONLY)")
     con.execute("USE gpuprice")
     con.execute("SET autoload_known_extensions = false")
-    con.execute(f"SET allowed_directories = ['{sql_literal(str(exports_dir.resolve()))}/']")
+    allowed = ", ".join(f"'{sql_literal(str(d))}/'" for d in allowed_directories(home, exports_dir))
+    con.execute(f"SET allowed_directories = [{allowed}]")
     con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
     return con
+
+
+def allowed_directories(home: Path, exports_dir: Path) -> list[Path]:
+    """The folders ``gpuprice sql`` may read files from: the exports folder, absolute, when it
+    is inside the home and nothing in it is a symlink (DuckDB checks path text, so a link in an
+    allowed folder would lead out of it); else none."""
+    folder = exports_dir.resolve()
+    if exports_dir.is_symlink() or not folder.is_dir() or not folder.is_relative_to(home):
+        return []
+    for root, dirs, files in os.walk(folder):
+        if any(os.path.islink(os.path.join(root, name)) for name in (*dirs, *files)):
+            return []
+    return [folder]
 
 
 def check_read_only(con: duckdb.DuckDBPyConnection, query: str) -> str:
@@ -93,11 +127,28 @@ def check_read_only(con: duckdb.DuckDBPyConnection, query: str) -> str:
 def _select_tree(con: duckdb.DuckDBPyConnection, text: str) -> Any:
     """DuckDB's parse tree of ``text`` when it is exactly one SELECT statement, else None."""
     row = con.execute("SELECT json_serialize_sql(?)", [text]).fetchone()
+    if row and tree_depth(row[0]) > MAX_TREE_DEPTH:
+        raise BadInput(
+            f"the query nests expressions more than about {MAX_NESTING} levels deep, the limit of gpuprice sql; "
+            "simplify it"
+        )
     tree: dict[str, Any] = json.loads(row[0]) if row else {"error": True}
     statements = tree.get("statements")
     if tree.get("error") or not isinstance(statements, list) or len(statements) != 1:
         return None
     return tree
+
+
+def tree_depth(serialised: str) -> int:
+    """How deeply the objects and arrays of a JSON text nest (without parsing it)."""
+    depth = deepest = 0
+    for char in _JSON_STRING.sub("", serialised):
+        if char in "{[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "}]":
+            depth -= 1
+    return deepest
 
 
 def _function_names(node: Any) -> set[str]:
@@ -121,11 +172,13 @@ def _first_word(text: str) -> str:
 
 
 class QueryResult:
-    """Columns and rows of an admitted statement, read under the timeout and the row cap."""
+    """Columns and rows of an admitted statement, read under the timeout and the caps, and the
+    moment (``time.monotonic``) by which the output must be written too."""
 
-    def __init__(self, columns: list[str], rows: list[tuple]) -> None:
+    def __init__(self, columns: list[str], rows: list[tuple], deadline: float = math.inf) -> None:
         self.columns = columns
         self.rows = rows
+        self.deadline = deadline
 
     def __iter__(self) -> Iterator[tuple]:
         return iter(self.rows)
@@ -137,22 +190,38 @@ def run_query(
     *,
     timeout_s: float,
     row_cap: int,
+    byte_cap: int = 64 * 1024 * 1024,
 ) -> QueryResult:
-    """Run one admitted statement; BadInput (one line) on refusal, failure, timeout or too many rows."""
-    text = check_read_only(con, query)
+    """Run one admitted statement; BadInput (one line) on refusal, failure, timeout or too many
+    rows or bytes. The time limit counts from the start: the caller writes the output by
+    ``QueryResult.deadline``."""
+    deadline = time.monotonic() + timeout_s
+    try:
+        text = check_read_only(con, query)
+    except RecursionError:  # pragma: no cover - the depth check comes first
+        raise BadInput(
+            f"the query nests expressions too deeply (limit: about {MAX_NESTING} levels)"
+        ) from None
     limit_s, cap = timeout_s, row_cap
-    timer = threading.Timer(limit_s, con.interrupt)
+    timer = threading.Timer(max(0.0, deadline - time.monotonic()), con.interrupt)
     timer.daemon = True
     timer.start()
     try:
         result = con.execute(text)
         columns = [d[0] for d in result.description or []]
         rows: list[tuple] = []
+        size = 0
         while True:
             batch = result.fetchmany(FETCH_BATCH)
             if not batch:
                 break
             rows.extend(batch)
+            size += sum(value_bytes(v) for row in batch for v in row)
+            if size > byte_cap:
+                raise BadInput(
+                    f"the query returns more than {byte_cap / 1e6:,.0f} MB, the limit of gpuprice sql; "
+                    "narrow it or aggregate (GPUPRICE_SQL_MAX_BYTES raises the limit)"
+                )
             if len(rows) > cap:
                 raise BadInput(
                     f"the query returns more than {cap:,} rows, the limit of gpuprice sql; "
@@ -179,7 +248,17 @@ def run_query(
         raise BadInput(f"query failed: {_first_line(exc)}") from None
     finally:
         timer.cancel()
-    return QueryResult(columns, rows)
+    return QueryResult(columns, rows, deadline)
+
+
+def value_bytes(value: Any) -> int:
+    """About how many bytes one value takes in the output (text and blobs by length)."""
+    if isinstance(value, (str, bytes, bytearray)):
+        return len(value)
+    if isinstance(value, (list, tuple, dict)):
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        return sum(value_bytes(k) + value_bytes(v) for k, v in items)
+    return 8
 
 
 def _first_line(exc: Exception) -> str:

@@ -7,7 +7,9 @@ CSV goes through :func:`gpuprice.commands.csv_out.csv_writer` (``\n`` line endin
   and intervals given their obvious JSON forms.
 - CSV text cells that a spreadsheet would run as a formula (starting ``=``, ``+``, ``-``, ``@``,
   tab or carriage return) are prefixed with an apostrophe (the OWASP advice); numbers are
-  written as numbers, so a negative price stays a number.
+  written as numbers, so a negative price stays a number; control characters are escaped as
+  for a terminal (a CSV is read in one as often as in a spreadsheet).
+- JSON escapes every control and non-ASCII character (``\u001b``) by construction.
 - Text for a terminal has control characters (ESC, BEL, bidirectional overrides such as RLO, ...)
   shown as ``\\x1b``-style escapes, so a scraped page can never move the cursor, retitle the
   window or reorder what people read.
@@ -68,7 +70,9 @@ def csv_cell(value: Any) -> Any:
     """One CSV cell: text a spreadsheet would evaluate is prefixed with an apostrophe."""
     value = jsonable(value)
     if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
+        return "'" + terminal_safe(value)
+    if isinstance(value, str):
+        return terminal_safe(value)
     if isinstance(value, (dict, list)):
         return csv_cell(json.dumps(value))
     return value

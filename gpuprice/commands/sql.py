@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import contextlib
+import io
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import Annotated, Any
 
 import typer
 
@@ -46,19 +53,67 @@ def register(app: typer.Typer) -> None:
             raise BadInput(f"no published warehouse at {path}; run `gpuprice run` first")
         con = open_guarded(path, settings.exports_dir)
         try:
-            result = run_query(con, query, timeout_s=settings.sql_timeout_s, row_cap=settings.sql_max_rows)
+            result = run_query(
+                con,
+                query,
+                timeout_s=settings.sql_timeout_s,
+                row_cap=settings.sql_max_rows,
+                byte_cap=settings.sql_max_bytes,
+            )
         finally:
             con.close()
         columns, rows = result.columns, result.rows
-        if format == "json":
-            write_json([dict(zip(columns, row)) for row in rows])
-        elif format == "csv":
-            write_csv(columns, rows)
-        else:
-            print_result(columns, rows, wide=wide)
+        with output_deadline(result.deadline, settings.sql_timeout_s):
+            text = io.StringIO()
+            if format == "json":
+                write_json([dict(zip(columns, row)) for row in rows], stream=text)
+            elif format == "csv":
+                write_csv(columns, rows, stream=text)
+            else:
+                print_result(columns, rows, wide=wide, stream=text)
+            write_by_deadline(text.getvalue(), result.deadline, settings.sql_timeout_s)
 
 
-def print_result(columns: list[str], rows: list[tuple], *, wide: bool = False) -> None:
+def _timed_out(limit_s: float) -> BadInput:
+    return BadInput(
+        f"the query was stopped after {limit_s:g} s, the time limit of gpuprice sql (output included); "
+        "narrow it or raise GPUPRICE_SQL_TIMEOUT"
+    )
+
+
+@contextlib.contextmanager
+def output_deadline(deadline: float, limit_s: float) -> Iterator[None]:
+    """Stop the block with the time-limit error at ``deadline`` (``time.monotonic``), even inside
+    a write to a pipe nobody reads: a SIGALRM in the main thread (elsewhere, chunk checks only)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise _timed_out(limit_s)
+
+    def expire(signum: int, frame: Any) -> None:
+        raise _timed_out(limit_s)
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, remaining)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def write_by_deadline(text: str, deadline: float, limit_s: float, chunk: int = 1 << 16) -> None:
+    """``text`` to stdout in chunks, the time limit checked before each."""
+    for start in range(0, len(text), chunk):
+        if time.monotonic() > deadline:
+            raise _timed_out(limit_s)
+        sys.stdout.write(text[start : start + chunk])
+    sys.stdout.flush()
+
+
+def print_result(columns: list[str], rows: list[tuple], *, wide: bool = False, stream: Any = None) -> None:
     """A query result as a terminal table: the first columns that fit (or every one with
     ``wide``), numbers right-aligned to one precision per column, NULL as blank."""
     from gpuprice.commands.output import jsonable
@@ -82,4 +137,4 @@ def print_result(columns: list[str], rows: list[tuple], *, wide: bool = False) -
         ]
         for row in values
     ]
-    print_table(specs, cells, wide=wide)
+    print_table(specs, cells, wide=wide, stream=stream)

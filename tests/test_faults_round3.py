@@ -1,0 +1,223 @@
+"""Reliability round 3 (issue 37): each failure of the third independent attack, reproduced and held.
+
+Every reproduction must end in a one-line error with the contract's exit code, a quarantined row
+with its reason, or the right value, and none may lose or change stored data. The counts go to
+reliability.json (section ``round3``): scenarios tried and clean, and rows checked/lost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import D1, make_offer
+from faults.runs import RunResult, environment, gpuprice
+from faults.tally import Tally
+
+TALLY = Tally("round3")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _write_tally() -> Iterator[None]:
+    yield
+    TALLY.notes["scenarios"] = TALLY.inputs_tried
+    TALLY.notes["scenarios_clean"] = TALLY.inputs_clean
+    TALLY.write()
+
+
+class Scenario:
+    """Counts one scenario as tried, and as clean only when the block finishes."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def __enter__(self) -> None:
+        TALLY.inputs_tried += 1
+        TALLY.by_command[self.kind] += 1
+        TALLY.fault(self.kind)
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if exc_type is None:
+            TALLY.inputs_clean += 1
+        return False
+
+
+def one_line_error(result: RunResult, code: int = 2, *words: str) -> str:
+    assert result.code == code, result
+    assert "Traceback" not in result.err, result.err
+    lines = [line for line in result.err.splitlines() if line.strip()]
+    assert len(lines) == 1, result.err
+    for word in words:
+        assert word.lower() in lines[0].lower(), lines[0]
+    return lines[0]
+
+
+def fingerprint(home: Path) -> dict[str, str]:
+    """sha256 of every file under ``home`` (to show nothing changed)."""
+    return {
+        str(p.relative_to(home)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(home.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. gpuprice sql: allowed folders, nesting, bytes, time, control characters
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def published(home: Path) -> Path:
+    from gpuprice.settings import Settings
+    from gpuprice.warehouse.connection import connect_writer
+    from gpuprice.warehouse.publish import publish_analytics_copy
+    from gpuprice.warehouse.writes import replace_snapshot_partition
+
+    settings = Settings.from_env()
+    con = connect_writer(settings.warehouse_path)
+    replace_snapshot_partition(
+        con,
+        provider="lambda",
+        snapshot_date=D1,
+        source="archive",
+        raw_sha256=None,
+        parser_version=None,
+        offers=[
+            make_offer(),
+            make_offer(sku="b", gpu_raw="H100 \x1b[2J\x07\u202eevil", usd_per_gpu_hour=5.4),
+        ],
+    )
+    publish_analytics_copy(con, settings.warehouse_path, settings.analytics_path)
+    con.close()
+    (home / "exports").mkdir(exist_ok=True)
+    return home
+
+
+@pytest.fixture
+def secret(tmp_path: Path) -> Path:
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "passwd").write_text("root:x:0:0:secret-marker\n")
+    return folder
+
+
+@pytest.mark.parametrize("where", ["working folder", "home as working folder"])
+def test_sql_reads_nothing_through_a_tmp_symlink(
+    published: Path, secret: Path, where: str, monkeypatch: pytest.MonkeyPatch
+):
+    """DuckDB's default temp folder is the relative `.tmp`, which it adds to the allowed folders."""
+    with Scenario("sql_symlink_tmp"):
+        work = published if where.startswith("home") else published.parent / "work"
+        work.mkdir(exist_ok=True)
+        (work / ".tmp").symlink_to(secret, target_is_directory=True)
+        monkeypatch.chdir(work)
+        for path in (".tmp/passwd", f"{work}/.tmp/passwd", f"{published}/.tmp/passwd"):
+            result = gpuprice("sql", f"select content from read_text('{path}')")
+            one_line_error(result, 2, "refused")
+            assert "secret-marker" not in result.out + result.err
+
+
+def test_sql_allowed_folders_are_absolute_and_inside_home(published: Path, monkeypatch: pytest.MonkeyPatch):
+    with Scenario("sql_allowed_folders"):
+        monkeypatch.chdir(published.parent)
+        result = gpuprice("sql", "select current_setting('allowed_directories') AS a", "--format", "json")
+        assert result.code == 0, result
+        folders = json.loads(result.out)[0]["a"]
+        assert folders, result.out
+        for folder in folders:
+            assert os.path.isabs(folder), folders
+            assert Path(folder).resolve().is_relative_to(published.resolve()), folders
+
+
+def test_sql_a_symlink_inside_exports_opens_nothing(published: Path, secret: Path):
+    with Scenario("sql_symlink_exports"):
+        (published / "exports" / "evil").symlink_to(secret, target_is_directory=True)
+        result = gpuprice("sql", f"select content from read_text('{published}/exports/evil/passwd')")
+        one_line_error(result, 2, "refused")
+        assert "secret-marker" not in result.out
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "select " + "1+" * 500 + "1",
+        "select " + "abs(" * 500 + "1" + ")" * 500,
+        "select * from " + "(select * from " * 300 + "range(1)" + ")" * 300,
+    ],
+    ids=["500 additions", "500 calls", "300 subqueries"],
+)
+def test_sql_deep_expression_is_one_line(published: Path, expression: str):
+    with Scenario("sql_depth"):
+        one_line_error(gpuprice("sql", expression), 2, "levels deep")
+
+
+def test_sql_byte_cap(published: Path):
+    with Scenario("sql_bytes"), environment({"GPUPRICE_SQL_MAX_BYTES": "1000000"}):
+        result = gpuprice("sql", "select repeat('x', 2000000) AS x", "--format", "csv")
+        one_line_error(result, 2, "more than", "MB", "GPUPRICE_SQL_MAX_BYTES")
+        assert result.out == ""
+        result = gpuprice("sql", "select repeat('x', 100) AS x from range(20000)", "--format", "json")
+        one_line_error(result, 2, "more than", "MB")
+
+
+def test_sql_time_limit_covers_rendering(published: Path, monkeypatch: pytest.MonkeyPatch):
+    """The query returns at once; writing its rows out takes longer than the limit."""
+    import time
+
+    from gpuprice.commands import output
+
+    real = output.csv_cell
+
+    def slow_cell(value: object) -> object:
+        time.sleep(0.001)
+        return real(value)
+
+    with Scenario("sql_output_time"), environment({"GPUPRICE_SQL_TIMEOUT": "1"}):
+        monkeypatch.setattr(output, "csv_cell", slow_cell)
+        started = time.monotonic()
+        result = gpuprice("sql", "select range AS x from range(10000)", "--format", "csv")
+        one_line_error(result, 2, "stopped after 1 s", "output included")
+        assert time.monotonic() - started < 5
+
+
+def test_sql_time_limit_covers_a_blocked_write(published: Path):
+    """A reader that never reads: the write blocks once the pipe is full; the limit still ends it."""
+    import subprocess
+    import sys
+
+    with Scenario("sql_output_time"):
+        env = {**os.environ, "GPUPRICE_HOME": str(published), "GPUPRICE_SQL_TIMEOUT": "2"}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gpuprice", "sql", "select repeat('x', 100) AS x from range(100000)"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            code = proc.wait(timeout=30)  # nothing reads stdout: the 64 KB pipe fills at once
+        finally:
+            proc.kill()
+        err = proc.stderr.read().decode() if proc.stderr else ""
+        one_line_error(RunResult(code, "", err), 2, "stopped after 2 s", "output included")
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "json"])
+def test_sql_control_characters_escaped_in_every_format(published: Path, fmt: str):
+    with Scenario("sql_control_chars"):
+        result = gpuprice(
+            "sql",
+            "select gpu_raw, 'a' || chr(0) || chr(13) || 'b' AS t from analytics.latest_prices",
+            "--format",
+            fmt,
+        )
+        assert result.code == 0, result
+        raw = result.out.replace("\n", "")
+        assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or c == "\u202e" for c in raw), repr(
+            result.out
+        )
+        assert "evil" in result.out
