@@ -89,9 +89,10 @@ def _click_exceptions() -> tuple[type[Exception], ...]:
 def _select_warehouse() -> None:
     """The warehouse engine the environment names (GPUPRICE_WAREHOUSE), for every command."""
     from gpuprice.settings import Settings
-    from gpuprice.warehouse import lake
+    from gpuprice.warehouse import connection, lake
 
     lake.select(*Settings.warehouse_engine())
+    connection.set_lock_timeout(Settings.lock_timeout())  # GPUPRICE_LOCK_TIMEOUT
 
 
 def main(argv: list[str] | None = None) -> int:

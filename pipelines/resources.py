@@ -17,9 +17,7 @@ from gpuprice.pipelines.run_connection import shared_connection_for
 from gpuprice.scrapers.archive import archive_or_sample
 from gpuprice.settings import DEFAULT_SOURCE, Settings
 from gpuprice.sources import StepSource
-from gpuprice.warehouse.connection import check_database_file, connect_writer, limit_memory, warehouse_lake
-from gpuprice.warehouse.schema import migrate
-from gpuprice.warehouse.views import create_views
+from gpuprice.warehouse.connection import connect_writer
 
 # Every asset that writes to DuckDB runs in this pool; dagster.yaml limits it to 1 slot.
 WAREHOUSE_POOL = "duckdb"
@@ -84,22 +82,13 @@ class WarehouseResource(DuckDBResource):
     @contextlib.contextmanager
     def _connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
         self.home_path.mkdir(parents=True, exist_ok=True)
-        if warehouse_lake(self.database_path) is not None:  # GPUPRICE_WAREHOUSE=ducklake:...
-            con = connect_writer(self.database_path)
-            try:
-                yield con
-            finally:
-                con.close()
-            return
-        check_database_file(self.database_path)  # get_connection would retry it for ~100 s
-        with self.get_connection() as con:
-            try:
-                limit_memory(con)
-                migrate(con)
-                create_views(con)
-                yield con
-            finally:
-                con.close()  # dagster-duckdb closes only when the block succeeds
+        # Not dagster-duckdb's get_connection: it retries a held lock with its own backoff, past
+        # GPUPRICE_LOCK_TIMEOUT; connect_writer waits at most that long, then WarehouseBusy.
+        con = connect_writer(self.database_path)
+        try:
+            yield con
+        finally:
+            con.close()
 
 
 class ScrapeSettings(dg.ConfigurableResource):

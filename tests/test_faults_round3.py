@@ -221,3 +221,67 @@ def test_sql_control_characters_escaped_in_every_format(published: Path, fmt: st
             result.out
         )
         assert "evil" in result.out
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. A held lock: at most GPUPRICE_LOCK_TIMEOUT, then one line naming the holder, exit 2
+# ---------------------------------------------------------------------------------------------
+
+_HOLDER = """
+import sys, time, duckdb
+con = duckdb.connect(sys.argv[1])
+print("HOLDING", flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.fixture
+def held_warehouse(published: Path) -> Iterator[tuple[Path, int]]:
+    """The warehouse held open for writing by another process (killed after the test)."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(published / "warehouse.duckdb")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "HOLDING"
+        yield published, proc.pid
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("run", "--date", "2026-10-06", "--providers", "lambda,runpod", "--no-reports"),
+        ("backfill", "--from", "2026-10-05", "--to", "2026-10-06", "--providers", "lambda"),
+        ("import-observations", "{observations}"),
+    ],
+    ids=["run", "backfill", "import-observations"],
+)
+def test_a_held_warehouse_fails_a_writer_after_the_timeout(held_warehouse: tuple[Path, int], args: tuple):
+    import time
+
+    from conftest import OBSERVED_PRICES
+
+    home, pid = held_warehouse
+    before = fingerprint(home)
+    with Scenario("lock_timeout"), environment({"GPUPRICE_LOCK_TIMEOUT": "1"}):
+        started = time.monotonic()
+        result = gpuprice(*(a.format(observations=OBSERVED_PRICES) for a in args))
+        waited = time.monotonic() - started
+        line = one_line_error(result, 2, "locked", f"PID {pid}", "waited 1 s", "GPUPRICE_LOCK_TIMEOUT")
+        assert waited < 10, (waited, line)
+        assert " ok " not in result.out, result.out  # nothing reported as landed
+        after = fingerprint(home)
+        TALLY.rows(len(before), len(set(before.items()) & set(after.items())))
+        assert after == before
+
+
+def test_lock_timeout_setting_is_checked():
+    with Scenario("lock_timeout"), environment({"GPUPRICE_LOCK_TIMEOUT": "soon"}):
+        one_line_error(gpuprice("workloads"), 2, "GPUPRICE_LOCK_TIMEOUT", "soon")

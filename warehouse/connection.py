@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -62,6 +63,38 @@ def _is_lock_error(exc: duckdb.Error) -> bool:
     return "lock" in text or "conflicting" in text
 
 
+# How long a writer waits for a warehouse another process holds (GPUPRICE_LOCK_TIMEOUT): the
+# edges (the CLI, the code location) set it from the settings; the default is the setting's.
+_lock_timeout_s = 60.0
+
+
+def set_lock_timeout(seconds: float) -> None:
+    """The longest wait for the warehouse's lock from now on in this process (seconds > 0)."""
+    global _lock_timeout_s
+    _lock_timeout_s = float(seconds)
+
+
+def lock_timeout() -> float:
+    return _lock_timeout_s
+
+
+_HOLDER = re.compile(r"held in (?P<exe>.*?) \(PID (?P<pid>\d+)\)")
+
+
+def lock_holder(message: str) -> str | None:
+    """Who holds the lock, from DuckDB's message ("PID 123: gpuprice run --date ..."), or None."""
+    match = _HOLDER.search(message)
+    if not match:
+        return None
+    pid = match.group("pid")
+    try:  # the holder's command line, when this machine shows it
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        command = ""
+    command = " ".join(command.split()) or match.group("exe")
+    return f"PID {pid}: {command[:120]}"
+
+
 WAREHOUSE_FILE = "warehouse.duckdb"
 
 
@@ -79,11 +112,12 @@ def warehouse_exists(path: Path) -> bool:
     return warehouse_lake(path) is not None or path.exists()
 
 
-def connect_writer(path: Path, *, wait_seconds: float = 60.0) -> duckdb.DuckDBPyConnection:
+def connect_writer(path: Path, *, wait_seconds: float | None = None) -> duckdb.DuckDBPyConnection:
     """Open the warehouse for writing, migrating it to the current schema.
 
     DuckDB allows one writing process per file; a second run waits up to ``wait_seconds``
-    for the first one and then fails with a one-line error rather than corrupting anything.
+    (default: the lock timeout) for the first one and then fails with a one-line error rather
+    than corrupting anything.
     """
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -95,7 +129,16 @@ def connect_writer(path: Path, *, wait_seconds: float = 60.0) -> duckdb.DuckDBPy
     return con
 
 
-def connect_read_only(path: Path, *, wait_seconds: float = 60.0) -> duckdb.DuckDBPyConnection:
+def wait_for_writer(path: Path, *, wait_seconds: float | None = None) -> None:
+    """Return once the warehouse can be opened for writing (and leave it closed): a command
+    checks this before it starts, so a warehouse held past the wait fails it at once with
+    WarehouseBusy, before any step runs or reports anything."""
+    if warehouse_lake(path) is None and not path.exists():
+        return
+    _connect_waiting(path, read_only=False, wait_seconds=wait_seconds, lake=warehouse_lake(path)).close()
+
+
+def connect_read_only(path: Path, *, wait_seconds: float | None = None) -> duckdb.DuckDBPyConnection:
     """Open the warehouse itself read-only, waiting while another process writes it.
 
     DuckDB's file lock excludes readers too while a writer holds the file, so a run reading its
@@ -105,10 +148,12 @@ def connect_read_only(path: Path, *, wait_seconds: float = 60.0) -> duckdb.DuckD
 
 
 def _connect_waiting(
-    path: Path, *, read_only: bool, wait_seconds: float, lake: LakeTarget | None = None
+    path: Path, *, read_only: bool, wait_seconds: float | None, lake: LakeTarget | None = None
 ) -> duckdb.DuckDBPyConnection:
     if lake is None:
         check_database_file(path)
+    if wait_seconds is None:
+        wait_seconds = _lock_timeout_s
     deadline = time.monotonic() + wait_seconds
     delay = 0.2
     while True:
@@ -119,16 +164,19 @@ def _connect_waiting(
         except duckdb.IOException as exc:
             if not _is_lock_error(exc) or time.monotonic() >= deadline:
                 if _is_lock_error(exc):
+                    holder = lock_holder(str(exc))
                     raise WarehouseBusy(
-                        f"warehouse {path} is locked by another gpuprice run; waited {wait_seconds:.0f} s"
+                        f"warehouse {path} is locked by another gpuprice run"
+                        f"{f' ({holder})' if holder else ''}; waited {wait_seconds:g} s"
+                        " (GPUPRICE_LOCK_TIMEOUT sets the wait)"
                     ) from None
                 raise
-            time.sleep(delay)
+            time.sleep(max(0.0, min(delay, deadline - time.monotonic())))
             delay = min(delay * 2, 2.0)
 
 
 @contextlib.contextmanager
-def writer(path: Path, *, wait_seconds: float = 60.0) -> Iterator[duckdb.DuckDBPyConnection]:
+def writer(path: Path, *, wait_seconds: float | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     con = connect_writer(path, wait_seconds=wait_seconds)
     try:
         yield con

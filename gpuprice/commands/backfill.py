@@ -117,8 +117,12 @@ def _run(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from gpuprice.pipelines.backfill import run_backfill
-    from gpuprice.warehouse.connection import WarehouseBusy
+    from gpuprice.warehouse.connection import WarehouseBusy, wait_for_writer
 
+    try:  # a warehouse held past GPUPRICE_LOCK_TIMEOUT fails the backfill here, before any step
+        wait_for_writer(home / "warehouse.duckdb")
+    except WarehouseBusy as exc:
+        raise BadInput(str(exc)) from None
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     out = Console(highlight=False, soft_wrap=True)
     dates = (end - start).days + 1

@@ -79,11 +79,13 @@ def register(app: typer.Typer) -> None:
         started = time.perf_counter()
         from gpuprice.commands.progress_display import stage_bar
         from gpuprice.pipelines import progress
-        from gpuprice.warehouse.connection import WarehouseBusy
+        from gpuprice.warehouse.connection import WarehouseBusy, wait_for_writer
 
         # Steps the assets report: pages, parse and load per provider, rankings, export, reports.
         steps = 3 * len(chosen) + 2 + (1 if reports else 0)
         try:
+            # A warehouse held past GPUPRICE_LOCK_TIMEOUT fails the run here, before any step.
+            wait_for_writer(settings.warehouse_path)
             with (
                 stage_bar(f"run {day}", steps, err) as (say, advance),
                 progress.listening(lambda stage, n: advance(1)),

@@ -12,7 +12,8 @@ from gpuprice.settings import Settings
 
 @dg.definitions
 def defs() -> dg.Definitions:
-    from gpuprice.warehouse import lake
+    from gpuprice.warehouse import connection, lake
 
     lake.select(*Settings.warehouse_engine())  # GPUPRICE_WAREHOUSE: the DuckDB file or a DuckLake
+    connection.set_lock_timeout(Settings.lock_timeout())  # GPUPRICE_LOCK_TIMEOUT
     return dg.Definitions(resources=resources_for(Settings.from_env()))
