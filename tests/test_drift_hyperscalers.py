@@ -148,8 +148,8 @@ def test_vast_missing_price_fields_and_a_renamed_gpu_name() -> None:
         {"id": 3, "gpu_name": "H100 SXM", "num_gpus": 1, "gpu_ram": 81559, "dph_total": 2.0},
     ]
     result = parse_page("vastai", _page("vastai", {"offers": offers}))
+    # one priced listing: its ask is the cheapest now; too few listings for a median
     assert [(o.tier, o.price_basis, o.usd_per_gpu_hour, o.capacity) for o in result.offers] == [
-        ("on_demand", "list", 2.0, 1),
         ("on_demand", "lowest_now", 2.0, 1),
     ]
     assert [r.reason for r in result.report.rejected] == ["listing without gpu_name or a whole num_gpus"]

@@ -48,22 +48,17 @@ def test_listings_become_median_minimum_and_count_per_gpu_and_count() -> None:
         [
             stat(*H100, 1, 80.0, "on_demand", 2.2, 3),  # median of 1.80, 2.20, 2.60
             stat(*H100, 1, 80.0, "on_demand", 1.8, 3, "lowest_now"),
-            stat(*H100, 1, 80.0, "spot", 1.2, 2),  # median of the bids 1.10, 1.30
-            stat(*H100, 1, 80.0, "spot", 1.1, 2, "lowest_now"),
-            stat(*H100, 8, 80.0, "on_demand", 2.2, 2),  # 16.0 and 19.2 per 8 GPUs
+            # two bids (1.10, 1.30): too few for a median, and a minimum bid floor is no price
+            # 16.0 and 19.2 per 8 GPUs: two asks, no median; the cheapest is 2.00 per GPU
             stat(*H100, 8, 80.0, "on_demand", 2.0, 2, "lowest_now"),
-            stat(*H100, 8, 80.0, "spot", 1.2, 1),
-            stat(*H100, 8, 80.0, "spot", 1.2, 1, "lowest_now"),
             # the rented and the half-GPU listings are not counted
-            stat("RTX 4090", "rtx-4090", 2, 24.0, "on_demand", 0.35, 1),
             stat("RTX 4090", "rtx-4090", 2, 24.0, "on_demand", 0.35, 1, "lowest_now"),
-            stat("Imaginary X9", "unknown", 1, 16.0, "on_demand", 0.9, 1),
             stat("Imaginary X9", "unknown", 1, 16.0, "on_demand", 0.9, 1, "lowest_now"),
         ],
     )
     assert report_of(result, "vastai") == {
         "rows_seen": 11,
-        "offers": 12,
+        "offers": 5,
         "unpriced_rows": 0,
         "rejected": [
             {
@@ -75,7 +70,13 @@ def test_listings_become_median_minimum_and_count_per_gpu_and_count() -> None:
         "unknown_gpus": ["Imaginary X9"],
         "missing_columns": [],
         "unexpected_columns": [],
-        "notes": ["fractional-GPU listings skipped"],
+        "notes": [
+            "fractional-GPU listings skipped",
+            # asks: H100 x1 three, H100 x8 two, RTX 4090 one, X9 one; bids: two H100 x1, one H100 x8
+            "statistics rest on 11 listings: 7 on-demand asks and 3 bid floors of 3 GPU names",
+            "no median published with fewer than 3 listings: H100 SXM x1 spot (2), H100 SXM x8 on_demand (2), "
+            "H100 SXM x8 spot (1), RTX 4090 x2 on_demand (1), Imaginary X9 x1 on_demand (1)",
+        ],
     }
 
 
@@ -85,25 +86,34 @@ def test_a_response_without_offers_is_refused() -> None:
     assert info.value.what == "no offers list in the bundles response"
 
 
-def test_live_request_asks_for_rentable_machines() -> None:
-    (request,) = vastai.live_requests()
-    assert request.url.startswith("https://console.vast.ai/api/v0/bundles/?q=")
-    assert "%22rentable%22%3A%7B%22eq%22%3Atrue%7D" in request.url
-    assert request.kind == "json" and not request.combine
+def test_live_requests_are_the_general_search_then_one_per_datacenter_family() -> None:
+    general, *families = vastai.live_requests()
+    assert general.url.startswith("https://console.vast.ai/api/v0/bundles/?q=")
+    assert "%22rentable%22%3A%7B%22eq%22%3Atrue%7D" in general.url
+    assert general.kind == "json" and general.combine and not general.optional
+    assert len(families) == len(vastai.DATACENTER_GPU_NAMES)
+    assert all(r.combine and r.optional and r.kind == "json" for r in families)
+    # the H100 search: {"gpu_name": {"in": ["H100 SXM", "H100 PCIE", "H100 NVL"]}, ...}
+    assert (
+        "%22gpu_name%22%3A%7B%22in%22%3A%5B%22H100%20SXM%22%2C%22H100%20PCIE%22%2C%22H100%20NVL%22%5D%7D"
+        in (families[0].url)
+    )
+    assert "%22rentable%22%3A%7B%22eq%22%3Atrue%7D" in families[0].url
 
 
 def test_sample_archive() -> None:
     names = archive_page_names("vastai", (".json",))
     assert names == ["2026-04-18.json"]
     result = parse_archive_page(vastai, names[0], dated=True)
+    # one ask and one bid: the cheapest ask is kept, no median and no bid floor from one listing
     assert [(o.tier, o.price_basis, o.usd_per_gpu_hour, o.capacity, o.community) for o in result.offers] == [
-        ("on_demand", "list", 2.5, 1, True),
         ("on_demand", "lowest_now", 2.5, 1, True),
-        ("spot", "list", 1.87, 1, True),
-        ("spot", "lowest_now", 1.87, 1, True),
     ]
+    assert result.report.notes[-1] == (
+        "no median published with fewer than 3 listings: H100 SXM x1 on_demand (1), H100 SXM x1 spot (1)"
+    )
     assert_archive_sources_copied("vastai", names)
 
 
 def test_registered() -> None:
-    assert_registered(vastai, "vastai", "vastai/1", "https://vast.ai/pricing")
+    assert_registered(vastai, "vastai", "vastai/2", "https://vast.ai/pricing")

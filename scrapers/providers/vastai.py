@@ -2,24 +2,39 @@
 per-day statistics rather than every listing.
 
 Vast is a marketplace: independent hosts list machines at their own prices and the listings
-change by the minute. A day's snapshot therefore keeps, per GPU name and GPU count, the
-statistics of the rentable listings: the median per-GPU price (``price_basis`` "list": the
-typical asking price), the minimum ("lowest_now": the cheapest machine right now) and the
-number of listings (``capacity``; ``available`` is true when there is at least one). Every
-offer is ``community`` (third-party hosts). On-demand asks (``dph_total``: the machine's hourly
-price, storage and bandwidth excluded as the search prices them) are tier ``on_demand``; the
-interruptible bid floors (``min_bid``) are tier ``spot``. Per GPU = price / ``num_gpus``;
-fractional-GPU listings (``gpu_frac`` < 1) are skipped. ``gpu_name`` ("H100 SXM", "RTX 4090")
-maps through the GPU-name catalog with ``gpu_ram`` (MiB) as the memory hint.
+change by the minute. A day's snapshot therefore keeps, per GPU name and GPU count, statistics of
+the rentable listings, each offer ``community`` (third-party hosts) with ``capacity`` = the number
+of listings it rests on (``available`` true):
 
-Response fields read: ``offers[]`` with ``gpu_name``, ``num_gpus``, ``gpu_ram``, ``dph_total``,
-``min_bid``, ``gpu_frac``, ``rentable``, ``rented``.
+- on-demand asks (``dph_total``: the machine's hourly price, storage and bandwidth excluded as
+  the search prices them), tier ``on_demand``: the median per-GPU ask with ``price_basis``
+  "list" (the typical asking price), and the minimum with "lowest_now" (the cheapest machine
+  right now);
+- interruptible bid floors (``min_bid``: the least a bid must offer, not what it wins at), tier
+  ``spot``: the median floor with ``price_basis`` "bid_floor".
+
+A median needs at least :data:`MIN_LISTINGS_FOR_MEDIAN` listings: with fewer, none is published
+(the minimum still is: one machine at that price was there) and a report note names the groups.
+The report also says how many listings the day's statistics rest on. Per GPU = price /
+``num_gpus``; fractional-GPU listings (``gpu_frac`` < 1) are skipped; a listing seen in two
+searches (same ``id``) counts once. ``gpu_name`` ("H100 SXM", "RTX 4090") maps through the
+GPU-name catalog with ``gpu_ram`` (MiB) as the memory hint.
+
+Response fields read: ``offers[]`` (or a bare list of listings, as trackers store it) with
+``id``, ``gpu_name``, ``num_gpus``, ``gpu_ram``, ``dph_total``, ``min_bid``, ``gpu_frac``,
+``rentable``, ``rented``.
+
+Coverage: a search without an API key returns at most 64 listings (a public tracker's real
+keyless response, munkhbayarbr/gpu-radar ``data/offers.json`` @3c84bca0, holds exactly 64, all
+consumer cards: the cheapest of the whole market). So the live fetch asks, besides the general
+search, one search per family of datacenter GPUs (:data:`DATACENTER_GPU_NAMES`, the documented
+``gpu_name`` ``in`` filter of the search API, cheapest first): each family gets its own listings
+even when every search is capped. A page of exactly 64 listings is noted as possibly capped.
 
 API key: Vast.ai's API documentation (vast.ai/developers/api, docs.vast.ai) says requests
 carry an API key as a Bearer token. ``GPUPRICE_VASTAI_API_KEY`` (optional; the fetcher sends it
-as ``Authorization: Bearer`` to Vast's host only, never logs or stores it) is used when set.
-Without it the search is tried anonymously; whether the offer search still answers without a
-key could not be confirmed offline, and a 401/403 fails only this provider.
+as ``Authorization: Bearer`` to Vast's host only, never logs or stores it) is used when set, and
+then the ``limit`` of each search applies in full.
 """
 
 from __future__ import annotations
@@ -40,7 +55,7 @@ from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import clean_text, parse_number
 
 PROVIDER = "vastai"
-PARSER_VERSION = "vastai/1"
+PARSER_VERSION = "vastai/2"
 PRICING_URL = "https://vast.ai/pricing"
 UNLABELED_TIER: Tier | None = None
 PRICE_UNIT: PriceUnit = "instance_hour"
@@ -60,12 +75,36 @@ SEARCH_QUERY: dict[str, Any] = {
     "order": [["dph_total", "asc"]],
     "limit": 2000,
 }
+# The search's gpu_name values of the datacenter GPUs a training planner asks about, one search
+# per family (names as Vast's listings write them: "H100 SXM", "A100 SXM4", "RTX 6000Ada").
+DATACENTER_GPU_NAMES: tuple[tuple[str, ...], ...] = (
+    ("H100 SXM", "H100 PCIE", "H100 NVL"),
+    ("H200", "H200 NVL"),
+    ("B200",),
+    ("A100 SXM4", "A100 PCIE"),
+    ("L40S", "L40"),
+    ("RTX 6000Ada", "RTX A6000", "A40"),
+)
+# The fewest listings a median is published from: with one or two, the "typical" price is one
+# host's ask (or the mean of two), which says nothing about the market.
+MIN_LISTINGS_FOR_MEDIAN = 3
+# What Vast.ai returns at most to a search without an API key.
+ANONYMOUS_CAP = 64
 _MIB_PER_GB = 1024
 
 
+def search_url(query: dict[str, Any]) -> str:
+    return f"{API_URL}?q={quote(json.dumps(query, separators=(',', ':')))}"
+
+
 def live_requests() -> list[PageRequest]:
-    query = quote(json.dumps(SEARCH_QUERY, separators=(",", ":")))
-    return [PageRequest(url=f"{API_URL}?q={query}", kind="json")]
+    """The general search, then one search per datacenter GPU family, stored as one combined page
+    (a family's search may fail without failing the day)."""
+    requests = [PageRequest(url=search_url(SEARCH_QUERY), kind="json", combine=True)]
+    for names in DATACENTER_GPU_NAMES:
+        query = {"gpu_name": {"in": list(names)}, **SEARCH_QUERY}
+        requests.append(PageRequest(url=search_url(query), kind="json", combine=True, optional=True))
+    return requests
 
 
 def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
@@ -74,16 +113,47 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
     structured = False
     for _url, body in json_pages(content, sink):
         if isinstance(body, dict) and isinstance(body.get("offers"), list):
-            structured = True
-            listings.extend(body["offers"])
+            page = body["offers"]
+        elif isinstance(body, list) and body and all(isinstance(x, dict) and "gpu_name" in x for x in body):
+            page = body  # the listings alone, as trackers store the response
+            sink.note("listings without the search response's 'offers' envelope")
+        else:
+            continue
+        structured = True
+        listings.extend(page)
+        if len(page) == ANONYMOUS_CAP:
+            sink.note(
+                f"a search returned exactly {ANONYMOUS_CAP} listings, Vast.ai's cap without an API key: "
+                "the statistics may rest on the cheapest listings only"
+            )
     if not structured:
         raise StructureMissing(PROVIDER, "no offers list in the bundles response")
     groups: dict[tuple[str, int, str], list[tuple[Decimal, float | None]]] = defaultdict(list)
+    seen_ids: set[Any] = set()
     for listing in listings:
+        listing_id = listing.get("id") if isinstance(listing, dict) else None
+        if isinstance(listing_id, (int, str)) and not isinstance(listing_id, bool):
+            if listing_id in seen_ids:
+                continue  # the same listing from two searches counts once
+            seen_ids.add(listing_id)
         sink.report.rows_seen += 1
         _collect(listing, groups, sink)
+    too_few: list[str] = []
     for (name, count, tier), prices in groups.items():
-        _emit_statistics(name, count, tier, prices, sink)
+        if not _emit_statistics(name, count, tier, prices, sink):
+            too_few.append(f"{name} x{count} {tier} ({len(prices)})")
+    asks, bids = (
+        sum(len(prices) for (_, _, tier), prices in groups.items() if tier == wanted)
+        for wanted in ("on_demand", "spot")
+    )
+    sink.note(
+        f"statistics rest on {sink.report.rows_seen} listings: {asks} on-demand asks and {bids} bid floors "
+        f"of {len({name for name, _, _ in groups})} GPU names"
+    )
+    if too_few:
+        sink.note(
+            f"no median published with fewer than {MIN_LISTINGS_FOR_MEDIAN} listings: {', '.join(too_few)}"
+        )
     return sink.result()
 
 
@@ -117,7 +187,8 @@ def _collect(listing: Any, groups: dict, sink: OfferSink) -> None:
 
 def _emit_statistics(
     name: str, count: int, tier: str, prices: list[tuple[Decimal, float | None]], sink: OfferSink
-) -> None:
+) -> bool:
+    """The group's offers; False when it had too few listings for a median."""
     values = sorted(price for price, _ in prices)
     memories = [vram for _, vram in prices if vram]
     vram = statistics.mode(memories) if memories else None
@@ -134,12 +205,19 @@ def _emit_statistics(
         available=True,
         capacity=len(values),
     )
-    median = Decimal(str(statistics.median(values)))
-    sink.add(raw, usd_per_gpu_hour=median, usd_per_instance_hour=median * count, **common)
-    sink.add(
-        raw,
-        usd_per_gpu_hour=values[0],
-        usd_per_instance_hour=values[0] * count,
-        price_basis="lowest_now",
-        **common,
-    )
+    enough = len(values) >= MIN_LISTINGS_FOR_MEDIAN
+    if enough:
+        median = Decimal(str(statistics.median(values)))
+        basis = "list" if tier == "on_demand" else "bid_floor"
+        sink.add(
+            raw, usd_per_gpu_hour=median, usd_per_instance_hour=median * count, price_basis=basis, **common
+        )
+    if tier == "on_demand":  # the cheapest ask is a machine one could rent now, however few there are
+        sink.add(
+            raw,
+            usd_per_gpu_hour=values[0],
+            usd_per_instance_hour=values[0] * count,
+            price_basis="lowest_now",
+            **common,
+        )
+    return enough
