@@ -4,7 +4,8 @@ The live fetch asks with an OData ``$filter`` for the Virtual Machines meters of
 listed in ``scrapers/data/instance_types.csv`` (``armSkuName eq 'Standard_ND96isr_H100_v5' or
 ...``), USD, and follows ``NextPageLink`` (1,000 items per page) up to :data:`MAX_PAGES`; the
 pages are stored as one combined document (``scrapers/multipage.py``). A single API page
-(``{"Items": [...], "NextPageLink": ...}``) parses too.
+(``{"Items": [...], "NextPageLink": ...}``) parses too, and so does the bare list of items (as
+public trackers store it, e.g. ewyluda/gpu-price-index ``tests/fixtures/azure.json``), noted.
 
 Each item is one meter of one size in one region. Fields read: ``armSkuName`` (the size),
 ``armRegionName`` (the region, kept on the offer), ``retailPrice``, ``unitOfMeasure``,
@@ -99,12 +100,20 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
         if isinstance(body, dict) and isinstance(body.get("Items"), list):
             structured = True
             items.extend(body["Items"])
+        elif isinstance(body, list) and body and all(_looks_like_meter(item) for item in body):
+            structured = True  # the items alone, as trackers store the response
+            items.extend(body)
+            sink.note("price items without the API response's 'Items' envelope")
     if not structured:
         raise StructureMissing(PROVIDER, "no Items list in the Retail Prices API response")
     for item in items:
         sink.report.rows_seen += 1
         _emit(item, sink)
     return sink.result()
+
+
+def _looks_like_meter(item: Any) -> bool:
+    return isinstance(item, dict) and "armSkuName" in item and "retailPrice" in item
 
 
 def _tier(item: dict[str, Any]) -> tuple[str, int | None] | str:
