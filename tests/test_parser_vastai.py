@@ -32,7 +32,7 @@ def stat(
         usd_per_gpu_hour=price,
         usd_per_instance_hour=round(price * count, 4),
         available=True,
-        sku=f"{name} x{count}",
+        sku=f"{name} {vram:g}GB x{count}",
         price_basis=basis,
         capacity=listings,
     )
@@ -74,8 +74,8 @@ def test_listings_become_median_minimum_and_count_per_gpu_and_count() -> None:
             "fractional-GPU listings skipped",
             # asks: H100 x1 three, H100 x8 two, RTX 4090 one, X9 one; bids: two H100 x1, one H100 x8
             "statistics rest on 11 listings: 7 on-demand asks and 3 bid floors of 3 GPU names",
-            "no median published with fewer than 3 listings: H100 SXM x1 spot (2), H100 SXM x8 on_demand (2), "
-            "H100 SXM x8 spot (1), RTX 4090 x2 on_demand (1), Imaginary X9 x1 on_demand (1)",
+            "no median published with fewer than 3 listings: H100 SXM 80GB x1 spot (2), H100 SXM 80GB x8 on_demand (2), "
+            "H100 SXM 80GB x8 spot (1), RTX 4090 24GB x2 on_demand (1), Imaginary X9 16GB x1 on_demand (1)",
         ],
     }
 
@@ -110,7 +110,7 @@ def test_sample_archive() -> None:
         ("on_demand", "lowest_now", 2.5, 1, True),
     ]
     assert result.report.notes[-1] == (
-        "no median published with fewer than 3 listings: H100 SXM x1 on_demand (1), H100 SXM x1 spot (1)"
+        "no median published with fewer than 3 listings: H100 SXM 80GB x1 on_demand (1), H100 SXM 80GB x1 spot (1)"
     )
     assert_archive_sources_copied("vastai", names)
 

@@ -340,7 +340,7 @@ def _vast(
         usd_per_gpu_hour=price,
         usd_per_instance_hour=round(price * count, 4),
         available=True,
-        sku=f"{name} x{count}",
+        sku=f"{name} {vram:g}GB x{count}",
         price_basis=basis,
         capacity=listings,
     )
@@ -372,8 +372,9 @@ def test_vast_offers_in_the_tracker_layout() -> None:
         "unexpected_columns": [],
         "notes": [
             "statistics rest on 7 listings: 7 on-demand asks and 6 bid floors of 2 GPU names",
-            "no median published with fewer than 3 listings: H100 SXM x8 on_demand (1), H100 SXM x8 spot (1), "
-            "RTX 4090 x1 on_demand (1), RTX 4090 x1 spot (1), RTX 4090 x2 on_demand (1), RTX 4090 x2 spot (1)",
+            "no median published with fewer than 3 listings: H100 SXM 80GB x8 on_demand (1), H100 SXM 80GB x8 spot (1), "
+            "RTX 4090 24GB x1 on_demand (1), RTX 4090 24GB x1 spot (1), RTX 4090 24GB x2 on_demand (1), "
+            "RTX 4090 24GB x2 spot (1)",
         ],
     }
 
@@ -387,6 +388,9 @@ def test_vast_bare_listing_list() -> None:
             _vast("H200", "h200-sxm", 1, 140.0, "on_demand", 3.1, 3, "list"),
             _vast("H200", "h200-sxm", 1, 140.0, "on_demand", 2.9, 3, "lowest_now"),
             _vast("H200", "h200-sxm", 8, 140.0, "on_demand", 3.5, 1, "lowest_now"),
+            # one name, two cards: 40 GB and 80 GB listings are never one statistic
+            _vast("A100 SXM4", "a100-40gb", 1, 40.0, "on_demand", 0.6, 1, "lowest_now"),
+            _vast("A100 SXM4", "a100-80gb-sxm", 1, 80.0, "on_demand", 1.05, 1, "lowest_now"),
         ],
     )
     assert result.report.notes[0] == "listings without the search response's 'offers' envelope"

@@ -3,7 +3,8 @@ per-day statistics rather than every listing.
 
 Vast is a marketplace: independent hosts list machines at their own prices and the listings
 change by the minute. A day's snapshot therefore keeps, per GPU name and GPU count, statistics of
-the rentable listings, each offer ``community`` (third-party hosts) with ``capacity`` = the number
+the rentable listings (grouped by GPU name, memory per GPU and GPU count; SKU "H100 SXM 80GB
+x8"), each offer ``community`` (third-party hosts) with ``capacity`` = the number
 of listings it rests on (``available`` true):
 
 - on-demand asks (``dph_total``: the machine's hourly price, storage and bandwidth excluded as
@@ -44,7 +45,7 @@ import json
 import statistics
 from collections import defaultdict
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote
 
 from gpuprice.scrapers.identity import Identity
@@ -128,7 +129,7 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
             )
     if not structured:
         raise StructureMissing(PROVIDER, "no offers list in the bundles response")
-    groups: dict[tuple[str, int, str], list[tuple[Decimal, float | None]]] = defaultdict(list)
+    groups: dict[_Group, list[Decimal]] = defaultdict(list)
     seen_ids: set[Any] = set()
     for listing in listings:
         listing_id = listing.get("id") if isinstance(listing, dict) else None
@@ -139,16 +140,16 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
         sink.report.rows_seen += 1
         _collect(listing, groups, sink)
     too_few: list[str] = []
-    for (name, count, tier), prices in groups.items():
-        if not _emit_statistics(name, count, tier, prices, sink):
-            too_few.append(f"{name} x{count} {tier} ({len(prices)})")
+    for group, prices in groups.items():
+        if not _emit_statistics(group, prices, sink):
+            too_few.append(f"{_label(group)} {group.tier} ({len(prices)})")
     asks, bids = (
-        sum(len(prices) for (_, _, tier), prices in groups.items() if tier == wanted)
+        sum(len(prices) for group, prices in groups.items() if group.tier == wanted)
         for wanted in ("on_demand", "spot")
     )
     sink.note(
         f"statistics rest on {sink.report.rows_seen} listings: {asks} on-demand asks and {bids} bid floors "
-        f"of {len({name for name, _, _ in groups})} GPU names"
+        f"of {len({group.name for group in groups})} GPU names"
     )
     if too_few:
         sink.note(
@@ -157,7 +158,24 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
     return sink.result()
 
 
-def _collect(listing: Any, groups: dict, sink: OfferSink) -> None:
+class _Group(NamedTuple):
+    """Listings one statistic is taken over: same GPU name, memory per GPU, GPU count and tier.
+    Memory is part of it: "A100 SXM4" listings of 40 and 80 GB (or an 8 and a 16 GB "RTX 5060
+    Ti") are different cards at different prices."""
+
+    name: str
+    vram_gb: int | None
+    gpus: int
+    tier: str
+
+
+def _label(group: _Group) -> str:
+    """The group as its SKU reads: "H100 SXM 80GB x8" (no memory when listings gave none)."""
+    memory = f" {group.vram_gb}GB" if group.vram_gb else ""
+    return f"{group.name}{memory} x{group.gpus}"
+
+
+def _collect(listing: Any, groups: dict[_Group, list[Decimal]], sink: OfferSink) -> None:
     if not isinstance(listing, dict):
         sink.reject(clean_text(json.dumps(listing))[:200], "listing is not an object")
         return
@@ -182,37 +200,35 @@ def _collect(listing: Any, groups: dict, sink: OfferSink) -> None:
             sink.reject(raw, f"{field}: {exc}")
             continue
         if price is not None:
-            groups[(name, count, tier)].append((price / count, vram))
+            groups[_Group(name, vram, count, tier)].append(price / count)
 
 
-def _emit_statistics(
-    name: str, count: int, tier: str, prices: list[tuple[Decimal, float | None]], sink: OfferSink
-) -> bool:
+def _emit_statistics(group: _Group, prices: list[Decimal], sink: OfferSink) -> bool:
     """The group's offers; False when it had too few listings for a median."""
-    values = sorted(price for price, _ in prices)
-    memories = [vram for _, vram in prices if vram]
-    vram = statistics.mode(memories) if memories else None
-    gpu = sink.gpu_slug(name, vram)
-    raw = f"{name} x{count} {tier}: {len(values)} listings, {values[0]}..{values[-1]}"
+    values = sorted(prices)
+    vram = float(group.vram_gb) if group.vram_gb else None
+    gpu = sink.gpu_slug(group.name, vram)
+    raw = f"{_label(group)} {group.tier}: {len(values)} listings, {values[0]}..{values[-1]}"
+    count = group.gpus
     common: dict[str, Any] = dict(
         gpu=gpu,
-        gpu_raw=name,
+        gpu_raw=group.name,
         gpu_count=count,
         vram_gb=vram,
-        tier=tier,
+        tier=group.tier,
         community=True,
-        sku=f"{name} x{count}",
+        sku=_label(group),
         available=True,
         capacity=len(values),
     )
     enough = len(values) >= MIN_LISTINGS_FOR_MEDIAN
     if enough:
         median = Decimal(str(statistics.median(values)))
-        basis = "list" if tier == "on_demand" else "bid_floor"
+        basis = "list" if group.tier == "on_demand" else "bid_floor"
         sink.add(
             raw, usd_per_gpu_hour=median, usd_per_instance_hour=median * count, price_basis=basis, **common
         )
-    if tier == "on_demand":  # the cheapest ask is a machine one could rent now, however few there are
+    if group.tier == "on_demand":  # the cheapest ask is a machine one could rent now, however few there are
         sink.add(
             raw,
             usd_per_gpu_hour=values[0],
