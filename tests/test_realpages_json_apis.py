@@ -10,11 +10,12 @@ so, when the folder is absent (a fresh clone). The project's own fixtures in the
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import pytest
 
-from gpuprice.scrapers.providers import aws, azure, oci, runpod
+from gpuprice.scrapers.providers import aws, azure, oci, runpod, vastai
 from parser_support import REPO, assert_offers, full_offer, report_of
 
 REALPAGES = REPO.parent / "shared" / "realpages"
@@ -565,3 +566,129 @@ def test_oci_price_list_with_cloud_at_customer_and_commit_items() -> None:
             "B110965, B111454, B111455, B111463",
         ],
     }
+
+
+# ----- Vast.ai: munkhbayarbr/gpu-radar data/offers.json @3c84bca0, 2026-08-17 ---------------------
+# An anonymous search: 64 listings, the cap without an API key, all consumer cards (the cheapest
+# of the market, ordered by dph_total). Grouped by name, memory (gpu_ram MiB / 1024, rounded) and
+# GPU count, no group reaches 3 listings: no median is published, only each group's cheapest ask
+# (basis lowest_now); bid floors (min_bid) give no offer without a median.
+
+# (gpu_name, GB, GPUs, slug, cheapest dph_total of the group, listings), in the file's order
+VAST_GROUPS = [
+    ("GTX 1650", 4, 1, "unknown", "0.0471", 1),
+    ("GTX TITAN X", 12, 1, "unknown", "0.0481", 1),
+    ("GTX 1660", 6, 1, "unknown", "0.0481", 1),
+    ("GTX 1070 Ti", 8, 1, "unknown", "0.0547", 1),
+    ("GTX 1660 S", 6, 1, "unknown", "0.0547", 1),
+    ("RTX 3060", 12, 1, "unknown", "0.0547", 1),
+    ("Quadro P4000", 8, 1, "unknown", "0.0556", 1),
+    ("RTX 3070 laptop", 8, 1, "unknown", "0.0574", 1),
+    ("GTX 1080 Ti", 11, 1, "unknown", "0.0614", 1),
+    ("Titan Xp", 12, 1, "unknown", "0.0614", 1),
+    ("RTX 2060S", 8, 1, "unknown", "0.0654", 1),
+    ("RTX 5060", 8, 1, "unknown", "0.069", 1),  # 8151 MiB
+    ("RTX 2080 Ti", 22, 1, "unknown", "0.0694", 1),  # a 22 GB (modified) card
+    ("RTX 4060 Ti", 16, 1, "unknown", "0.0736", 1),
+    ("RTX 5060 Ti", 8, 1, "unknown", "0.0761", 1),
+    ("RTX 2080 Ti", 11, 1, "unknown", "0.0801", 1),
+    ("GTX 1060", 3, 1, "unknown", "0.0876", 1),
+    ("RTX 4070", 12, 1, "unknown", "0.0894", 1),
+    ("RTX 4070S", 12, 1, "unknown", "0.0894", 1),
+    ("RTX A4000", 16, 1, "a4000", "0.0943", 1),
+    ("RTX 3070", 8, 1, "unknown", "0.0947", 1),
+    ("RTX 3070 Ti", 8, 1, "unknown", "0.0956", 1),
+    ("GTX 1080", 8, 2, "unknown", "0.1027", 1),
+    ("Tesla P40", 24, 1, "unknown", "0.1067", 1),
+    ("A16", 15, 1, "unknown", "0.1076", 1),
+    ("RTX 4070 Ti", 12, 1, "unknown", "0.1076", 1),
+    ("RTX 3080", 10, 1, "unknown", "0.1081", 1),
+    ("GTX 1660 S", 6, 2, "unknown", "0.1134", 1),
+    ("RTX 3080", 20, 1, "unknown", "0.1135", 1),
+    ("RTX 5070 Ti", 16, 1, "unknown", "0.1187", 1),
+    ("RTX 3060", 12, 2, "unknown", "0.1209", 1),
+    ("RTX 3080 Ti", 12, 1, "unknown", "0.1214", 1),
+    ("RTX 4080", 16, 1, "unknown", "0.1223", 1),
+    ("RTX 4060", 8, 2, "unknown", "0.1228", 1),
+    ("RTX 4070S Ti", 16, 1, "unknown", "0.127", 1),
+    ("GTX 1080 Ti", 11, 2, "unknown", "0.1294", 1),
+    # the Turing Quadro RTX 6000 (23040 MiB = 22.5 GB, rounded to even): not a catalog card
+    ("Q RTX 6000", 22, 1, "unknown", "0.1343", 1),
+    ("RTX 5070", 12, 1, "unknown", "0.1343", 1),
+    ("RTX 4000Ada", 20, 1, "rtx-4000-ada", "0.1347", 1),
+    ("RTX 5060 Ti", 16, 1, "unknown", "0.1347", 2),  # 0.1347 and 0.1774
+    ("RTX A2000", 6, 2, "unknown", "0.1356", 1),
+    ("RTX 5060", 8, 2, "unknown", "0.1356", 1),
+    ("GTX 1660 Ti", 6, 2, "unknown", "0.1361", 1),
+    ("RTX A2000", 6, 1, "unknown", "0.1374", 1),
+    ("RTX 4060 Ti", 16, 2, "unknown", "0.1403", 1),
+    ("GTX 1070", 8, 3, "unknown", "0.1414", 1),
+    ("RTX 2080 Ti", 11, 2, "unknown", "0.1614", 1),
+    ("Tesla P100", 12, 2, "unknown", "0.1619", 1),
+    ("Quadro P4000", 8, 3, "unknown", "0.1623", 1),
+    ("RTX 4070 Ti", 12, 2, "unknown", "0.1628", 1),
+    ("RTX 4070", 12, 2, "unknown", "0.1628", 1),
+    ("RTX 5080", 16, 1, "unknown", "0.1628", 1),
+    ("RTX 4070S", 12, 2, "unknown", "0.1761", 1),
+    ("GTX 1070", 8, 4, "unknown", "0.1881", 1),
+    ("RTX A4000", 16, 2, "a4000", "0.1881", 1),
+    ("GTX 1660 S", 6, 4, "unknown", "0.1881", 1),
+    ("RTX 3070", 8, 2, "unknown", "0.189", 1),
+    ("RTX 3060", 12, 4, "unknown", "0.189", 1),
+    ("Tesla V100", 32, 1, "v100", "0.1904", 1),
+    ("RTX 4080S", 32, 1, "unknown", "0.1946", 1),
+    ("A10", 22, 1, "a10", "0.2009", 1),
+    ("Tesla P100", 16, 1, "unknown", "0.2014", 1),
+    ("RTX 3070 Ti", 8, 2, "unknown", "0.2017", 1),
+]
+
+
+def _per_gpu(instance: str, gpus: int) -> float:
+    """The instance price over the GPUs, rounded half up to 4 decimals as the contract asks."""
+    return float((Decimal(instance) / gpus).quantize(Decimal("0.0001"), rounding=ROUND_HALF_UP))
+
+
+def test_vastai_anonymous_search_of_64_consumer_listings() -> None:
+    result = vastai.parse(real_page("vastai", "gpu-radar_offers_2026-08-17.json"))
+    assert_offers(
+        result,
+        [
+            full_offer(
+                "vastai",
+                gpu=slug,
+                gpu_raw=name,
+                gpu_count=gpus,
+                vram_gb=float(gb),
+                community=True,
+                usd_per_gpu_hour=_per_gpu(cheapest, gpus),
+                usd_per_instance_hour=float(cheapest),
+                available=True,
+                sku=f"{name} {gb}GB x{gpus}",
+                price_basis="lowest_now",
+                capacity=listings,
+            )
+            for name, gb, gpus, slug, cheapest, listings in VAST_GROUPS
+        ],
+    )
+    report = report_of(result, "vastai")
+    notes = report.pop("notes")
+    assert report == {
+        "rows_seen": 64,
+        "offers": 63,
+        "unpriced_rows": 0,
+        "rejected": [],
+        "unknown_gpus": list(dict.fromkeys(n for n, _, _, slug, _, _ in VAST_GROUPS if slug == "unknown")),
+        "missing_columns": [],
+        "unexpected_columns": [],
+    }
+    assert notes[:2] == [
+        "a search returned exactly 64 listings, Vast.ai's cap without an API key: "
+        "the statistics may rest on the cheapest listings only",
+        # every listing has both an ask and a bid floor; 42 distinct names
+        "statistics rest on 64 listings: 64 on-demand asks and 64 bid floors of 42 GPU names",
+    ]
+    assert notes[2].startswith(
+        "no median published with fewer than 3 listings: GTX 1650 4GB x1 on_demand (1), "
+    )
+    assert "RTX 5060 Ti 16GB x1 on_demand (2), RTX 5060 Ti 16GB x1 spot (2)" in notes[2]
+    assert len(notes) == 3
