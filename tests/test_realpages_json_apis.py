@@ -11,22 +11,11 @@ so, when the folder is absent (a fresh clone). The project's own fixtures in the
 from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
-from pathlib import Path
 
-import pytest
+from realpages import real_capture as real_page
 
 from gpuprice.scrapers.providers import aws, azure, oci, runpod, vastai
-from parser_support import REPO, assert_offers, full_offer, report_of
-
-REALPAGES = REPO.parent / "shared" / "realpages"
-
-
-def real_page(provider: str, name: str) -> bytes:
-    path: Path = REALPAGES / provider / name
-    if not path.is_file():
-        pytest.skip(f"real capture {path} absent (../shared/realpages is not beside this clone)")
-    return path.read_bytes()
-
+from parser_support import assert_offers, full_offer, report_of
 
 # ----- Runpod: Jumbo2020/gpu_prices gpu_prices.json @13a47f94, 2025-06-21 -------------------------
 # The GraphQL gpuTypes list stored without its {"data": {...}} envelope. Every price is per GPU-hour
