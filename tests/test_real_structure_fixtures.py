@@ -22,7 +22,11 @@ themselves). Layouts, by fixture (tests/fixtures/pages/<provider>/real_structure
 
 from __future__ import annotations
 
+import pytest
+
+from gpuprice.scrapers.offer import StructureMissing
 from gpuprice.scrapers.providers import aws, azure, oci, runpod, vastai
+from gpuprice.scrapers.registry import parse_page
 from parser_support import assert_offers, fixture_dir, full_offer, report_of
 
 
@@ -394,3 +398,24 @@ def test_vast_bare_listing_list() -> None:
         ],
     )
     assert result.report.notes[0] == "listings without the search response's 'offers' envelope"
+
+
+JSON_FIXTURES = [
+    ("runpod", "bare_list"),
+    ("aws", "us_east"),
+    ("azure", "page"),
+    ("azure", "bare_items"),
+    ("oci", "products"),
+    ("vastai", "offers"),
+    ("vastai", "bare_list"),
+]
+
+
+@pytest.mark.parametrize(("provider", "name"), JSON_FIXTURES)
+def test_each_layout_is_its_providers_and_no_other_providers(provider: str, name: str) -> None:
+    content = page(provider, name)
+    assert parse_page(provider, content).offers  # identity confirmed (scrapers/identity.py)
+    for other in ("runpod", "aws", "azure", "oci", "vastai", "lambda", "coreweave"):
+        if other != provider:
+            with pytest.raises(StructureMissing):
+                parse_page(other, content)
