@@ -22,6 +22,12 @@ from gpuprice.errors import BadInput, unknown_choice
 CATALOG_PATH = Path(__file__).with_name("model_catalog.json")
 
 NormType = Literal["rmsnorm", "layernorm"]
+# Model types whose modelling code computes softmax(Q K^T + bias) V explicitly and has no fused
+# (SDPA / FlashAttention) path in transformers: ALiBi (``BloomAttention``: ``alibi.baddbmm(query,
+# key)`` then ``F.softmax(..., dtype=torch.float32)``; ``MptAttention``; Baichuan-13B's remote code)
+# and T5's relative position bias (``T5Attention``: ``scores += position_bias``). They keep a
+# seq x seq score matrix per head whatever kernel is asked for.
+EXPLICIT_SCORE_MODEL_TYPES = frozenset({"bloom", "mpt", "baichuan", "t5", "mt5"})
 
 
 class ModelArch(BaseModel):

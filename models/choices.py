@@ -26,6 +26,11 @@ MemoryMetric = Literal["device", "reserved", "allocated"]
 Framework = Literal["hf", "torchtune", "torchtitan", "litgpt", "unsloth"]
 LossKernel = Literal["full", "chunked", "fused"]
 ActivationCheckpointing = Literal["none", "selective", "full"]
+# --attention: the attention kernel. flash (FlashAttention-2 / SDPA's flash backend) and sdpa
+# (PyTorch scaled_dot_product_attention: flash or memory-efficient backends) keep no seq x seq
+# matrix; eager (explicit softmax(Q K^T + mask) V, also every model whose code builds an explicit
+# mask or bias: ALiBi, relative position bias) keeps the scores of every head.
+Attention = Literal["flash", "sdpa", "eager"]
 
 METHODS: tuple[Method, ...] = get_args(Method)
 OPTIMIZERS: tuple[Optimizer, ...] = get_args(Optimizer)
@@ -36,6 +41,7 @@ MEMORY_METRICS: tuple[MemoryMetric, ...] = get_args(MemoryMetric)
 FRAMEWORKS: tuple[Framework, ...] = get_args(Framework)
 LOSS_KERNELS: tuple[LossKernel, ...] = get_args(LossKernel)
 ACTIVATION_CHECKPOINTING: tuple[ActivationCheckpointing, ...] = get_args(ActivationCheckpointing)
+ATTENTIONS: tuple[Attention, ...] = get_args(Attention)
 # The strategies a fit sweep tries, least complex first (fsdp would repeat zero3's figures).
 SWEEP_STRATEGIES: tuple[MemoryStrategy, ...] = ("none", "zero2", "zero3", "offload")
 

@@ -86,6 +86,16 @@ class FrameworkDefaults:
     fsdp_unit_grads_whole: bool
     unties_embeddings: bool  # the LM head is its own matrix even when the checkpoint ties it
     summary: str  # one line shown with results
+    # The attention kernel unless told otherwise: transformers picks "sdpa" where the model supports
+    # it (``_check_and_adjust_attn_implementation``, default since v4.36), torchtune, torchtitan and
+    # litgpt call F.scaled_dot_product_attention, Unsloth runs FlashAttention / xformers kernels.
+    attention: str = "sdpa"
+    # AdamW step implementation: "foreach" (torch.optim.AdamW's default on CUDA: _multi_tensor_adam
+    # builds torch._foreach_sqrt(exp_avg_sqs), one state-sized temporary list, before addcdiv) or
+    # "fused" (one kernel, no temporary). HF Trainer's default optim "adamw_torch" and litgpt leave
+    # the default; torchtune recipes pass fused=True; torchtitan's optimizer implementation
+    # defaults to "fused".
+    adamw_step: str = "foreach"
 
 
 DEFAULTS: dict[str, FrameworkDefaults] = {
@@ -121,6 +131,7 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         unties_embeddings=False,
         summary="torchtune: chunked cross-entropy (8 chunks, one upcast at a time); pure bf16; "
         "torchao NF4 keeps no linear inputs; FSDP2 shards the frozen base",
+        adamw_step="fused",
     ),
     "torchtitan": FrameworkDefaults(
         "torchtitan",
@@ -137,6 +148,7 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         unties_embeddings=False,
         summary="torchtitan: fp32 logits in the loss; FSDP2 keeps sharded fp32 master params and "
         "16-bit copies only for gathered units; op-level selective AC saves SDPA + every 2nd matmul",
+        adamw_step="fused",
     ),
     "litgpt": FrameworkDefaults(
         "litgpt",
@@ -170,6 +182,7 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         unties_embeddings=False,
         summary="unsloth: Triton RMSNorm/SwiGLU/RoPE/LoRA kernels; fused chunked cross-entropy; "
         "'unsloth' gradient checkpointing offloads layer inputs to CPU; 16-bit embeddings",
+        attention="flash",
     ),
 }
 

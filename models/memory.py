@@ -80,6 +80,7 @@ from gpuprice.models.memory_setup import (  # re-exported: the public names of t
     Sharding,
     TrainingSetup,
     assumptions,
+    keeps_scores,
     one_line_error,
 )
 
@@ -234,6 +235,10 @@ _FEATURES = (
     "dequant",  # bytes of one block's linears dequantized to bf16 (QLoRA), else 0
     "metric",  # 0 device, 1 reserved, 2 allocated
     "accumulates",  # 1: gradients coexist with a forward's activations; 0: they replace them
+    "step_temp",  # bytes of the optimizer step's temporaries (foreach AdamW: one state-sized list)
+    "step_temp_sharded",  # the same under ZeRO/FSDP (0 where DeepSpeed's FusedAdam steps in place)
+    "scores",  # bytes of attention scores one layer keeps for backward (eager / explicit scores)
+    "scores_bwd",  # bytes alive while one layer's score backward runs, plus the shared 4D mask
 )
 _METRIC_CODE = {"device": 0, "reserved": 1, "allocated": 2}
 _AC_CODE = {"none": 0, "selective": 1, "full": 2}
@@ -318,6 +323,23 @@ def _features(setup: TrainingSetup) -> dict[str, float]:
         logit_bytes = CHUNKED_LOGIT_BYTES[1 if fp32_head else 0]
     else:
         logit_bytes = 0.0
+    # torch.optim.AdamW(foreach=True) (_multi_tensor_adam): exp_avg_sq_sqrt = torch._foreach_sqrt(
+    # exp_avg_sqs) is a new tensor per parameter in the state dtype, alive until addcdiv_ has used
+    # it. 8-bit optimizers (bitsandbytes) and fused AdamW update in place in one kernel.
+    step_temp = 0.0
+    if setup.optimizer == "adamw" and defaults.adamw_step == "foreach":
+        step_temp = trainable * (2.0 if setup.precision == "bf16-true" else 4.0)
+    scores = scores_bwd = 0.0
+    if keeps_scores(setup):
+        # transformers' eager_attention_forward: softmax(scores, dtype=float32).to(query.dtype) ->
+        # the fp32 softmax output (softmax backward reads it) and the 16-bit probabilities (the
+        # P @ V matmul saves them); fp32 training: one 4-byte tensor. Backward of that layer: the
+        # 16-bit gradient of P, its fp32 upcast and the fp32 softmax gradient (2 + 4 + 4 B).
+        # Plus the (b, 1, s, s) additive mask the eager path materialises once per step.
+        elements = float(setup.micro_batch) * arch.num_heads * float(setup.seq_len) ** 2
+        kept, backward = (4.0, 8.0) if setup.precision == "fp32" else (6.0, 10.0)
+        scores = elements * kept
+        scores_bwd = elements * backward + float(setup.micro_batch) * float(setup.seq_len) ** 2 * act_bytes
     return {
         "train_w": trainable * w_b,
         "train_w_sharded": trainable * sharded_w_b,
@@ -336,6 +358,11 @@ def _features(setup: TrainingSetup) -> dict[str, float]:
         "dequant": dequant,
         "metric": float(_METRIC_CODE[setup.memory_metric]),
         "accumulates": float(setup.gradient_accumulation),
+        "step_temp": step_temp,
+        # hf shards with DeepSpeed ZeRO, whose "AdamW" is deepspeed.ops.adam.FusedAdam (in place)
+        "step_temp_sharded": 0.0 if setup.framework == "hf" else step_temp,
+        "scores": scores,
+        "scores_bwd": scores_bwd,
     }
 
 
@@ -365,6 +392,11 @@ def _kernel(f: Mapping[str, Any], gpus: Any, code: Any, c: MemoryConstants) -> d
     )
     recomputed = np.where(f["ac"] >= 1, f["act_layer"], 0.0)  # one layer rebuilt during backward
     activations = c.activation_factor * (f["layers"] * kept_per_layer + recomputed)
+    # Attention scores (eager / explicit-score models): every stored layer keeps them without
+    # recomputation; with recomputation only the layer being rebuilt; plus one layer's backward.
+    activations = (
+        activations + np.where(f["ac"] >= 1, f["scores"], f["layers"] * f["scores"]) + f["scores_bwd"]
+    )
     logits = f["logits"]
     # Without accumulation the gradients are allocated during backward while the saved activations
     # and the logits are released, so the peak holds the larger of the two; the breakdown then shows
@@ -372,9 +404,18 @@ def _kernel(f: Mapping[str, Any], gpus: Any, code: Any, c: MemoryConstants) -> d
     grads = np.where(f["accumulates"] > 0, grads, np.maximum(grads - activations - logits, 0.0))
     buffers = c.qlora_dequant_layers * f["dequant"] + np.where(n > 1, c.comm_buffer_gb * GB, 0.0)
     allocated = weights + grads + optim + activations + logits + buffers
+    # The optimizer step runs after backward has freed the activations and the logits: weights,
+    # every gradient, the states and the step's temporaries (sharded like the states). When that
+    # is the larger moment, the breakdown shows the excess under overhead.
+    step_temp = np.where(offload, 0.0, np.where(code >= 1, f["step_temp_sharded"] / n, f["step_temp"]))
+    step_grads = np.where(
+        offload, 0.0, np.where(zero3, f["grads_sharded"] / n, np.where(code >= 1, f["grads"] / n, f["grads"]))
+    )
+    step_extra = np.maximum(weights + step_grads + optim + step_temp + buffers - allocated, 0.0)
+    allocated = allocated + step_extra
     slack = np.where(f["metric"] <= 1, c.fragmentation * allocated, 0.0)
     context = np.where(f["metric"] == 0, c.cuda_context_gb * GB, 0.0)
-    overhead = buffers + slack + context
+    overhead = buffers + step_extra + slack + context
     per_gpu = weights + grads + optim + activations + logits + overhead
     # What must fit on the card whatever the metric reports: allocated + slack + CUDA context.
     device = allocated * (1.0 + c.fragmentation) + c.cuda_context_gb * GB

@@ -14,6 +14,7 @@ from gpuprice.errors import BadInput
 from gpuprice.models.architectures import ModelArch
 from gpuprice.models.choices import (
     ActivationCheckpointing,
+    Attention,
     Framework,
     LoraTargets,
     LossKernel,
@@ -84,6 +85,8 @@ class TrainingSetup(BaseModel):
     activation_checkpointing: ActivationCheckpointing = "none"
     framework: Framework = "hf"
     compile: bool = False
+    # None resolves to the framework's kernel, or eager for models that build explicit scores
+    attention: Attention = "sdpa"
     loss: LossKernel = "full"
     cpu_offload_activations: bool = False
     optimizer_in_backward: bool = False
@@ -113,6 +116,8 @@ class TrainingSetup(BaseModel):
             data["precision"] = known.precision if known else "bf16-mixed"
         if data.get("loss") is None:
             data["loss"] = known.loss if known else "full"
+        if data.get("attention") is None:
+            data["attention"] = default_attention(data.get("arch"), framework)
         method = str(data.get("method", "")).strip().lower()
         gc = data.get("grad_checkpointing")
         ac = data.get("activation_checkpointing")
@@ -132,7 +137,15 @@ class TrainingSetup(BaseModel):
         return data
 
     @field_validator(
-        "method", "optimizer", "precision", "sharding", "lora_targets", "loss", "memory_metric", mode="before"
+        "method",
+        "optimizer",
+        "precision",
+        "sharding",
+        "lora_targets",
+        "loss",
+        "memory_metric",
+        "attention",
+        mode="before",
     )
     @classmethod
     def _lowercase(cls, value: Any) -> Any:
@@ -165,6 +178,18 @@ def one_line_error(exc: ValidationError) -> str:
     value = err.get("input")
     shown = "" if isinstance(value, (dict, BaseModel)) or value is None else f" (got {value!r})"
     return f"{where.replace('_', '-')}: {message}{shown}"
+
+
+def default_attention(arch: Any, framework: str) -> str:
+    """The attention kernel a setup runs unless told: eager for models whose code builds explicit
+    scores (``EXPLICIT_SCORE_MODEL_TYPES``), else the framework's (``FrameworkDefaults.attention``)."""
+    from gpuprice.models.architectures import EXPLICIT_SCORE_MODEL_TYPES
+
+    model_type = arch.get("model_type") if isinstance(arch, dict) else getattr(arch, "model_type", None)
+    if model_type in EXPLICIT_SCORE_MODEL_TYPES:
+        return "eager"
+    known = DEFAULTS.get(framework)
+    return known.attention if known else "sdpa"
 
 
 class Breakdown(BaseModel):
@@ -291,5 +316,28 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
         )
     if setup.optimizer_in_backward:
         lines.append("optimizer step fused into backward: gradients freed as they are applied")
+    lines.append(_attention_text(setup))
     lines.append(_METRIC_TEXT[setup.memory_metric])
     return tuple(lines)
+
+
+def keeps_scores(setup: TrainingSetup) -> bool:
+    """Does the attention keep a seq x seq score matrix per head (eager, or a model whose code
+    builds explicit scores whatever kernel is asked for)?"""
+    from gpuprice.models.architectures import EXPLICIT_SCORE_MODEL_TYPES
+
+    return setup.attention == "eager" or setup.arch.model_type in EXPLICIT_SCORE_MODEL_TYPES
+
+
+def _attention_text(setup: TrainingSetup) -> str:
+    if keeps_scores(setup):
+        why = (
+            "eager attention"
+            if setup.attention == "eager"
+            else f"{setup.arch.model_type} code builds explicit scores (ALiBi / position bias)"
+        )
+        return (
+            f"attention: {why} keeps fp32 softmax + 16-bit probabilities (6 B per score, b x heads x "
+            "seq^2) per stored layer, and 10 B per score in the layer running backward"
+        )
+    return f"attention: {setup.attention} kernel keeps no seq x seq matrix (O(seq) statistics only)"

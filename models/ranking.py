@@ -433,6 +433,8 @@ def _memory_fit(
 def _throughput(
     workloads: _Workloads, keys: Sequence[tuple[str, float]], fits: dict[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
+    from gpuprice.models.memory_setup import keeps_scores
+
     items, shapes, w = workloads.items, workloads.shapes, fits["workload"]
 
     def per(values: list[Any]) -> np.ndarray:
@@ -455,6 +457,10 @@ def _throughput(
             "layers": per([x.layers for x in shapes]),
             "hidden": per([x.hidden for x in shapes]),
             "attn_width": per([x.attn_width for x in shapes]),
+            # eager / explicit-score attention streams seq x seq scores through HBM
+            "score_heads": per(
+                [float(x.arch().num_heads) if keeps_scores(x.setup()) else 0.0 for x in items]
+            ),
         }
     )
 

@@ -80,6 +80,10 @@ Sharding = Literal["none", "zero2", "zero3", "fsdp", "model_parallel"]
 #   adapters otherwise: only the adapters' gradients (negligible)
 _FULL_COMM_BYTES = {"zero3": 6.0, "fsdp": 6.0, "zero2": 4.0, "none": 4.0, "model_parallel": 0.0}
 NF4_BYTES_PER_PARAM = 0.5625  # 4 bits + one fp32 absmax per 64 weights (QLoRA paper)
+# HBM bytes per attention score under eager attention (transformers' eager_attention_forward),
+# forward and forward + backward; see evaluate().
+EAGER_SCORE_FORWARD_BYTES = 26.0
+EAGER_SCORE_TRAFFIC_BYTES = 60.0
 
 
 # --------------------------------------------------------------------------- the model core
@@ -106,6 +110,9 @@ class Cases:
     gpus: np.ndarray
     busbw: np.ndarray  # bytes/s for the job's collectives
     comm_bytes_per_param: np.ndarray  # per micro-batch per GPU before the ring factor
+    # Attention heads whose seq x seq scores go through HBM (eager / explicit-score attention), 0
+    # for fused kernels (FlashAttention / SDPA keep the scores in on-chip memory).
+    score_heads: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.n_params)
@@ -152,6 +159,13 @@ def evaluate(cases: Cases, params: ThroughputParameters = CALIBRATED_PARAMETERS)
 
     tokens_mb = cases.micro_batch * seq
     overhead = params.layer_overhead_ms * 1e-3 * layers / tokens_mb
+    # Eager attention streams every score through HBM: forward writes Q K^T, scales, masks, runs an
+    # fp32 softmax and casts (26 B per score: 2 written, 2+2, 2+2, 2+4, 4+2 read+written, 2 read
+    # by P V); backward reads and writes the 16-bit and fp32 gradients (34 B); recomputation
+    # repeats the forward. Memory-bound: bytes / HBM bandwidth, per token L x heads x s x bytes.
+    heads = cases.score_heads if cases.score_heads is not None else np.zeros_like(layers)
+    score_bytes = EAGER_SCORE_TRAFFIC_BYTES + np.where(cases.checkpointing, EAGER_SCORE_FORWARD_BYTES, 0.0)
+    eager = layers * heads * seq * score_bytes / cases.memory_bw
     passes = 2.0 + cases.checkpointing
     dequant = np.where(
         cases.qlora,
@@ -164,7 +178,7 @@ def evaluate(cases: Cases, params: ThroughputParameters = CALIBRATED_PARAMETERS)
 
     nodes = np.ceil(cases.gpus / GPUS_PER_NODE)
     stretch = 1.0 + params.node_scaling_loss * np.log2(np.maximum(nodes, 1.0))
-    seconds = (compute + overhead + dequant + exposed) * stretch
+    seconds = (compute + overhead + dequant + eager + exposed) * stretch
 
     tokens = 1.0 / seconds
     model_flops = dense + attn
@@ -284,6 +298,7 @@ def predict_throughput(
     framework: str = "hf",
     fabric_gbps_per_gpu: float | None = None,
     params: ThroughputParameters = CALIBRATED_PARAMETERS,
+    keeps_scores: bool = False,
 ) -> Throughput:
     """Tokens/s per GPU, MFU and FLOPs per token of one training configuration.
 
@@ -306,6 +321,8 @@ def predict_throughput(
         sharding=np.array([sharding]),
         fabric=[fabric_gbps_per_gpu],
     )
+    if keeps_scores:  # eager / explicit-score attention (memory_setup.keeps_scores)
+        cases.score_heads = np.array([float(getattr(arch, "num_heads", 0))])
     result = evaluate(cases, params)
     return Throughput(
         tokens_per_sec_per_gpu=float(result.tokens_per_sec_per_gpu[0]),
@@ -490,6 +507,7 @@ def predict_columns(
         gpus=gpu_counts[count_codes].astype(float),
         busbw=busbw_u[link_codes],
         comm_bytes_per_param=comm_u[recipe_codes],
+        score_heads=floats("score_heads") if "score_heads" in columns else None,
     )
     result = evaluate(cases, params)
     return {name: getattr(result, name) for name in FRAME_OUTPUT_COLUMNS}

@@ -31,6 +31,7 @@ from gpuprice.errors import BadInput, read_text_input, unknown_choice
 from gpuprice.models.choices import (
     GPUS_PER_NODE,
     ActivationCheckpointing,
+    Attention,
     Framework,
     LoraTargets,
     LossKernel,
@@ -75,6 +76,7 @@ class Workload(BaseModel):
     framework: Framework = "hf"
     compile: bool = False
     loss: LossKernel | None = Field(default=None, description="default: the framework's")
+    attention: Attention | None = Field(default=None, description="default: the model's and framework's")
     cpu_offload_activations: bool = False
     optimizer_in_backward: bool = False
     memory_metric: MemoryMetric = "device"
@@ -154,6 +156,7 @@ class Workload(BaseModel):
         "framework",
         "loss",
         "memory_metric",
+        "attention",
         mode="before",
     )
     @classmethod
@@ -282,6 +285,7 @@ class Workload(BaseModel):
             framework=self.framework,
             compile=self.compile,
             loss=self.loss,
+            attention=self.attention,
             cpu_offload_activations=self.cpu_offload_activations,
             optimizer_in_backward=self.optimizer_in_backward,
             memory_metric=self.memory_metric,

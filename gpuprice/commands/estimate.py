@@ -27,6 +27,7 @@ from gpuprice.commands.model_options import (
 from gpuprice.errors import BadInput
 from gpuprice.models.cost import hours_for_tokens, run_cost
 from gpuprice.models.memory import TrainingSetup, estimate_memory
+from gpuprice.models.memory_setup import keeps_scores
 from gpuprice.models.throughput import predict_throughput
 from gpuprice.quantities import parse_number
 from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS
@@ -126,6 +127,7 @@ def estimate_result(
         setup.sharding,
         compile=setup.compile,
         framework=setup.framework,
+        keeps_scores=keeps_scores(setup),
     )
     cluster_rate = speed.tokens_per_sec_per_gpu * setup.gpus
     if request.hours is not None:

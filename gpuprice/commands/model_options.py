@@ -28,6 +28,7 @@ from gpuprice.errors import BadInput, read_text_input, unknown_choice
 from gpuprice.models.architectures import resolve_model
 from gpuprice.models.choices import (
     ACTIVATION_CHECKPOINTING,
+    ATTENTIONS,
     FRAMEWORKS,
     LORA_TARGETS,
     LOSS_KERNELS,
@@ -98,6 +99,12 @@ MODEL_OPTIONS: tuple[ModelOption, ...] = (
     ModelOption("compile", None, "torch.compile: fused elementwise kernels [off].", bool),
     ModelOption(
         "loss", None, "Cross-entropy kernel [the framework's].", metavar=metavars.choice(LOSS_KERNELS)
+    ),
+    ModelOption(
+        "attention",
+        None,
+        "Attention kernel; eager keeps seq x seq scores [the model's and framework's default].",
+        metavar=metavars.choice(ATTENTIONS),
     ),
     ModelOption("cpu_offload_activations", None, "Offload saved activations to CPU RAM [off].", bool),
     ModelOption("optimizer_in_backward", None, "Optimizer step fused into backward [off].", bool),
@@ -179,6 +186,7 @@ def setup_echo(setup: TrainingSetup, gpu: str | None = None) -> dict[str, Any]:
         "framework": setup.framework,
         "compile": setup.compile,
         "loss": setup.loss,
+        "attention": setup.attention,
         **({"gpu": gpu} if gpu is not None else {}),
         "gpus": setup.gpus,
         "sharding": setup.sharding,
@@ -210,6 +218,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "framework": FRAMEWORKS,
     "loss": LOSS_KERNELS,
     "memory_metric": MEMORY_METRICS,
+    "attention": ATTENTIONS,
 }
 _BOOLS = ("grad_checkpointing", "compile", "cpu_offload_activations", "optimizer_in_backward")
 _INTS = ("seq_len", "micro_batch", "lora_rank", "gpus")
@@ -271,6 +280,7 @@ def setup_from_options(**options: Any) -> TrainingSetup:
         framework=values["framework"],
         compile=bool(values["compile"]),
         loss=values["loss"],
+        attention=values["attention"],
         cpu_offload_activations=bool(values["cpu_offload_activations"]),
         optimizer_in_backward=bool(values["optimizer_in_backward"]),
         memory_metric=values["memory_metric"],

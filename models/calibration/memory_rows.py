@@ -262,6 +262,15 @@ def _parse_lora(notes: str) -> tuple[int, str]:
     return rank, targets
 
 
+def _parse_attention(row: Mapping[str, Any], notes: str) -> str | None:
+    """The row's attention kernel: its ``attention`` column, "eager attention" in the notes, or
+    None (the model's and framework's default)."""
+    stated = str(row.get("attention", "") or "").strip().lower()
+    if stated:
+        return stated
+    return "eager" if re.search(r"eager attention|attn_implementation[ =]+eager", notes.lower()) else None
+
+
 def _parse_metric(metric: Any) -> str:
     text = str(metric).strip().lower()
     if "allocated" in text or "memory active" in text:
@@ -350,6 +359,7 @@ def setup_from_measurement_row(
                 "sharding": sharding,
                 "qlora_double_quant": dq,
                 "memory_metric": _parse_metric(row.get("memory_metric", "")),
+                "attention": _parse_attention(row, notes),
             }
         )
     except ValidationError as exc:
