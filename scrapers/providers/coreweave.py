@@ -9,8 +9,13 @@ price per instance-hour. Per-GPU prices are the instance price divided by the GP
 
 Columns are mapped by header text; a price column is per instance unless its header names the
 GPU ("per GPU", "GPU component"). A reserved column becomes ``reserved`` offers only when its
-header states the term ("1-year reserved"). Tables may be ``<table>`` or ARIA grids
-(``role="table"``/``row``/``cell``), as site builders render them.
+header states the term ("1-year reserved"). Tables may be ``<table>``, ARIA grids
+(``role="table"``/``row``/``cell``) or, as the live page has been since 2026 (a real capture:
+getcomputable/gpu-index tests/fixtures/observatory/coreweave/pricing.html @055204ad, 2026-08-22),
+a Webflow div grid: a header row of divs above a ``role="list"`` collection whose items hold one
+row of cells each plus mobile-only duplicates (``scrapers/grids.py``). Counts carry footnote marks
+("4^1": 4 GPUs, footnote 1). The "Inference Single GPU Price" column restates the on-demand
+price per GPU, rounded to cents; it is not read as another offer.
 
 The Classic page (coreweave.com/pricing/classic) prices the GPU as a component, with vCPU and
 RAM billed on top: those rows become one-GPU offers at the GPU component price, with no
@@ -26,8 +31,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 
-from bs4 import BeautifulSoup, SoupStrainer
+from bs4 import BeautifulSoup, SoupStrainer, Tag
 
+from gpuprice.scrapers.grids import div_grids
 from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
@@ -85,6 +91,7 @@ _PER_GPU_HEADER = re.compile(r"\bper gpu\b|\bgpu (hr|hour)\b|\bcomponent\b|/\s*g
 _COUNT_IN_NAME_RX = re.compile(r"^(\d{1,3})\s*[x\u00d7]\s+", re.I)
 _UNIT_RX = re.compile(r"\b(tib|tb|gib|gb)\b", re.I)
 _CELL_ROLES = re.compile(r"^(cell|gridcell|columnheader|rowheader)$")
+_REGION_RX = re.compile(r"^\s*REGION\s*:\s*(\S.{0,40}?)\s*$", re.I)
 _COMPONENT_NOTE = "Classic GPU component prices exclude vCPU and RAM, which are billed per unit on top"
 
 
@@ -120,14 +127,28 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
 class _Table:
     headers: dict[str, str]  # logical column -> header text
     rows: list[tuple[dict[str, str], str]]  # ({logical column: cell text}, raw row text)
+    region: str | None = None  # "REGION: EUROPE" above the table
 
 
 def _price_tables(soup: BeautifulSoup, sink: OfferSink, *, aria: bool = False) -> list[_Table]:
-    return [table for table in (_read_table(grid, sink) for grid in _grids(soup, aria=aria)) if table]
+    tables = []
+    for element, grid in _grids(soup, aria=aria):
+        table = _read_table(grid, sink)
+        if table is not None:
+            table.region = _region_above(element)
+            tables.append(table)
+    return tables
 
 
-def _grids(soup: BeautifulSoup, *, aria: bool) -> Iterator[list[tuple[list[str], bool]]]:
-    """Each table's rows as (cell texts, is header row): <table>s, or ARIA grids when ``aria``."""
+def _region_above(element: Tag) -> str | None:
+    """The region a "REGION: NORTH AMERICA" heading above the table names ("North America")."""
+    label = element.find_previous(string=_REGION_RX)
+    match = _REGION_RX.search(str(label)) if label is not None else None
+    return match.group(1).strip().title() if match else None
+
+
+def _grids(soup: BeautifulSoup, *, aria: bool) -> Iterator[tuple[Tag, list[tuple[list[str], bool]]]]:
+    """Each table and its rows as (cell texts, is header row): <table>s, or div and ARIA grids when ``aria``."""
     if aria:
         yield from _aria_grids(soup)
         return
@@ -139,10 +160,11 @@ def _grids(soup: BeautifulSoup, *, aria: bool) -> Iterator[list[tuple[list[str],
             cells = tr.find_all(["td", "th"], recursive=False)
             header = bool(tr.find_parent("thead")) or (bool(cells) and all(c.name == "th" for c in cells))
             rows.append(([cell_text(c) for c in cells], header))
-        yield rows
+        yield table, rows
 
 
-def _aria_grids(soup: BeautifulSoup) -> Iterator[list[tuple[list[str], bool]]]:
+def _aria_grids(soup: BeautifulSoup) -> Iterator[tuple[Tag, list[tuple[list[str], bool]]]]:
+    yield from div_grids(soup)  # Webflow collection lists under a header row of divs (the live page)
     for grid in soup.find_all(role=re.compile(r"^(table|grid)$")):
         if grid.name == "table":
             continue
@@ -151,7 +173,7 @@ def _aria_grids(soup: BeautifulSoup) -> Iterator[list[tuple[list[str], bool]]]:
             cells = row.find_all(role=_CELL_ROLES)
             header = bool(cells) and all(c.get("role") == "columnheader" for c in cells)
             rows.append(([cell_text(c) for c in cells], header))
-        yield rows
+        yield grid, rows
 
 
 def _read_table(rows: list[tuple[list[str], bool]], sink: OfferSink) -> _Table | None:
@@ -252,6 +274,7 @@ def _emit_row(row: tuple[dict[str, str], str], table: _Table, sink: OfferSink) -
             usd_per_gpu_hour=per_gpu_value,
             usd_per_instance_hour=instance_value,
             sku=f"{gpu_raw} [GPU component]" if component else gpu_raw,
+            region=table.region,
             vcpus=None if component else parse_number(cells.get("vcpus")),
             ram_gb=None if component else _size_gb(cells.get("ram"), table.headers.get("ram"), default="GB"),
             storage_gb=None

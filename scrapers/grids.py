@@ -1,0 +1,126 @@
+"""Tables that are not ``<table>``s: the div grids site builders render price tables as.
+
+Webflow (CoreWeave, Crusoe) renders a CMS collection as a list (``role="list"``, items
+``role="listitem"``) under a header row of divs, with no ``<table>`` and no ARIA table roles:
+
+    <div class="table-header"><div class="cell">GPU Model</div><div class="cell">GPU Count</div>...</div>
+    <div role="list"><div role="listitem"><div class="grid"><div class="cell">NVIDIA HGX H100</div>...
+
+:func:`div_grids` reads each such list as rows of cell texts under the header row that precedes
+it, without depending on class names: the header is the nearest element before the list whose
+children are short text labels; in each item the row is the first element with as many cells as
+the header, its cells being the children that share a class with the header's cells (so a
+mobile-only duplicate block inside the row is left out) or, when the header's cells share no
+class with them, all its element children.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from bs4 import BeautifulSoup, Tag
+
+from gpuprice.scrapers.parsing import cell_text
+
+# A grid: rows of (cell texts, is the header row), the header first.
+Grid = list[tuple[list[str], bool]]
+
+_MIN_COLUMNS = 2
+_MAX_HEADER_CHARS = 80
+_PRICE = re.compile(r"\$\s*\d")
+_UP_LEVELS = 4  # how far above the list its header row may sit
+
+
+def div_grids(soup: BeautifulSoup | Tag) -> Iterator[tuple[Tag, Grid]]:
+    """Each list (``role="list"``) that sits under a header row of divs: (the list, its grid)."""
+    for listing in soup.find_all(attrs={"role": "list"}):
+        items = [c for c in listing.find_all(True, recursive=False) if isinstance(c, Tag)]
+        if not items:
+            continue
+        header = _header_row(listing)
+        if header is None:
+            continue
+        header_cells = _element_children(header)
+        header_classes = _shared_classes(header_cells)
+        rows: Grid = [([cell_text(c) for c in header_cells], True)]
+        for item in items:
+            cells = _row_cells(item, len(header_cells), header_classes)
+            if cells is not None:
+                rows.append(([cell_text(c) for c in cells], False))
+        if len(rows) > 1:
+            yield listing, rows
+
+
+def _element_children(tag: Tag) -> list[Tag]:
+    return [c for c in tag.children if isinstance(c, Tag) and c.name not in ("script", "style", "template")]
+
+
+def _is_header_row(tag: Tag) -> bool:
+    cells = _element_children(tag)
+    if len(cells) < _MIN_COLUMNS:
+        return False
+    texts = [cell_text(c) for c in cells]
+    return (
+        all(texts)
+        and all(len(t) <= _MAX_HEADER_CHARS and not _PRICE.search(t) for t in texts)
+        and len(set(texts)) == len(texts)
+    )
+
+
+def _header_row(listing: Tag) -> Tag | None:
+    """The nearest header row before ``listing``: in its preceding siblings, then its ancestors'."""
+    node: Tag | None = listing
+    for _ in range(_UP_LEVELS):
+        if node is None:
+            return None
+        for sibling in node.find_previous_siblings(True):
+            found = _last_header_in(sibling)
+            if found is not None:
+                return found
+        node = node.parent if isinstance(node.parent, Tag) else None
+    return None
+
+
+def _last_header_in(tag: Tag) -> Tag | None:
+    """The deepest, last header row inside ``tag`` (or ``tag`` itself)."""
+    for candidate in reversed([tag, *tag.find_all(True)]):
+        if _is_header_row(candidate) and not any(_is_header_row(c) for c in _element_children(candidate)):
+            return candidate
+    return None
+
+
+def _classes(tag: Tag) -> set[str]:
+    value = tag.get("class") or []
+    return set(value if isinstance(value, list) else str(value).split())
+
+
+def _shared_classes(cells: list[Tag]) -> set[str]:
+    shared = _classes(cells[0]) if cells else set()
+    for cell in cells[1:]:
+        shared &= _classes(cell)
+    return shared
+
+
+def _row_cells(item: Tag, columns: int, header_classes: set[str]) -> list[Tag] | None:
+    """The cells of one list item: the first element (breadth first) with ``columns`` cells."""
+    queue = [item]
+    while queue:
+        node = queue.pop(0)
+        children = _element_children(node)
+        if header_classes:
+            matching = [c for c in children if _classes(c) & header_classes]
+            if len(matching) == columns:
+                return matching
+        if len(children) == columns and not header_classes:
+            return children
+        queue.extend(children)
+    if header_classes:  # the header's cells share a class the rows do not use: count children
+        queue = [item]
+        while queue:
+            node = queue.pop(0)
+            children = _element_children(node)
+            if len(children) == columns:
+                return children
+            queue.extend(children)
+    return None
