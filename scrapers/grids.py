@@ -34,7 +34,7 @@ _UP_LEVELS = 4  # how far above the list its header row may sit
 
 def div_grids(soup: BeautifulSoup | Tag) -> Iterator[tuple[Tag, Grid]]:
     """Each list (``role="list"``) that sits under a header row of divs: (the list, its grid)."""
-    for listing in soup.find_all(attrs={"role": "list"}):
+    for listing in soup.find_all(role="list"):
         items = [c for c in listing.find_all(True, recursive=False) if isinstance(c, Tag)]
         if not items:
             continue
@@ -91,8 +91,8 @@ def _last_header_in(tag: Tag) -> Tag | None:
 
 
 def _classes(tag: Tag) -> set[str]:
-    value = tag.get("class") or []
-    return set(value if isinstance(value, list) else str(value).split())
+    value: object = tag.get("class") or []
+    return {str(v) for v in value} if isinstance(value, list) else set(str(value).split())
 
 
 def _shared_classes(cells: list[Tag]) -> set[str]:
@@ -124,3 +124,36 @@ def _row_cells(item: Tag, columns: int, header_classes: set[str]) -> list[Tag] |
                 return children
             queue.extend(children)
     return None
+
+
+_ROW_CLASS = re.compile(r"(?:^|[_-])(?:row|tr)$", re.I)
+_CELL_CLASS = re.compile(r"(?:^|[_-])(?:cell|col|column|td|th)$", re.I)
+
+
+def class_named_grids(soup: BeautifulSoup | Tag) -> Iterator[tuple[Tag, Grid]]:
+    """Div tables whose rows and cells are named by class (``x__row`` > ``x__cell``): the
+    parent of two or more such rows, as a grid whose first row is the header."""
+    seen: set[int] = set()
+    for row in soup.find_all(class_=_ROW_CLASS):
+        parent = row.parent
+        if not isinstance(parent, Tag) or id(parent) in seen or parent.name == "table":
+            continue
+        seen.add(id(parent))
+        rows = [
+            c
+            for c in _element_children(parent)
+            if _classes(c) and any(_ROW_CLASS.search(k) for k in _classes(c))
+        ]
+        grid: Grid = []
+        for index, tag in enumerate(rows):
+            cells = [c for c in _element_children(tag) if any(_CELL_CLASS.search(k) for k in _classes(c))]
+            if cells:
+                grid.append(([cell_text(c) for c in cells], index == 0))
+        if len(grid) >= 2 and grid[0][1] and _is_header_texts(grid[0][0]):
+            yield parent, grid
+
+
+def _is_header_texts(texts: list[str]) -> bool:
+    return len(texts) >= _MIN_COLUMNS and all(
+        len(t) <= _MAX_HEADER_CHARS and not _PRICE.search(t) for t in texts
+    )

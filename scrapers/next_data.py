@@ -73,3 +73,42 @@ def unescape_rsc(node: Any) -> Any:
 def is_rsc_reference(text: str) -> bool:
     """RSC references and markers (``$L3``, ``$undefined``, ``$@1``, ``$``), not page text."""
     return text == "$" or bool(re.match(r"^\$(?:[A-Za-z@#]|[0-9a-f]+$)", text))
+
+
+def embedded_json_values(text: str) -> Iterator[Any]:
+    """The JSON objects and arrays written in ``text``, escaped or not, outermost first.
+
+    For a fragment of flight data cut out of a script string (``{\\"type\\":\\"table\\",...}``):
+    the escapes are undone first, then every position that starts a decodable object or array is
+    decoded and the scan resumes after it, so values cut at the fragment's ends are skipped and
+    whole values inside them still found. ``$$`` escapes are undone in what is yielded.
+    """
+    if '\\"' in text:
+        text = _unescape_string_body(text)
+    decoder = json.JSONDecoder()
+    index = 0
+    while True:
+        starts = [i for i in (text.find("{", index), text.find("[", index)) if i != -1]
+        if not starts:
+            return
+        start = min(starts)
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except (json.JSONDecodeError, ValueError):
+            index = start + 1
+            continue
+        if isinstance(value, (dict, list)) and value:
+            yield unescape_rsc(value)
+        index = end
+
+
+def _unescape_string_body(text: str) -> str:
+    """The text a JSON string body stands for (``\\"`` -> ``"``), also when cut mid-escape."""
+    body = text.strip()
+    for trim in range(0, 6):  # a fragment may end inside an escape sequence ("\\u00")
+        candidate = body[: len(body) - trim] if trim else body
+        try:
+            return json.loads(f'"{candidate}"')
+        except json.JSONDecodeError:
+            continue
+    return body.replace('\\"', '"').replace("\\\\", "\\")

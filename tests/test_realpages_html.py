@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import datetime as dt
 
+from realpages import real_capture
+
 from gpuprice.scrapers.offer import CONTRACT_FIELDS, ParseResult
 from gpuprice.scrapers.registry import parse_page
 from parser_support import fixture_dir
-from realpages import real_capture
 
 
 def offer(
@@ -128,5 +129,78 @@ def test_coreweave_own_webflow_div_grid_with_two_regions() -> None:
     assert result.report.unpriced_rows == 1 and result.report.rejected == []
 
 
-def _unused(day: dt.date) -> None:  # pragma: no cover - keeps the date import for the sections below
-    del day
+# ----- Nebius: an escaped flight-data fragment ----------------------------------------------------------
+# getcomputable/gpu-index tests/fixtures/observatory/nebius/prices.html @055204ad, 2026-08-22: a piece of
+# a self.__next_f.push string (every quote escaped), blocks "highlight-table-block" whose table.content
+# rows are headed Item | vCPUs | RAM, GB | Preemptible, GPU-hour | On-demand, GPU-hour. Prices are per
+# GPU-hour as written; "HGX" rows are 8-GPU nodes. GB300/GB200 NVL72 read "––" and "[Contact us](...)":
+# no offer. The L40S rows are "from" floors (the cheapest host size), two hosts (Intel, AMD), both kept.
+# The CPU-only table ("AMD EPYC Genoa") and the storage table hold no GPU.
+
+
+def _nb(gpu: str, raw: str, count: int, tier: str, price: float, basis: str = "list", **kw: object) -> dict:
+    return offer("nebius", gpu, raw, count, None, tier, price, price_basis=basis, **kw)  # type: ignore[arg-type]
+
+
+NEBIUS_REAL = [
+    _nb("b300", "NVIDIA HGX B300", 8, "spot", 4.3),
+    _nb("b300", "NVIDIA HGX B300", 8, "on_demand", 7.85),
+    _nb("b200", "NVIDIA HGX B200", 8, "spot", 3.95),
+    _nb("b200", "NVIDIA HGX B200", 8, "on_demand", 7.15),
+    _nb("h200-sxm", "NVIDIA HGX H200", 8, "spot", 2.45),
+    _nb("h200-sxm", "NVIDIA HGX H200", 8, "on_demand", 4.5),
+    _nb("h100-sxm", "NVIDIA HGX H100", 8, "spot", 2.15),
+    _nb("h100-sxm", "NVIDIA HGX H100", 8, "on_demand", 3.85),
+    _nb("rtx-pro-6000", "NVIDIA RTX PRO 6000", 1, "spot", 0.95),
+    _nb("rtx-pro-6000", "NVIDIA RTX PRO 6000", 1, "on_demand", 1.8),
+    _nb("l40s", "NVIDIA L40S with Intel CPU", 1, "spot", 0.9, "from"),
+    _nb("l40s", "NVIDIA L40S with Intel CPU", 1, "on_demand", 1.82, "from"),
+    _nb("l40s", "NVIDIA L40S with AMD CPU", 1, "spot", 0.74, "from"),
+    _nb("l40s", "NVIDIA L40S with AMD CPU", 1, "on_demand", 1.55, "from"),
+]
+
+
+def test_nebius_real_flight_fragment() -> None:
+    page = real_capture("nebius", "getcomputable_nebius_prices_rsc_fragment_2026-08.html")
+    result = parse_page("nebius", page)
+    assert_contract_offers(result, NEBIUS_REAL)
+    report = result.report
+    assert (report.parse_strategy, report.rows_seen, report.unpriced_rows) == ("structured", 9, 2)
+    assert report.rejected == [] and report.unknown_gpus == []
+
+
+def test_nebius_own_flight_fragment() -> None:
+    """tests/fixtures/pages/nebius/flight_fragment.html: the same escaped fragment structure."""
+    result = parse_page("nebius", (fixture_dir("nebius") / "flight_fragment.html").read_bytes())
+    assert_contract_offers(
+        result,
+        [
+            _nb("b300", "NVIDIA HGX B300", 8, "spot", 4.1),
+            _nb("b300", "NVIDIA HGX B300", 8, "on_demand", 7.6),
+            _nb("h200-sxm", "NVIDIA HGX H200", 8, "spot", 2.3),
+            _nb("h200-sxm", "NVIDIA HGX H200", 8, "on_demand", 4.4),
+            _nb("l40s", "NVIDIA L40S with AMD CPU", 1, "spot", 0.7, "from"),
+            _nb("l40s", "NVIDIA L40S with AMD CPU", 1, "on_demand", 1.49, "from"),
+        ],
+    )
+    assert result.report.unpriced_rows == 1 and result.report.unknown_gpus == []
+
+
+def test_nebius_own_server_rendered_div_tables_with_a_schedule_and_a_preemptible_table() -> None:
+    """tests/fixtures/pages/nebius/server_rendered_div_table.html: div tables named by class, an
+    "Effective January 15, 2027" column (scheduled prices) and a preemptible table priced "from"."""
+    page = (fixture_dir("nebius") / "server_rendered_div_table.html").read_bytes()
+    result = parse_page("nebius", page, observed_on=dt.date(2026, 12, 1))
+    scheduled = "2027-01-15"
+    assert_contract_offers(
+        result,
+        [
+            _nb("b200", "NVIDIA HGX B200", 8, "on_demand", 6.9),
+            _nb("b200", "NVIDIA HGX B200", 8, "on_demand", 6.4, effective_from=scheduled),
+            _nb("h100-sxm", "NVIDIA HGX H100", 8, "on_demand", 3.7),
+            _nb("h100-sxm", "NVIDIA HGX H100", 8, "on_demand", 3.3, effective_from=scheduled),
+            _nb("h100-sxm", "NVIDIA HGX H100", 8, "spot", 1.95, "from"),  # the preemptible table
+            _nb("l40s", "NVIDIA L40S with Intel CPU", 1, "spot", 0.85, "from"),
+        ],
+    )
+    assert result.report.unpriced_rows == 1  # GB200 NVL72: Contact us

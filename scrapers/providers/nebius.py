@@ -18,14 +18,16 @@ import html
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
-from bs4 import BeautifulSoup
+from bs4 import BeautifulSoup, Tag
 
+from gpuprice.scrapers.fallback import GPU_NAME
+from gpuprice.scrapers.grids import class_named_grids, div_grids
 from gpuprice.scrapers.identity import Identity
-from gpuprice.scrapers.next_data import flight_payload, flight_rows
+from gpuprice.scrapers.next_data import embedded_json_values, flight_payload, flight_rows
 from gpuprice.scrapers.offer import Offer, ParseReport, ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
@@ -47,7 +49,7 @@ IDENTITY = Identity(PROVIDER, domains=("nebius.com", "nebius.ai"), brands=(r"(?i
 _FIXED_COLUMNS: dict[str, list[str]] = {
     "name": [
         r"^(nvidia |amd )?(gpus?|gpu (model|type|name|platform|configuration))$",
-        r"^(model|name|platform|instance|instance type|vm type|preset|configuration|product|product name|"
+        r"^(model|name|item|platform|instance|instance type|vm type|preset|configuration|product|product name|"
         r"accelerator|hardware|resource)$",
         r"^$",
     ],
@@ -66,10 +68,6 @@ _RESERVED_HEADER = re.compile(r"reserv|commit")
 _EFFECTIVE = re.compile(r"effective\s*(?:from|as of|on)?\s*[:\-]?\s*(?P<date>[^)\]]+)", re.I)
 _DATE_FORMATS = ("%B %d, %Y", "%B %d %Y", "%b %d, %Y", "%b %d %Y", "%d %B %Y", "%d %b %Y", "%Y-%m-%d")
 _DATE_FORMATS_NO_YEAR = ("%B %d", "%b %d", "%d %B", "%d %b")
-# Names that make a table a GPU table when its header does not say "GPU".
-_GPU_WORDS = re.compile(
-    r"\b(nvidia|amd|gpu|hgx|dgx|[abhl]\d{2,3}s?|b[23]00|gb[23]00|gh200|mi\d{3}x?)\b", re.I
-)
 _PER_INSTANCE_HEADER = re.compile(r"\b(instance|node|vm|server|host)\b|\b\d+ gpus?\b")
 _PER_GPU_HEADER = re.compile(r"\bper gpu\b|\bgpu hour\b|\bgpu hr\b")
 _COUNT_IN_NAME = re.compile(r"\b(\d{1,2})\s*[x×]\s|\b[x×]\s*(\d{1,2})\b", re.I)
@@ -98,6 +96,7 @@ class _PriceColumn:
 class _Table:
     header: list[str]
     rows: list[list[str]]
+    title: str = ""  # the block's title ("Preemptible GPU instances"): a tier for untiered columns
 
 
 def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
@@ -120,6 +119,10 @@ def _page_data(text: str) -> Any:
         try:
             return json.loads(stripped)
         except json.JSONDecodeError as exc:
+            # A flight-data fragment ('{\\"type\\":...},{...}'): the JSON values written in it.
+            fragment = list(embedded_json_values(stripped))
+            if fragment:
+                return fragment
             raise StructureMissing(PROVIDER, f"__NEXT_DATA__ is not valid JSON ({exc.msg})") from None
     soup = BeautifulSoup(text, "lxml")
     found: list[Any] = []
@@ -132,6 +135,8 @@ def _page_data(text: str) -> Any:
     else:
         found.extend(flight_rows(flight_payload([s.get_text() for s in soup.find_all("script")])))
     found.extend(_html_tables(soup))
+    if not found:  # flight data outside push calls (a saved fragment), escaped or not
+        found.extend(value for value in embedded_json_values(text) if isinstance(value, (dict, list)))
     if not found:
         raise StructureMissing(
             PROVIDER, 'no <script id="__NEXT_DATA__">, App Router flight data or price <table> on the page'
@@ -139,8 +144,10 @@ def _page_data(text: str) -> Any:
     return found
 
 
-def _html_tables(soup: BeautifulSoup) -> list[list[list[str]]]:
-    """Each ``<table>`` as rows of cell texts (the header row first)."""
+def _html_tables(soup: BeautifulSoup) -> list[dict[str, Any]]:
+    """Each server-rendered table as {"title": heading above it, "content": rows of cell texts}:
+    ``<table>``s, and div tables (``scrapers/grids.py``: lists under a header row, BEM-named
+    row/cell divs)."""
     tables = []
     for table in soup.find_all("table"):
         rows = [
@@ -148,8 +155,17 @@ def _html_tables(soup: BeautifulSoup) -> list[list[list[str]]]:
         ]
         rows = [row for row in rows if row]
         if len(rows) >= 2:
-            tables.append(rows)
+            tables.append({"title": _title_above(table), "content": rows})
+    for element, grid in [*div_grids(soup), *class_named_grids(soup)]:
+        rows = [texts for texts, _ in grid if any(texts)]
+        if len(rows) >= 2:
+            tables.append({"title": _title_above(element), "content": rows})
     return tables
+
+
+def _title_above(element: Tag) -> str:
+    heading = element.find_previous(["h1", "h2", "h3", "h4", "h5", "h6"])
+    return clean_text(heading.get_text(" ")) if heading is not None else ""
 
 
 def _gpu_price_tables(data: Any, report: ParseReport) -> list[_Table]:
@@ -157,7 +173,7 @@ def _gpu_price_tables(data: Any, report: ParseReport) -> list[_Table]:
     seen: set[str] = set()
     gpu_tables_without_prices: list[list[str]] = []
     for table in _candidate_tables(data):
-        fingerprint = json.dumps([table.header, table.rows])
+        fingerprint = json.dumps([table.header, table.rows, table.title])
         if fingerprint in seen:  # Next.js often repeats props (page data + preview copies)
             continue
         seen.add(fingerprint)
@@ -187,24 +203,27 @@ def _gpu_price_tables(data: Any, report: ParseReport) -> list[_Table]:
 
 
 def _candidate_tables(data: Any) -> Iterator[_Table]:
-    """Every list of string rows in the JSON, and every {header: [...], rows: [[...]]} pair."""
-    stack = [data]
+    """Every list of string rows in the JSON, and every {header: [...], rows: [[...]]} pair, with
+    the title of the nearest block around it ({"title": "Preemptible GPU instances", "table": ...})."""
+    stack: list[tuple[Any, str]] = [(data, "")]
     while stack:
-        node = stack.pop()
+        node, title = stack.pop()
         if isinstance(node, list):
             table = _as_table(node)
             if table is not None:
-                yield table
+                yield replace(table, title=title)
                 continue
-            stack.extend(reversed(node))
+            stack.extend((item, title) for item in reversed(node))
         elif isinstance(node, dict):
+            own = node.get("title")
+            title = clean_text(own) if isinstance(own, str) and own.strip() else title
             split = _split_table(node)
             if split is not None:
                 table, used_keys = split
-                yield table
+                yield replace(table, title=title)
             else:
                 used_keys = ("", "")
-            stack.extend(reversed([v for k, v in node.items() if k not in used_keys]))
+            stack.extend((v, title) for k, v in reversed(node.items()) if k not in used_keys)
 
 
 def _is_row(value: Any) -> bool:
@@ -242,15 +261,16 @@ def _split_table(node: dict) -> tuple[_Table, tuple[str, str]] | None:
 
 
 def _mentions_gpus(table: _Table) -> bool:
+    """A GPU table: its header says GPU, or a row names a GPU model ("AMD EPYC Genoa" does not)."""
     if any("gpu" in normalize_header(h) for h in table.header):
         return True
-    return any(row and _GPU_WORDS.search(row[0]) for row in table.rows)
+    return any(row and GPU_NAME.search(row[0]) for row in table.rows)
 
 
 def _parse_table(table: _Table, observed_on: dt.date | None, sink: OfferSink) -> None:
     report = sink.report
     columns, _, unmapped = map_columns(table.header, _FIXED_COLUMNS)
-    price_columns = _price_columns(table.header, set(columns.values()), observed_on, report)
+    price_columns = _price_columns(table.header, set(columns.values()), observed_on, report, table.title)
     used_by_prices = {table.header[c.index] for c in price_columns}
     sink.note_columns(
         missing=[name for name in ("vcpus", "ram") if name not in columns],
@@ -276,14 +296,19 @@ def _parse_table(table: _Table, observed_on: dt.date | None, sink: OfferSink) ->
 
 
 def _price_columns(
-    header: list[str], taken: set[int], observed_on: dt.date | None, report: ParseReport
+    header: list[str], taken: set[int], observed_on: dt.date | None, report: ParseReport, title: str = ""
 ) -> list[_PriceColumn]:
     columns: list[_PriceColumn] = []
+    # A table titled "Preemptible ..." prices preemptible capacity in columns that do not say so.
+    title_spot = bool(_SPOT_HEADER.search(normalize_header(title)))
     for index, text in enumerate(header):
         norm = normalize_header(text)
         if index in taken or not _PRICE_HEADER.search(norm):
             continue
-        tier: Tier = "spot" if _SPOT_HEADER.search(norm) else "on_demand"
+        on_demand_column = bool(re.search(r"on demand", norm))
+        tier: Tier = (
+            "spot" if _SPOT_HEADER.search(norm) or (title_spot and not on_demand_column) else "on_demand"
+        )
         months: int | None = None
         if _RESERVED_HEADER.search(norm):
             months = term_months(norm)
