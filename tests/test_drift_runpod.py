@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 
 from gpuprice.scrapers.offer import ParseResult
+from gpuprice.scrapers.providers import runpod
 from gpuprice.scrapers.registry import parse_page
 from parser_support import assert_offers, fixture_dir, full_offer, report_of
 
@@ -93,7 +94,9 @@ def test_gpu_types_inside_next_data_are_read_as_the_api_response() -> None:
             pod("l40s", "L40S", 48.0, 0.4, tier="spot", community=True, **l40s),
         ],
     )
-    assert report_of(result, "runpod") == report(2, 6, notes=["gpuTypes read from the page's Next.js data"])
+    assert report_of(result, "runpod") == report(
+        2, 6, notes=["gpuTypes read from the page's Next.js data", runpod.NO_CLOUD_FLAGS_NOTE]
+    )
 
 
 def test_visible_prices_only_keep_the_labelled_spot_price_and_reject_the_unlabelled_one() -> None:

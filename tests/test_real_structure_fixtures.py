@@ -5,6 +5,8 @@ compound keys, envelopes or their absence) with rows of our own, so a fresh clon
 ``../shared/realpages`` tests the same paths (tests/test_realpages_json_apis.py reads the captures
 themselves). Layouts, by fixture (tests/fixtures/pages/<provider>/real_structure_*.json):
 
+- runpod subset_envelope: ewyluda/gpu-price-index ``tests/fixtures/runpod.json`` @d789fed5, the
+  GraphQL envelope with five fields per gpuType and no cloud flags;
 - runpod bare_list: Jumbo2020/gpu_prices ``gpu_prices.json`` @13a47f94 (2025-06-21), the gpuTypes
   list without its GraphQL envelope; names of ewyluda/gpu-price-index ``tests/fixtures/runpod.json``
   @d789fed5 (B300 SXM6 AC, a MIG slice of an RTX PRO 6000);
@@ -402,6 +404,7 @@ def test_vast_bare_listing_list() -> None:
 
 JSON_FIXTURES = [
     ("runpod", "bare_list"),
+    ("runpod", "subset_envelope"),
     ("aws", "us_east"),
     ("azure", "page"),
     ("azure", "bare_items"),
@@ -419,3 +422,60 @@ def test_each_layout_is_its_providers_and_no_other_providers(provider: str, name
         if other != provider:
             with pytest.raises(StructureMissing):
                 parse_page(other, content)
+
+
+def test_runpod_enveloped_field_subset_without_cloud_flags() -> None:
+    # ewyluda/gpu-price-index tests/fixtures/runpod.json @d789fed5: {"data": {"gpuTypes": [...]}} with
+    # id, displayName, memoryInGb, securePrice and communityPrice only
+    result = runpod.parse(page("runpod", "subset_envelope"))
+
+    def pod(sku: str, raw: str, gpu: str, vram: float, price: float, community: bool = False) -> dict:
+        return full_offer(
+            "runpod",
+            gpu=gpu,
+            gpu_raw=raw,
+            gpu_count=1,
+            vram_gb=vram,
+            community=community,
+            usd_per_gpu_hour=price,
+            sku=sku,
+        )
+
+    assert_offers(
+        result,
+        [
+            pod("NVIDIA H200 NVL", "H200 NVL", "h200-nvl", 143.0, 3.69),
+            # 0.50 on community cloud is likely Runpod's placeholder, but without the cloud flags
+            # nothing on the page says so: kept, and the report warns
+            pod("NVIDIA H200 NVL", "H200 NVL", "h200-nvl", 143.0, 0.5, community=True),
+            # the small-form-factor card runs at lower clocks: not the catalog's rtx-4000-ada
+            pod("NVIDIA RTX 4000 SFF Ada Generation", "RTX 4000 Ada SFF", "unknown", 20.0, 0.42),
+            pod(
+                "NVIDIA RTX 4000 SFF Ada Generation",
+                "RTX 4000 Ada SFF",
+                "unknown",
+                20.0,
+                0.19,
+                community=True,
+            ),
+            pod(
+                "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition",
+                "RTX PRO 6000 MaxQ",
+                "rtx-pro-6000",
+                96.0,
+                1.99,
+            ),
+            pod(
+                "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition",
+                "RTX PRO 6000 MaxQ",
+                "rtx-pro-6000",
+                96.0,
+                1.59,
+                community=True,
+            ),
+            # securePrice 0: not offered on secure cloud
+            pod("NVIDIA A100-SXM4-40GB", "A100 SXM 40GB", "a100-40gb", 40.0, 1.0, community=True),
+        ],
+    )
+    assert result.report.notes == [runpod.NO_CLOUD_FLAGS_NOTE]
+    assert result.report.unknown_gpus == ["RTX 4000 Ada SFF"]

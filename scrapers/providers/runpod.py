@@ -96,6 +96,12 @@ _LOWEST_PRICE_FIELDS: tuple[tuple[str, bool], ...] = (
     ("communityLowestPrice", True),
 )
 _IN_STOCK = {"high", "medium", "low"}
+# A response without the flags (a tracker's field subset) cannot tell a real price from the value
+# Runpod leaves in the price field of a cloud that does not carry the GPU (often 0.5).
+NO_CLOUD_FLAGS_NOTE = (
+    "secureCloud/communityCloud not in the response: a price of a cloud that does not carry the GPU "
+    "cannot be told from a placeholder"
+)
 
 # HTML fallback: price data attributes, mapped by name (two generations, see module docstring).
 _ATTR_RX = re.compile(
@@ -213,7 +219,10 @@ def _first_graphql_error(payload: Any) -> str:
 
 def _parse_graphql(text: str, sink: OfferSink) -> None:
     report = sink.report
-    for item in _gpu_types(text, report):
+    gpu_types = _gpu_types(text, report)
+    if not any(isinstance(i, dict) and ("secureCloud" in i or "communityCloud" in i) for i in gpu_types):
+        sink.note(NO_CLOUD_FLAGS_NOTE)
+    for item in gpu_types:
         report.rows_seen += 1
         if not isinstance(item, dict) or not clean_text(item.get("id")):
             sink.reject(clean_text(json.dumps(item))[:200], "gpuType without an id")
