@@ -48,7 +48,7 @@ from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import clean_text, parse_number, parse_price
 
 PROVIDER = "runpod"
-PARSER_VERSION = "runpod/3"
+PARSER_VERSION = "runpod/4"
 PRICING_URL = "https://www.runpod.io/pricing"
 # Secure and community cloud are separate markets: a bare price names neither.
 UNLABELED_TIER: Tier | None = None
