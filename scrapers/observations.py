@@ -1,7 +1,8 @@
 """Cited public price observations (observed_prices.csv format) -> price_snapshots rows.
 
 Tiers are normalised to the contract's values; a row that cannot be placed (reseller price,
-bad number, unknown provider) goes to quarantine with the reason, never silently dropped.
+bad number, a price below the per-GPU-hour floor, unknown provider, a second row with the
+natural key of an earlier one) goes to quarantine with the reason, never silently dropped.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from gpuprice.scrapers.offer import PROVIDERS, round_price
+from gpuprice.scrapers.parsing import check_gpu_hour_floor
 
 BUNDLED_OBSERVATIONS = Path(__file__).resolve().parent / "data" / "observed_prices.csv"
 PARSER_VERSION = "observations/1"
@@ -66,6 +68,7 @@ def load_observations(path: Path) -> tuple[pd.DataFrame, list[tuple[str, str, st
         )
     rows: list[dict] = []
     quarantined: list[tuple[str, str, str]] = []
+    first_row: dict[tuple, int] = {}  # natural key -> the line that gave it first
     try:
         records = list(reader)
     except csv.Error as exc:  # a runaway quoted field, a NUL: nothing is imported from such a file
@@ -90,6 +93,7 @@ def load_observations(path: Path) -> tuple[pd.DataFrame, list[tuple[str, str, st
             price = float((rec.get("usd_per_gpu_hour") or "").strip())
             if not 0 < price < 1000:  # also refuses nan and inf
                 raise ValueError(f"price {price} outside (0, 1000) USD per GPU-hour")
+            check_gpu_hour_floor(price, rec.get("usd_per_gpu_hour"))
             column = "gpu_count"
             count = int((rec.get("gpu_count") or "").strip())
             if not 1 <= count <= 4096:
@@ -103,6 +107,18 @@ def load_observations(path: Path) -> tuple[pd.DataFrame, list[tuple[str, str, st
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             quarantined.append((provider or "?", raw, f"row {line_no}, column {column}: {exc}"))
             continue
+        key = (observed, provider, gpu_raw, count, tier_raw)
+        if key in first_row:  # two citations of one offer on one day: the first (file order) stands
+            quarantined.append(
+                (
+                    provider,
+                    raw,
+                    f"row {line_no}: duplicate of row {first_row[key]} (same provider, gpu, gpu_count,"
+                    " tier and observed_on); the first stands",
+                )
+            )
+            continue
+        first_row[key] = line_no
         rows.append(
             {
                 "snapshot_date": observed,
@@ -120,8 +136,4 @@ def load_observations(path: Path) -> tuple[pd.DataFrame, list[tuple[str, str, st
                 "parser_version": PARSER_VERSION,
             }
         )
-    frame = pd.DataFrame(rows)
-    if not frame.empty:
-        # Two citations of the same offer on the same day: keep the first (the file's order).
-        frame = frame.drop_duplicates(subset=["snapshot_date", "provider", "sku"], keep="first")
-    return frame, quarantined
+    return pd.DataFrame(rows), quarantined

@@ -4,19 +4,23 @@ The parser finds rows and reads cells; the sink decides what becomes an offer. E
 built through the pydantic :class:`~scrapers.offer.Offer` model, so a row with an impossible
 value is rejected with the model's reason, and a row repeating an offer already kept (same
 :attr:`Offer.key`) is rejected as a duplicate. Rejections go to the report with the row's raw
-text; they never abort the page. A GPU name the catalog cannot map keeps the slug ``unknown``
+text; they never abort the page. Two rules hold for every parser here: a GPU count written with a
+minus sign ("-8x NVIDIA H100") and a price per GPU-hour below the plausible floor
+(:data:`~scrapers.parsing.MIN_USD_PER_GPU_HOUR`) are rejected with the reason. A GPU name the catalog cannot map keeps the slug ``unknown``
 and is listed once in ``unknown_gpus``: reported, never dropped or guessed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from decimal import Decimal
 from typing import Any
 
 from pydantic import ValidationError
 
 from gpuprice.scrapers.gpu_names import UNKNOWN, normalize_gpu
 from gpuprice.scrapers.offer import Offer, ParseReport, ParseResult, Provider, RejectedRow
+from gpuprice.scrapers.parsing import check_gpu_hour_floor, negative_count
 
 # Noted once per page by parsers that keep a "from $x" price (a floor over host variants) as the price.
 FROM_PRICE_NOTE = "'from' prices are lower bounds"
@@ -89,6 +93,18 @@ class OfferSink:
 
         The rejection reason is ``reason_prefix`` followed by :func:`validation_reason`.
         """
+        for name in ("gpu_raw", "sku"):
+            count = negative_count(fields.get(name))
+            if count:
+                self.reject(raw, f"{reason_prefix}negative GPU count {count!r} in {name} {fields[name]!r}")
+                return None
+        price = fields.get("usd_per_gpu_hour")
+        if isinstance(price, (int, float, Decimal)) and not isinstance(price, bool):
+            try:
+                check_gpu_hour_floor(price, raw)
+            except ValueError as exc:
+                self.reject(raw, f"{reason_prefix}{exc}")
+                return None
         try:
             return Offer(provider=self.provider, **fields)
         except ValidationError as exc:

@@ -52,6 +52,22 @@ _OTHER_PERIOD = re.compile(
 # bounds only catch numbers that cannot be prices (an exponent, a stray ID), never a market price.
 MIN_PRICE_USD = Decimal("0.0001")  # the contract's 4-decimal resolution: less would store as $0
 MAX_PRICE_USD = Decimal("100000")
+# The least a GPU-hour can cost and be a price: a page or an import below it is misread (an
+# exponent, a unit slip), never the market. The cheapest real offers (old consumer cards on
+# marketplaces) are a few cents; Vast.ai's hourly minimums are $0.02-0.05.
+MIN_USD_PER_GPU_HOUR = Decimal("0.01")
+# Characters that have no place inside a price: C0/C1 controls (tab, newline and carriage
+# return aside, which are spacing in markup), zero-width and bidirectional controls, and the
+# replacement character (an HTML parser's stand-in for a NUL or an undecodable byte). A price
+# they split ("$3.\x0099") is refused, never read up to the split.
+_PRICE_CONTROL = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ufffd]"
+)
+# A number followed by a spaced-out decimal part or more digits ("$ 3 . 9 9", "3 .99"): one price
+# written in pieces, not a price of 3.
+_SPLIT_NUMBER = re.compile(r"[.,]\d|\s*\.\s*\d|\s+\d+\s*\.\s*\d")
+# A GPU count written with a minus sign ("-8x NVIDIA H100", "\u22128 x A100").
+_NEGATIVE_COUNT = re.compile(rf"(?<![\w.])[{_MINUS}]\s*\d+\s*[x\u00d7](?![a-z\d])", re.I)
 
 
 def clean_text(value: object) -> str:
@@ -120,12 +136,20 @@ def parse_price(text: object, *, header: object = None) -> Price | None:
         raise ValueError(f"not a price: {text!r}")
     if isinstance(text, (int, float, Decimal)):
         return _json_price(text, header)
+    if text is not None and not isinstance(text, str):  # a JSON object or list, never read as its digits
+        raise ValueError(f"not a price (a {type(text).__name__}, not a number or text): {str(text)[:80]!r}")
+    control = _PRICE_CONTROL.search(text or "")
+    if control:
+        raise ValueError(
+            f"not a price (control or replacement character U+{ord(control.group(0)):04X} inside): {text!r}"
+        )
     s = clean_text(text)
     if not s or _UNPRICED_RE.search(s):
         return None
     _check_currency_and_period(s, clean_text(header))
     m = _PRICE_RE.search(s)
-    if not m or re.match(r"[.,]\d", s[m.end() :]):  # "$3.2.9" is garbage, not $3.20
+    # "$3.2.9" is garbage, not $3.20; "$ 3 . 9 9" a price in pieces, not $3.
+    if not m or _SPLIT_NUMBER.match(s[m.end() :]):
         raise ValueError(f"not a price: {s!r}")
     digits = re.sub(r"[,\u202f\u00a0 ]", "", m.group("num"))
     try:
@@ -166,6 +190,22 @@ def _check_currency_and_period(cell: str, header: str) -> None:
             unit = (period.group("unit") or period.group("adverb")).lower()
             shown = f"{cell!r} under {header!r}" if where else repr(cell)
             raise ValueError(f"not an hourly price ({where}per {unit}): {shown}")
+
+
+def negative_count(text: object) -> str | None:
+    """The negative GPU count a name or label writes ("-8x NVIDIA H100" -> "-8x"), or None."""
+    match = _NEGATIVE_COUNT.search(str(text or ""))
+    return match.group(0) if match else None
+
+
+def check_gpu_hour_floor(usd_per_gpu_hour: float | Decimal, shown: object) -> None:
+    """ValueError when a per-GPU-hour price is below :data:`MIN_USD_PER_GPU_HOUR` (but not 0,
+    which callers read as "not offered")."""
+    value = Decimal(str(usd_per_gpu_hour))
+    if 0 < value < MIN_USD_PER_GPU_HOUR:
+        raise ValueError(
+            f"implausible price: ${value:f} per GPU-hour is below the floor of ${MIN_USD_PER_GPU_HOUR}: {shown!r}"
+        )
 
 
 def _check_magnitude(value: Decimal, shown: str) -> None:

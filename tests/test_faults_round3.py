@@ -285,3 +285,123 @@ def test_a_held_warehouse_fails_a_writer_after_the_timeout(held_warehouse: tuple
 def test_lock_timeout_setting_is_checked():
     with Scenario("lock_timeout"), environment({"GPUPRICE_LOCK_TIMEOUT": "soon"}):
         one_line_error(gpuprice("workloads"), 2, "GPUPRICE_LOCK_TIMEOUT", "soon")
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. Prices as numbers only (the shared price reader and the offer sink, on each provider's page)
+# ---------------------------------------------------------------------------------------------
+
+DAY = "2026-10-06"
+
+
+def _page(provider: str, old: str, new: str) -> bytes:
+    from faults.pages import healthy_page
+
+    text = healthy_page(provider, DAY)[0].decode()
+    assert old in text, (provider, old)
+    return text.replace(old, new, 1).encode()
+
+
+def _runpod_page(field: str, value: object) -> bytes:
+    from faults.pages import healthy_page
+
+    data = json.loads(healthy_page("runpod", DAY)[0])
+    first = data["data"]["gpuTypes"][0]
+    assert field in first
+    first[field] = value
+    return json.dumps(data).encode()
+
+
+def _assert_quarantined(provider: str, page: bytes, marker: str, reason: str) -> None:
+    from faults.pages import healthy_page
+    from gpuprice.scrapers.registry import provider_parser
+
+    healthy = provider_parser(provider).parse(healthy_page(provider, DAY)[0])
+    result = provider_parser(provider).parse(page)
+    hits = [r for r in result.report.rejected if marker in r.raw]
+    assert hits, result.report.rejected
+    assert reason.lower() in hits[0].reason.lower(), hits[0].reason
+    # Exactly the bad row is lost: nothing of it lands under another value.
+    assert len(result.offers) == len(healthy.offers) - 1
+    healthy_keys = {o.key: o for o in healthy.offers}
+    for offer in result.offers:
+        assert healthy_keys[offer.key] == offer, offer
+
+
+HOSTILE_CELLS = [
+    ("lambda", "<td>$3.99</td>", "<td>$3.\x0099</td>", "$3.", "character U+"),
+    ("lambda", "<td>$3.99</td>", "<td>$3.\u200b99</td>", "$3.", "character U+"),
+    ("lambda", "<td>$3.99</td>", "<td>$ 3 . 9 9</td>", "$ 3 . 9 9", "not a price"),
+    ("lambda", "<td>$3.99</td>", "<td>$3 .99</td>", "$3 .99", "not a price"),
+    ("lambda", "<td>$3.99</td>", "<td>$0.001</td>", "$0.001", "below the floor"),
+    (
+        "lambda",
+        "<td>On-demand 8x NVIDIA H100 SXM</td>",
+        "<td>-8x NVIDIA H100 SXM</td>",
+        "-8x",
+        "negative GPU count",
+    ),
+    ("coreweave", "<td>$42.00</td>", "<td>$42.\x0000</td>", "$42.", "character U+"),
+]
+
+
+@pytest.mark.parametrize("provider, old, new, marker, reason", HOSTILE_CELLS)
+def test_a_hostile_price_cell_is_quarantined_with_the_reason(provider, old, new, marker, reason):
+    with Scenario("price_reader"):
+        _assert_quarantined(provider, _page(provider, old, new), marker, reason)
+
+
+@pytest.mark.parametrize(
+    "value, reason",
+    [({"a": 1}, "a dict"), ([3.99], "a list"), (0.001, "below the floor"), ("3.\u000099", "character U+")],
+    ids=["object", "list", "below floor", "control character"],
+)
+def test_runpod_json_price_must_be_a_number(value, reason):
+    with Scenario("price_reader"):
+        marker = json.dumps(value)[:4] if not isinstance(value, float) else repr(value)
+        page = _runpod_page("securePrice", value)
+        from gpuprice.scrapers.registry import provider_parser
+
+        result = provider_parser("runpod").parse(page)
+        hits = [r for r in result.report.rejected if "securePrice" in r.raw and reason in r.reason]
+        assert hits, (marker, result.report.rejected)
+        assert all(o.usd_per_gpu_hour >= 0.01 for o in result.offers)
+
+
+def _observations(tmp_path: Path, *rows: str) -> Path:
+    path = tmp_path / "obs.csv"
+    path.write_text("provider,gpu,gpu_count,tier,usd_per_gpu_hour,observed_on\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def test_an_import_below_the_floor_is_quarantined(home: Path, tmp_path: Path):
+    with Scenario("import_floor"):
+        path = _observations(
+            tmp_path,
+            "lambda,H100 SXM,1,on_demand,1e-9,2026-10-01",
+            "lambda,H100 SXM,8,on_demand,2.99,2026-10-01",
+        )
+        result = gpuprice("import-observations", str(path))
+        assert result.code == 0, result
+        assert "1 added" in result.out and "1 quarantined" in result.out, result.out
+        assert "below the floor" in result.err, result.err
+        history = gpuprice(
+            "sql", "select min(usd_per_gpu_hour) AS m from price_snapshots", "--format", "json"
+        )
+        assert json.loads(history.out)[0]["m"] == 2.99
+
+
+def test_duplicate_natural_keys_in_one_import_are_quarantined(home: Path, tmp_path: Path):
+    with Scenario("import_duplicates"):
+        path = _observations(
+            tmp_path,
+            "lambda,H100 SXM,1,on_demand,2.99,2026-10-01",
+            "lambda,H100 SXM,1,on_demand,1.00,2026-10-01",
+            "lambda,H100 SXM,1,on_demand,5.00,2026-10-01",
+        )
+        result = gpuprice("import-observations", str(path))
+        assert result.code == 0, result
+        assert "1 added" in result.out and "2 quarantined" in result.out, result.out
+        assert result.err.count("duplicate of row 2") == 2, result.err
+        prices = gpuprice("sql", "select usd_per_gpu_hour AS p from price_snapshots", "--format", "json")
+        assert [r["p"] for r in json.loads(prices.out)] == [2.99]
