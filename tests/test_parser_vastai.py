@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from gpuprice.scrapers.offer import StructureMissing
@@ -117,3 +119,27 @@ def test_sample_archive() -> None:
 
 def test_registered() -> None:
     assert_registered(vastai, "vastai", "vastai/2", "https://vast.ai/pricing")
+
+
+def test_a_combined_day_counts_a_listing_seen_by_two_searches_once() -> None:
+    listing = {"id": 7, "gpu_name": "H200", "num_gpus": 1, "gpu_ram": 143771, "dph_total": 3.0}
+    general = {"offers": [listing, {**listing, "id": 8, "dph_total": 3.2}]}
+    h200_search = {"offers": [listing, {**listing, "id": 9, "dph_total": 3.6}]}
+    document = {
+        "format": "gpuprice-combined/1",
+        "pages": [
+            {"url": "https://console.vast.ai/api/v0/bundles/?q=general", "status": 200, "body": general},
+            {"url": "https://console.vast.ai/api/v0/bundles/?q=h200", "status": 200, "body": h200_search},
+            {"url": "https://console.vast.ai/api/v0/bundles/?q=b200", "error": "HTTP 429 after 4 attempts"},
+        ],
+    }
+    result = vastai.parse(json.dumps(document).encode())
+    # three listings (7 twice): median of 3.00, 3.20, 3.60 is 3.20
+    assert [(o.price_basis, o.usd_per_gpu_hour, o.capacity) for o in result.offers] == [
+        ("list", 3.2, 3),
+        ("lowest_now", 3.0, 3),
+    ]
+    assert result.report.rows_seen == 3
+    assert result.report.notes[0] == (
+        "part missing: https://console.vast.ai/api/v0/bundles/?q=b200: HTTP 429 after 4 attempts"
+    )
