@@ -39,6 +39,22 @@ def validation_reason(exc: ValidationError, *, name_fields: bool = True) -> str:
     )
 
 
+def sku_naming_memory(sku: str, gpu_raw: str, vram_gb: float | None, provider: str) -> str:
+    """``sku`` with the memory appended when the name alone would name another part.
+
+    Pages sell one name in two memory sizes ("NVIDIA A100 SXM" with 40 GB and with 80 GB): the
+    80 GB row gets " 80GB" in its sku, so the two are two offers, not a duplicate. Names that
+    identify their part (H100 SXM is 80 GB) keep their sku unchanged, day after day.
+    """
+    if vram_gb is None:
+        return sku
+    if normalize_gpu(gpu_raw, provider=provider) == normalize_gpu(
+        gpu_raw, provider=provider, vram_gb=vram_gb
+    ):
+        return sku
+    return f"{sku} {vram_gb:g}GB"
+
+
 class OfferSink:
     """The offers and the :class:`ParseReport` of one page of one provider."""
 

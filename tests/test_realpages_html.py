@@ -204,3 +204,60 @@ def test_nebius_own_server_rendered_div_tables_with_a_schedule_and_a_preemptible
         ],
     )
     assert result.report.unpriced_rows == 1  # GB200 NVL72: Contact us
+
+
+# ----- Lambda: the 1-Click Clusters section ------------------------------------------------------------
+# getcomputable/gpu-index tests/fixtures/observatory/lambda/pricing.html @055204ad, characters 0-5661,
+# 2026-08-22: tables Plan | DURATION | GPU COUNT | PRICE/GPU/HR* | Action, one tab per GPU. Each priced
+# row is a contract for 2 weeks to 1 year at that GPU count: reserved, basis "contract", the shortest
+# term (two weeks) in whole months rounded up = 1. "256+" is 256 GPUs or more (the offer's count: 256).
+# "1 year+ | 16+ | —" rows say "Talk to our team": unpriced.
+
+
+def _cluster(gpu: str, raw: str, count: int, price: float) -> dict:
+    return offer(
+        "lambda", gpu, raw, count, None, "reserved", price, price_basis="contract", commitment_months=1
+    )
+
+
+LAMBDA_REAL = [
+    _cluster("b200", "NVIDIA HGX B200", 16, 9.86),
+    _cluster("b200", "NVIDIA HGX B200", 64, 9.36),
+    _cluster("b200", "NVIDIA HGX B200", 256, 8.87),
+    _cluster("h100-sxm", "NVIDIA H100", 16, 6.16),  # 1-Click Clusters are HGX (SXM) H100 systems
+    _cluster("h100-sxm", "NVIDIA H100", 64, 5.85),
+    _cluster("h100-sxm", "NVIDIA H100", 256, 5.54),
+]
+
+
+def test_lambda_real_one_click_clusters_are_contract_prices() -> None:
+    page = real_capture("lambda", "getcomputable_lambda_pricing_2026-08-22_1click-section.html")
+    result = parse_page("lambda", page)
+    assert_contract_offers(result, LAMBDA_REAL)
+    report = result.report
+    assert (report.parse_strategy, report.rows_seen, report.unpriced_rows) == ("structured", 8, 2)
+    assert report.rejected == [] and report.unknown_gpus == []
+    assert [o.sku for o in result.offers][:1] == ["16x NVIDIA HGX B200 [cluster, 2 weeks – 1 year]"]
+
+
+def test_lambda_own_page_clusters_and_a100_in_two_memory_sizes() -> None:
+    """tests/fixtures/pages/lambda/one_click_clusters.html: clusters (also copied as escaped HTML in the
+    island script: read once), and 8x NVIDIA A100 SXM with 80 GB and with 40 GB, both kept."""
+    result = parse_page("lambda", (fixture_dir("lambda") / "one_click_clusters.html").read_bytes())
+    assert_contract_offers(
+        result,
+        [
+            _cluster("b200", "NVIDIA HGX B200", 16, 9.4),
+            _cluster("b200", "NVIDIA HGX B200", 128, 8.95),
+            _cluster("h100-sxm", "NVIDIA H100", 32, 5.9),
+            _cluster("h100-sxm", "NVIDIA H100", 256, 5.25),
+            offer("lambda", "h100-sxm", "NVIDIA H100 SXM", 8, 80.0, "on_demand", 3.79),
+            offer("lambda", "a100-80gb-sxm", "NVIDIA A100 SXM", 8, 80.0, "on_demand", 2.49),
+            offer("lambda", "a100-40gb", "NVIDIA A100 SXM", 8, 40.0, "on_demand", 1.89),
+            offer("lambda", "gh200", "NVIDIA GH200", 1, 96.0, "on_demand", 1.59),
+            offer("lambda", "a10", "NVIDIA A10", 1, 24.0, "on_demand", 0.79),
+        ],
+    )
+    skus = [o.sku for o in result.offers]
+    assert skus[5:7] == ["8x NVIDIA A100 SXM 80GB", "8x NVIDIA A100 SXM"]  # the name alone says 40 GB
+    assert result.report.rejected == [] and result.report.unpriced_rows == 2

@@ -14,8 +14,16 @@ Columns are mapped by header text (or by each cell's ``data-label``). A price co
 names the GPU ("PRICE/GPU/HR") is per GPU and ``usd_per_instance_hour`` stays None, since the page
 does not state it; a plain "Price" column is per instance unless its cells say "/GPU" (the 2023
 pages priced whole instances). RAM and storage are converted to GB (1e9 bytes) from the unit the
-page shows (GiB, TiB, TB; bare numbers are read as GB). On-demand only: Lambda sells reserved
-capacity and 1-Click Clusters through sales.
+page shows (GiB, TiB, TB; bare numbers are read as GB). A plan name without memory ("NVIDIA A100
+SXM", sold with 40 GB and with 80 GB) gets the memory in its sku when the name alone would name
+the other part, so both rows are kept (``offer_sink.sku_naming_memory``).
+
+1-Click Clusters (a real capture: getcomputable/gpu-index
+tests/fixtures/observatory/lambda/pricing.html @055204ad, 2026-08-22) are tables with a DURATION
+column ("2 weeks – 1 year") and a GPU COUNT column ("16", "64", "256+"): contract prices, stored as
+``reserved`` with ``price_basis`` "contract" and the shortest term as ``commitment_months`` (whole
+months, rounded up: two weeks -> 1), the duration kept in the sku. "1 year+" rows say "Talk to our
+team": unpriced.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import json
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -34,11 +43,11 @@ from bs4 import BeautifulSoup, Tag
 from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.next_data import next_f_strings
 from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier
-from gpuprice.scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
+from gpuprice.scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink, sku_naming_memory
 from gpuprice.scrapers.page_input import page_text
 from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import cell_text, clean_text, map_columns, parse_number, parse_price
-from gpuprice.scrapers.quantities import size_gb
+from gpuprice.scrapers.quantities import size_gb, term_months
 
 PROVIDER = "lambda"
 PARSER_VERSION = "lambda/1"
@@ -58,6 +67,8 @@ INSTANCES_URL = "https://lambda.ai/instances"
 _COLUMNS: dict[str, tuple[str, ...]] = {
     "count": (r"^(gpus|gpu count|number of gpus|gpus per instance)$",),
     "region": (r"\bregions?\b", r"\blocation\b", r"data ?cent(er|re)"),
+    # 1-Click Clusters: "DURATION" ("2 weeks – 1 year"), the contract's term.
+    "duration": (r"^(duration|term|contract|commitment)( length)?$",),
     "plan": (r"^plan\b", r"instance type", r"^instance\b", r"^(gpu|name|model)\b", r"^$"),
     "vram": (r"vram", r"gpu mem"),
     "vcpus": (r"vcpu", r"\bcpus?\b", r"\bcores?\b"),
@@ -367,7 +378,12 @@ def _emit_row(row: _Row, tab_count: int | None, sink: OfferSink) -> None:
         sink.reject(row.raw, "GPU count missing (no tab label and no 'Nx' in the plan)")
         return
     tier = (match["tier"] or "on-demand").lower().replace(" ", "-")
-    if tier.startswith("reserved"):
+    duration = row.cells.get("duration") or ""
+    contract_months = _contract_months(duration) if duration else None
+    if duration and contract_months is None:
+        sink.reject(row.raw, f"contract price without a term Lambda states: duration {duration!r}")
+        return
+    if tier.startswith("reserved") and contract_months is None:
         sink.reject(row.raw, "reserved plan without a commitment term")
         return
 
@@ -382,22 +398,40 @@ def _emit_row(row: _Row, tab_count: int | None, sink: OfferSink) -> None:
         gpu_raw=gpu_raw,
         gpu_count=count,
         vram_gb=vram,
-        tier="spot" if tier == "spot" else "on_demand",
+        tier="reserved" if contract_months is not None else ("spot" if tier == "spot" else "on_demand"),
+        commitment_months=contract_months,
         usd_per_gpu_hour=per_gpu,
         usd_per_instance_hour=per_instance,
         region=row.cells.get("region") or None,
-        sku=f"{count}x {gpu_raw}",
+        sku=f"{sku_naming_memory(f'{count}x {gpu_raw}', gpu_raw, vram, PROVIDER)}"
+        + (f" [cluster, {duration}]" if contract_months is not None else ""),
         vcpus=parse_number(row.cells.get("vcpus")),
         ram_gb=size_gb(row.cells.get("ram")) or None,
         storage_gb=size_gb(row.cells.get("storage")) or None,
-        # "from $x": a floor, not a list price
-        price_basis="from" if any(price.is_from for price in prices.values()) else "list",
+        # "from $x": a floor; a 1-Click Cluster price: a contract agreed for a term and a GPU count
+        price_basis="contract"
+        if contract_months is not None
+        else ("from" if any(price.is_from for price in prices.values()) else "list"),
     )
 
 
+_WEEKS_RX = re.compile(r"(\d+)\s*(?:-\s*)?weeks?\b", re.I)
+_DAYS_PER_MONTH = 365.25 / 12
+
+
+def _contract_months(duration: str) -> int | None:
+    """The shortest term of a contract duration, in whole months rounded up ("2 weeks – 1 year" -> 1:
+    two weeks of commitment is billed within the first month; "1 year+" -> 12); None if no term."""
+    shortest = re.split(r"\s*(?:[\u2013\u2014-]|to)\s+|\+", clean_text(duration))[0]
+    weeks = _WEEKS_RX.search(shortest)
+    if weeks:
+        return max(1, math.ceil(int(weeks.group(1)) * 7 / _DAYS_PER_MONTH))
+    return term_months(shortest)
+
+
 def _count_cell(text: str | None) -> int | None:
-    """A GPU count cell: "8", "8x", "8 ×"."""
-    match = re.fullmatch(r"\s*(\d{1,3})\s*[x\u00d7]?\s*", text or "")
+    """A GPU count cell: "8", "8x", "8 ×", or a cluster's smallest size "256+"."""
+    match = re.fullmatch(r"\s*(\d{1,3})\s*(?:[x\u00d7]|\+)?\s*", text or "")
     return int(match.group(1)) if match and int(match.group(1)) >= 1 else None
 
 
