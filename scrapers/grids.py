@@ -34,6 +34,18 @@ _UP_LEVELS = 4  # how far above the list its header row may sit
 
 def div_grids(soup: BeautifulSoup | Tag) -> Iterator[tuple[Tag, Grid]]:
     """Each list (``role="list"``) that sits under a header row of divs: (the list, its grid)."""
+    for listing, header_cells, rows in div_grid_cells(soup):
+        yield (
+            listing,
+            [
+                ([cell_text(c) for c in header_cells], True),
+                *(([cell_text(c) for c in cells], False) for cells in rows),
+            ],
+        )
+
+
+def div_grid_cells(soup: BeautifulSoup | Tag) -> Iterator[tuple[Tag, list[Tag], list[list[Tag]]]]:
+    """(the list, its header cells, each item's cells) of every list under a header row of divs."""
     for listing in soup.find_all(role="list"):
         items = [c for c in listing.find_all(True, recursive=False) if isinstance(c, Tag)]
         if not items:
@@ -43,13 +55,9 @@ def div_grids(soup: BeautifulSoup | Tag) -> Iterator[tuple[Tag, Grid]]:
             continue
         header_cells = _element_children(header)
         header_classes = _shared_classes(header_cells)
-        rows: Grid = [([cell_text(c) for c in header_cells], True)]
-        for item in items:
-            cells = _row_cells(item, len(header_cells), header_classes)
-            if cells is not None:
-                rows.append(([cell_text(c) for c in cells], False))
-        if len(rows) > 1:
-            yield listing, rows
+        rows = [cells for item in items if (cells := _row_cells(item, len(header_cells), header_classes))]
+        if rows:
+            yield listing, header_cells, rows
 
 
 def _element_children(tag: Tag) -> list[Tag]:

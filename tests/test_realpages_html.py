@@ -261,3 +261,51 @@ def test_lambda_own_page_clusters_and_a100_in_two_memory_sizes() -> None:
     skus = [o.sku for o in result.offers]
     assert skus[5:7] == ["8x NVIDIA A100 SXM 80GB", "8x NVIDIA A100 SXM"]  # the name alone says 40 GB
     assert result.report.rejected == [] and result.report.unpriced_rows == 2
+
+
+# ----- Crusoe: the Webflow GPU grid under "GPU model | On-demand | Current spot" ----------------------------
+# getcomputable/gpu-index tests/fixtures/observatory/crusoe/pricing.html @055204ad, characters 0-15564,
+# 2026-08-22. Prices are per GPU-hour ("$4.29/GPU-hr"); the card's tags add VRAM and form factor to
+# the name. Every "Current spot" cell reads "Contact sales", as do GB200, B200 and MI355X on-demand:
+# three unpriced cards, six on-demand offers.
+
+
+def _cr(gpu: str, raw: str, vram: float, tier: str, price: float) -> dict:
+    return offer("crusoe", gpu, raw, 1, vram, tier, price)
+
+
+CRUSOE_REAL = [
+    _cr("h200-sxm", "NVIDIA H200 141GB HGX", 141.0, "on_demand", 4.29),
+    _cr("h100-sxm", "NVIDIA H100 80GB HGX", 80.0, "on_demand", 3.9),
+    _cr("a100-80gb-sxm", "NVIDIA A100 80GB SXM", 80.0, "on_demand", 2.3),
+    _cr("a100-80gb-pcie", "NVIDIA A100 80GB PCIe", 80.0, "on_demand", 2.0),
+    _cr("l40s", "NVIDIA L40S 48GB", 48.0, "on_demand", 1.5),
+    _cr("mi300x", "AMD MI300X 192GB", 192.0, "on_demand", 3.45),
+]
+
+
+def test_crusoe_real_webflow_grid() -> None:
+    page = real_capture("crusoe", "getcomputable_crusoe_pricing_2026-08_gpu-section.html")
+    result = parse_page("crusoe", page)
+    assert_contract_offers(result, CRUSOE_REAL)
+    report = result.report
+    assert (report.parse_strategy, report.rows_seen, report.unpriced_rows) == ("structured", 9, 3)
+    assert report.rejected == [] and report.unknown_gpus == []
+
+
+def test_crusoe_own_grid_reads_current_spot_as_spot() -> None:
+    """tests/fixtures/pages/crusoe/webflow_current_spot.html: the same grid with spot prices."""
+    result = parse_page("crusoe", (fixture_dir("crusoe") / "webflow_current_spot.html").read_bytes())
+    assert_contract_offers(
+        result,
+        [
+            _cr("h200-sxm", "NVIDIA H200 141GB HGX", 141.0, "on_demand", 4.1),
+            _cr("h200-sxm", "NVIDIA H200 141GB HGX", 141.0, "spot", 2.05),
+            _cr("h100-sxm", "NVIDIA H100 80GB HGX", 80.0, "on_demand", 3.75),
+            _cr("h100-sxm", "NVIDIA H100 80GB HGX", 80.0, "spot", 1.6),
+            _cr("a100-80gb-pcie", "NVIDIA A100 80GB PCIe", 80.0, "on_demand", 1.95),
+            _cr("mi300x", "AMD MI300X 192GB", 192.0, "on_demand", 3.3),
+            _cr("mi300x", "AMD MI300X 192GB", 192.0, "spot", 1.45),
+        ],
+    )
+    assert result.report.rejected == [] and result.report.unpriced_rows == 1

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from bs4 import BeautifulSoup, NavigableString, Tag
 
 from gpuprice.scrapers.fallback import GPU_NAME
+from gpuprice.scrapers.grids import div_grid_cells
 from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.offer import Offer, ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import OfferSink
@@ -103,7 +104,8 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
     sink = OfferSink(PROVIDER)
     text = page_text(content, sink.report, undecodable_note=UNDECODABLE_NOTE_SEMICOLON)
     soup = BeautifulSoup(text, "lxml")
-    cards = _table_cards(soup) + _cards(soup)  # tables read (and removed) before the card grid
+    # Tables and header-labelled grids are read (and removed) before the card reader.
+    cards = _table_cards(soup) + _grid_cards(soup) + _cards(soup)
     if not any(card.cells for card in cards):
         what = "no GPU card with a labelled price (on-demand/spot/reserved)"
         unlabelled = sum(len(card.unlabelled_prices) for card in cards)
@@ -178,6 +180,52 @@ def _table_cards(soup: BeautifulSoup) -> list[_Card]:
             cards.append(card)
         table.decompose()
     return cards
+
+
+def _grid_cards(soup: BeautifulSoup) -> list[_Card]:
+    """Cards of a Webflow collection under a header row ("GPU model | On-demand | Current spot"):
+    each price cell is labelled by its column's header; the lists are then removed from the page.
+
+    The live page's structure (a real capture: getcomputable/gpu-index
+    tests/fixtures/observatory/crusoe/pricing.html @055204ad, 2026-08-22): the header labels sit in
+    one row above the list, far from the cells, so the card reader alone would leave a spot price
+    without its label.
+    """
+    cards: list[_Card] = []
+    for listing, header_cells, rows in div_grid_cells(soup):
+        header = [clean_text(cell_text(c)) for c in header_cells]
+        columns, _, _ = map_columns(header, _TABLE_COLUMNS)
+        tiers = [i for i, h in enumerate(header) if i not in columns.values() and _label_kind(h)]
+        if "name" not in columns or not tiers:
+            continue
+        for cells in rows:
+            card = _grid_card(cells[columns["name"]])
+            if card is None:
+                continue
+            for i in tiers:
+                text = cell_text(cells[i])
+                if _is_value(text):
+                    card.cells.append(_Cell(label=header[i], text=text))
+            cards.append(card)
+        listing.decompose()
+    return cards
+
+
+def _grid_card(name_cell: Tag) -> _Card | None:
+    """A card from a grid's name cell: its heading, and its VRAM and form-factor tags."""
+    heading = name_cell.find(_HEADING_TAGS)
+    texts = [clean_text(t) for t in name_cell.find_all(string=True) if clean_text(t)]
+    texts = [t for t in texts if t and not t.startswith("<")]
+    name = clean_text(heading.get_text(" ")) if heading is not None else (texts[0] if texts else "")
+    if not name:
+        return None
+    card = _Card(heading=name)
+    for text in texts:
+        if _VRAM_TAG.match(text):
+            card.vram_tag = card.vram_tag or text
+        elif _FORM_FACTOR_TAG.match(text) and text not in card.form_factors:
+            card.form_factors.append(text)
+    return card
 
 
 def _is_priced(text: str) -> bool:
