@@ -104,7 +104,7 @@ _MAX_LINE = 400
 
 # A GPU model as pages write it: vendor, HGX/DGX, the model, then qualifiers (memory, form factor).
 _MODEL = (
-    r"(?:GB[23]00|GH200|[BH][12]\d0|A100|A10G?|A30|A40|A16|L40S?|L4|V100|T4|P100|"
+    r"(?:GB[23]00|GH200|[BH][123]\d0|A100|A10G?|A30|A40|A16|L40S?|L4|V100|T4|P100|"
     r"RTX\s?(?:PRO\s?)?\d{4}(?:\s?Ada)?|RTX\s?A\d{4}|A[456]000(?:\s?Ada)?|MI\d{3}X?|Gaudi\s?\d)"
 )
 _QUALIFIER = (

@@ -84,7 +84,7 @@ def embedded_json_values(text: str) -> Iterator[Any]:
     whole values inside them still found. ``$$`` escapes are undone in what is yielded.
     """
     if '\\"' in text:
-        text = _unescape_string_body(text)
+        text = unescape_string_body(text)
     decoder = json.JSONDecoder()
     index = 0
     while True:
@@ -102,7 +102,7 @@ def embedded_json_values(text: str) -> Iterator[Any]:
         index = end
 
 
-def _unescape_string_body(text: str) -> str:
+def unescape_string_body(text: str) -> str:
     """The text a JSON string body stands for (``\\"`` -> ``"``), also when cut mid-escape."""
     body = text.strip()
     for trim in range(0, 6):  # a fragment may end inside an escape sequence ("\\u00")

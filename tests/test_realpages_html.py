@@ -309,3 +309,40 @@ def test_crusoe_own_grid_reads_current_spot_as_spot() -> None:
         ],
     )
     assert result.report.rejected == [] and result.report.unpriced_rows == 1
+
+
+# ----- Massed Compute: server-component (flight) records ------------------------------------------------
+# getcomputable/gpu-index tests/fixtures/observatory/massedcompute/pricing_rsc_excerpt.html @055204ad,
+# characters 0-3900, 2026-08-22: two escaped records of one instance, its phone card
+# ("B300 SXM6-mobile-x 8-0") and its table row ("B300 SXM6-x 8-0"): count badge "×" "8", "$$52.80"
+# (RSC's escape of "$52.80") "/hr" per instance-hour, vCPU 280, RAM 2800 GB, Storage 6000. One offer:
+# 52.80 / 8 = 6.60 per GPU-hour.
+
+
+def test_massedcompute_real_flight_records() -> None:
+    page = real_capture(
+        "massedcompute", "getcomputable_massedcompute_pricing_rsc_excerpt_2026-08_first2records.html"
+    )
+    result = parse_page("massedcompute", page)
+    assert_contract_offers(
+        result, [offer("massedcompute", "b300", "B300 SXM6", 8, None, "on_demand", 6.6, 52.8)]
+    )
+    only = result.offers[0]
+    assert (only.sku, only.vcpus, only.ram_gb, only.storage_gb) == ("8x B300 SXM6", 280.0, 2800.0, 6000.0)
+    assert result.report.rejected == [] and result.report.rows_seen == 1
+
+
+def test_massedcompute_own_flight_page_split_over_chunks() -> None:
+    """tests/fixtures/pages/massedcompute/app_router_flight.html: the payload in three push chunks,
+    "H100 (80GB)" (Massed Compute's 80 GB PCIe card) in two sizes, "B300 SXM6 x8", a sold-out record."""
+    page = (fixture_dir("massedcompute") / "app_router_flight.html").read_bytes()
+    result = parse_page("massedcompute", page)
+    assert_contract_offers(
+        result,
+        [
+            offer("massedcompute", "h100-pcie", "H100 (80GB)", 1, None, "on_demand", 2.35, 2.35),
+            offer("massedcompute", "h100-pcie", "H100 (80GB)", 8, None, "on_demand", 2.35, 18.8),  # 18.80 / 8
+            offer("massedcompute", "b300", "B300 SXM6", 8, None, "on_demand", 6.2, 49.6),  # 49.60 / 8
+        ],
+    )
+    assert result.report.unpriced_rows == 1 and result.report.rejected == []  # A6000 x2: Sold out

@@ -19,6 +19,7 @@ PCIe card, the cheap H200 is the NVL card, and the SXM5 parts are named "SXM5".
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,8 +27,10 @@ from decimal import Decimal
 
 from bs4 import BeautifulSoup, Tag
 
+from gpuprice.scrapers.fallback import GPU_NAME
 from gpuprice.scrapers.gpu_names import normalize_gpu
 from gpuprice.scrapers.identity import Identity
+from gpuprice.scrapers.next_data import flight_payload, is_rsc_reference, unescape_string_body
 from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
@@ -112,9 +115,12 @@ class _Record:
 
 def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
     sink = OfferSink(PROVIDER)
-    soup = BeautifulSoup(page_text(content, sink.report, undecodable_note=UNDECODABLE_NOTE_SEMICOLON), "lxml")
+    text = page_text(content, sink.report, undecodable_note=UNDECODABLE_NOTE_SEMICOLON)
+    soup = BeautifulSoup(text, "lxml")
     grids = _grids(soup)
     records = list(_table_records(grids, sink))
+    if not records:
+        records = list(_flight_records(text, soup))
     if not records:
         for skipped in soup.find_all(_SKIPPED_TAGS):
             skipped.decompose()
@@ -301,6 +307,98 @@ def _labelled_records(soup: BeautifulSoup) -> Iterator[_Record]:
             context=context,
             text=clean_text(root.get_text(" ")),
         )
+
+
+# ---------------------------------------------------------------- layout 3: server-component data
+
+# A record's React key names its instance: "B300 SXM6-x 8-0" (table row), "B300 SXM6-mobile-x 8-0"
+# (the phone card of the same row), or "H100 (80GB) x1".
+_RECORD_KEY = re.compile(
+    r"^(?P<name>.+?)(?:-mobile)?(?:-x\s?(?P<count>\d{1,3})-\d+|\s+[x\u00d7]\s?(?P<count2>\d{1,3}))$"
+)
+_KEYED_PROPS = re.compile(r'"((?:[^"\\]|\\.){1,160})",\{')
+_FLIGHT_HEADER = ("GPU", "GPUs", "Price per hour", "vCPUs", "RAM", "Storage")
+_LABELS = {"vcpu": 3, "vcpus": 3, "cpu": 3, "ram": 4, "memory": 4, "storage": 5, "disk": 5}
+
+
+def _flight_records(text: str, soup: BeautifulSoup) -> Iterator[_Record]:
+    """Instance records of the App Router payload (``self.__next_f.push`` chunks, or a saved fragment
+    of them, escaped): each element keyed by the instance ("B300 SXM6-x 8-0") whose children hold the
+    GPU count ("×", "8"), the instance price ("$$52.80" "/hr") and labelled specs (vCPU, RAM,
+    Storage as <dt>/<dd>). The phone card and the table row of one instance are one record.
+
+    Structure of a real payload: getcomputable/gpu-index
+    tests/fixtures/observatory/massedcompute/pricing_rsc_excerpt.html @055204ad (2026-08-22).
+    """
+    payload = flight_payload([s.get_text() for s in soup.find_all("script")])
+    if not payload and '\\"' in text:
+        payload = unescape_string_body(text)
+    seen: set[tuple[str, ...]] = set()
+    decoder = json.JSONDecoder()
+    for match in _KEYED_PROPS.finditer(payload or ""):
+        try:
+            key = json.loads(f'"{match.group(1)}"')
+            props, _ = decoder.raw_decode(payload, match.end() - 1)
+        except (json.JSONDecodeError, ValueError):
+            continue
+        named = _RECORD_KEY.match(clean_text(key))
+        if named is None or not GPU_NAME.search(named.group("name")):
+            continue
+        texts, labelled = _rsc_texts(props)
+        price = next((t for t in texts if t.startswith("$")), "")  # "" for "Sold out": an unpriced record
+        counts = [
+            texts[i + 1] for i, t in enumerate(texts[:-1]) if t in ("\u00d7", "x") and texts[i + 1].isdigit()
+        ]
+        key_count = named.group("count") or named.group("count2")
+        cells = ["", "", "", "", "", ""]
+        cells[0] = clean_text(named.group("name"))
+        cells[1] = counts[0] if counts else key_count
+        if counts and counts[0] != key_count:
+            cells[1] = f"{counts[0]} (key says {key_count})"  # rejected: the counts disagree
+        at = texts.index(price) + 1 if price else len(texts)
+        after = texts[at] if at < len(texts) else ""
+        cells[2] = f"{price}{after}" if after.startswith("/") else price
+        for label, value in labelled:
+            column = _LABELS.get(normalize_header(label))
+            if column is not None and not cells[column]:
+                cells[column] = value
+        record = tuple(cells)
+        if record[:3] in seen:
+            continue  # the phone card and the table row of one instance (the row's specs are unlabelled)
+        seen.add(record[:3])
+        yield _Record(header=_FLIGHT_HEADER, cells=record, context=None, text=" ".join(record))
+
+
+def _rsc_texts(node: object) -> tuple[list[str], list[tuple[str, str]]]:
+    """The visible strings under an RSC element tree, in order, and its (<dt>, <dd>) label pairs."""
+    texts: list[str] = []
+    pairs: list[tuple[str, str]] = []
+    pending_label: list[str] = []
+
+    def walk(item: object, tag: str | None) -> None:
+        if isinstance(item, str):
+            if not is_rsc_reference(item):
+                value = clean_text(item[1:] if item.startswith("$$") else item)
+                if value:
+                    texts.append(value)
+                    if tag == "dt":
+                        pending_label.append(value)
+                    elif tag == "dd" and pending_label:
+                        pairs.append((pending_label.pop(), value))
+        elif isinstance(item, (int, float)) and not isinstance(item, bool):
+            walk(str(item), tag)
+        elif isinstance(item, list):
+            if len(item) >= 4 and item[0] == "$" and isinstance(item[1], str):
+                props = item[3] if isinstance(item[3], dict) else {}
+                walk(props.get("children"), item[1])
+            else:
+                for child in item:
+                    walk(child, tag)
+        elif isinstance(item, dict):
+            walk(item.get("children"), tag)
+
+    walk(node, None)
+    return texts, pairs
 
 
 # ---------------------------------------------------------------- rows -> offers
