@@ -7,9 +7,9 @@ data files under ``GPUPRICE_WAREHOUSE_DATA`` (a folder or an object-store URL su
 ``s3://bucket/gpuprice/``; default ``$GPUPRICE_HOME/lake/``). Unset, or ``duckdb``, keeps the
 embedded default: one DuckDB file, ``$GPUPRICE_HOME/warehouse.duckdb``.
 
-DuckDB loads the ``ducklake`` extension from the file bundled in the pinned
-``duckdb-ext-ducklake`` package (built for exactly the installed DuckDB version): nothing is
-downloaded at run time.
+DuckDB loads the ``ducklake`` extension (and ``postgres_scanner`` for a PostgreSQL catalog,
+``httpfs`` for an object store) from the files of the pinned ``duckdb-extension-*`` packages,
+each built for exactly the installed DuckDB version: nothing is downloaded at run time.
 """
 
 from __future__ import annotations
@@ -59,21 +59,47 @@ def lake_target(home: Path) -> LakeTarget | None:
     )
 
 
-def extension_path() -> Path:
-    """The bundled ducklake extension for this DuckDB version and platform (BadInput when none)."""
+# Extensions come from their PyPI packages (duckdb-extension-<name>, each built for exactly one
+# DuckDB release, pinned in requirements.lock) and are loaded from the installed file.
+LAKE_EXTENSION = "ducklake"
+POSTGRES_EXTENSION = "postgres_scanner"  # DuckDB's PostgreSQL client (a DuckLake catalog there)
+HTTPFS_EXTENSION = "httpfs"  # s3:// / https:// data paths
+
+
+def extension_path(name: str = LAKE_EXTENSION) -> Path:
+    """The installed file of DuckDB extension ``name`` for this DuckDB version (BadInput when none)."""
     version = duckdb.__version__
-    row = duckdb.connect().execute("PRAGMA platform").fetchone()
-    platform = str(row[0]) if row else "unknown"
-    spec = importlib.util.find_spec("duckdb_ext")
+    spec = importlib.util.find_spec(f"duckdb_extension_{name}")
     roots = [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
     for root in roots:
-        candidate = root / "extensions" / f"v{version}" / platform / "ducklake.duckdb_extension"
+        candidate = root / "extensions" / f"v{version}" / f"{name}.duckdb_extension"
         if candidate.is_file():
             return candidate
+    package = "duckdb-extension-" + name.replace("_", "-")
     raise BadInput(
-        f"DuckLake needs the ducklake extension built for DuckDB {version} on {platform}, and none is installed"
-        f" (pip install 'duckdb-ext-ducklake=={version}.*'); or unset GPUPRICE_WAREHOUSE to use the DuckDB file"
+        f"DuckLake needs DuckDB's {name} extension built for DuckDB {version}, and none is installed"
+        f" (pip install '{package}=={version}'); or unset GPUPRICE_WAREHOUSE to use the DuckDB file"
     )
+
+
+def extensions_for(target: LakeTarget) -> tuple[str, ...]:
+    """The extensions a lake needs: ducklake, plus the PostgreSQL client for a ``postgres:`` catalog
+    and httpfs for an object-store data path."""
+    names = [LAKE_EXTENSION]
+    if target.catalog.startswith(("postgres:", "postgresql:")):
+        names.append(POSTGRES_EXTENSION)
+    if "://" in target.data_path:
+        names.append(HTTPFS_EXTENSION)
+    return tuple(names)
+
+
+def load_extensions(con: duckdb.DuckDBPyConnection, names: tuple[str, ...]) -> None:
+    """Load ``names`` from their installed files; DuckDB never downloads one at run time."""
+    from gpuprice.warehouse.connection import sql_literal
+
+    con.execute("SET autoinstall_known_extensions = false")
+    for name in names:
+        con.execute(f"LOAD '{sql_literal(str(extension_path(name)))}'")
 
 
 def connect_lake(target: LakeTarget, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
@@ -88,8 +114,10 @@ def connect_lake(target: LakeTarget, *, read_only: bool = False) -> duckdb.DuckD
         Path(target.data_path).mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(":memory:")
     try:
-        con.execute(f"LOAD '{sql_literal(str(extension_path()))}'")
-        options = f"DATA_PATH '{sql_literal(target.data_path.rstrip('/') + '/')}'"
+        load_extensions(con, extensions_for(target))
+        # Rows go to Parquet files, never inlined into the catalog: the files are what analysts
+        # and other engines read, whatever the catalog database is.
+        options = f"DATA_PATH '{sql_literal(target.data_path.rstrip('/') + '/')}', DATA_INLINING_ROW_LIMIT 0"
         if read_only:
             options += ", READ_ONLY"
         con.execute(f"ATTACH 'ducklake:{sql_literal(catalog)}' AS {LAKE_ALIAS} ({options})")
