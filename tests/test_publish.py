@@ -152,3 +152,34 @@ def test_the_copy_serves_the_warehouses_history_views_from_stored_periods(tmp_pa
             assert reader.execute(f"SELECT * FROM analytics.{view} ORDER BY ALL").fetchall() == rows, view
     finally:
         reader.close()
+
+
+@pytest.mark.slow
+def test_publishing_a_long_history_spills_past_the_memory_cap_instead_of_failing(tmp_path: Path, monkeypatch):
+    """The cap is a budget, not a limit on the history: a history whose derived series outgrow
+    the cap (here ~4,200 rows per MB; at ~3,800 rows per MB `make bench`'s one-year publish ran out of
+    its 400 MB before) is published by spilling into the home, which is left clean."""
+    from bench.synthetic_history import generate_history
+    from gpuprice.warehouse import connection
+
+    wh, copy = tmp_path / "warehouse.duckdb", tmp_path / "analytics.duckdb"
+    con = connect_writer(wh)
+    rows = generate_history(con, days=365, offers_per_provider=130)
+    assert rows > 400_000
+    monkeypatch.setattr(connection, "WAREHOUSE_MEMORY_LIMIT", "100MB")  # the publish step's connections
+    publish_analytics_copy(con, wh, copy)
+    con.close()
+    analyst = connect_reader(copy)
+    try:
+        periods = analyst.execute("SELECT count(*) FROM main.price_periods").fetchone()[0]
+        daily = analyst.execute("SELECT count(*) FROM main.daily_price_rows").fetchone()[0]
+        assert periods > 1000 and daily >= rows * 0.9
+        # the copy's stored periods are the view's, computed again on the warehouse itself
+        assert analyst.execute("SELECT count(DISTINCT gpu) FROM analytics.price_history").fetchone()[0] > 5
+    finally:
+        analyst.close()
+    spill = connection.spill_dir(wh)
+    assert not spill.exists() or not any(spill.iterdir())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["analytics.duckdb", "warehouse.duckdb"] + (
+        [spill.name] if spill.exists() else []
+    )

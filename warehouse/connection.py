@@ -22,14 +22,32 @@ class WarehouseBusy(RuntimeError):
 
 
 # DuckDB lets a database take 80 % of the machine's RAM by default. The warehouse's own
-# connections (batch writers: a five-year backfill, the publish step) cap it and spill sorts,
-# joins and windows to disk beyond it, so a backfill's peak stays well under 1 GB on any machine.
+# connections (batch writers: a five-year backfill, the publish step) cap it, so a backfill's peak
+# stays well under 1 GB on any machine, and spill sorts, joins, aggregates and windows beyond the
+# cap to a folder inside the home (``spill_dir``) instead of failing: a cap is a budget, not a
+# ceiling on the history's size.
 WAREHOUSE_MEMORY_LIMIT = "400MB"
 
 
-def limit_memory(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
-    """Apply WAREHOUSE_MEMORY_LIMIT (a setting of the database instance, not of the connection)."""
+def spill_dir(warehouse_file: Path) -> Path:
+    """Where the connections of the warehouse ``warehouse_file`` spill (inside its home).
+
+    DuckDB's own default for a database file (``<file>.tmp``), made explicit so an in-memory
+    connection (a DuckLake, the publish step) spills there too rather than into the working directory.
+    """
+    return Path(str(warehouse_file) + ".tmp")
+
+
+def limit_memory(con: duckdb.DuckDBPyConnection, spill_to: Path | None = None) -> duckdb.DuckDBPyConnection:
+    """Apply WAREHOUSE_MEMORY_LIMIT (a setting of the database instance, not of the connection)
+    and, given ``spill_to``, spill beyond it to that folder.
+
+    Insertion order is not preserved: every query whose order matters says ORDER BY, and keeping
+    the order of unordered results pins whole intermediates in memory."""
     con.execute(f"SET memory_limit = '{WAREHOUSE_MEMORY_LIMIT}'")
+    con.execute("SET preserve_insertion_order = false")
+    if spill_to is not None:
+        con.execute(f"SET temp_directory = '{sql_literal(str(spill_to))}'")
     return con
 
 
@@ -159,8 +177,8 @@ def _connect_waiting(
     while True:
         try:
             if lake is not None:  # GPUPRICE_WAREHOUSE=ducklake:...
-                return limit_memory(connect_lake(lake, read_only=read_only))
-            return limit_memory(duckdb.connect(str(path), read_only=read_only))
+                return limit_memory(connect_lake(lake, read_only=read_only), spill_dir(path))
+            return limit_memory(duckdb.connect(str(path), read_only=read_only), spill_dir(path))
         except duckdb.IOException as exc:
             if not _is_lock_error(exc) or time.monotonic() >= deadline:
                 if _is_lock_error(exc):

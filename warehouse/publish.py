@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 
-from gpuprice.warehouse.connection import limit_memory, scalar, sql_literal
+from gpuprice.warehouse.connection import limit_memory, scalar, spill_dir, sql_literal
 from gpuprice.warehouse.lake import LAKE_ALIAS, is_lake
 from gpuprice.warehouse.views import materialize_price_history
 
@@ -43,7 +43,7 @@ def publish_analytics_copy(con: duckdb.DuckDBPyConnection, warehouse_file: Path,
                 con.execute("DETACH _analytics_copy")
         else:
             shutil.copyfile(warehouse_file, tmp)
-        copy = limit_memory(duckdb.connect(str(tmp)))
+        copy = limit_memory(duckdb.connect(str(tmp)), spill_dir(warehouse_file))
         try:
             materialize_price_history(copy)
             copy.execute("CHECKPOINT")

@@ -494,24 +494,36 @@ def create_views(con: duckdb.DuckDBPyConnection) -> None:
         raise
 
 
+def _store_sorted(con: duckdb.DuckDBPyConnection, table: str, query: str, order_by: str) -> None:
+    """``CREATE TABLE table AS query ORDER BY order_by`` in two steps: the rows first, then sorted.
+
+    One fused statement keeps the query's join state and the sort's runs pinned together, and
+    runs out of a capped memory on a long history; each step alone spills to disk."""
+    con.execute(f"CREATE OR REPLACE TABLE main._staged_{table} AS {query}")
+    try:
+        con.execute(
+            f"CREATE OR REPLACE TABLE main.{table} AS SELECT * FROM main._staged_{table} ORDER BY {order_by}"
+        )
+    finally:
+        con.execute(f"DROP TABLE IF EXISTS main._staged_{table}")
+
+
 def materialize_price_history(con: duckdb.DuckDBPyConnection) -> int:
     """Store price_history as a table sorted by GPU (for the published copy).
 
     The view computes windows over all history; analysts filter it by GPU, so the copy
     keeps the periods precomputed and sorted, which makes such a filter read a few row groups.
     """
-    con.execute(
-        "CREATE OR REPLACE TABLE main.price_periods AS "
-        "SELECT * FROM main.v_price_history ORDER BY gpu, provider, valid_from, offer_key"
+    _store_sorted(
+        con, "price_periods", "SELECT * FROM main.v_price_history", "gpu, provider, valid_from, offer_key"
     )
     con.execute("CREATE OR REPLACE VIEW analytics.price_history AS SELECT * FROM main.price_periods")
     # Views built on the periods (the daily series, price changes) read the stored ones: the same
     # rows, without computing the windows over all history again.
     con.execute("CREATE OR REPLACE VIEW main.v_price_history AS SELECT * FROM main.price_periods")
     # The daily series (and the views built on it) read the precomputed rows, sorted by GPU.
-    con.execute(
-        "CREATE OR REPLACE TABLE main.daily_price_rows AS "
-        "SELECT * FROM main.v_daily_prices ORDER BY gpu, date, provider, offer_key"
+    _store_sorted(
+        con, "daily_price_rows", "SELECT * FROM main.v_daily_prices", "gpu, date, provider, offer_key"
     )
     con.execute("CREATE OR REPLACE VIEW main.v_daily_prices AS SELECT * FROM main.daily_price_rows")
     row = con.execute("SELECT count(*) FROM main.price_periods").fetchone()
