@@ -60,42 +60,47 @@ def _records(frame) -> list[dict[str, Any]]:
     return records
 
 
-def _print_table(records: list[dict[str, Any]], gpu: str, tier: str, *, wide: bool = False) -> None:
-    """One line per date on which any provider's price (or the cheapest) changed."""
+def _print_table(
+    records: list[dict[str, Any]],
+    gpu: str,
+    tier: str,
+    start: dt.date,
+    end: dt.date,
+    max_age: int,
+    *,
+    wide: bool = False,
+) -> None:
+    """One line per day of the window: the cheapest current price, each provider's price with the
+    age of its page, and a note when the providers behind the day's prices changed (or none is current)."""
     from gpuprice.commands.tables import Column, number, print_table
+    from gpuprice.warehouse.price_series import series_days
 
+    days = series_days(records, start, end)
     providers = sorted({r["provider"] for r in records})
-    by_date: dict[str, dict[str, dict[str, Any]]] = {}
-    for r in records:
-        by_date.setdefault(r["date"], {})[r["provider"]] = r
-    # The date and the cheapest always; providers in name order as the width allows.
-    columns = [Column("date", 0), Column("cheapest", 0)]
+    # The date, the cheapest and the change note always; providers in name order as the width allows.
+    columns = [Column("date", 0), Column("cheapest", 0), Column("providers", 0, wrap=True)]
     columns += [Column(p, 1 + i, numeric=True) for i, p in enumerate(providers)]
     rows = []
-    previous: tuple | None = None
-    for date, day_rows in by_date.items():
-        state = tuple(
-            (p, day_rows[p]["usd_per_gpu_hour"], day_rows[p]["source"]) if p in day_rows else (p, None, None)
-            for p in providers
-        )
-        if state == previous:
-            continue  # the same prices as the line above (only their age grew)
-        previous = state
+    for day in days:
         cells = [
-            f"{number(day_rows[p]['usd_per_gpu_hour'], 2)} ({day_rows[p]['age_days']}d)"
-            + SOURCE_MARKS.get(day_rows[p]["source"], "")
-            if p in day_rows
+            f"{number(day.prices[p].usd_per_gpu_hour, 2)} ({day.prices[p].age_days}d)"
+            + SOURCE_MARKS.get(day.prices[p].source or "", "")
+            if p in day.prices
             else "-"
             for p in providers
         ]
-        best = next(r for r in day_rows.values() if r["cheapest"])
-        rows.append([date, f"{best['provider']} {number(best['usd_per_gpu_hour'], 2)}", *cells])
+        best = day.cheapest
+        cheapest = f"{best.provider} {number(best.usd_per_gpu_hour, 2)}" if best else "no current price"
+        note = " ".join([*(f"+{p}" for p in day.joined), *(f"-{p}" for p in day.left)])
+        rows.append([day.date.isoformat(), cheapest, note, *cells])
     print_table(
         columns,
         rows,
         title=f"{gpu} {tier} list price per GPU-hour (USD; age of the page in days)",
         wide=wide,
     )
+    print(f"current: pages at most {max_age} days old; the cheapest is among them")
+    print("providers: +joined -left the day's current prices")
     used = sorted({r["source"] for r in records if r["source"] in SOURCE_MARKS})
     for source in used:
         print(f"{SOURCE_MARKS[source]} {SOURCE_NOTES[source]} (source = {source})")
@@ -126,7 +131,7 @@ def register(app: typer.Typer) -> None:
             typer.Option("--until", help="Last date [the newest snapshot date].", metavar=metavars.DATE),
         ] = None,
         max_age_days: Annotated[
-            int | None,
+            str | None,
             typer.Option(
                 "--max-age-days",
                 help="Oldest page age a carried-forward price may have [14].",
@@ -139,12 +144,13 @@ def register(app: typer.Typer) -> None:
         wide: WideFlag = False,
     ) -> None:
         """How a GPU's price changed: per provider per day (last observation carried forward) and the cheapest."""
-        from gpuprice.commands.validation import parse_date
+        from gpuprice.commands.validation import parse_date, parse_max_age
         from gpuprice.models.catalog import gpu_slugs
         from gpuprice.scrapers.offer import TIERS
         from gpuprice.settings import Settings
         from gpuprice.warehouse import queries
-        from gpuprice.warehouse.staleness import MAX_OFFER_AGE_DAYS
+        from gpuprice.warehouse.price_series import newest_pages
+        from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS
 
         if format not in FORMATS:
             raise BadInput(f"unknown format {format!r}; valid: {', '.join(FORMATS)}")
@@ -152,9 +158,7 @@ def register(app: typer.Typer) -> None:
             raise unknown_choice("GPU", gpu, gpu_slugs())
         if tier not in TIERS:
             raise BadInput(f"unknown tier {tier!r}; valid: {', '.join(TIERS)}")
-        max_age = MAX_OFFER_AGE_DAYS if max_age_days is None else max_age_days
-        if not 0 <= max_age <= 3650:
-            raise BadInput(f"--max-age-days {max_age} outside 0..3650")
+        max_age = parse_max_age("--max-age-days", max_age_days, MAX_PRICE_AGE_DAYS)
         start = parse_date(since, "--since") if since is not None else None
         end = parse_date(until, "--until") if until is not None else None
         settings = Settings.from_env()
@@ -164,17 +168,20 @@ def register(app: typer.Typer) -> None:
             newest = queries.newest_snapshot_date(con)
             if newest is None:
                 raise BadInput("the warehouse holds no price snapshots yet; run `gpuprice run` first")
+            said_end = end is None
             if end is None:
                 end = newest
-                print(f"history of {gpu} {tier} up to the newest snapshot date {newest}", file=sys.stderr)
             if start is None:
                 start = end - dt.timedelta(days=DEFAULT_WINDOW_DAYS)
             if start > end:
                 raise BadInput(f"--since {start} is after the end of the series {end}")
             frame = queries.price_history_series(con, gpu, tier, start, end, max_age)
+            pages = newest_pages(con, gpu, tier, end) if frame.empty else []
         finally:
             con.close()
         records = _records(frame)
+        if said_end and records:  # the default end, stated (an empty window says it in its one line)
+            print(f"history of {gpu} {tier} up to the newest snapshot date {newest}", file=sys.stderr)
         if format == "json":
             json.dump(records, sys.stdout, indent=1)
             sys.stdout.write("\n")
@@ -184,9 +191,18 @@ def register(app: typer.Typer) -> None:
             for record in records:
                 writer.writerow([record[c] for c in JSON_FIELDS])
         elif records:
-            _print_table(records, gpu, tier, wide=wide)
+            _print_table(records, gpu, tier, start, end, max_age, wide=wide)
         if not records:
+            old = ", ".join(f"{p} {age} days (page of {seen})" for p, seen, age in pages)
             print(
-                f"no {tier} list price for {gpu} observed within {max_age} days between {start} and {end}",
+                f"no current {tier} list price for {gpu} from {start} to {end}"
+                + (" (the newest snapshot date)" if said_end else "")
+                + ": "
+                + (
+                    f"every provider's newest page was older than {max_age} days on {end}: {old}; "
+                    "--max-age-days N widens the limit"
+                    if pages
+                    else "no provider lists it"
+                ),
                 file=sys.stderr,
             )

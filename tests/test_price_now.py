@@ -1,0 +1,191 @@
+"""One rule of "now" (issue 34): every output names the same current prices and never an old one.
+
+Unit checks of the daily series (warehouse/price_series.py) on a hand-made warehouse, then the
+sample archive run once: `run`, `rank`, `history`, analytics.cheapest_by_gpu, `estimate` and the
+weekly report name the same cheapest H100 on 2026-10-06, and no recommendation rests on a
+price older than the limit.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from conftest import D1, make_offer
+from gpuprice.warehouse.connection import connect_writer
+from gpuprice.warehouse.price_series import newest_pages, series_days
+from gpuprice.warehouse.queries import price_history_series
+from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS, current_sql, is_current
+from gpuprice.warehouse.writes import record_provider_run, replace_snapshot_partition
+
+
+def _write(con, provider: str, day: dt.date, price: float, observed_on: dt.date | None = None) -> None:
+    replace_snapshot_partition(
+        con,
+        provider=provider,
+        snapshot_date=day,
+        offers=[make_offer(provider=provider, sku=f"{provider}-h100", usd_per_gpu_hour=price)],
+        source="archive",
+        raw_sha256="ab" * 32,
+        parser_version="test/1",
+        observed_on=observed_on,
+    )
+    record_provider_run(
+        con,
+        provider=provider,
+        snapshot_date=day,
+        source="archive",
+        status="success",
+        offers=1,
+        report=None,
+        error=None,
+        started_at=dt.datetime.now(dt.UTC),
+        observed_on=observed_on or day,
+    )
+
+
+def test_the_rule_in_python_and_sql_agree() -> None:
+    day = dt.date(2026, 10, 6)
+    con = duckdb.connect()
+    for age in (-1, 0, MAX_PRICE_AGE_DAYS, MAX_PRICE_AGE_DAYS + 1, 171):
+        in_sql = con.execute(f"SELECT {current_sql(str(age))}").fetchone()[0]
+        assert in_sql == is_current(day - dt.timedelta(days=age), day), age
+    assert (
+        is_current(None, day) is False and con.execute(f"SELECT {current_sql('NULL')}").fetchone()[0] is False
+    )
+
+
+def test_the_series_has_every_day_and_says_who_joined_and_left(tmp_path: Path) -> None:
+    con = connect_writer(tmp_path / "warehouse.duckdb")
+    try:
+        start = D1
+        _write(con, "nebius", start, 3.85)
+        _write(con, "lambda", start, 3.99)
+        late = start + dt.timedelta(days=20)
+        _write(con, "azure", late, 12.29)  # a hyperscaler's page, after the others passed the limit
+        _write(con, "nebius", late, 3.85, observed_on=start)  # an old page replayed: not current
+        _write(con, "runpod", late + dt.timedelta(days=3), 2.69)
+        end = late + dt.timedelta(days=3)
+        frame = price_history_series(con, "h100-sxm", "on_demand", start, end)
+        assert frame["age_days"].max() <= MAX_PRICE_AGE_DAYS
+        days = series_days(frame.to_dict("records"), start, end)
+        assert [d.date for d in days] == [start + dt.timedelta(days=n) for n in range((end - start).days + 1)]
+        cheapest = {d.date: (d.cheapest.provider if d.cheapest else None) for d in days}
+        assert (
+            cheapest[start] == "nebius"
+            and cheapest[start + dt.timedelta(days=MAX_PRICE_AGE_DAYS)] == "nebius"
+        )
+        gap = start + dt.timedelta(days=MAX_PRICE_AGE_DAYS + 1)
+        assert cheapest[gap] is None  # every page too old: said, not carried forward
+        gone = next(d for d in days if d.date == gap)
+        assert gone.left == ["lambda", "nebius"] and not gone.joined
+        jump = next(d for d in days if d.date == late)
+        assert jump.cheapest is not None and jump.cheapest.provider == "azure" and jump.joined == ["azure"]
+        assert cheapest[end] == "runpod"
+        assert next(d for d in days if d.date == end).prices["azure"].age_days == 3
+        # Nothing current in a window: which providers are too old, and by how much.
+        assert newest_pages(con, "h100-sxm", "on_demand", late - dt.timedelta(days=1)) == [
+            ("lambda", start, 19),
+            ("nebius", start, 19),
+        ]
+    finally:
+        con.close()
+
+
+# ---------------------------------------------------------------- the sample archive, end to end
+
+
+@pytest.fixture(scope="module")
+def sample_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("now") / "home"
+
+
+@pytest.mark.slow
+def test_every_output_names_the_same_cheapest_h100_and_no_old_price(
+    sample_home: Path, cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GPUPRICE_HOME", str(sample_home))
+    monkeypatch.delenv("GPUPRICE_WORKLOADS", raising=False)
+    monkeypatch.setenv("COLUMNS", "200")
+    day = "2026-10-06"
+    run = cli("run", "--source", "archive", "--date", day)
+    assert run.code == 0, run.err
+    headline = re.search(r"h100-sxm\s+\$(\d+\.\d\d)/GPU-h\s+(\w+)", run.out)
+    assert headline, run.out
+    price, provider = float(headline.group(1)), headline.group(2)
+
+    view = cli(
+        "sql",
+        f"select provider, usd_per_gpu_hour from analytics.cheapest_by_gpu where gpu = 'h100-sxm'"
+        f" and tier = 'on_demand' and snapshot_date = '{day}'",
+        "--format",
+        "json",
+    )
+    assert [(r["provider"], float(r["usd_per_gpu_hour"])) for r in json.loads(view.out)] == [
+        (provider, price)
+    ]
+
+    history = json.loads(cli("history", "--gpu", "h100-sxm", "--since", day, "--format", "json").out)
+    assert [(r["provider"], r["usd_per_gpu_hour"]) for r in history if r["cheapest"]] == [(provider, price)]
+    table = cli("history", "--gpu", "h100-sxm", "--since", "2026-09-06").out
+    dated = [line for line in table.splitlines() if re.match(r"\d{4}-\d\d-\d\d ", line)]
+    assert len(dated) == 31 and dated[-1].startswith(f"{day}  {provider} {price:.2f}")  # every day
+    assert sum("no current price" in line for line in dated) >= 1  # a day without one says so
+    empty = cli("history", "--gpu", "a10", "--since", "2026-09-20")
+    assert empty.code == 0 and empty.out == ""
+    assert len(empty.err.strip().splitlines()) == 1 and "lambda 37 days (page of 2026-08-30)" in empty.err
+    for bad in ("-1", "x"):
+        bad_age = cli("history", "--gpu", "a10", "--max-age-days", bad)
+        assert bad_age.code == 2 and len(bad_age.err.strip().splitlines()) == 1 and bad in bad_age.err
+
+    estimate = json.loads(
+        cli(
+            "estimate", "--gpu", "h100-sxm", "--params-b", "8", "--method", "lora", "--tokens", "1B", "--json"
+        ).out
+    )
+    assert (estimate["offer"]["provider"], estimate["usd_per_gpu_hour"]) == (provider, price)
+
+    # rank: among the offers it ranks for a one-GPU job, the cheapest on-demand H100 price is the same.
+    ranked = json.loads(
+        cli(
+            "rank",
+            "--params-b",
+            "8",
+            "--method",
+            "lora",
+            "--tokens",
+            "1B",
+            "--tier",
+            "on_demand",
+            "--format",
+            "json",
+        ).out
+    )
+    h100 = [r for r in ranked if r["gpu"] == "h100-sxm" and r["gpu_count"] == 1]
+    assert min((r["usd_per_gpu_hour"], r["provider"]) for r in h100) == (price, provider)
+    assert all(r["price_age_days"] <= MAX_PRICE_AGE_DAYS for r in ranked)
+
+    index = (sample_home / "reports" / "2026-W41" / "summary.md").read_text()
+    row = next(line for line in index.splitlines() if line.startswith("| h100-sxm |"))
+    assert f"${price:.2f}" in row and provider in row
+
+    # No recommendation anywhere rests on an old price: every workload's best offer is current.
+    con = duckdb.connect(str(sample_home / "analytics.duckdb"), read_only=True)
+    try:
+        worst = con.execute(
+            f"""SELECT max(snapshot_date - observed_on) FROM analytics.analytics.workload_best_by_provider
+                WHERE snapshot_date = DATE '{day}'"""
+        ).fetchone()[0]
+        assert worst <= MAX_PRICE_AGE_DAYS
+    finally:
+        con.close()
+    for workload in ("llama-3.1-70b-qlora", "llama-3.1-8b-lora", "llama-3.1-8b-qlora"):
+        best = json.loads(cli("rank", "--workload", workload, "--top", "1", "--format", "json").out)[0]
+        assert best["price_age_days"] <= MAX_PRICE_AGE_DAYS
+        page = (sample_home / "reports" / "2026-W41" / f"{workload}.md").read_text()
+        assert f"**Recommended: {best['provider']} · {best['gpu_count']}× {best['gpu']}" in page
