@@ -23,10 +23,10 @@ measurements. Sources (file paths in each project's repository; details in
 * ``litgpt`` - fine-tuning calls ``model(x, lm_head_chunk_size=128)`` and ``chunked_cross_entropy``
   (``litgpt/utils.py``, chunk 128 tokens). Its comment says the chunking only spreads the
   deallocation at the start of backward: every chunk's logits and log-softmax stay alive together,
-  so the whole logits are materialised and the loss is counted like an unchunked one (10 B/logit;
-  its ``F.cross_entropy`` on bf16 chunks would keep ~4 B, but with only that change the fit on
-  litgpt's own tables gets worse, so eager litgpt keeps tensors the count misses - see
-  ``models/memory_calibration.md``). Default ``precision: bf16-true``. ``GPT`` always builds
+  so the whole logits are materialised; ``F.cross_entropy`` runs on the bf16 chunks (no
+  ``.float()``), so the loss keeps 16-bit tensors: 6 B/logit at the start of backward under
+  ``bf16-true`` (``loss_upcasts=False``; autocast upcasts under ``bf16-mixed``). Default
+  ``precision: bf16-true``. ``GPT`` always builds
   ``lm_head = nn.Linear`` beside ``wte = nn.Embedding`` (``litgpt/model.py``): tied checkpoints
   (Gemma, Llama-3.2) get a separate head. ``bf16-mixed`` keeps the module in fp32 under autocast
   (Lightning's precision semantics), so QLoRA's non-quantized layers are fp32. Sharded runs use
@@ -79,7 +79,10 @@ class FrameworkDefaults:
     qlora_saves_linear_inputs: bool  # 4-bit matmul keeps its input (bitsandbytes) or not (torchao)
     qlora_fp32_rest: bool  # non-quantized layers upcast to fp32 under mixed precision (PEFT)
     sharded_fp32_master: bool  # FSDP2: sharded fp32 params are the master copy (no 16-bit copy)
-    full_loss_bytes: float  # bytes per logit alive with an unchunked loss on a 16-bit head
+    # The unchunked loss upcasts the logits to fp32 (transformers' ForCausalLMLoss and torchtitan:
+    # ``logits.float()``; torchtune's CrossEntropyLoss on ``logits.float()``), or runs
+    # F.cross_entropy on the 16-bit logits (litgpt's chunked_cross_entropy under bf16-true).
+    loss_upcasts: bool
     dequant_per_linear: bool  # 4-bit base dequantised one linear at a time (else a block's linears)
     # FSDP wraps each block with its LoRA adapters and its frozen weights in one unit
     # (use_orig_params=True): the unit's gradient is as big as if nothing were frozen.
@@ -90,6 +93,10 @@ class FrameworkDefaults:
     # it (``_check_and_adjust_attn_implementation``, default since v4.36), torchtune, torchtitan and
     # litgpt call F.scaled_dot_product_attention, Unsloth runs FlashAttention / xformers kernels.
     attention: str = "sdpa"
+    # Batches of varying length (padding to the longest sequence of each batch: transformers'
+    # DataCollatorWithPadding / DataCollatorForSeq2Seq, litgpt, torchtune without packing) rather
+    # than one fixed shape (torchtitan's fixed seq_len, packing, padding to max_length).
+    variable_lengths: bool = True
     # AdamW step implementation: "foreach" (torch.optim.AdamW's default on CUDA: _multi_tensor_adam
     # builds torch._foreach_sqrt(exp_avg_sqs), one state-sized temporary list, before addcdiv) or
     # "fused" (one kernel, no temporary). HF Trainer's default optim "adamw_torch" and litgpt leave
@@ -108,7 +115,7 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         qlora_saves_linear_inputs=True,
         qlora_fp32_rest=True,
         sharded_fp32_master=False,
-        full_loss_bytes=10.0,
+        loss_upcasts=True,
         dequant_per_linear=False,
         fsdp_unit_grads_whole=False,
         unties_embeddings=False,
@@ -125,7 +132,7 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         qlora_saves_linear_inputs=False,
         qlora_fp32_rest=False,
         sharded_fp32_master=False,
-        full_loss_bytes=10.0,
+        loss_upcasts=True,
         dequant_per_linear=True,
         fsdp_unit_grads_whole=False,
         unties_embeddings=False,
@@ -142,13 +149,14 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         qlora_saves_linear_inputs=True,
         qlora_fp32_rest=False,
         sharded_fp32_master=True,
-        full_loss_bytes=10.0,
+        loss_upcasts=True,
         dequant_per_linear=False,
         fsdp_unit_grads_whole=False,
         unties_embeddings=False,
         summary="torchtitan: fp32 logits in the loss; FSDP2 keeps sharded fp32 master params and "
         "16-bit copies only for gathered units; op-level selective AC saves SDPA + every 2nd matmul",
         adamw_step="fused",
+        variable_lengths=False,
     ),
     "litgpt": FrameworkDefaults(
         "litgpt",
@@ -159,7 +167,7 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         qlora_saves_linear_inputs=True,
         qlora_fp32_rest=True,
         sharded_fp32_master=False,
-        full_loss_bytes=10.0,
+        loss_upcasts=False,
         dequant_per_linear=False,
         fsdp_unit_grads_whole=True,
         unties_embeddings=True,
@@ -176,7 +184,7 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         qlora_saves_linear_inputs=True,
         qlora_fp32_rest=False,
         sharded_fp32_master=False,
-        full_loss_bytes=10.0,
+        loss_upcasts=True,
         dequant_per_linear=False,
         fsdp_unit_grads_whole=False,
         unties_embeddings=False,

@@ -20,7 +20,11 @@ All sizes are GB = 1e9 bytes. Sources of every formula: ``/work/shared/reference
   so there is no s^2 score term. Frozen linears do not keep their inputs (LoRA on q,v keeps fewer
   MLP tensors). K/V are counted at query width: SDPA paths repeat GQA heads before attention.
   Gradient checkpointing keeps each layer's input plus one layer being recomputed.
-* logits: b s V x 10 B (bf16 logits + fp32 upcast + fp32 gradient; 12 B under fp32).
+* logits: b s V x 12 B where the loss upcasts (fp32 log-softmax + its gradient + the input
+  gradient at the start of backward), 6 B for a 16-bit loss, 2 B chunked, 0 fused; plus, for the
+  reserved/device metrics under variable-length batches, one cached earlier loss region.
+* optimizer step: weights + gradients + states + foreach AdamW's state-sized temporary, when that
+  moment is larger than the backward peak. Eager attention: seq x seq scores per head.
 * overhead: CUDA context (visible to nvidia-smi, not to PyTorch's allocator counters), allocator
   fragmentation on the dynamic terms, NCCL/bucket buffers on multi-GPU jobs, QLoRA dequantization
   buffers.
@@ -120,9 +124,15 @@ __all__ = [
 NF4_BYTES = 4.5 / 8  # 4-bit + fp32 absmax per 64 weights
 NF4_DQ_BYTES = 4.127 / 8  # double quantization: FP8 absmax, second-level block 256
 EIGHT_BIT_STATE_BYTES = 2 + 2 * 4 / 2048  # two 8-bit states + fp32 block scales (block 2048)
-# Logits + fp32 upcast + fp32 gradient; an fp32 LM head (fp32 training, or QLoRA under
-# bf16-mixed where prepare_model_for_kbit_training upcasts non-quantized layers) makes fp32 logits.
-LOGIT_BYTES_16 = 10.0
+# Bytes per logit alive at the loss's peak, counted from the kernels (memory_calibration.md):
+# * upcast (``logits.float()`` or autocast's fp32 cross_entropy): the forward holds the 16-bit
+#   logits, their fp32 copy and the fp32 log-softmax (2 + 4 + 4); backward starts with the saved
+#   fp32 log-softmax, nll_loss's fp32 gradient and log_softmax_backward's fp32 result (4 + 4 + 4).
+# * 16-bit loss (F.cross_entropy on bf16 logits, no autocast): 16-bit logits + log-softmax (2 + 2)
+#   forward, saved log-softmax + gradient + input gradient (2 + 2 + 2) in backward.
+# * fp32 head (fp32 training, PEFT's fp32 lm_head under QLoRA): 4 + 4 forward, 4 + 4 + 4 backward.
+LOGIT_BYTES_UPCAST = 12.0
+LOGIT_BYTES_16 = 6.0
 LOGIT_BYTES_32 = 12.0
 # Bytes per saved activation element: the compute dtype (the calibrated factor absorbs the fp32
 # norm statistics and the odd upcast tensor autocast keeps).
@@ -235,6 +245,7 @@ _FEATURES = (
     "dequant",  # bytes of one block's linears dequantized to bf16 (QLoRA), else 0
     "metric",  # 0 device, 1 reserved, 2 allocated
     "accumulates",  # 1: gradients coexist with a forward's activations; 0: they replace them
+    "variable",  # 1: batches vary in length (the allocator keeps a previous loss region cached)
     "step_temp",  # bytes of the optimizer step's temporaries (foreach AdamW: one state-sized list)
     "step_temp_sharded",  # the same under ZeRO/FSDP (0 where DeepSpeed's FusedAdam steps in place)
     "scores",  # bytes of attention scores one layer keeps for backward (eager / explicit scores)
@@ -318,7 +329,9 @@ def _features(setup: TrainingSetup) -> dict[str, float]:
     layers = float(arch.num_layers)
     resident = min(layers, OFFLOADED_RESIDENT_LAYERS) if offloaded else layers
     if setup.loss == "full":
-        logit_bytes = LOGIT_BYTES_32 if fp32_head else defaults.full_loss_bytes
+        # autocast (bf16-mixed) runs cross_entropy in fp32 whatever the code does
+        upcast = fp32_head or defaults.loss_upcasts or setup.precision == "bf16-mixed"
+        logit_bytes = (LOGIT_BYTES_32 if fp32_head else LOGIT_BYTES_UPCAST) if upcast else LOGIT_BYTES_16
     elif setup.loss == "chunked":
         logit_bytes = CHUNKED_LOGIT_BYTES[1 if fp32_head else 0]
     else:
@@ -358,6 +371,7 @@ def _features(setup: TrainingSetup) -> dict[str, float]:
         "dequant": dequant,
         "metric": float(_METRIC_CODE[setup.memory_metric]),
         "accumulates": float(setup.gradient_accumulation),
+        "variable": float(setup.variable_lengths),
         "step_temp": step_temp,
         # hf shards with DeepSpeed ZeRO, whose "AdamW" is deepspeed.ops.adam.FusedAdam (in place)
         "step_temp_sharded": 0.0 if setup.framework == "hf" else step_temp,
@@ -413,12 +427,18 @@ def _kernel(f: Mapping[str, Any], gpus: Any, code: Any, c: MemoryConstants) -> d
     )
     step_extra = np.maximum(weights + step_grads + optim + step_temp + buffers - allocated, 0.0)
     allocated = allocated + step_extra
-    slack = np.where(f["metric"] <= 1, c.fragmentation * allocated, 0.0)
+    # Batches of varying length: the caching allocator cannot merge the freed vocabulary-sized loss
+    # blocks of a shorter step into the larger ones the longest step needs (blocks never merge
+    # across segments), so the reserved pool keeps one earlier loss region beside the live one
+    # (pytorch/devlogs "When does fragmentation occur in the CUDA caching allocator?", 2026;
+    # NVIDIA-NeMo/NeMo#9061: dynamic batch shapes re-allocate every step). Not in allocated.
+    cached = f["variable"] * logits
+    slack = np.where(f["metric"] <= 1, c.fragmentation * allocated + cached, 0.0)
     context = np.where(f["metric"] == 0, c.cuda_context_gb * GB, 0.0)
     overhead = buffers + step_extra + slack + context
     per_gpu = weights + grads + optim + activations + logits + overhead
     # What must fit on the card whatever the metric reports: allocated + slack + CUDA context.
-    device = allocated * (1.0 + c.fragmentation) + c.cuda_context_gb * GB
+    device = allocated * (1.0 + c.fragmentation) + cached + c.cuda_context_gb * GB
     return {
         "weights": weights / GB,
         "gradients": grads / GB,

@@ -49,16 +49,16 @@ class MemoryConstants(BaseModel):
         default=1.8, ge=0, le=5, description="CUDA context + kernels, device metric only"
     )
     fragmentation: float = Field(
-        default=0.05, ge=0, le=1, description="reserved-but-unused share of the allocated peak"
+        default=0.01, ge=0, le=1, description="reserved-but-unused share of the allocated peak"
     )
     activation_factor: float = Field(
         default=1.06, gt=0, le=5, description="multiplies the saved-tensor count"
     )
     qlora_dequant_layers: float = Field(
-        default=2.25, ge=0, le=10, description="blocks dequantized to bf16 at once"
+        default=2.5, ge=0, le=10, description="blocks dequantized to bf16 at once"
     )
     comm_buffer_gb: float = Field(
-        default=1.6, ge=0, le=10, description="NCCL / bucket buffers per rank, gpus > 1"
+        default=1.5, ge=0, le=10, description="NCCL / bucket buffers per rank, gpus > 1"
     )
 
 
@@ -94,6 +94,8 @@ class TrainingSetup(BaseModel):
     # activations. False = one micro-batch per optimizer step with zero_grad(set_to_none=True)
     # (PyTorch's default since 2.0): gradients are allocated in backward as activations are freed.
     gradient_accumulation: bool = True
+    # Batches of varying length (None: the framework's data path, FrameworkDefaults.variable_lengths)
+    variable_lengths: bool = True
     lora_rank: int = Field(default=16, ge=1, le=65_536)
     lora_targets: LoraTargets = "all"
     gpus: int = Field(default=1, ge=1, le=131_072)
@@ -116,6 +118,8 @@ class TrainingSetup(BaseModel):
             data["precision"] = known.precision if known else "bf16-mixed"
         if data.get("loss") is None:
             data["loss"] = known.loss if known else "full"
+        if data.get("variable_lengths") is None:
+            data["variable_lengths"] = known.variable_lengths if known else True
         if data.get("attention") is None:
             data["attention"] = default_attention(data.get("arch"), framework)
         method = str(data.get("method", "")).strip().lower()

@@ -98,15 +98,16 @@ def reported_gb(row: dict[str, str]) -> float:
 
 
 def oom_capacity_gb(row: dict[str, str], rows: Sequence[dict[str, str]]) -> float:
+    # Usable bytes as the fit counts them: a sold "40 GB" card holds 40 GiB (catalog rule).
     for text in (row["gpu"], row["notes"]):
         found = re.search(r"(\d+(?:\.\d+)?)\s*GB", text, re.IGNORECASE)
         if found:
-            return float(found.group(1))
+            return float(found.group(1)) * GIB / GB
     sources = [r["gpu"] for r in rows if r["source_url_or_repo_path"] == row["source_url_or_repo_path"]]
     for text in (row["gpu"], *sources):
         for family, capacity in FAMILY_MAX_GB.items():
             if family in text.lower():
-                return capacity
+                return capacity * GIB / GB
     raise ValueError(f"row {row['model']}: no GPU capacity for an OOM row")
 
 
@@ -147,7 +148,8 @@ def select_rows(path: Path) -> Selection:
         if is_oom:
             oom.append((i, row, setup, oom_capacity_gb(row, rows)))
         elif "boundary" in metric or row["notes"].upper().startswith("BOUNDARY"):
-            boundary.append((i, row, setup, reported_gb(row)))
+            # a max-context probe trains at one length: no variable-length allocator gap
+            boundary.append((i, row, setup.model_copy(update={"variable_lengths": False}), reported_gb(row)))
         else:
             measured.append(Measured(i, row, setup, reported_gb(row)))
     return Selection(measured, oom, boundary, excluded)

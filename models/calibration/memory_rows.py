@@ -129,6 +129,22 @@ def _litgpt_corrections(row: Mapping[str, Any], notes: str) -> dict[str, Any]:
     return out
 
 
+# Sources whose training script gives every batch one shape: QwenLM/Qwen's finetune.py
+# ``preprocess()`` pads every example to ``model_max_length`` (``input_id += [pad] * (max_len -
+# len(input_id))``, @00dceebb), so its README's runs have no variable-length allocator gap.
+_FIXED_SHAPE_SOURCES = ("qwenlm/qwen readme",)
+
+
+def _variable_lengths(row: Mapping[str, Any], notes: str) -> bool | None:
+    """False where the source pads to one length or packs; None: the framework's data path."""
+    source = str(row.get("source_url_or_repo_path", "") or "").lower()
+    if source.startswith(_FIXED_SHAPE_SOURCES) or re.search(
+        r"\bpacked\b|packing|pad(ded)? to max|dummy data|synthetic data", notes.lower()
+    ):
+        return False
+    return None
+
+
 def framework_of(row: Mapping[str, Any]) -> str:
     source = str(row.get("source_url_or_repo_path", "") or "").lower()
     for prefix, framework in _FRAMEWORK_OF_SOURCE:
@@ -360,6 +376,7 @@ def setup_from_measurement_row(
                 "qlora_double_quant": dq,
                 "memory_metric": _parse_metric(row.get("memory_metric", "")),
                 "attention": _parse_attention(row, notes),
+                "variable_lengths": _variable_lengths(row, notes),
             }
         )
     except ValidationError as exc:
