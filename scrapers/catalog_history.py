@@ -72,8 +72,10 @@ class CatalogReader:
     def __exit__(self, *exc: object) -> None:
         self._blobs.__exit__(None, None, None)
 
-    def parse(self, file: CatalogFile, commit: str) -> ParsedFile:
-        """The file's offers; CatalogFileError (naming path and commit) when it is not the layout."""
+    def parse(self, file: CatalogFile, commit: str, *, check_only: bool = False) -> ParsedFile:
+        """The file's offers; CatalogFileError (naming path and commit) when it is not the layout.
+
+        ``check_only`` reads the file as the import would and keeps nothing but its coverage."""
         cached = self._cache.get(file.blob)
         if cached is not None:
             self._cache.move_to_end(file.blob)
@@ -84,9 +86,10 @@ class CatalogReader:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise CatalogFileError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-        result = ParsedFile(
-            parsed=parse_catalog(text, cloud=file.cloud, where=where), sha256=hashlib.sha256(data).hexdigest()
-        )
+        parsed = parse_catalog(text, cloud=file.cloud, where=where, check_only=check_only)
+        result = ParsedFile(parsed=parsed, sha256=hashlib.sha256(data).hexdigest())
+        if check_only:
+            return result
         self._cache[file.blob] = result
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)

@@ -28,6 +28,7 @@ refused whole (:class:`CatalogFileError`, naming the file and the column).
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import math
 import re
@@ -125,17 +126,21 @@ def catalog_files(tree: Mapping[str, str]) -> list[CatalogFile]:
     return [best[c] for c in sorted(best)]
 
 
-def _price(text: str | None, *, where: str, column: str) -> float | None:
+def _price(text: str, *, where: str, line_no: int, column: str) -> float | None:
     """A price cell: None when empty or not positive (not sold that way); refuses any non-number."""
-    text = (text or "").strip()
-    if not text or text.lower() in ("nan", "none"):
-        return None
     try:
-        value = float(text)
+        value = float(text) if text else None
     except ValueError:
-        raise CatalogFileError(f"{where}: column {column}: unparseable price {text!r}") from None
+        value = None
+        text = text.strip()
+        if text and text.lower() not in ("nan", "none"):
+            raise CatalogFileError(
+                f"{where} line {line_no}: column {column}: unparseable price {text!r}"
+            ) from None
+    if value is None or value != value:  # empty, or SkyPilot's "nan"
+        return None
     if not math.isfinite(value):
-        raise CatalogFileError(f"{where}: column {column}: unparseable price {text!r}")
+        raise CatalogFileError(f"{where} line {line_no}: column {column}: unparseable price {text!r}")
     return value if value > 0 else None
 
 
@@ -163,6 +168,7 @@ def _memory_per_gpu(cloud: str, gpu_info: str, count: int) -> float | None:
     return gb if gb > 0 else None
 
 
+@functools.lru_cache(maxsize=65536)
 def _gpu(
     cloud: str, provider: str, instance: str, accelerator: str, vram: float | None
 ) -> tuple[str, str, float | None, int | None]:
@@ -180,72 +186,82 @@ def _gpu(
     return slug, name, vram, None
 
 
-def parse_catalog(text: str, *, cloud: str, where: str) -> ParsedCatalog:
-    """Offers of one ``vms.csv`` (``where`` names the file in errors: path and commit)."""
+def parse_catalog(text: str, *, cloud: str, where: str, check_only: bool = False) -> ParsedCatalog:
+    """Offers of one ``vms.csv`` (``where`` names the file in errors: path and commit).
+
+    ``check_only`` reads every row as the import does (header, prices, GPU counts) and stops
+    there: no offers, no quarantine, only the coverage counts of GPU and CPU rows.
+    """
     provider = CLOUD_PROVIDERS[cloud]
-    reader = csv.DictReader(io.StringIO(text))
-    header = reader.fieldnames or []
-    missing = [c for c in REQUIRED_COLUMNS if c not in header]
-    if missing:
-        raise CatalogFileError(
-            f"{where}: missing column {', '.join(missing)}; expected at least {', '.join(REQUIRED_COLUMNS)}"
-        )
-    has_spot = "SpotPrice" in header
-    parsed = ParsedCatalog(provider=provider)
-    best: dict[tuple, Offer] = {}
-    seen_quarantine: set[str] = set()
+    reader = csv.reader(io.StringIO(text))
     try:
+        header = [h.strip() for h in next(reader, [])]
+        missing = [c for c in REQUIRED_COLUMNS if c not in header]
+        if missing:
+            raise CatalogFileError(
+                f"{where}: missing column {', '.join(missing)}; expected at least {', '.join(REQUIRED_COLUMNS)}"
+            )
+        col = {name: i for i, name in enumerate(header)}
         records = list(reader)
     except csv.Error as exc:
         raise CatalogFileError(f"{where}: not a readable CSV file (line {reader.line_num}: {exc})") from None
+    width = len(header)
+    i_type, i_acc, i_count = col["InstanceType"], col["AcceleratorName"], col["AcceleratorCount"]
+    i_price, i_region = col["Price"], col["Region"]
+    i_spot, i_info = col.get("SpotPrice"), col.get("GpuInfo")
+    i_cpus, i_ram = col.get("vCPUs"), col.get("MemoryGiB")
+    parsed = ParsedCatalog(provider=provider)
+    best: dict[tuple, Offer] = {}
+    seen_quarantine: set[str] = set()
     for line_no, rec in enumerate(records, start=2):
-        instance = (rec.get("InstanceType") or "").strip()
-        accelerator = (rec.get("AcceleratorName") or "").strip()
-        count_text = (rec.get("AcceleratorCount") or "").strip()
-        at = f"{where} line {line_no}"
+        if not rec:
+            continue
+        if len(rec) < width:
+            rec = rec + [""] * (width - len(rec))
         # Prices are checked on every row, GPU or not: a garbled column refuses the whole file.
-        on_demand = _price(rec.get("Price"), where=at, column="Price")
-        spot = _price(rec.get("SpotPrice"), where=at, column="SpotPrice") if has_spot else None
+        on_demand = _price(rec[i_price], where=where, line_no=line_no, column="Price")
+        spot = (
+            _price(rec[i_spot], where=where, line_no=line_no, column="SpotPrice")
+            if i_spot is not None
+            else None
+        )
+        accelerator = rec[i_acc].strip()
+        count_text = rec[i_count].strip()
         if not accelerator or not count_text:
             parsed.coverage.cpu_rows += 1
             continue
         parsed.coverage.gpu_rows += 1
-        raw = f"{instance}: {accelerator} x{count_text}"
         try:
             count_float = float(count_text)
         except ValueError:
-            raise CatalogFileError(f"{at}: column AcceleratorCount: not a number {count_text!r}") from None
+            raise CatalogFileError(
+                f"{where} line {line_no}: column AcceleratorCount: not a number {count_text!r}"
+            ) from None
+        if check_only:
+            continue
+        instance = rec[i_type].strip()
+        raw = f"{instance}: {accelerator} x{count_text}"
         if not math.isfinite(count_float) or count_float <= 0 or count_float != int(count_float):
             _quarantine(parsed, seen_quarantine, raw, f"{count_text} GPUs: not a whole GPU")
             continue
         count = int(count_float)
-        vram = _memory_per_gpu(cloud, rec.get("GpuInfo") or "", count)
+        vram = _memory_per_gpu(cloud, rec[i_info] if i_info is not None else "", count)
         slug, gpu_raw, vram, mapped_count = _gpu(cloud, provider, instance, accelerator, vram)
         if slug == UNKNOWN:
             _quarantine(parsed, seen_quarantine, raw, f"GPU {gpu_raw!r} maps to no catalog GPU")
             continue
         count = mapped_count or count
-        region = (rec.get("Region") or "").strip() or None
+        region = rec[i_region].strip() or None
         community = cloud == "vast" or instance.upper().endswith("_COMMUNITY")
+        vcpus = _number(rec[i_cpus]) if i_cpus is not None else None
+        ram = _number(rec[i_ram]) if i_ram is not None else None
         mapped = False
         for tier, price in (("on_demand", on_demand), ("spot", spot)):
             if price is None:
                 continue
             try:
-                offer = Offer(
-                    provider=provider,  # type: ignore[arg-type]
-                    gpu=slug,
-                    gpu_raw=gpu_raw,
-                    gpu_count=count,
-                    vram_gb=vram,
-                    tier=tier,  # type: ignore[arg-type]
-                    community=community,
-                    usd_per_gpu_hour=price / count,
-                    usd_per_instance_hour=price,
-                    region=region,
-                    sku=instance,
-                    vcpus=_number(rec.get("vCPUs")),
-                    ram_gb=_number(rec.get("MemoryGiB")),
+                offer = _offer(
+                    provider, slug, gpu_raw, count, vram, tier, community, price, region, instance, vcpus, ram
                 )
             except ValidationError as exc:
                 reason = "; ".join(e["msg"] for e in exc.errors())
@@ -261,6 +277,39 @@ def parse_catalog(text: str, *, cloud: str, where: str) -> ParsedCatalog:
             parsed.coverage.mapped_rows += 1
     parsed.offers = list(best.values())
     return parsed
+
+
+@functools.lru_cache(maxsize=32768)
+def _offer(
+    provider: str,
+    gpu: str,
+    gpu_raw: str,
+    count: int,
+    vram: float | None,
+    tier: str,
+    community: bool,
+    price: float,
+    region: str | None,
+    sku: str,
+    vcpus: float | None,
+    ram: float | None,
+) -> Offer:
+    """One validated offer (offers are immutable: a row repeated day after day is built once)."""
+    return Offer(
+        provider=provider,  # type: ignore[arg-type]
+        gpu=gpu,
+        gpu_raw=gpu_raw,
+        gpu_count=count,
+        vram_gb=vram,
+        tier=tier,  # type: ignore[arg-type]
+        community=community,
+        usd_per_gpu_hour=price / count,
+        usd_per_instance_hour=price,
+        region=region,
+        sku=sku,
+        vcpus=vcpus,
+        ram_gb=ram,
+    )
 
 
 def _quarantine(parsed: ParsedCatalog, seen: set[str], raw: str, reason: str) -> None:

@@ -98,8 +98,7 @@ def check_files(
     summary.files = len(files)
     started = time.monotonic()
     for i, (file, commit) in enumerate(files, start=1):
-        parsed = reader.parse(file, commit).parsed
-        summary.coverage.setdefault(file.cloud, CloudCoverage()).add(parsed.coverage)
+        reader.parse(file, commit, check_only=True)
         if progress is not None:
             progress(Progress("check", i, len(files), 0, time.monotonic() - started))
     return summary
@@ -145,6 +144,7 @@ def load_days(
     started = time.monotonic()
     done = 0
     quarantined: set[tuple[str, str]] = set()
+    counted: set[str] = set()
     for start in range(0, len(days), batch_days):
         batch = days[start : start + batch_days]
         now = dt.datetime.now(dt.UTC)
@@ -154,6 +154,11 @@ def load_days(
             for file in day.files:
                 if file.blob not in parsed:
                     parsed[file.blob] = reader.parse(file, day.commit.commit)
+                    if file.blob not in counted:  # coverage over distinct files
+                        counted.add(file.blob)
+                        summary.coverage.setdefault(file.cloud, CloudCoverage()).add(
+                            parsed[file.blob].parsed.coverage
+                        )
                 for provider, raw, reason in parsed[file.blob].parsed.quarantined:
                     quarantine.append((day.day, provider, raw, f"{reason} ({file.path})"))
         dumped: dict[str, list[dict]] = {}
