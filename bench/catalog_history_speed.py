@@ -3,7 +3,7 @@
 The real repository (github.com/skypilot-org/skypilot-catalog, ~1.8 GB of history) could not be
 brought to the measuring machine, so this builds a repository of the same shape with
 ``git fast-import``: per day a few commits touching ``catalogs/v7/<cloud>/vms.csv``, the files
-in the real layout and at the real sizes (AWS: ~20,000 rows, ~2.4 MB, spot prices changing
+in the real layout and at about the real sizes (AWS: ~32,000 rows, ~2.2 MB, spot prices changing
 every day; Azure ~4,000 rows; Lambda, RunPod, Vast.ai, OCI small and changing every few days).
 Rows and prices are generated here. The import runs as a subprocess in a fresh GPUPRICE_HOME
 (wall time and peak RSS); a second run of the same range measures the idempotent re-run.
@@ -26,9 +26,20 @@ from bench.end_to_end import _clean_env, measure_process
 START = dt.date(2025, 1, 1)
 AWS_REGIONS = [
     f"{geo}-{n}"
-    for geo in ("us-east", "us-west", "eu-west", "eu-central", "ap-northeast", "ap-south")
+    for geo in (
+        "us-east",
+        "us-west",
+        "eu-west",
+        "eu-central",
+        "ap-northeast",
+        "ap-south",
+        "ap-southeast",
+        "ca-central",
+        "sa-east",
+        "eu-north",
+    )
     for n in (1, 2)
-]
+]  # 20 regions
 # instance type, accelerator, count, memory MiB per GPU ("" = CPU)
 AWS_GPU = [
     ("p5.48xlarge", "H100", 8, 81920),
@@ -87,8 +98,9 @@ AWS_GPU = [
     ],
 ]
 AWS_CPU_TYPES = [
-    f"{fam}.{size}"
-    for fam in ("c5", "c6i", "c7g", "m5", "m6i", "m7g", "r5", "r6i", "r7g", "t3", "x2idn", "i4i")
+    f"{fam}{gen}{suffix}.{size}"
+    for fam in ("c", "m", "r", "x", "i", "t", "z")
+    for gen, suffix in ((5, ""), (5, "a"), (5, "d"), (6, "i"), (6, "g"), (6, "a"), (7, "g"), (7, "i"))
     for size in (
         "large",
         "xlarge",
@@ -100,7 +112,7 @@ AWS_CPU_TYPES = [
         "24xlarge",
         "metal",
     )
-]
+]  # 504 CPU types x 20 regions x 3 zones: ~30,000 rows (the real AWS file: ~2.4 MB)
 
 
 def _info(name: str, count: int, mib: int) -> str:

@@ -35,6 +35,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import pandas as pd
 from pydantic import ValidationError
 
 from gpuprice.scrapers.gpu_names import UNKNOWN, normalize_gpu
@@ -126,22 +127,26 @@ def catalog_files(tree: Mapping[str, str]) -> list[CatalogFile]:
     return [best[c] for c in sorted(best)]
 
 
-def _price(text: str, *, where: str, line_no: int, column: str) -> float | None:
-    """A price cell: None when empty or not positive (not sold that way); refuses any non-number."""
-    try:
-        value = float(text) if text else None
-    except ValueError:
-        value = None
-        text = text.strip()
-        if text and text.lower() not in ("nan", "none"):
-            raise CatalogFileError(
-                f"{where} line {line_no}: column {column}: unparseable price {text!r}"
-            ) from None
-    if value is None or value != value:  # empty, or SkyPilot's "nan"
-        return None
-    if not math.isfinite(value):
-        raise CatalogFileError(f"{where} line {line_no}: column {column}: unparseable price {text!r}")
-    return value if value > 0 else None
+def _prices(frame: pd.DataFrame, column: str, where: str) -> pd.Series:
+    """A price column as floats (NaN where empty, "nan" or not positive: not sold that way);
+    CatalogFileError naming the file, line and column at the first cell that is not a number."""
+    cells = frame[column]
+    values = pd.to_numeric(cells, errors="coerce")  # C speed; only the misses are looked at
+    for index in (values.isna() & (cells != "")).to_numpy().nonzero()[0]:
+        text = str(cells.iloc[index]).strip()
+        try:
+            number = float(text) if text else math.nan
+        except ValueError:
+            number = None
+        if number is None or math.isinf(number):
+            raise CatalogFileError(f"{where} line {index + 2}: column {column}: unparseable price {text!r}")
+        values.iloc[index] = number
+    if values.isin((math.inf, -math.inf)).any():
+        index = int(values.isin((math.inf, -math.inf)).to_numpy().nonzero()[0][0])
+        raise CatalogFileError(
+            f"{where} line {index + 2}: column {column}: unparseable price {cells.iloc[index]!r}"
+        )
+    return values.where(values > 0)
 
 
 def _number(text: str | None) -> float | None:
@@ -189,79 +194,107 @@ def _gpu(
 def parse_catalog(text: str, *, cloud: str, where: str, check_only: bool = False) -> ParsedCatalog:
     """Offers of one ``vms.csv`` (``where`` names the file in errors: path and commit).
 
-    ``check_only`` reads every row as the import does (header, prices, GPU counts) and stops
-    there: no offers, no quarantine, only the coverage counts of GPU and CPU rows.
+    The CSV is read by pandas' C reader (an AWS file has ~20,000 rows, a tenth of them GPUs);
+    prices are checked on every row, GPU or not: a garbled column refuses the whole file.
+    ``check_only`` stops after the checks (header, prices, GPU counts): no offers, no
+    quarantine, only the coverage counts of GPU and CPU rows.
     """
     provider = CLOUD_PROVIDERS[cloud]
-    reader = csv.reader(io.StringIO(text))
     try:
-        header = [h.strip() for h in next(reader, [])]
-        missing = [c for c in REQUIRED_COLUMNS if c not in header]
-        if missing:
-            raise CatalogFileError(
-                f"{where}: missing column {', '.join(missing)}; expected at least {', '.join(REQUIRED_COLUMNS)}"
-            )
-        col = {name: i for i, name in enumerate(header)}
-        records = list(reader)
-    except csv.Error as exc:
-        raise CatalogFileError(f"{where}: not a readable CSV file (line {reader.line_num}: {exc})") from None
-    width = len(header)
-    i_type, i_acc, i_count = col["InstanceType"], col["AcceleratorName"], col["AcceleratorCount"]
-    i_price, i_region = col["Price"], col["Region"]
-    i_spot, i_info = col.get("SpotPrice"), col.get("GpuInfo")
-    i_cpus, i_ram = col.get("vCPUs"), col.get("MemoryGiB")
+        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, csv.Error) as exc:
+        message = " ".join(str(exc).split())
+        raise CatalogFileError(f"{where}: not a readable CSV file ({message})") from None
+    frame.columns = [str(c).strip() for c in frame.columns]
+    missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
+    if missing:
+        raise CatalogFileError(
+            f"{where}: missing column {', '.join(missing)}; expected at least {', '.join(REQUIRED_COLUMNS)}"
+        )
+    on_demand = _prices(frame, "Price", where)
+    spot = _prices(frame, "SpotPrice", where) if "SpotPrice" in frame.columns else None
+    is_gpu = (frame["AcceleratorName"] != "") & (frame["AcceleratorCount"] != "")
+    accelerators = frame["AcceleratorName"][is_gpu].str.strip()
+    counts_text = frame["AcceleratorCount"][is_gpu].str.strip()
+    is_gpu[is_gpu] = (accelerators != "").to_numpy() & (counts_text != "").to_numpy()
+    accelerators, counts_text = accelerators[accelerators != ""], counts_text[accelerators != ""]
+    accelerators, counts_text = accelerators[counts_text != ""], counts_text[counts_text != ""]
+    counts = pd.to_numeric(counts_text, errors="coerce")
+    if counts.isna().any():
+        label = counts.index[counts.isna().to_numpy()][0]
+        raise CatalogFileError(
+            f"{where} line {frame.index.get_loc(label) + 2}: column AcceleratorCount:"
+            f" not a number {counts_text[label]!r}"
+        )
     parsed = ParsedCatalog(provider=provider)
+    parsed.coverage.gpu_rows = int(is_gpu.sum())
+    parsed.coverage.cpu_rows = len(frame) - parsed.coverage.gpu_rows
+    if check_only:
+        return parsed
+    rows = frame[is_gpu]
+
+    def column(name: str) -> list[str]:
+        return rows[name].tolist() if name in rows.columns else [""] * len(rows)
+
     best: dict[tuple, Offer] = {}
     seen_quarantine: set[str] = set()
-    for line_no, rec in enumerate(records, start=2):
-        if not rec:
-            continue
-        if len(rec) < width:
-            rec = rec + [""] * (width - len(rec))
-        # Prices are checked on every row, GPU or not: a garbled column refuses the whole file.
-        on_demand = _price(rec[i_price], where=where, line_no=line_no, column="Price")
-        spot = (
-            _price(rec[i_spot], where=where, line_no=line_no, column="SpotPrice")
-            if i_spot is not None
-            else None
-        )
-        accelerator = rec[i_acc].strip()
-        count_text = rec[i_count].strip()
-        if not accelerator or not count_text:
-            parsed.coverage.cpu_rows += 1
-            continue
-        parsed.coverage.gpu_rows += 1
-        try:
-            count_float = float(count_text)
-        except ValueError:
-            raise CatalogFileError(
-                f"{where} line {line_no}: column AcceleratorCount: not a number {count_text!r}"
-            ) from None
-        if check_only:
-            continue
-        instance = rec[i_type].strip()
+    spots = spot[is_gpu].tolist() if spot is not None else [math.nan] * len(rows)
+    for (
+        instance,
+        accelerator,
+        count_text,
+        count_float,
+        info,
+        region_text,
+        cpus,
+        ram,
+        od_price,
+        spot_price,
+    ) in zip(
+        (t.strip() for t in column("InstanceType")),
+        accelerators.tolist(),
+        counts_text.tolist(),
+        counts.tolist(),
+        column("GpuInfo"),
+        column("Region"),
+        column("vCPUs"),
+        column("MemoryGiB"),
+        on_demand[is_gpu].tolist(),
+        spots,
+        strict=True,
+    ):
         raw = f"{instance}: {accelerator} x{count_text}"
         if not math.isfinite(count_float) or count_float <= 0 or count_float != int(count_float):
             _quarantine(parsed, seen_quarantine, raw, f"{count_text} GPUs: not a whole GPU")
             continue
         count = int(count_float)
-        vram = _memory_per_gpu(cloud, rec[i_info] if i_info is not None else "", count)
+        vram = _memory_per_gpu(cloud, info, count)
         slug, gpu_raw, vram, mapped_count = _gpu(cloud, provider, instance, accelerator, vram)
         if slug == UNKNOWN:
             _quarantine(parsed, seen_quarantine, raw, f"GPU {gpu_raw!r} maps to no catalog GPU")
             continue
         count = mapped_count or count
-        region = rec[i_region].strip() or None
+        region = region_text.strip() or None
         community = cloud == "vast" or instance.upper().endswith("_COMMUNITY")
-        vcpus = _number(rec[i_cpus]) if i_cpus is not None else None
-        ram = _number(rec[i_ram]) if i_ram is not None else None
+        vcpus, ram_gb = _number(cpus), _number(ram)
         mapped = False
-        for tier, price in (("on_demand", on_demand), ("spot", spot)):
-            if price is None:
+        for tier, price in (("on_demand", od_price), ("spot", spot_price)):
+            if price != price:  # NaN: not sold this way
                 continue
             try:
                 offer = _offer(
-                    provider, slug, gpu_raw, count, vram, tier, community, price, region, instance, vcpus, ram
+                    provider,
+                    slug,
+                    gpu_raw,
+                    count,
+                    vram,
+                    tier,
+                    community,
+                    price,
+                    region,
+                    instance,
+                    vcpus,
+                    ram_gb,
                 )
             except ValidationError as exc:
                 reason = "; ".join(e["msg"] for e in exc.errors())
