@@ -132,7 +132,8 @@ def _prices(frame: pd.DataFrame, column: str, where: str) -> pd.Series:
     CatalogFileError naming the file, line and column at the first cell that is not a number."""
     cells = frame[column]
     values = pd.to_numeric(cells, errors="coerce")  # C speed; only the misses are looked at
-    for index in (values.isna() & (cells != "")).to_numpy().nonzero()[0]:
+    misses: list[int] = (values.isna() & (cells != "")).to_numpy().nonzero()[0].tolist()
+    for index in misses:
         text = str(cells.iloc[index]).strip()
         try:
             number = float(text) if text else math.nan
@@ -141,10 +142,10 @@ def _prices(frame: pd.DataFrame, column: str, where: str) -> pd.Series:
         if number is None or math.isinf(number):
             raise CatalogFileError(f"{where} line {index + 2}: column {column}: unparseable price {text!r}")
         values.iloc[index] = number
-    if values.isin((math.inf, -math.inf)).any():
-        index = int(values.isin((math.inf, -math.inf)).to_numpy().nonzero()[0][0])
+    infinite: list[int] = values.isin((math.inf, -math.inf)).to_numpy().nonzero()[0].tolist()
+    if infinite:
         raise CatalogFileError(
-            f"{where} line {index + 2}: column {column}: unparseable price {cells.iloc[index]!r}"
+            f"{where} line {infinite[0] + 2}: column {column}: unparseable price {cells.iloc[infinite[0]]!r}"
         )
     return values.where(values > 0)
 
@@ -221,10 +222,9 @@ def parse_catalog(text: str, *, cloud: str, where: str, check_only: bool = False
     accelerators, counts_text = accelerators[counts_text != ""], counts_text[counts_text != ""]
     counts = pd.to_numeric(counts_text, errors="coerce")
     if counts.isna().any():
-        label = counts.index[counts.isna().to_numpy()][0]
+        line = int(counts.index[counts.isna().to_numpy()][0])  # the frame's index is the row number
         raise CatalogFileError(
-            f"{where} line {frame.index.get_loc(label) + 2}: column AcceleratorCount:"
-            f" not a number {counts_text[label]!r}"
+            f"{where} line {line + 2}: column AcceleratorCount: not a number {counts_text[line]!r}"
         )
     parsed = ParsedCatalog(provider=provider)
     parsed.coverage.gpu_rows = int(is_gpu.sum())

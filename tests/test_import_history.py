@@ -419,6 +419,10 @@ def test_a_url_is_cloned_into_home(home: Path, cli, catalog_repo: Path) -> None:
             {"catalogs/v7/runpod/vms.csv": runpod_csv("n/a")},
             ("catalogs/v7/runpod/vms.csv", "column SpotPrice"),
         ),
+        (
+            {"catalogs/v7/vast/vms.csv": VAST_CSV.replace("H100,2,32", "H100,two,32")},
+            ("catalogs/v7/vast/vms.csv", "line 2", "column AcceleratorCount", "two"),
+        ),
     ],
 )
 def test_a_bad_catalog_file_is_one_line_and_nothing_is_imported(
