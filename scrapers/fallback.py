@@ -556,6 +556,7 @@ class _LineReader:
             usd_per_gpu_hour=value / gpu_count if per_instance else value,
             usd_per_instance_hour=value if per_instance else None,
             sku=sku,
+            price_basis="from" if parsed.is_from else "list",  # "from $x": a floor, never a list price
         )
 
 

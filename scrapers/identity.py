@@ -38,6 +38,9 @@ from gpuprice.scrapers.offer import StructureMissing
 SCAN_CHARS = 4_000_000
 # Matches counted per pattern: enough to tell a page from a page that mentions a name in passing.
 _MAX_COUNT = 50
+# How evidence is labelled: a domain by its name, brands and markers by their kind.
+BRAND = "brand name"
+STRUCTURE = "page structure"
 
 
 @dataclass(frozen=True)
@@ -58,12 +61,12 @@ class Identity:
             host = re.escape(domain.lower())
             # "www.coreweave.com", "//lambda.ai/", "https:\u002F\u002Flambda.ai" (escaped in scripts)
             patterns.append((domain, re.compile(rf"(?:(?<![\w-])|(?<=\\u002[Ff])){host}(?![\w-])", re.I)))
-        patterns.extend((brand, re.compile(brand)) for brand in self.brands)
-        patterns.extend((marker, re.compile(marker)) for marker in self.markers)
+        patterns.extend((BRAND, re.compile(brand)) for brand in self.brands)
+        patterns.extend((STRUCTURE, re.compile(marker)) for marker in self.markers)
         object.__setattr__(self, "_compiled", tuple(patterns))
 
     def evidence(self, text: str) -> dict[str, int]:
-        """How often each of this provider's domains, brands and markers occurs in ``text``."""
+        """How often this provider's domains (each by name), brand names and markers occur in ``text``."""
         found: dict[str, int] = {}
         for label, pattern in self._compiled:
             count = 0
@@ -72,7 +75,7 @@ class Identity:
                 if count >= _MAX_COUNT:
                     break
             if count:
-                found[label] = count
+                found[label] = found.get(label, 0) + count
         return found
 
     def owns_host(self, host: str) -> bool:

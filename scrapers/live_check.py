@@ -23,7 +23,9 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, Field
 
 from gpuprice.scrapers.collect import iter_live_pages
+from gpuprice.scrapers.fallback import confirm_page
 from gpuprice.scrapers.fetch import FetchError, PoliteFetcher
+from gpuprice.scrapers.gpu_names import UNKNOWN
 from gpuprice.scrapers.offer import Offer, ParseStrategy, StructureMissing
 from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.registry import parse_page, provider_parser
@@ -84,6 +86,11 @@ class LiveCheck(BaseModel):
     offers: int = 0
     rejected: int = 0
     unknown_gpus: list[str] = Field(default_factory=list)
+    # Identity: what showed the page is the provider's ("declared site lambda.ai", "crusoe.ai x3").
+    identity: str | None = None
+    # Coverage: listings (rows, cards, API items) the parser saw, and offers whose GPU is known.
+    listings_seen: int = 0
+    gpus_mapped: int = 0
     diff: SnapshotDiff | None = None
     error: str | None = None
 
@@ -122,6 +129,14 @@ def describe(key: tuple) -> str:
     if basis != "list":
         parts.append(basis)
     return " ".join(str(p) for p in parts)
+
+
+def identity_summary(evidence: dict[str, int]) -> str:
+    """'lambda.ai x12, 1-Click Clusters x2': the evidence a page is its provider's, most first."""
+    ranked = sorted(evidence.items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(
+        f"{name.removeprefix('(?i)')} x{count}" if count > 1 else name for name, count in ranked[:4]
+    )
 
 
 def diff_against(
@@ -179,6 +194,9 @@ def check_provider(
                 last_error = f"parse failed: {exc}"
                 continue  # the provider's fallback page, if it has one
             check.strategy = result.report.parse_strategy
+            check.identity = identity_summary(confirm_page(provider_parser(provider), page.body))
+            check.listings_seen = result.report.rows_seen
+            check.gpus_mapped = sum(1 for o in result.offers if o.gpu != UNKNOWN)
             check.offers = len(result.offers)
             check.rejected = len(result.report.rejected)
             check.unknown_gpus = list(result.report.unknown_gpus)

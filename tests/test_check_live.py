@@ -26,6 +26,8 @@ PAGES = {
     "/nebius/prices": (200, (fixture_dir("nebius") / "drift" / "app_router.html").read_bytes()),
     # A bot wall instead of the prices; the fallback page /lambda/instances is a 404.
     "/lambda/pricing": (200, (fixture_dir("lambda") / "captcha.html").read_bytes()),
+    # Another provider's pricing page where CoreWeave's should be (a redirect gone wrong, a mirror).
+    "/coreweave/pricing": (200, (fixture_dir("crusoe") / "cards.html").read_bytes()),
 }
 
 
@@ -109,11 +111,14 @@ def test_check_live_prints_status_bytes_strategy_offers_and_the_snapshot_differe
     nebius_bytes = len(PAGES["/nebius/prices"][1])
     assert out == [
         f"crusoe         ok      HTTP 200  {crusoe_bytes:,} bytes  structured  9 offers  0 rejected  unknown GPUs: none",
+        # What showed the page is Crusoe's, how many listings it had and how many GPUs were mapped.
+        "  identity: brand name x2  coverage: 6 listings seen, 9 of 9 offers with a known GPU, 0 unknown names",
         "  vs snapshot 2026-10-05: 1 new, 1 gone, 1 changed",
         "    new:     AMD MI300X 192GB on_demand",
         "    gone:    NVIDIA A40 48GB on_demand",
         "    changed: NVIDIA H100 80GB HGX on_demand $4.1000 -> $3.9000",
         f"nebius         ok      HTTP 200  {nebius_bytes:,} bytes  structured  10 offers  0 rejected  unknown GPUs: none",
+        "  identity: brand name x2  coverage: 4 listings seen, 10 of 10 offers with a known GPU, 0 unknown names",
         "  vs stored snapshot: none yet",
     ]
     # The raw pages were stored before parsing.
@@ -133,6 +138,11 @@ def test_a_provider_that_cannot_be_parsed_fails_the_check_with_exit_1(
         ("crusoe", True, "structured"),
     ]
     assert lines[0]["error"].startswith("parse failed: lambda: no price structure found: ")
+    assert (lines[1]["identity"], lines[1]["listings_seen"], lines[1]["gpus_mapped"]) == (
+        "brand name x2",
+        6,
+        9,
+    )
     assert lines[1]["offers"] == 9 and lines[1]["diff"] == {
         "snapshot_date": None,
         "new": [],
@@ -147,3 +157,15 @@ def test_an_unknown_provider_exits_2_naming_it(home: Path, capsys: pytest.Captur
     assert exit_info.value.code == 2
     captured = capsys.readouterr()
     assert "paperspace" in captured.err and captured.out == ""  # nothing fetched
+
+
+def test_another_providers_page_fails_the_identity_check_with_no_offers(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["check-live", "--providers", "coreweave", "--json"])
+    assert exit_info.value.code == 1
+    (line,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert (line["ok"], line["offers"], line["identity"]) == (False, 0, None)
+    assert line["error"].startswith("parse failed: coreweave: page does not look like coreweave's pricing: ")
+    assert len(list((home / "raw").rglob("*.gz"))) == 1  # the page is kept all the same

@@ -80,11 +80,16 @@ def _lines(check) -> list[str]:
         f"{check.provider:<14} ok      HTTP {check.http_status}  {check.bytes:,} bytes  {check.strategy}"
         f"  {check.offers} offers  {check.rejected} rejected  unknown GPUs: {unknown}"
     )
+    coverage = (
+        f"  identity: {check.identity or '-'}  coverage: {check.listings_seen} listings seen,"
+        f" {check.gpus_mapped} of {check.offers} offers with a known GPU, {len(check.unknown_gpus)} unknown names"
+    )
     diff = check.diff
     if diff is None or diff.snapshot_date is None:
-        return [head, "  vs stored snapshot: none yet"]
+        return [head, coverage, "  vs stored snapshot: none yet"]
     lines = [
         head,
+        coverage,
         f"  vs snapshot {diff.snapshot_date}: {len(diff.new)} new, {len(diff.gone)} gone,"
         f" {len(diff.changed)} changed",
     ]

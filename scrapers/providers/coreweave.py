@@ -49,7 +49,7 @@ from gpuprice.scrapers.parsing import (
 from gpuprice.scrapers.quantities import size_gb, term_months
 
 PROVIDER = "coreweave"
-PARSER_VERSION = "coreweave/1"
+PARSER_VERSION = "coreweave/2"
 PRICING_URL = "https://www.coreweave.com/pricing"
 # The documented row has one price: on-demand per 8-GPU instance-hour (spot columns are labelled).
 UNLABELED_TIER: Tier | None = "on_demand"

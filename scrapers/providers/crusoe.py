@@ -41,7 +41,7 @@ from gpuprice.scrapers.parsing import Price, cell_text, clean_text, map_columns,
 from gpuprice.scrapers.quantities import term_months
 
 PROVIDER = "crusoe"
-PARSER_VERSION = "crusoe/1"
+PARSER_VERSION = "crusoe/2"
 PRICING_URL = "https://crusoe.ai/cloud/pricing"
 # The first price in a card is the on-demand one (documented card structure).
 UNLABELED_TIER: Tier | None = "on_demand"

@@ -50,7 +50,7 @@ from gpuprice.scrapers.parsing import cell_text, clean_text, map_columns, parse_
 from gpuprice.scrapers.quantities import size_gb, term_months
 
 PROVIDER = "lambda"
-PARSER_VERSION = "lambda/1"
+PARSER_VERSION = "lambda/2"
 PRICING_URL = "https://lambda.ai/pricing"
 # Lambda sells on-demand only on the page (reserved and clusters go through sales).
 UNLABELED_TIER: Tier | None = "on_demand"

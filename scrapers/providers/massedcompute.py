@@ -46,7 +46,7 @@ from gpuprice.scrapers.parsing import (
 from gpuprice.scrapers.quantities import size_gb
 
 PROVIDER = "massedcompute"
-PARSER_VERSION = "massedcompute/1"
+PARSER_VERSION = "massedcompute/2"
 # massedcompute.com/home/pricing redirects here (observed 2026-10-06).
 PRICING_URL = "https://vm.massedcompute.com/pricing"
 # On-demand only, priced per instance-hour.

@@ -36,7 +36,7 @@ from gpuprice.scrapers.parsing import clean_text, map_columns, normalize_header,
 from gpuprice.scrapers.quantities import term_months
 
 PROVIDER = "nebius"
-PARSER_VERSION = "nebius/1"
+PARSER_VERSION = "nebius/2"
 # "Effective October 1" takes its year from the observation date: same bytes, other dates, other results.
 PARSE_READS_DATE = True
 PRICING_URL = "https://nebius.com/prices"
