@@ -36,12 +36,19 @@ ALL_FAMILIES: tuple[GpuFamily, ...] = (
     "cdna",
 )
 FAMILY_CODE = {family: code for code, family in enumerate(ALL_FAMILIES)}
-# Families calibrated on throughput_public.csv: ampere_datacenter, hopper, ampere_workstation,
-# ada_workstation, geforce. Families without public training measurements borrow a sibling's efficiency
-# (assumptions, documented in mfu_calibration.md): Blackwell runs the Hopper software stack; V100
-# lacks FlashAttention-2 and BF16; T4 is a 70 W inference card; ROCm training reaches a lower
-# share of the (much higher) MI300X datasheet peak than CUDA on H100.
+# A family gets its own efficiency only where at least MIN_FAMILY_RUNS measured runs from at least
+# MIN_FAMILY_SOURCES independent source families support it (throughput_public.csv: ampere_datacenter
+# 76 runs / 4 sources, hopper 30 / 5). The workstation and GeForce cards have 2-4 runs, all from
+# Answer.AI's fsdp_qlora table: they borrow the nearest supported family (the Ampere data-centre
+# part, the same CUDA / FlashAttention-2 stack) at ratio 1, an assumption with a wider band
+# (mfu_calibration.md). Families without public training measurements borrow a sibling too:
+# Blackwell runs the Hopper software stack; V100 lacks FlashAttention-2 and BF16; T4 is a 70 W
+# inference card; ROCm training reaches a lower share of the (much higher) MI300X peak.
+MIN_FAMILY_RUNS, MIN_FAMILY_SOURCES = 3, 2
 ASSUMED_FAMILY_RATIOS: dict[GpuFamily, tuple[GpuFamily, float]] = {
+    "ampere_workstation": ("ampere_datacenter", 1.0),
+    "ada_workstation": ("ampere_datacenter", 1.0),
+    "geforce": ("ampere_datacenter", 1.0),
     "blackwell": ("hopper", 1.0),
     "volta": ("ampere_datacenter", 0.8),
     "turing": ("ampere_workstation", 0.8),

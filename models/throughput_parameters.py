@@ -41,7 +41,7 @@ class ThroughputParameters(BaseModel):
         if family in self.family_efficiency:
             return self.family_efficiency[family]
         sibling, ratio = ASSUMED_FAMILY_RATIOS[family]  # type: ignore[index]
-        return self.family_efficiency[sibling] * ratio
+        return self.efficiency_of(sibling) * ratio  # a sibling may borrow in turn
 
     def complete(self) -> ThroughputParameters:
         """The same parameters with every family's efficiency filled in (assumed ones derived)."""
@@ -55,13 +55,7 @@ class ThroughputParameters(BaseModel):
 # large pre-training with activation checkpointing, i.e. ~0.55/0.70 hardware utilisation), 0.8
 # for LoRA kernels, 1.5x for FP8; the rest are order-of-magnitude guesses.
 PRIOR_PARAMETERS = ThroughputParameters(
-    family_efficiency={
-        "ampere_datacenter": 0.70,
-        "hopper": 0.55,
-        "ampere_workstation": 0.55,
-        "ada_workstation": 0.45,
-        "geforce": 0.60,
-    },
+    family_efficiency={"ampere_datacenter": 0.70, "hopper": 0.55},
     half_width=300.0,
     attention_efficiency=0.8,
     hopper_attention_factor=0.6,
@@ -77,21 +71,15 @@ PRIOR_PARAMETERS = ThroughputParameters(
 # Result of `fit_parameters(load_benchmark_rows(throughput_public.csv))`, rounded; see
 # mfu_calibration.md for the fit, its accuracy and a held-out check. Re-run when real runs exist.
 CALIBRATED_PARAMETERS = ThroughputParameters(
-    family_efficiency={
-        "ampere_datacenter": 0.784,
-        "hopper": 0.691,
-        "ampere_workstation": 0.707,
-        "ada_workstation": 0.306,
-        "geforce": 0.818,
-    },
-    half_width=551.0,
-    attention_efficiency=1.10,
-    hopper_attention_factor=0.473,
-    layer_overhead_ms=1.95,
-    dequant_bytes_per_param=14.0,
-    fp8_speedup=1.49,
-    lora_efficiency=0.871,
-    compile_speedup=1.13,
-    node_scaling_loss=0.0144,
-    comm_overlap=0.0422,
+    family_efficiency={"ampere_datacenter": 0.748, "hopper": 0.671},
+    half_width=428.5,
+    attention_efficiency=1.05,
+    hopper_attention_factor=0.502,
+    layer_overhead_ms=2.63,
+    dequant_bytes_per_param=22.8,
+    fp8_speedup=1.52,
+    lora_efficiency=0.920,
+    compile_speedup=1.16,
+    node_scaling_loss=0.0147,
+    comm_overlap=0.105,
 )
