@@ -28,3 +28,11 @@ def parse_number(option: str, text: str | None, *, suffixes: bool = False) -> fl
     if not math.isfinite(value):
         raise BadInput(f"{option} {text!r} is not a finite number")
     return value
+
+
+def tokens_text(value: float) -> str:
+    """A token count as written with the suffixes parse_number accepts: 200M, 1.5B, 100B."""
+    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if abs(value) >= scale:
+            return f"{value / scale:.4g}{suffix}"
+    return f"{value:g}"

@@ -115,8 +115,9 @@ RISKS: tuple[int, ...] = (0, 1, 2, 3)  # 2 x spot + community: the interruption 
 LONG_JOB_HOURS = 24.0  # "long job" for the no-ECC warning
 # Seed guide, common mistake 4: spot is dangerous for long full fine-tunes. Every spot offer pays
 # the expected rework at CostTerms.spot_preemptions_per_node_hour (default 0.05: one preemption
-# per ~20 node-hours, an assumption); a full fine-tune this long on spot also gets the warning.
-LONG_SPOT_HOURS = 12.0
+# per ~20 node-hours, an assumption); a full fine-tune longer than the workload's long_run_hours
+# (default 8 h) on spot or community capacity gets the spot-long-run warning and, unless the
+# workload declares checkpointing: proven, ranks after reserved and on-demand offers.
 # Right-sizing (models.ranking._right_sized_hours). Data-parallel scaling beyond the fewest GPUs
 # that hold a job is at best ~90% of linear in practice (gradient all-reduce, stragglers, input
 # pipeline; e.g. PyTorch DDP, Li et al., VLDB 2020, reports near- but sub-linear scaling): an
@@ -288,6 +289,8 @@ class _Workloads:
     gpu_limit: np.ndarray  # max_gpus or max_nodes whole nodes, the stricter
     budget: np.ndarray  # NaN when there is none
     full: np.ndarray
+    risk_rule: np.ndarray  # full fine-tune / pretraining without proven checkpointing
+    long_hours: np.ndarray  # the workload's long_run_hours
     checkpoint_gb: np.ndarray
     model_gb: np.ndarray
     dataset_gb: np.ndarray
@@ -319,6 +322,8 @@ class _Workloads:
             gpu_limit=per(lambda w: w.gpu_limit),
             budget=per(lambda w: w.budget_usd if w.budget_usd is not None else np.nan),
             full=per(lambda w: w.method == "full", bool),
+            risk_rule=per(lambda w: w.method == "full" and w.checkpointing != "proven", bool),
+            long_hours=per(lambda w: w.long_run_hours),
             checkpoint_gb=per(lambda w: w.checkpoint_gb()),
             model_gb=per(lambda w: w.model_download_gb()),
             dataset_gb=per(lambda w: w.dataset_gb()),
@@ -633,6 +638,7 @@ def _config_warnings(
     comm_share: float,
     one_gpu_fits: bool,
     spot: bool,
+    community: bool = False,
     tight: str | None = None,
     wall_hours: float,
     checkpoint_every: float,
@@ -650,12 +656,19 @@ def _config_warnings(
             f"pcie-multi-gpu: {gpus}x {gpu} exchange gradients over PCIe only; "
             f"{comm_share:.0%} of step time is communication in full fine-tuning"
         )
-    if spot and workload.method == "full" and wall_hours >= LONG_SPOT_HOURS:
+    if (spot or community) and workload.method == "full" and wall_hours > workload.long_run_hours:
         rate = workload.cost_terms.spot_preemptions_per_node_hour
+        capacity = "spot" if spot else "community capacity"
+        ranked = (
+            f"ranked after reserved/on-demand offers: the run is longer than {workload.long_run_hours:g} h "
+            "and checkpointing is not proven (checkpointing: proven lifts this)"
+            if workload.checkpointing != "proven"
+            else "checkpointing declared proven"
+        )
         out.append(
-            f"spot-long-run: a {wall_hours:.0f} h full fine-tune on spot expects {interruptions:.1f} preemptions "
-            f"({rate:g} per node-hour) and {rework_hours:.1f} h of rework with a checkpoint every "
-            f"{checkpoint_every:.1f} h; needs proven checkpoint/restart automation"
+            f"spot-long-run: a {wall_hours:.0f} h full fine-tune on {capacity} expects {interruptions:.1f} "
+            f"interruptions ({rate:g} per node-hour) and {rework_hours:.1f} h of rework with a checkpoint every "
+            f"{checkpoint_every:.1f} h; {ranked}"
         )
     if offer_count >= GPUS_PER_NODE and nodes == 1 and one_gpu_fits:
         out.append(f"whole-node: renting {offer_count} GPUs although one {gpu} fits this workload")
@@ -950,8 +963,19 @@ def _assemble(
     # offers beyond a limit, then offers whose price is not current; within each, cheapest per
     # checkpoint; ties by expected wall time, then the offers' own order (offers_as_of sorts by
     # provider, SKU, count, tier). Offers beyond a limit or not current are dropped unless asked for.
+    # The guide's risk rule: a long full fine-tune / pretraining run without proven checkpointing
+    # ranks interruptible capacity (spot, community) after reserved and on-demand offers.
+    demoted = (spot | community) & table.risk_rule[wi] & (costs["wall_hours"] > table.long_hours[wi])
     ranking = np.lexsort(
-        (rows, costs["wall_hours"], np.round(costs["cost_per_checkpoint_usd"], 6), infeasible, too_old, wi)
+        (
+            rows,
+            costs["wall_hours"],
+            np.round(costs["cost_per_checkpoint_usd"], 6),
+            demoted,
+            infeasible,
+            too_old,
+            wi,
+        )
     )
     if not include_infeasible:
         ranking = ranking[~infeasible[ranking]]
@@ -986,6 +1010,7 @@ def _assemble(
             ("gpus", gpus),
             ("nodes", nodes),
             ("spot", spot),
+            ("community", community),
             ("wall", costs["wall_hours"]),
             ("every", hours / checkpoints),
             ("rework", costs["rework_hours"]),
@@ -1006,6 +1031,7 @@ def _assemble(
                 comm_share=float(configs.communication_share[c]),
                 one_gpu_fits=bool(configs.one_gpu_fits[c]),
                 spot=bool(firsts["spot"][i]),
+                community=bool(firsts["community"][i]),
                 tight=_tight_warning(table.items[firsts["w"][i]], configs, c),
                 wall_hours=firsts["wall"][i],
                 checkpoint_every=firsts["every"][i],

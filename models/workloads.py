@@ -95,6 +95,12 @@ class Workload(BaseModel):
     checkpoint_size_gb: float | None = Field(default=None, ge=0)
     # Constraints: offers that break one are excluded from the ranking (shown, marked, on request).
     deadline_hours: float | None = Field(default=None, gt=0)
+    # The guide's risk rule (seed-guide.md, common mistake 4): a full fine-tune or pretraining run
+    # longer than long_run_hours ranks spot and community capacity after reserved/on-demand,
+    # unless its checkpoint/restart is proven (checkpointing: proven).
+    checkpointing: Literal["proven", "unproven"] = "unproven"
+    settings_why: str = Field(default="", description="why these batch and sequence settings (catalog)")
+    long_run_hours: float = Field(default=8.0, gt=0, description="length from which the risk rule applies")
     min_nodes: int = Field(default=1, ge=1, le=1024)
     max_nodes: int = Field(default=1, ge=1, le=1024)
     max_gpus: int | None = Field(default=None, ge=1, le=131_072)

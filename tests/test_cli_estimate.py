@@ -305,7 +305,9 @@ def test_rank_json_contract(cli, published) -> None:
     assert {r["gpu"] for r in rows} <= {"h100-sxm", "a100-80gb-sxm"}
     assert all(isinstance(r["warnings"], list) for r in rows)
     eight = next(r for r in rows if r["gpu_count"] == 8)
-    assert eight["sharding"] == "zero3"  # 70B in 4 bits does not fit one 80 GB card with margin
+    # 70B in 4 bits at micro-batch 1 fits one 80 GB card (the catalog's one verdict): no sharding,
+    # and renting the whole node is marked.
+    assert eight["sharding"] == "none" and any(w.startswith("whole-node:") for w in eight["warnings"])
     small = json.loads(
         cli("rank", "--workload", "llama-3.1-8b-qlora", "--date", D1.isoformat(), "--format", "json").out
     )

@@ -472,3 +472,33 @@ def test_prices_older_than_the_limit_are_never_ranked_first() -> None:
     wider = rank_offers(offers, [job], DAY, max_price_age_days=200)
     assert wider.iloc[0]["sku"] == "old-cheap" and list(wider.iloc[0]["excluded_by"]) == []
     assert rank_offers(offers, [job], DAY, max_price_age_days=0)["sku"].tolist() == ["fresh"]
+
+
+def test_long_full_fine_tunes_rank_interruptible_capacity_last_unless_checkpointing_is_proven() -> None:
+    """The guide's rule: spot and community capacity rank after reserved/on-demand for a full
+    fine-tune longer than the workload's long_run_hours (8 h), even when cheaper, unless the
+    workload declares checkpointing: proven; the warning shows interruptions and rework."""
+    long_full = get_workload("llama-3.1-8b-full").model_copy(
+        update={"tokens": 5e9, "checkpoint_interval_tokens": 5e8, "deadline_hours": None}
+    )
+    offers = frame(
+        offer("coreweave", "spot", "h100-sxm", 8, 1.0, tier="spot"),
+        offer("runpod", "community", "h100-sxm", 8, 1.1, community=True),
+        offer("lambda", "od", "h100-sxm", 8, 2.99),
+    )
+    ranked = rank_offers(offers, [long_full], DAY)
+    wall = json.loads(ranked.iloc[0]["cost_terms"])["wall_hours"]
+    assert wall > long_full.long_run_hours  # the rule applies to this job
+    assert list(ranked["sku"]) == ["od", "spot", "community"]
+    warning = next(w for w in ranked.iloc[1]["warnings"] if w.startswith("spot-long-run:"))
+    assert (
+        "interruptions" in warning and "of rework" in warning and "ranked after reserved/on-demand" in warning
+    )
+    assert any(w.startswith("spot-long-run:") for w in ranked.iloc[2]["warnings"])  # community too
+
+    proven = rank_offers(offers, [long_full.model_copy(update={"checkpointing": "proven"})], DAY)
+    assert proven["sku"].iloc[0] == "spot"  # cheapest per checkpoint wins again
+    short = rank_offers(offers, [long_full.model_copy(update={"long_run_hours": 10 * wall})], DAY)
+    assert short["sku"].iloc[0] == "spot"
+    lora = rank_offers(offers, [workload(tokens=5e9, checkpoint_interval_tokens=5e8)], DAY)
+    assert lora["sku"].iloc[0] == "spot"  # adapters: the rule is for full fine-tunes

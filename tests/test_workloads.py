@@ -69,7 +69,8 @@ def test_derived_checkpoint_size_and_counts() -> None:
     adapters = get_workload("llama-3.1-70b-qlora")
     assert adapters.checkpoint_gb() < 5  # adapters only
     pretraining = get_workload("llama-3.1-8b-continued-pretraining")
-    assert pretraining.tokens_per_checkpoint == 1000 * 4_194_304
+    # 100B tokens as written (not 25,000 steps of 4,194,304 tokens = 104.858B), a checkpoint every 4B.
+    assert pretraining.training_tokens == 100e9 and pretraining.tokens_per_checkpoint == 4e9
     assert pretraining.definition()["checkpoints"] == 25
 
 

@@ -23,7 +23,7 @@ from gpuprice.commands.tables import Column, WideFlag, number, print_table
 from gpuprice.commands.validation import parse_choices, parse_providers
 from gpuprice.errors import BadInput
 from gpuprice.models.workloads import JOB_FIELDS, LIMIT_FIELDS, Workload
-from gpuprice.quantities import parse_number
+from gpuprice.quantities import parse_number, tokens_text
 
 # rank chooses the GPU count and sharding per offer itself.
 RANK_DECIDES = ("gpus", "sharding")
@@ -534,6 +534,7 @@ def register(app: typer.Typer) -> None:
         else:
             _print_table(
                 records,
-                f"{chosen.name} on {day.isoformat()}: total cost and cost per successful checkpoint",
+                f"{chosen.name} ({tokens_text(chosen.training_tokens)} tokens) on {day.isoformat()}: "
+                "total cost and cost per successful checkpoint",
                 wide=wide,
             )
