@@ -15,6 +15,7 @@ each built for exactly the installed DuckDB version: nothing is downloaded at ru
 from __future__ import annotations
 
 import importlib.util
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,16 +103,48 @@ def load_extensions(con: duckdb.DuckDBPyConnection, names: tuple[str, ...]) -> N
         con.execute(f"LOAD '{sql_literal(str(extension_path(name)))}'")
 
 
+_SECRET = re.compile(r"(password\s*=\s*)('[^']*'|[^\s'\"]+)|(://[^:/@\s]+:)[^@\s]+(@)", re.IGNORECASE)
+
+
+def redact(text: str) -> str:
+    """``text`` with the passwords of libpq keyword strings and URLs written as ``***``."""
+    return _SECRET.sub(lambda m: f"{m[1]}***" if m[1] else f"{m[3]}***{m[4]}", text)
+
+
+def _catalog_failure(exc: duckdb.Error) -> str:
+    """The server's own words from an ATTACH failure, on one line (DuckDB prefixes them with the
+    whole catalog string, password included, ending in ``": "``)."""
+    text = str(exc).rsplit('": ', 1)[-1]
+    line = " ".join(part.strip() for part in text.splitlines() if part.strip())
+    return redact(line.removeprefix("IO Error: "))
+
+
 def connect_lake(target: LakeTarget, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """A connection whose current database is the lake (so ``main.price_snapshots`` is the lake's)."""
+    """A connection whose current database is the lake (so ``main.price_snapshots`` is the lake's).
+
+    BadInput, one line naming the setting and its (password-redacted) value, for a catalog that
+    cannot be reached or opened (GPUPRICE_WAREHOUSE) and for a data folder that cannot be made or
+    has gone missing under an existing lake (GPUPRICE_WAREHOUSE_DATA)."""
     from gpuprice.warehouse.connection import sql_literal
 
     catalog = target.catalog
+    setting = f"GPUPRICE_WAREHOUSE=ducklake:{redact(catalog)}"
     if "://" not in catalog and ":" not in catalog.split("/")[0]:
-        Path(catalog).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
         catalog = str(Path(catalog).expanduser().resolve())
+        try:
+            Path(catalog).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BadInput(f"{setting}: cannot create the catalog's folder: {exc.strerror or exc}") from None
+    data_missing = False
     if "://" not in target.data_path:
-        Path(target.data_path).mkdir(parents=True, exist_ok=True)
+        data_missing = not Path(target.data_path).is_dir()
+        try:
+            Path(target.data_path).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BadInput(
+                f"GPUPRICE_WAREHOUSE_DATA={target.data_path}: cannot create the lake's data folder:"
+                f" {exc.strerror or exc}"
+            ) from None
     con = duckdb.connect(":memory:")
     try:
         load_extensions(con, extensions_for(target))
@@ -120,12 +153,27 @@ def connect_lake(target: LakeTarget, *, read_only: bool = False) -> duckdb.DuckD
         options = f"DATA_PATH '{sql_literal(target.data_path.rstrip('/') + '/')}', DATA_INLINING_ROW_LIMIT 0"
         if read_only:
             options += ", READ_ONLY"
-        con.execute(f"ATTACH 'ducklake:{sql_literal(catalog)}' AS {LAKE_ALIAS} ({options})")
+        try:
+            con.execute(f"ATTACH 'ducklake:{sql_literal(catalog)}' AS {LAKE_ALIAS} ({options})")
+        except duckdb.Error as exc:
+            if "lock" in str(exc).lower():  # a local catalog file held by another process: waited on
+                raise
+            raise BadInput(f"{setting}: cannot open the DuckLake catalog: {_catalog_failure(exc)}") from None
         con.execute(f"USE {LAKE_ALIAS}")
+        if data_missing and _has_data_files(con):
+            raise BadInput(
+                f"GPUPRICE_WAREHOUSE_DATA={target.data_path}: the folder is missing, but the catalog"
+                " lists data files there; mount or restore it (or point the setting at it)"
+            )
     except BaseException:
         con.close()
         raise
     return con
+
+
+def _has_data_files(con: duckdb.DuckDBPyConnection) -> bool:
+    row = con.execute(f"SELECT count(*) FROM __ducklake_metadata_{LAKE_ALIAS}.ducklake_data_file").fetchone()
+    return bool(row and row[0])
 
 
 def is_lake(con: duckdb.DuckDBPyConnection) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -251,6 +252,31 @@ def replace_snapshot_partitions(
             )
         )
     dates = sorted(counts)
+    for attempt in range(COMMIT_ATTEMPTS):
+        try:
+            _replace_partitions(con, provider, dates, frames, rejected, runs)
+            break
+        except duckdb.TransactionException:
+            # Another writer of a DuckLake committed first (a conflict on the same table's
+            # files): nothing of this transaction was kept; write the whole day again.
+            if attempt == COMMIT_ATTEMPTS - 1:
+                raise
+            time.sleep(0.1 * 2**attempt)
+    return counts
+
+
+# Tries of a partition write that loses a commit race to another DuckLake writer.
+COMMIT_ATTEMPTS = 5
+
+
+def _replace_partitions(
+    con: duckdb.DuckDBPyConnection,
+    provider: str,
+    dates: list[dt.date],
+    frames: list[pd.DataFrame],
+    rejected: list[list[object]],
+    runs: list[list[object]],
+) -> None:
     with transaction(con):
         # The dates as one list parameter (a registered frame costs ~2 ms more per statement);
         # provider_runs rows of these dates are replaced by _insert_runs below.
@@ -265,7 +291,6 @@ def replace_snapshot_partitions(
         if rejected:
             con.executemany("INSERT INTO quarantine VALUES (?, ?, ?, ?, ?, ?, ?)", rejected)
         _insert_runs(con, runs)
-    return counts
 
 
 def record_raw_page(con: duckdb.DuckDBPyConnection, page: dict) -> None:
