@@ -223,8 +223,13 @@ def test_estimate_batch(cli, home, tmp_path: Path) -> None:
     path.write_text("model,method,gpu,hours\nmeta-llama/Llama-3.1-8B,lora,h100-sxm,ten\n")
     err = one_line_error(cli("estimate", "--batch", str(path)))
     assert "line 2" in err and "ten" in err
+    # a column that is no option (a measured value, a note) is ignored with a note; a near-miss is an error
     path.write_text("model,method,gpu,hours,colour\nmeta-llama/Llama-3.1-8B,lora,h100-sxm,1,red\n")
-    assert "colour" in one_line_error(cli("estimate", "--batch", str(path)))
+    ignored = cli("estimate", "--batch", str(path))
+    assert ignored.code == 0 and "ignoring columns that are not options: colour" in ignored.err
+    path.write_text("model,method,gpu,hour\nmeta-llama/Llama-3.1-8B,lora,h100-sxm,1\n")
+    err = one_line_error(cli("estimate", "--batch", str(path)))
+    assert "hour" in err and "hours" in err
 
 
 # ----------------------------------------------------------------------------- workloads

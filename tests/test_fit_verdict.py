@@ -152,3 +152,20 @@ def test_rank_keeps_tight_offers_with_a_warning_and_drops_what_does_not_fit() ->
     band = band_of("lora")
     assert by_sku["a80"]["band_high_gb"] == pytest.approx(by_sku["a80"]["per_gpu_gb"] * (1 + band.high))
     assert "a40" not in set(rank_offers(offers, [job(4)], DAY)["sku"])  # peak above the card
+
+
+def test_batch_of_measured_runs_ignores_columns_that_are_no_options(cli, tmp_path) -> None:
+    # A table of measured runs carries the measurement and its source; near-misses stay errors.
+    rows = tmp_path / "measured.csv"
+    rows.write_text(
+        "model,method,seq_len,grad_checkpointing,attention,memory_metric,gpu,measured_gb,source\n"
+        "Qwen/Qwen-7B,lora,2048,true,flash,reserved,a100-80gb-sxm,29.8,ms-swift Benchmark.md\n",
+        encoding="utf-8",
+    )
+    for command in ("fit", "estimate"):
+        extra = ("--tokens", "1B", "--usd-per-gpu-hour", "2") if command == "estimate" else ()
+        result = cli(command, "--batch", str(rows), *extra)
+        assert result.code == 0, result.err
+        assert "ignoring columns that are not options: measured_gb, source" in result.err
+        data = json.loads(result.out.splitlines()[0])
+        assert data["verdict"] == "fits" and data["memory_metric"] == "reserved" and "band_gb" in data

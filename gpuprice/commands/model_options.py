@@ -334,7 +334,12 @@ def read_batch_csv(
                 continue  # blank line
             if header is None:
                 header = [_normalize_header(c) for c in record]
-                _check_header(path, line, header, allowed)
+                ignored = _check_header(path, line, header, allowed)
+                if ignored:
+                    typer.echo(
+                        f"{path}: ignoring columns that are not options: {', '.join(ignored)}", err=True
+                    )
+                    header = ["" if name in ignored else name for name in header]
                 continue
             if len(record) != len(header):
                 raise BadInput(
@@ -354,18 +359,29 @@ def read_batch_csv(
     return rows
 
 
-def _check_header(path: Path, line: int, header: list[str], allowed: tuple[str, ...]) -> None:
+# A column that is no option and no near-miss of one (a measured value, a source, notes: a table of
+# measured runs carries them) is left out with a note on stderr; a near-miss ("methd") is an error.
+_TYPO_CUTOFF = 0.75
+
+
+def _check_header(path: Path, line: int, header: list[str], allowed: tuple[str, ...]) -> list[str]:
+    """The header's columns that are not options (ignored); BadInput for a likely typo."""
     seen: set[str] = set()
+    ignored = []
     for name in header:
         if not name:
             raise BadInput(f"{path} line {line}: empty column name in the header")
         if name not in allowed:
-            close = difflib.get_close_matches(name, allowed, n=3, cutoff=0.6)
-            hint = f"did you mean {', '.join(close)}?" if close else f"valid: {', '.join(allowed)}"
-            raise BadInput(f"{path} line {line}: unknown column {name!r}; {hint}")
+            close = difflib.get_close_matches(name, allowed, n=3, cutoff=_TYPO_CUTOFF)
+            if close:
+                raise BadInput(
+                    f"{path} line {line}: unknown column {name!r}; did you mean {', '.join(close)}?"
+                )
+            ignored.append(name)
         if name in seen:
             raise BadInput(f"{path} line {line}: column {name!r} appears twice")
         seen.add(name)
+    return ignored
 
 
 def parse_cell(name: str, value: str, label: str | None = None) -> Any:
