@@ -51,24 +51,30 @@ class Identity:
     domains: tuple[str, ...]
     brands: tuple[str, ...] = ()
     markers: tuple[str, ...] = ()
-    _compiled: tuple[tuple[str, re.Pattern[str]], ...] = field(
+    # (label, pattern, a lower-case literal every match contains: a cheap test before the regex)
+    _compiled: tuple[tuple[str, re.Pattern[str], str], ...] = field(
         init=False, repr=False, compare=False, default=()
     )
 
     def __post_init__(self) -> None:
-        patterns: list[tuple[str, re.Pattern[str]]] = []
+        patterns: list[tuple[str, re.Pattern[str], str]] = []
         for domain in self.domains:
             host = re.escape(domain.lower())
             # "www.coreweave.com", "//lambda.ai/", "https:\u002F\u002Flambda.ai" (escaped in scripts)
-            patterns.append((domain, re.compile(rf"(?:(?<![\w-])|(?<=\\u002[Ff])){host}(?![\w-])", re.I)))
-        patterns.extend((BRAND, re.compile(brand)) for brand in self.brands)
-        patterns.extend((STRUCTURE, re.compile(marker)) for marker in self.markers)
+            pattern = re.compile(rf"(?:(?<![\w-])|(?<=\\u002[Ff])){host}(?![\w-])", re.I)
+            patterns.append((domain, pattern, domain.lower()))
+        patterns.extend((BRAND, re.compile(brand), _required_literal(brand)) for brand in self.brands)
+        patterns.extend((STRUCTURE, re.compile(marker), _required_literal(marker)) for marker in self.markers)
         object.__setattr__(self, "_compiled", tuple(patterns))
 
-    def evidence(self, text: str) -> dict[str, int]:
-        """How often this provider's domains (each by name), brand names and markers occur in ``text``."""
+    def evidence(self, text: str, lowered: str | None = None) -> dict[str, int]:
+        """How often this provider's domains (each by name), brand names and markers occur in ``text``
+        (``lowered``: the same text in lower case, when the caller has it already)."""
+        lowered = text.lower() if lowered is None else lowered
         found: dict[str, int] = {}
-        for label, pattern in self._compiled:
+        for label, pattern, literal in self._compiled:
+            if literal and literal not in lowered:
+                continue  # cannot match: a pattern scan costs far more than this test
             count = 0
             for _ in pattern.finditer(text):
                 count += 1
@@ -84,6 +90,23 @@ class Identity:
 
     def names_brand(self, text: str) -> bool:
         return any(re.search(brand, text) for brand in self.brands)
+
+
+def _required_literal(pattern: str) -> str:
+    """A lower-case word every match of ``pattern`` contains, or "" when none is certain.
+
+    Lookarounds are dropped, escapes and optional characters end a word; a pattern with an
+    alternation or a group has no certain word ("" means: always run the pattern).
+    """
+    body = re.sub(r"^\(\?[a-zA-Z]+\)", "", pattern)  # inline flags
+    body = re.sub(r"\(\?<?[=!][^()]*\)", " ", body)  # lookarounds
+    if "|" in body or "(" in body or "[" in body:
+        return ""
+    body = re.sub(r"\\\.", ".", body)  # an escaped dot is a dot
+    body = re.sub(r"\\.", "\0", body)  # other escapes (\b, \s) separate literals
+    body = re.sub(r".[?*]", "\0", body)  # an optional character is no part of a required literal
+    literals = [part for part in re.split(r"[\0.^$+{}]", body.lower()) if len(part) >= 3]
+    return max(literals, key=len) if literals else ""
 
 
 class NotProvidersPage(StructureMissing):
@@ -135,16 +158,18 @@ def confirm(provider: str, text: str, identities: Mapping[str, Identity]) -> dic
     own = identities[provider]
     head = text[:SCAN_CHARS]
     hosts, site_names = declared_site(head)
+    hosts, site_names = list(dict.fromkeys(hosts)), list(dict.fromkeys(site_names))
     if hosts or site_names:
         if any(own.owns_host(h) for h in hosts) or any(own.names_brand(n) for n in site_names):
             return {f"declared site {', '.join([*hosts, *site_names])}": 1}
         raise NotProvidersPage(provider, f"the page declares itself as {', '.join([*hosts, *site_names])}")
-    found = own.evidence(head)
+    lowered = head.lower()
+    found = own.evidence(head, lowered)
     if not found:
         raise NotProvidersPage(provider, f"no {provider} domain, brand or page structure on it")
     score = sum(found.values())
     rivals = sorted(
-        ((sum(e.values()), name) for name, e in _others(provider, identities, head)),
+        ((sum(e.values()), name) for name, e in _others(provider, identities, head, lowered)),
         reverse=True,
     )
     if rivals and rivals[0][0] > score:
@@ -154,10 +179,10 @@ def confirm(provider: str, text: str, identities: Mapping[str, Identity]) -> dic
 
 
 def _others(
-    provider: str, identities: Mapping[str, Identity], text: str
+    provider: str, identities: Mapping[str, Identity], text: str, lowered: str
 ) -> Iterable[tuple[str, dict[str, int]]]:
     for name, identity in identities.items():
         if name != provider:
-            found = identity.evidence(text)
+            found = identity.evidence(text, lowered)
             if found:
                 yield name, found

@@ -163,3 +163,14 @@ def test_price_bases_include_bid_floors_and_contracts() -> None:
             sku="x",
             price_basis="median",
         )
+
+
+def test_a_large_response_is_confirmed_quickly() -> None:
+    """A 4 MB price document: every pattern is tried only where its literal occurs."""
+    import time
+
+    body = (REPO / "scrapers" / "sample_archive" / "aws" / "2026-01-21.json").read_text()
+    big = body * max(1, 4_000_000 // len(body))
+    started = time.perf_counter()
+    assert confirm("aws", big, IDENTITIES)
+    assert time.perf_counter() - started < 3.0  # about 0.2 s here; 16 s before the literal test
