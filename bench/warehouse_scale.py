@@ -14,6 +14,7 @@ six providers, then removed again (untimed) so every repetition appends to the s
 from __future__ import annotations
 
 import datetime as dt
+import resource
 import statistics
 import tempfile
 import time
@@ -25,12 +26,14 @@ import duckdb
 from bench.figures import Bound, Figure
 from bench.synthetic_history import DEFAULT_END, DEFAULT_OFFERS_PER_PROVIDER, generate_history
 from gpuprice.scrapers.offer import Offer
-from gpuprice.warehouse.connection import connect_reader, connect_writer
+from gpuprice.warehouse.connection import WAREHOUSE_MEMORY_LIMIT, connect_reader, connect_writer
 from gpuprice.warehouse.publish import publish_analytics_copy
 from gpuprice.warehouse.writes import replace_snapshot_partition
 
 QUERY_TARGET_MS = 100.0
 APPEND_RATIO_TARGET = 1.5
+PUBLISH_TARGET_S = 10.0  # append + publish one day (issue 38)
+PEAK_RSS_TARGET_MB = 2000.0
 HISTORY_GPU = "h100-sxm"  # the most listed GPU: the heaviest one-GPU history
 
 _OFFER_FIELDS = (
@@ -98,6 +101,7 @@ class _Warehouse:
     """One generated warehouse and how long it took to build."""
 
     def __init__(self, path: Path, days: int, end: dt.date, offers_per_provider: int) -> None:
+        self.path = path
         self.con = connect_writer(path)
         self.con.execute("SET enable_progress_bar = false")
         start = time.perf_counter()
@@ -211,6 +215,43 @@ def _measure(short: _Warehouse, long: _Warehouse, repeats: int, end: dt.date) ->
             ratio_meaning=f"{long.days}-day / {short.days}-day time",
             target=(Bound(on="ratio", op="<=", limit=APPEND_RATIO_TARGET),),
             details={**scale, "offers_appended": appended, "providers": len(offers)},
+        )
+    )
+    # Append one day, then publish the analysts' copy, once per history (publishing is the slow
+    # part: it copies the warehouse and recomputes the derived series over the whole history).
+    publish_s: dict[str, float] = {}
+    for label, w in (("short", short), ("long", long)):
+        start = time.perf_counter()
+        append_day(w.con, new_day, offers)
+        publish_analytics_copy(w.con, w.path, w.path.with_suffix(".analytics.duckdb"))
+        publish_s[label] = time.perf_counter() - start
+        _remove_day(w.con, new_day)
+    figures.append(
+        Figure(
+            name="warehouse.append_and_publish_one_day_s",
+            value=publish_s["long"],
+            unit="s",
+            baseline=f"same at {short.days} days",
+            baseline_value=publish_s["short"],
+            ratio_meaning=f"{long.days}-day / {short.days}-day time",
+            target=(
+                Bound(on="value", op="<=", limit=PUBLISH_TARGET_S),
+                Bound(on="ratio", op="<=", limit=APPEND_RATIO_TARGET),
+            ),
+            details={**scale, "offers_appended": appended},
+        )
+    )
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    figures.append(
+        Figure(
+            name="warehouse.peak_rss_mb",
+            value=peak_mb,
+            unit="MB",
+            baseline="the warehouse memory cap (per connection)",
+            baseline_value=float(WAREHOUSE_MEMORY_LIMIT.removesuffix("MB")),
+            ratio_meaning="peak RSS of the whole bench process / one connection's cap",
+            target=(Bound(on="value", op="<=", limit=PEAK_RSS_TARGET_MB),),
+            details={**scale, "memory_limit": WAREHOUSE_MEMORY_LIMIT},
         )
     )
     return figures

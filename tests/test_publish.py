@@ -166,7 +166,7 @@ def test_publishing_a_long_history_spills_past_the_memory_cap_instead_of_failing
     con = connect_writer(wh)
     rows = generate_history(con, days=365, offers_per_provider=130)
     assert rows > 400_000
-    monkeypatch.setattr(connection, "WAREHOUSE_MEMORY_LIMIT", "100MB")  # the publish step's connections
+    monkeypatch.setattr(connection, "PUBLISH_MEMORY_LIMIT", "100MB")  # the publish step's connection
     publish_analytics_copy(con, wh, copy)
     con.close()
     analyst = connect_reader(copy)

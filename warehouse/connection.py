@@ -27,6 +27,10 @@ class WarehouseBusy(RuntimeError):
 # cap to a folder inside the home (``spill_dir``) instead of failing: a cap is a budget, not a
 # ceiling on the history's size.
 WAREHOUSE_MEMORY_LIMIT = "400MB"
+# The publish step's own connection (the analysts' copy): its derived series carry each offer's
+# price forward over every day (an ASOF join, which holds more of its state in memory than a sort
+# or an aggregate does), so it gets a larger budget; it runs after the writers' work, alone.
+PUBLISH_MEMORY_LIMIT = "1GB"
 
 
 def spill_dir(warehouse_file: Path) -> Path:
@@ -38,13 +42,15 @@ def spill_dir(warehouse_file: Path) -> Path:
     return Path(str(warehouse_file) + ".tmp")
 
 
-def limit_memory(con: duckdb.DuckDBPyConnection, spill_to: Path | None = None) -> duckdb.DuckDBPyConnection:
-    """Apply WAREHOUSE_MEMORY_LIMIT (a setting of the database instance, not of the connection)
-    and, given ``spill_to``, spill beyond it to that folder.
+def limit_memory(
+    con: duckdb.DuckDBPyConnection, spill_to: Path | None = None, limit: str | None = None
+) -> duckdb.DuckDBPyConnection:
+    """Apply ``limit`` (default WAREHOUSE_MEMORY_LIMIT; a setting of the database instance, not of
+    the connection) and, given ``spill_to``, spill beyond it to that folder.
 
     Insertion order is not preserved: every query whose order matters says ORDER BY, and keeping
     the order of unordered results pins whole intermediates in memory."""
-    con.execute(f"SET memory_limit = '{WAREHOUSE_MEMORY_LIMIT}'")
+    con.execute(f"SET memory_limit = '{limit or WAREHOUSE_MEMORY_LIMIT}'")
     con.execute("SET preserve_insertion_order = false")
     if spill_to is not None:
         con.execute(f"SET temp_directory = '{sql_literal(str(spill_to))}'")

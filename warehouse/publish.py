@@ -16,6 +16,7 @@ from pathlib import Path
 
 import duckdb
 
+from gpuprice.warehouse import connection
 from gpuprice.warehouse.connection import limit_memory, scalar, spill_dir, sql_literal
 from gpuprice.warehouse.lake import LAKE_ALIAS, is_lake
 from gpuprice.warehouse.views import materialize_price_history
@@ -43,7 +44,9 @@ def publish_analytics_copy(con: duckdb.DuckDBPyConnection, warehouse_file: Path,
                 con.execute("DETACH _analytics_copy")
         else:
             shutil.copyfile(warehouse_file, tmp)
-        copy = limit_memory(duckdb.connect(str(tmp)), spill_dir(warehouse_file))
+        copy = limit_memory(
+            duckdb.connect(str(tmp)), spill_dir(warehouse_file), connection.PUBLISH_MEMORY_LIMIT
+        )
         try:
             materialize_price_history(copy)
             copy.execute("CHECKPOINT")
