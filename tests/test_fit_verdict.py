@@ -169,3 +169,11 @@ def test_batch_of_measured_runs_ignores_columns_that_are_no_options(cli, tmp_pat
         assert "ignoring columns that are not options: measured_gb, source" in result.err
         data = json.loads(result.out.splitlines()[0])
         assert data["verdict"] == "fits" and data["memory_metric"] == "reserved" and "band_gb" in data
+
+
+def test_estimate_json_has_a_throughput_band(cli) -> None:
+    args = ("estimate", "--model", "meta-llama/Llama-3.1-8B", "--method", "lora", "--gpu", "h100-sxm")
+    data = json.loads(cli(*args, "--tokens", "1B", "--usd-per-gpu-hour", "2", "--json").out)
+    band = data["tokens_per_sec_band"]
+    assert band["low"] < data["tokens_per_sec_per_gpu"] < band["high"]
+    assert band["validation"] == "out-of-sample, leave-one-source-out"

@@ -117,3 +117,21 @@ def test_priors_alone_are_worse_than_the_calibration(rows: list[dict[str, object
     prior = float(np.median(absolute_percentage_errors(rows, PRIOR_PARAMETERS)))
     calibrated = float(np.median(absolute_percentage_errors(rows, CALIBRATED_PARAMETERS)))
     assert calibrated < prior
+
+
+@pytest.mark.slow  # ~7 refits
+def test_shipped_throughput_band_is_the_source_out_validation() -> None:
+    import json
+
+    from gpuprice.models.calibration.throughput_band_table import band_table
+    from gpuprice.models.throughput_band import BAND_PATH
+
+    shipped = json.loads(BAND_PATH.read_text(encoding="utf-8"))
+    assert shipped["bands"] == band_table(PUBLIC_CSV)["bands"]
+
+
+def test_throughput_band_brackets_the_prediction() -> None:
+    from gpuprice.models.throughput_band import throughput_band
+
+    band = throughput_band(1000.0)
+    assert band["low"] < 1000.0 < band["high"] and band["runs_like"] == "finetune" and band["runs"] >= 25
