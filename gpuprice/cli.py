@@ -14,6 +14,7 @@ from typing import Annotated, Any, cast
 import typer
 import typer.core
 
+from gpuprice.disk import is_no_space, no_space_message
 from gpuprice.errors import BadInput, StructureError
 from gpuprice.gc_tuning import tune_for_batch_process
 
@@ -114,18 +115,48 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(0) from None
     except OSError as exc:  # a read-only or full disk, a folder without permission: one line
         where = f" {exc.filename}" if exc.filename else ""
-        print(
-            f"gpuprice: cannot write{where}: {exc.strerror or exc} (is GPUPRICE_HOME writable, with free space?)",
-            file=sys.stderr,
-        )
+        if is_no_space(exc):
+            print(f"gpuprice: {no_space_message(exc.filename or _home())}", file=sys.stderr)
+        else:
+            print(
+                f"gpuprice: cannot write{where}: {exc.strerror or exc} (is GPUPRICE_HOME writable, with free space?)",
+                file=sys.stderr,
+            )
+        raise SystemExit(2) from None
+    except (OverflowError, RecursionError) as exc:  # a number or a nesting no input should have
+        print(f"gpuprice: input out of range: {_first_line(exc)}", file=sys.stderr)
         raise SystemExit(2) from None
     except Exception as exc:  # usage errors (unknown option, bad type, missing argument)
         if isinstance(exc, _click_exceptions()):
             message = str(cast(Any, exc).format_message())  # a click.ClickException (either copy)
             print(f"gpuprice: {' '.join(message.split())}", file=sys.stderr)
             raise SystemExit(2) from None
+        if is_no_space(exc):  # DuckDB's or SQLite's own words for a full disk
+            print(f"gpuprice: {no_space_message(_home())}", file=sys.stderr)
+            raise SystemExit(2) from None
+        hint = _STORAGE_ERRORS.get(type(exc).__name__) if type(exc).__module__.startswith("_duckdb") else None
+        if hint:  # a file DuckDB cannot open or write, or memory it cannot have: one line
+            print(f"gpuprice: {_first_line(exc)} ({hint})", file=sys.stderr)
+            raise SystemExit(2) from None
         raise
     return 0
+
+
+# DuckDB's errors about the files and memory under it, not about gpuprice's logic, with a hint.
+_STORAGE_ERRORS = {
+    "IOException": "is GPUPRICE_HOME writable, with free space?",
+    "PermissionException": "is GPUPRICE_HOME writable?",
+    "OutOfMemoryException": "not enough memory for this input; make it smaller",
+}
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _home() -> str:
+    return os.environ.get("GPUPRICE_HOME", "").strip() or "./data"
 
 
 def console_main() -> None:

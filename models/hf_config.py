@@ -9,6 +9,7 @@ An unknown ``model_type`` with the usual fields is read like a Llama-style decod
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -130,6 +131,11 @@ FAMILY_ALIASES = {
 FALCON = ("falcon", "falcon_new")
 
 
+# The largest integer any config field can hold: a vocabulary or a context of a billion is
+# already beyond every published model; larger numbers only overflow the arithmetic.
+MAX_CONFIG_INTEGER = 2**31 - 1
+
+
 class _Config:
     """A config dict plus the file it came from, for error messages."""
 
@@ -154,8 +160,16 @@ class _Config:
         value = self.first(keys, what, default, required)
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 0:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+            or value != int(value)
+            or value < 0
+        ):
             raise BadInput(f"{self.path}: {what} must be a non-negative integer, got {value!r}")
+        if value > MAX_CONFIG_INTEGER:  # 1e308 would overflow every float it meets downstream
+            raise BadInput(f"{self.path}: {what} {value:g} is no model's; at most {MAX_CONFIG_INTEGER:,}")
         return int(value)
 
     def bool_(self, key: str, default: bool) -> bool:
@@ -313,6 +327,8 @@ def _intermediate(cfg: _Config, family: str, hidden: int) -> int:
     width = cfg.int_(INTERMEDIATE, "MLP width")
     ratio = cfg.first(("expansion_ratio",), "MLP expansion ratio")  # MPT
     if width is None and isinstance(ratio, (int, float)) and not isinstance(ratio, bool) and ratio > 0:
+        if not ratio * hidden <= MAX_CONFIG_INTEGER:
+            raise BadInput(f"{cfg.path}: MLP expansion ratio {ratio:g} gives no model's MLP width")
         return int(round(ratio * hidden))
     if width is None:  # GPT-2, Falcon, BLOOM, StarCoder: 4h when unspecified
         return 4 * hidden

@@ -11,6 +11,10 @@ from gpuprice.errors import BadInput
 _WEEK_RE = re.compile(r"^(\d{4})-?W(\d{1,2})$", re.IGNORECASE)
 
 
+# The years a report week may name: the weeks around it must stay inside the calendar.
+MIN_YEAR, MAX_YEAR = 1970, 9000
+
+
 @dataclass(frozen=True, order=True)
 class IsoWeek:
     year: int
@@ -24,6 +28,10 @@ class IsoWeek:
         if not match:
             raise BadInput(f"bad --week {text!r}; {expected}")
         year, week = int(match.group(1)), int(match.group(2))
+        if not MIN_YEAR <= year <= MAX_YEAR:  # 9999-W52 would reach past the calendar a week later
+            raise BadInput(
+                f"bad --week {text!r}: year {year} is out of range ({MIN_YEAR}-{MAX_YEAR}); {expected}"
+            )
         try:
             dt.date.fromisocalendar(year, week, 1)
         except ValueError:

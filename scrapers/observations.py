@@ -44,6 +44,12 @@ NOT_PLACEABLE = {
 }
 
 
+# An observations file cites public prices one by one (the bundled one: ~230 rows); a file far
+# beyond that is a dump for another command, refused at once rather than run out of memory.
+MAX_ROWS = 100_000
+MAX_FILE_BYTES = 20_000_000
+
+
 class ObservationsFileError(ValueError):
     """The file is not an observations CSV (missing columns, not CSV)."""
 
@@ -52,6 +58,15 @@ def load_observations(path: Path) -> tuple[pd.DataFrame, list[tuple[str, str, st
     """Read an observations CSV: (price_snapshots-shaped frame, [(provider, raw row, reason)])."""
     from gpuprice.scrapers.gpu_names import normalize_gpu
 
+    try:
+        size = Path(path).stat().st_size
+    except OSError as exc:
+        raise ObservationsFileError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+    if size > MAX_FILE_BYTES:
+        raise ObservationsFileError(
+            f"{path}: {size / 1e6:,.1f} MB, more than the {MAX_FILE_BYTES / 1e6:,.0f} MB an observations file"
+            f" may have (at most {MAX_ROWS:,} rows); split it"
+        )
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -69,8 +84,14 @@ def load_observations(path: Path) -> tuple[pd.DataFrame, list[tuple[str, str, st
     rows: list[dict] = []
     quarantined: list[tuple[str, str, str]] = []
     first_row: dict[tuple, int] = {}  # natural key -> the line that gave it first
+    records: list[dict] = []
     try:
-        records = list(reader)
+        for record in reader:
+            records.append(record)
+            if len(records) > MAX_ROWS:
+                raise ObservationsFileError(
+                    f"{path}: more than {MAX_ROWS:,} rows, the most an observations file may have; split it"
+                )
     except csv.Error as exc:  # a runaway quoted field, a NUL: nothing is imported from such a file
         raise ObservationsFileError(
             f"{path}: not a readable CSV file (line {reader.line_num}: {exc})"

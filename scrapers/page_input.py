@@ -11,6 +11,7 @@ must not cost a day of prices), and the report says so. A blank page has no pric
 
 from __future__ import annotations
 
+from gpuprice.scrapers.bounds import check_html_depth
 from gpuprice.scrapers.gunzip import GZIP_MAGIC, MAX_PAGE_BYTES, GunzipError, gunzip_capped
 from gpuprice.scrapers.offer import ParseReport, StructureMissing
 
@@ -50,6 +51,7 @@ def page_text(
     text = text.lstrip("\ufeff")
     if not text.strip():
         raise StructureMissing(report.provider, "empty page")
+    check_html_depth(text, report.provider)  # 20,000 nested elements would stall the HTML reader
     return text
 
 

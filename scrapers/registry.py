@@ -102,9 +102,11 @@ def parse_page(provider: str, content: bytes, observed_on: dt.date | None = None
     ``StructureMissing`` when neither finds a price (the fallback's quarantined rows, if any,
     travel on the exception's ``report``).
     """
+    from gpuprice.scrapers.bounds import parse_time_limit
     from gpuprice.scrapers.fallback import parse_with_fallback
 
-    return parse_with_fallback(provider_parser(provider), content, observed_on)
+    with parse_time_limit(provider):  # a page built to stall the reader fails this provider alone
+        return parse_with_fallback(provider_parser(provider), content, observed_on)
 
 
 def parse_reuse_key(provider: str, sha256: str, day: dt.date) -> tuple[str, str, dt.date | None]:

@@ -405,3 +405,303 @@ def test_duplicate_natural_keys_in_one_import_are_quarantined(home: Path, tmp_pa
         assert result.err.count("duplicate of row 2") == 2, result.err
         prices = gpuprice("sql", "select usd_per_gpu_hour AS p from price_snapshots", "--format", "json")
         assert [r["p"] for r in json.loads(prices.out)] == [2.99]
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Bounds on every input: HTML nesting and parse time, config/batch files, a huge CSV import
+# ---------------------------------------------------------------------------------------------
+
+
+def _nested(provider: str, levels: int) -> bytes:
+    from faults.pages import healthy_page
+
+    body = healthy_page(provider, DAY)[0].decode()
+    at = body.index(">", body.index("<body")) + 1
+    return (body[:at] + "<div>" * levels + "x" + "</div>" * levels + body[at:]).encode()
+
+
+@pytest.mark.parametrize("provider", ["lambda", "coreweave", "nebius", "crusoe", "massedcompute"])
+def test_deeply_nested_html_fails_fast(provider: str):
+    import time
+
+    from gpuprice.scrapers.offer import StructureMissing
+    from gpuprice.scrapers.registry import parse_page
+
+    with Scenario("html_depth"):
+        page = _nested(provider, 20_000)
+        started = time.monotonic()
+        with pytest.raises(StructureMissing, match="nested 20,000 elements deep"):
+            parse_page(provider, page)
+        assert time.monotonic() - started < 3
+        assert parse_page(provider, _nested(provider, 50)).offers  # a plausible nesting still parses
+
+
+def test_a_page_of_too_many_tags_fails_fast():
+    import time
+
+    from gpuprice.scrapers.offer import StructureMissing
+    from gpuprice.scrapers.registry import parse_page
+
+    with Scenario("html_size"):
+        page = ("<html><body>" + "<span>a</span>" * 300_000 + "</body></html>").encode()
+        started = time.monotonic()
+        with pytest.raises(StructureMissing, match="600,004 tags"):
+            parse_page("lambda", page)
+        assert time.monotonic() - started < 10
+
+
+def test_a_parse_past_the_time_limit_fails_that_provider(monkeypatch: pytest.MonkeyPatch):
+    import time
+
+    from faults.pages import healthy_page
+    from gpuprice.scrapers import bounds
+    from gpuprice.scrapers.offer import StructureMissing
+    from gpuprice.scrapers.providers import lambda_cloud
+    from gpuprice.scrapers.registry import parse_page
+
+    def stall(content: bytes, observed_on=None):
+        time.sleep(30)
+
+    with Scenario("parse_time"):
+        monkeypatch.setattr(bounds, "PARSE_SECONDS_LIMIT", 0.5)
+        monkeypatch.setattr(lambda_cloud, "parse", stall)
+        started = time.monotonic()
+        with pytest.raises(StructureMissing, match="more than 0.5 s to parse"):
+            parse_page("lambda", healthy_page("lambda", DAY)[0])
+        assert time.monotonic() - started < 5
+
+
+def test_a_nested_page_fails_its_provider_in_a_run_and_the_others_land(home: Path, tmp_path: Path):
+    import shutil
+
+    from gpuprice.scrapers.archive import SAMPLE_ARCHIVE, find_archived_page
+
+    with Scenario("html_depth_run"):
+        archive = tmp_path / "archive"
+        shutil.copytree(SAMPLE_ARCHIVE, archive)
+        page = find_archived_page(archive, "lambda", DAY)
+        assert page is not None and page.path.suffix == ".html"
+        page.path.write_bytes(_nested("lambda", 20_000))
+        with environment({"GPUPRICE_ARCHIVE": str(archive)}):
+            result = gpuprice("run", "--date", DAY, "--providers", "lambda,coreweave,nebius", "--no-reports")
+        assert result.code == 1, result
+        lines = result.provider_lines()
+        assert "FAILED" in lines["lambda"] and "nested 20,000 elements deep" in lines["lambda"], lines
+        assert " ok " in lines["coreweave"] and " ok " in lines["nebius"], lines
+        assert "Traceback" not in result.err
+
+
+@pytest.fixture
+def fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "pipe"
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize("option", ["--config", "--batch"])
+@pytest.mark.parametrize("source", ["/dev/zero", "fifo", "folder", "oversized"])
+def test_config_and_batch_files_are_bounded(option: str, source: str, fifo: Path, tmp_path: Path):
+    import time
+
+    from gpuprice.errors import MAX_INPUT_BYTES
+
+    path = {"/dev/zero": Path("/dev/zero"), "fifo": fifo, "folder": tmp_path}.get(source)
+    if path is None:
+        path = tmp_path / "big.json"
+        with path.open("wb") as handle:
+            handle.truncate(MAX_INPUT_BYTES + 1)  # sparse: no disk used
+    args = ["fit", option, str(path)] + (
+        ["--method", "full", "--gpu", "h100-sxm"] if option == "--config" else []
+    )
+    with Scenario("input_file_bounds"):
+        started = time.monotonic()
+        result = gpuprice(*args)
+        one_line_error(result, 2, str(path))
+        assert time.monotonic() - started < 5
+
+
+def test_workloads_file_is_bounded():
+    with Scenario("input_file_bounds"), environment({"GPUPRICE_WORKLOADS": "/dev/zero"}):
+        one_line_error(gpuprice("workloads"), 2, "/dev/zero", "not a regular file")
+
+
+@pytest.mark.parametrize("rows, words", [(970_000, ("MB",)), (100_001, ("more than 100,000 rows",))])
+def test_a_huge_observations_import_fails_with_one_line(home: Path, tmp_path: Path, rows: int, words: tuple):
+    import time
+
+    with Scenario("import_size"):
+        path = tmp_path / "huge.csv"
+        line = "lambda,H100 SXM,1,on_demand,2.99,2026-10-01\n"
+        path.write_text("provider,gpu,gpu_count,tier,usd_per_gpu_hour,observed_on\n" + line * rows)
+        started = time.monotonic()
+        result = gpuprice("import-observations", str(path))
+        one_line_error(result, 2, *words)
+        assert time.monotonic() - started < 20
+        assert not (home / "warehouse.duckdb").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. One line for every failure
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["1e308", "1e400", "3000000000"])
+def test_an_overflowing_config_is_one_line(tmp_path: Path, value: str):
+    path = tmp_path / "config.json"
+    path.write_text(
+        '{"model_type": "llama", "hidden_size": HIDDEN, "num_hidden_layers": 32, "num_attention_heads": 32,'
+        ' "intermediate_size": 11008, "vocab_size": 32000}'.replace("HIDDEN", value)
+    )
+    with Scenario("config_overflow"):
+        for command in (
+            ("fit", "--config", str(path), "--method", "full", "--gpu", "h100-sxm"),
+            (
+                "estimate",
+                "--config",
+                str(path),
+                "--method",
+                "full",
+                "--gpu",
+                "h100-sxm",
+                "--tokens",
+                "1B",
+                "--usd-per-gpu-hour",
+                "2",
+            ),
+        ):
+            one_line_error(gpuprice(*command), 2, "hidden size")
+
+
+@pytest.mark.parametrize("week", ["9999-W52", "0001-W01", "9999-W53"])
+def test_report_week_out_of_range_is_one_line(published: Path, week: str):
+    with Scenario("report_week"):
+        one_line_error(gpuprice("report", "--week", week), 2, week)
+
+
+def test_a_bad_workloads_file_during_run_is_one_line(home: Path, tmp_path: Path):
+    bad = tmp_path / "workloads.yaml"
+    bad.write_text("workloads:\n  - name: [unclosed\n")
+    with Scenario("run_workloads"), environment({"GPUPRICE_WORKLOADS": str(bad)}):
+        for args in (
+            ("run", "--date", DAY, "--providers", "lambda", "--no-reports"),
+            ("backfill", "--from", DAY, "--to", DAY, "--providers", "lambda"),
+        ):
+            result = gpuprice(*args)
+            one_line_error(result, 2, str(bad), "malformed YAML")
+            assert " ok " not in result.out
+
+
+def _mount(*args: str) -> bool:
+    import subprocess
+
+    if os.geteuid() != 0:
+        return False
+    return subprocess.run(["mount", *args], capture_output=True).returncode == 0
+
+
+def _umount(path: Path) -> None:
+    import subprocess
+
+    subprocess.run(["umount", str(path)], capture_output=True)
+
+
+@pytest.fixture
+def read_only_home(published: Path, tmp_path: Path) -> Iterator[Path]:
+    """The seeded home, read-only: a read-only bind mount as root, else a folder without write permission."""
+    view = tmp_path / "ro-home"
+    view.mkdir()
+    if _mount("--bind", str(published), str(view)):
+        if not _mount("-o", "remount,bind,ro", str(view)):
+            _umount(view)
+            pytest.skip("cannot remount read-only")
+        try:
+            yield view
+        finally:
+            _umount(view)
+        return
+    if os.geteuid() == 0:
+        pytest.skip("root without mount: no way to make a folder read-only")
+    published.chmod(0o555)
+    try:
+        yield published
+    finally:
+        published.chmod(0o755)
+
+
+def test_import_observations_on_a_read_only_home_is_one_line(read_only_home: Path):
+    from conftest import OBSERVED_PRICES
+
+    with Scenario("read_only_home"), environment({"GPUPRICE_HOME": str(read_only_home)}):
+        before = fingerprint(read_only_home)
+        result = gpuprice("import-observations", str(OBSERVED_PRICES))
+        one_line_error(result, 2, str(read_only_home), "not writable")
+        assert fingerprint(read_only_home) == before
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, str]]:
+    """A home on a 6 MB filesystem: a real tmpfs where the machine allows mounting one (root),
+    else a simulated one (the free space reported as 6 MB less what is used)."""
+    import shutil
+
+    folder = tmp_path / "small"
+    folder.mkdir()
+    if _mount("-t", "tmpfs", "-o", "size=6m", "tmpfs", str(folder)):
+        try:
+            yield folder / "home", "tmpfs"
+        finally:
+            _umount(folder)
+        return
+    from gpuprice import disk
+
+    real = shutil.disk_usage
+
+    def six_mb(path):
+        usage = real(path)
+        used = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+        return usage._replace(total=6_000_000, free=max(0, 6_000_000 - used))
+
+    monkeypatch.setattr(disk.shutil, "disk_usage", six_mb)
+    yield folder / "home", "simulated"
+
+
+def test_a_full_disk_is_one_line_before_anything_is_written(small_disk: tuple[Path, str], tmp_path: Path):
+    from conftest import OBSERVED_PRICES
+
+    home, how = small_disk
+    TALLY.notes["full_disk"] = how
+    with Scenario("full_disk"), environment({"GPUPRICE_HOME": str(home), "GPUPRICE_ARCHIVE": None}):
+        for args in (
+            ("run", "--date", DAY, "--no-reports"),
+            ("backfill", "--from", DAY, "--to", DAY, "--providers", "lambda"),
+            ("import-observations", str(OBSERVED_PRICES)),
+        ):
+            result = gpuprice(*args)
+            one_line_error(result, 2, f"no space left on {home}", "MB needed")
+            assert " ok " not in result.out
+        assert not (home / "warehouse.duckdb").exists()
+
+
+def test_a_disk_that_fills_during_a_write_is_one_line(published: Path, monkeypatch: pytest.MonkeyPatch):
+    """Space runs out after the check (another process filled the disk): simulated ENOSPC, from
+    the operating system and in DuckDB's words."""
+    import errno
+
+    import duckdb
+
+    from conftest import OBSERVED_PRICES
+    from gpuprice.warehouse import publish
+
+    failures = [
+        OSError(errno.ENOSPC, "No space left on device", str(published / "analytics.duckdb")),
+        duckdb.IOException('IO Error: Could not write file "x.wal": No space left on device'),
+    ]
+    for failure in failures:
+
+        def full(*args, failure=failure, **kwargs):
+            raise failure
+
+        with Scenario("full_disk_during_write"):
+            monkeypatch.setattr(publish, "publish_analytics_copy", full)
+            result = gpuprice("import-observations", str(OBSERVED_PRICES))
+            one_line_error(result, 2, "no space left on")

@@ -116,6 +116,7 @@ def _run(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+    from gpuprice.disk import check_free_space
     from gpuprice.pipelines.backfill import run_backfill
     from gpuprice.warehouse.connection import WarehouseBusy, wait_for_writer
 
@@ -123,6 +124,11 @@ def _run(
         wait_for_writer(home / "warehouse.duckdb")
     except WarehouseBusy as exc:
         raise BadInput(str(exc)) from None
+    check_free_space(home)  # too little free space: one line, before any step
+    if workloads is not None:  # a bad GPUPRICE_WORKLOADS file: one line now, not per date and step
+        from gpuprice.models.workloads import load_workloads
+
+        load_workloads(workloads)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     out = Console(highlight=False, soft_wrap=True)
     dates = (end - start).days + 1

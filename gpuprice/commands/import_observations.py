@@ -30,6 +30,7 @@ def register(app: typer.Typer) -> None:
         known key with a new price is updated, the same file twice changes nothing, and the
         daily run never removes imported rows.
         """
+        from gpuprice.disk import check_free_space
         from gpuprice.scrapers.observations import ObservationsFileError, load_observations
         from gpuprice.settings import Settings
         from gpuprice.warehouse.connection import WarehouseBusy, writer
@@ -46,7 +47,7 @@ def register(app: typer.Typer) -> None:
             first = quarantined[0][2] if quarantined else "the file has no data rows"
             raise BadInput(f"{file}: no observation could be imported ({first})")
         settings = Settings.from_env()
-        settings.checked_home()
+        check_free_space(settings.ensure_home())  # a read-only or full home: one line, nothing written
         try:
             with writer(settings.warehouse_path) as con:
                 counts = merge_public_reports(

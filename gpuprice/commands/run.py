@@ -71,6 +71,10 @@ def register(app: typer.Typer) -> None:
         archive = archive_or_sample(settings.archive)
         if source == "archive" and not archive.is_dir():
             raise BadInput(f"archive folder {archive} does not exist (GPUPRICE_ARCHIVE)")
+        if settings.workloads is not None:  # a bad GPUPRICE_WORKLOADS file: one line now, not per step
+            from gpuprice.models.workloads import load_workloads
+
+            load_workloads(settings.workloads)
 
         from gpuprice.pipelines.runner import run_day
 
@@ -78,14 +82,17 @@ def register(app: typer.Typer) -> None:
         out = Console(highlight=False, soft_wrap=True)
         started = time.perf_counter()
         from gpuprice.commands.progress_display import stage_bar
+        from gpuprice.disk import check_free_space
         from gpuprice.pipelines import progress
         from gpuprice.warehouse.connection import WarehouseBusy, wait_for_writer
 
         # Steps the assets report: pages, parse and load per provider, rankings, export, reports.
         steps = 3 * len(chosen) + 2 + (1 if reports else 0)
         try:
-            # A warehouse held past GPUPRICE_LOCK_TIMEOUT fails the run here, before any step.
+            # A warehouse held past GPUPRICE_LOCK_TIMEOUT, or too little free space, fails the run
+            # here, before any step.
             wait_for_writer(settings.warehouse_path)
+            check_free_space(home)
             with (
                 stage_bar(f"run {day}", steps, err) as (say, advance),
                 progress.listening(lambda stage, n: advance(1)),
