@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
 
 # DuckDB's errors about the files and memory under it, not about gpuprice's logic, with a hint.
 _STORAGE_ERRORS = {
-    "IOException": "is GPUPRICE_HOME writable, with free space?",
+    "IOException": "is GPUPRICE_HOME writable, with free space, and GPUPRICE_WAREHOUSE's catalog reachable?",
     "PermissionException": "is GPUPRICE_HOME writable?",
     "OutOfMemoryException": "not enough memory for this input; make it smaller",
 }

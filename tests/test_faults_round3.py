@@ -705,3 +705,53 @@ def test_a_disk_that_fills_during_a_write_is_one_line(published: Path, monkeypat
             monkeypatch.setattr(publish, "publish_analytics_copy", full)
             result = gpuprice("import-observations", str(OBSERVED_PRICES))
             one_line_error(result, 2, "no space left on")
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. DuckLake catalogs other than a DuckDB file: extensions from installed packages, never downloaded
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "catalog, package",
+    [
+        ("sqlite:{home}/catalog.sqlite", "duckdb-extension-sqlite-scanner"),
+        ("mysql:db=x host=127.0.0.1", "duckdb-extension-mysql-scanner"),
+    ],
+    ids=["sqlite", "mysql"],
+)
+def test_a_catalog_without_its_installed_client_is_one_line_and_no_download(
+    home: Path, catalog: str, package: str
+):
+    import time
+
+    from gpuprice.warehouse import lake
+
+    engine = "ducklake:" + catalog.format(home=home)
+    with Scenario("ducklake_offline"), environment({"GPUPRICE_WAREHOUSE": engine}):
+        started = time.monotonic()
+        try:
+            result = gpuprice("run", "--date", DAY, "--providers", "lambda", "--no-reports")
+        finally:
+            lake.select(None)
+        one_line_error(result, 2, package, "GPUPRICE_WAREHOUSE")
+        assert time.monotonic() - started < 30  # the download attempt took 80-130 s offline
+        assert " ok " not in result.out
+
+
+def test_a_lake_connection_never_installs_or_autoloads(home: Path):
+    from gpuprice.warehouse import lake
+
+    with Scenario("ducklake_offline"):
+        target = lake.LakeTarget(catalog=str(home / "catalog.ducklake"), data_path=str(home / "lake"))
+        con = lake.connect_lake(target)
+        try:
+            settings = dict(
+                con.execute(
+                    "SELECT name, value FROM duckdb_settings() WHERE name IN"
+                    " ('autoinstall_known_extensions', 'autoload_known_extensions')"
+                ).fetchall()
+            )
+        finally:
+            con.close()
+        assert settings == {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}

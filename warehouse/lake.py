@@ -65,6 +65,10 @@ def lake_target(home: Path) -> LakeTarget | None:
 LAKE_EXTENSION = "ducklake"
 POSTGRES_EXTENSION = "postgres_scanner"  # DuckDB's PostgreSQL client (a DuckLake catalog there)
 HTTPFS_EXTENSION = "httpfs"  # s3:// / https:// data paths
+# DuckLake's other catalog databases and DuckDB's client extension for each: loaded from a
+# duckdb-extension-* package like the others (none is in the lock: such a catalog names the
+# package to install, in one line, instead of DuckDB downloading the client at run time).
+CATALOG_CLIENTS = {"sqlite:": "sqlite_scanner", "mysql:": "mysql_scanner"}
 
 
 def extension_path(name: str = LAKE_EXTENSION) -> Path:
@@ -89,6 +93,9 @@ def extensions_for(target: LakeTarget) -> tuple[str, ...]:
     names = [LAKE_EXTENSION]
     if target.catalog.startswith(("postgres:", "postgresql:")):
         names.append(POSTGRES_EXTENSION)
+    for prefix, extension in CATALOG_CLIENTS.items():  # other catalog databases: their clients
+        if target.catalog.startswith(prefix):
+            names.append(extension)
     if "://" in target.data_path:
         names.append(HTTPFS_EXTENSION)
     return tuple(names)
@@ -99,6 +106,7 @@ def load_extensions(con: duckdb.DuckDBPyConnection, names: tuple[str, ...]) -> N
     from gpuprice.warehouse.connection import sql_literal
 
     con.execute("SET autoinstall_known_extensions = false")
+    con.execute("SET autoload_known_extensions = false")  # every extension is named and loaded here
     for name in names:
         con.execute(f"LOAD '{sql_literal(str(extension_path(name)))}'")
 
