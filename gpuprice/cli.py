@@ -156,7 +156,12 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _home() -> str:
-    return os.environ.get("GPUPRICE_HOME", "").strip() or "./data"
+    from gpuprice.settings import Settings
+
+    try:
+        return str(Settings.from_env().home)
+    except BadInput:
+        return "GPUPRICE_HOME"
 
 
 def console_main() -> None:
