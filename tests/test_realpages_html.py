@@ -206,6 +206,22 @@ def test_nebius_own_server_rendered_div_tables_with_a_schedule_and_a_preemptible
     assert result.report.unpriced_rows == 1  # GB200 NVL72: Contact us
 
 
+def test_nebius_own_apollo_state_page_with_the_table_in_a_json_string() -> None:
+    """tests/fixtures/pages/nebius/apollo_state.html: __NEXT_DATA__ whose Apollo state keeps the page's
+    blocks as a JSON string (a layout a public tracker's Nebius scraper reads)."""
+    result = parse_page("nebius", (fixture_dir("nebius") / "apollo_state.html").read_bytes())
+    assert_contract_offers(
+        result,
+        [
+            _nb("h100-sxm", "NVIDIA HGX H100", 8, "spot", 2.05),
+            _nb("h100-sxm", "NVIDIA HGX H100", 8, "on_demand", 3.7),
+            _nb("b200", "NVIDIA HGX B200", 8, "spot", 3.8),
+            _nb("b200", "NVIDIA HGX B200", 8, "on_demand", 6.95),
+        ],
+    )
+    assert result.report.unpriced_rows == 1 and result.report.rejected == []
+
+
 # ----- Lambda: the 1-Click Clusters section ------------------------------------------------------------
 # getcomputable/gpu-index tests/fixtures/observatory/lambda/pricing.html @055204ad, characters 0-5661,
 # 2026-08-22: tables Plan | DURATION | GPU COUNT | PRICE/GPU/HR* | Action, one tab per GPU. Each priced

@@ -1,5 +1,11 @@
 """Nebius: nebius.com/prices, a Next.js page whose GPU price table lives in ``__NEXT_DATA__``.
 
+Real layouts read (2026): the table as a "highlight-table-block" ({"title": ..., "table":
+{"content": [["Item", "vCPUs", "RAM, GB", "Preemptible, GPU-hour", "On-demand, GPU-hour"], ...]}})
+in App Router flight data, also as a saved escaped fragment (getcomputable/gpu-index
+tests/fixtures/observatory/nebius/prices.html @055204ad), or inside ``__APOLLO_STATE__`` where a
+page's ``content`` is a JSON string holding {"blocks": [...]} (a public tracker's scraper test).
+
 The table is an array of string arrays (a header row, then data rows), e.g.
 ``["NVIDIA HGX H100", "16", "200", "$2.95"]``. Its JSON path moves between deployments, so
 tables are found by walking the JSON for lists of string lists whose header row looks like a
@@ -208,6 +214,13 @@ def _candidate_tables(data: Any) -> Iterator[_Table]:
     stack: list[tuple[Any, str]] = [(data, "")]
     while stack:
         node, title = stack.pop()
+        if isinstance(node, str) and node[:1] in ("{", "[") and len(node) > 20:
+            # JSON kept as a string (Apollo state: {"content": "{\\"blocks\\": [...]}"})
+            try:
+                stack.append((json.loads(node), title))
+            except json.JSONDecodeError:
+                pass
+            continue
         if isinstance(node, list):
             table = _as_table(node)
             if table is not None:
