@@ -69,3 +69,79 @@ def test_numbers_right_aligned_and_text_not_markup() -> None:
     assert "[bold]x[/bold]\\x1b[2J" in lines[2]  # shown as text, escape neutralised
     assert lines[2].endswith("2.87") and lines[3].endswith("12.50")
     assert lines[0].rstrip().endswith("usd")
+
+
+def test_width_is_found_as_rich_finds_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """COLUMNS first; else whichever of stdout, stderr, stdin is a terminal (a pipe on stdout
+    still fits the terminal on stderr); else 100."""
+    import os
+    import sys
+
+    from gpuprice.commands import tables
+
+    sizes = {sys.__stderr__.fileno(): 132}
+
+    def size(fd: int = 1) -> os.terminal_size:
+        if fd in sizes:
+            return os.terminal_size((sizes[fd], 40))
+        raise OSError("not a terminal")
+
+    monkeypatch.setattr(os, "get_terminal_size", size)  # shutil asks os for stdout's size
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert tables.terminal_width() == 132
+    sizes.clear()
+    assert tables.terminal_width() == tables.FALLBACK_WIDTH
+    monkeypatch.setenv("COLUMNS", "77")
+    assert tables.terminal_width() == 77
+
+
+def test_sql_keeps_the_answer_and_drops_empty_columns_first() -> None:
+    from gpuprice.commands.sql import print_result
+
+    columns = [
+        "snapshot_date",
+        "gpu",
+        "tier",
+        "provider",
+        "sku",
+        "gpu_raw",
+        "gpu_count",
+        "community",
+        "commitment_months",
+        "region",
+        "price_basis",
+        "usd_per_gpu_hour",
+        "source",
+        "observed_on",
+        "age_days",
+    ]
+    rows = [
+        (
+            "2026-10-06",
+            "h100-sxm",
+            "on_demand",
+            "runpod",
+            "NVIDIA H100 80GB HBM3",
+            "H100 SXM",
+            1,
+            True,
+            None,
+            None,
+            "list",
+            2.69,
+            "archive",
+            "2026-10-06",
+            0,
+        ),
+    ]
+    for width in (80, 100, 120):
+        out = io.StringIO()
+        monkeypatch_width = {"COLUMNS": str(width)}
+        with pytest.MonkeyPatch.context() as mp:
+            for k, v in monkeypatch_width.items():
+                mp.setenv(k, v)
+            print_result(columns, rows, stream=out)
+        header = out.getvalue().splitlines()[0].split()
+        assert {"usd_per_gpu_hour", "provider", "gpu"} <= set(header), (width, header)
+        if len(header) < len(columns) - 2:  # something non-empty left out: the empty ones went first
+            assert "region" not in header and "commitment_months" not in header

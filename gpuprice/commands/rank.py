@@ -171,7 +171,7 @@ TABLE_COLUMNS = (
     Column("provider", 0),
     Column("GPUs", 0, wrap=True),
     Column("tier", 0, wrap=True),
-    Column("$/GPU-h", 2, numeric=True),
+    Column("$/GPU-h", 1, numeric=True),
     Column("total $", 0, numeric=True),
     Column("$/checkpoint", 0, numeric=True),
     Column("GPU time $", 4, numeric=True),
@@ -182,7 +182,7 @@ TABLE_COLUMNS = (
     Column("sharding", 4),
     Column("GB/GPU", 4, numeric=True),
     Column("tok/s/GPU", 4, numeric=True),
-    Column("warnings", 1, wrap=True),
+    Column("warnings", 0, wrap=True),
 )
 
 

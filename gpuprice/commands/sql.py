@@ -113,6 +113,31 @@ def write_by_deadline(text: str, deadline: float, limit_s: float, chunk: int = 1
     sys.stdout.flush()
 
 
+# Result columns whose name says they are the answer (a price, a value, a total, a cost) and
+# columns that name a row (which offer, which workload).
+KEY_NAMES = ("usd_per_gpu_hour", "value", "total", "cost", "price", "warnings")
+NAME_COLUMNS = frozenset({"provider", "gpu", "tier", "workload", "metric", "rank"})
+FIRST_TEXT = 4  # text columns among the first four name the row too
+
+
+def _priority(index: int, name: str, numeric: bool, filled: bool) -> int:
+    """Which columns a narrow terminal keeps (0 always; higher numbers are left out first): the
+    first column, the answer's columns (price, value, total, cost), the columns that name the
+    row, the other numbers, the other text; an empty column goes first."""
+    lowered = name.lower()
+    if index == 0:
+        return 0
+    if not filled:
+        return 9
+    if lowered in ("value", "usd_per_gpu_hour", "warnings") or any(
+        lowered.endswith(k) or lowered.startswith(k) for k in KEY_NAMES
+    ):
+        return 1
+    if lowered in NAME_COLUMNS or (not numeric and index < FIRST_TEXT):
+        return 2
+    return 3 if numeric else 4
+
+
 def print_result(columns: list[str], rows: list[tuple], *, wide: bool = False, stream: Any = None) -> None:
     """A query result as a terminal table: the first columns that fit (or every one with
     ``wide``), numbers right-aligned to one precision per column, NULL as blank."""
@@ -122,13 +147,19 @@ def print_result(columns: list[str], rows: list[tuple], *, wide: bool = False, s
     values = [[jsonable(v) for v in row] for row in rows]
     specs, formats = [], []
     for i, name in enumerate(columns):
-        column = [row[i] for row in values if row[i] is not None]
+        column = [row[i] for row in values if row[i] not in (None, "")]
         numeric = bool(column) and all(
             isinstance(v, (int, float)) and not isinstance(v, bool) for v in column
         )
         decimals = decimals_for(column) if numeric else 0
-        # Earlier columns first: a SELECT names the columns in the order its writer cares about.
-        specs.append(Column(str(name), priority=0 if i == 0 else i, numeric=numeric, wrap=not numeric))
+        specs.append(
+            Column(
+                str(name),
+                priority=_priority(i, str(name), numeric, bool(column)),
+                numeric=numeric,
+                wrap=not numeric,
+            )
+        )
         formats.append(decimals)
     cells = [
         [

@@ -3,8 +3,8 @@
 Every command that prints a table (rank, workloads, sql, history, fit, plan) builds
 :class:`Column` specs and text rows and calls :func:`print_table`:
 
-- The table fits the terminal width (``COLUMNS`` or the terminal's size, via
-  :func:`shutil.get_terminal_size`; 100 when neither is known, e.g. in a pipe). Columns are kept by
+- The table fits the terminal width (``COLUMNS``, else the size of the terminal on stdout,
+  stderr or stdin, as Rich finds it; 100 when none is known, e.g. in CI). Columns are kept by
   priority (0 = always shown), text columns marked ``wrap`` wrap onto several lines, and a
   caption names the columns left out and the ``--wide`` flag that shows them all.
 - Numbers are right-aligned; :func:`decimals_for` and :func:`number` give a column one sensible
@@ -16,7 +16,9 @@ Every command that prints a table (rank, workloads, sql, history, fit, plan) bui
 from __future__ import annotations
 
 import math
+import os
 import shutil
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, TextIO
@@ -43,8 +45,18 @@ class Column:
 
 
 def terminal_width() -> int:
-    """The width to fit: ``COLUMNS``, else the terminal's, else :data:`FALLBACK_WIDTH`."""
-    return max(NARROWEST, shutil.get_terminal_size((FALLBACK_WIDTH, 24)).columns)
+    """The width to fit, found as Rich finds it: ``COLUMNS``, else the size of whichever of stdout,
+    stderr and stdin is a terminal (``gpuprice sql ... | less`` still fits the terminal), else
+    :data:`FALLBACK_WIDTH`."""
+    found = shutil.get_terminal_size((0, 0)).columns  # COLUMNS, else the terminal on stdout
+    if found > 0:
+        return max(NARROWEST, found)
+    for stream in (sys.__stderr__, sys.__stdin__):
+        try:
+            return max(NARROWEST, os.get_terminal_size(stream.fileno()).columns)  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            continue
+    return max(NARROWEST, FALLBACK_WIDTH)
 
 
 def decimals_for(values: Iterable[object], *, significant: int = 4, most: int = 4) -> int:
@@ -87,8 +99,9 @@ def _longest_word(header: str, cells: Iterable[str]) -> int:
 
 
 def choose_columns(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int) -> list[int]:
-    """Indexes (in table order) of the columns that fit ``width``, most important first. A wrapping
-    column counts as :data:`WRAP_BUDGET` characters, or its longest word (words are not split)."""
+    """Indexes (in table order) of the columns that fit ``width``, most important first, stopping at
+    the first that does not fit (a narrow empty column never displaces a wider important one). A
+    wrapping column counts as :data:`WRAP_BUDGET` characters, or its longest word (words are not split)."""
     natural = [_natural(c.header, (row[i] for row in rows)) for i, c in enumerate(columns)]
     budget = [
         min(n, max(WRAP_BUDGET, _longest_word(c.header, (row[i] for row in rows)))) if c.wrap else n
@@ -97,11 +110,14 @@ def choose_columns(columns: Sequence[Column], rows: Sequence[Sequence[str]], wid
     order = sorted(range(len(columns)), key=lambda i: (columns[i].priority, i))
     chosen: list[int] = []
     used = 0
+    full = False  # once a column does not fit, no less important one takes its place
     for i in order:
         cost = budget[i] + (GAP if chosen else 0)
-        if columns[i].priority == 0 or used + cost <= width:
+        if columns[i].priority == 0 or (not full and used + cost <= width):
             chosen.append(i)
             used += cost
+        elif columns[i].priority > 0:
+            full = True
     return sorted(chosen)
 
 
