@@ -43,7 +43,8 @@ def data_status(meta: ReportMeta, freshness: Sequence[ProviderFreshness]) -> tup
         too_old = [
             f.provider
             for f in stale
-            if f.days_since_success is None or f.days_since_success > MAX_PRICE_AGE_DAYS
+            if f.last_success_date is not None
+            and (f.days_since_success is None or f.days_since_success > MAX_PRICE_AGE_DAYS)
         ]
         lines.append(
             f"{len(stale)} of {len(freshness)} providers {'was' if len(stale) == 1 else 'were'} stale on {day}: {reasons}. "

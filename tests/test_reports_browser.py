@@ -188,3 +188,62 @@ def test_print_layout_keeps_charts(driver, report_dir: Path) -> None:
         assert len(_visible_charts(driver)) == on_screen
     finally:
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+
+
+PHONE = (390, 844)  # a phone's CSS viewport (iPhone 12-15 class)
+LEGIBLE_PX = 8.0  # the smallest chart text a reader can make out on a phone
+
+
+def test_phone_width_shows_the_answer_row_by_row_and_legible_charts(driver, report_dir: Path) -> None:
+    """At 390 px the index shows each workload's answer as its own card with every cell (cost per
+    checkpoint, hours, warnings, price age) inside the screen, no sideways scroll; chart text keeps
+    its drawn size (the chart scrolls instead of shrinking to ~5 px text)."""
+    driver.set_window_size(*PHONE)
+    try:
+        _open(driver, report_dir / "index.html")
+        width = driver.execute_script("return document.documentElement.clientWidth")
+        assert width <= PHONE[0]
+        answer = driver.find_element("css selector", "table#answer")
+        assert driver.execute_script(
+            "return arguments[0].scrollWidth <= arguments[0].clientWidth + 1", answer
+        )
+        rows = answer.find_elements("css selector", "tbody tr")
+        assert rows
+        labels = set()
+        for row in rows:
+            for cell in row.find_elements("css selector", "td"):
+                box = driver.execute_script("return arguments[0].getBoundingClientRect().toJSON()", cell)
+                assert cell.is_displayed() and box["left"] >= -1 and box["right"] <= width + 1, (
+                    cell.text,
+                    box,
+                )
+                labels.add(cell.get_attribute("data-label"))
+        assert {"Per checkpoint", "Hours", "Warnings", "Price age"} <= labels
+        # Cards stack: the second row starts below the first.
+        if len(rows) > 1:
+            tops = [
+                driver.execute_script("return arguments[0].getBoundingClientRect().top", r) for r in rows[:2]
+            ]
+            assert tops[1] > tops[0] + 40
+        assert _severe(driver) == []
+        _full_page_screenshot_at(driver, ARTIFACTS / "report_index_phone.png", PHONE[0])
+
+        _open(driver, report_dir / "llama-3.1-70b-qlora.html")
+        heights = driver.execute_script(
+            """return Array.from(document.querySelectorAll('svg.chart text'))
+                 .map(t => t.getBoundingClientRect().height).filter(h => h > 0.5);"""
+        )
+        assert heights and min(heights) >= LEGIBLE_PX, sorted(heights)[:5]
+        assert driver.find_element("css selector", "#answer").is_displayed()
+        _full_page_screenshot_at(driver, ARTIFACTS / "report_workload_phone.png", PHONE[0])
+    finally:
+        driver.set_window_size(1366, 900)
+
+
+def _full_page_screenshot_at(driver, target: Path, width: int) -> None:
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(width, min(max(800, height + 40), 9000))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(target))
+    driver.set_window_size(width, PHONE[1])
+    print(f"screenshot: {target}")
