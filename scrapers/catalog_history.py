@@ -60,7 +60,7 @@ def plan_days(repo: Path, *, since: dt.date | None = None, until: dt.date | None
 class CatalogReader:
     """Parses catalog files by blob, keeping the most recent ``cache_size`` parses (a context manager)."""
 
-    def __init__(self, repo: Path, *, cache_size: int = 48) -> None:
+    def __init__(self, repo: Path, *, cache_size: int = 8) -> None:
         self._blobs = BlobReader(repo)
         self._cache: OrderedDict[str, ParsedFile] = OrderedDict()
         self._cache_size = cache_size

@@ -312,7 +312,7 @@ def parse_catalog(text: str, *, cloud: str, where: str, check_only: bool = False
     return parsed
 
 
-@functools.lru_cache(maxsize=32768)
+@functools.lru_cache(maxsize=8192)
 def _offer(
     provider: str,
     gpu: str,
