@@ -17,6 +17,7 @@ import typer.core
 from gpuprice.disk import is_no_space, no_space_message
 from gpuprice.errors import BadInput, StructureError
 from gpuprice.gc_tuning import tune_for_batch_process
+from gpuprice.scrapers.redact import redact_credentials
 
 app = typer.Typer(
     name="gpuprice",
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(code, int) and code != 0:  # typer.Exit(n) returns n when not standalone
             raise SystemExit(code)
     except (BadInput, StructureError) as exc:
-        print(f"gpuprice: {exc}", file=sys.stderr)
+        print(f"gpuprice: {redact_credentials(str(exc))}", file=sys.stderr)
         raise SystemExit(exc.exit_code) from None
     except typer.Exit as exc:  # raised by commands that set their own exit code
         raise SystemExit(exc.exit_code) from None

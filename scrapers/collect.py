@@ -40,6 +40,7 @@ from gpuprice.scrapers.rawstore import (
     remember_validators,
     store_raw,
 )
+from gpuprice.scrapers.redact import redact_credentials
 from gpuprice.sources import PAGE_SOURCES, PageSource
 
 log = logging.getLogger("gpuprice.collect")
@@ -284,10 +285,10 @@ def iter_live_pages(
         if own_fetcher:
             active.close()
     if not yielded:
-        first = ordered[0].url
+        first = redact_credentials(ordered[0].url)
         if len(_groups(ordered)) == 1:  # one request or one combined source: its own cause
-            raise FetchError(provider, last_url or first, last_cause)
-        summary = "; ".join(failures)
+            raise FetchError(provider, redact_credentials(last_url or first), last_cause)
+        summary = redact_credentials("; ".join(failures))
         raise FetchError(provider, first, f"all {len(ordered)} requests failed: {summary}")
 
 

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gpuprice.scrapers.gunzip import MAX_PAGE_BYTES, GunzipError, gunzip_capped
 from gpuprice.scrapers.offer import PROVIDERS, Provider
+from gpuprice.scrapers.redact import redact_credentials
 
 try:  # POSIX: serialise read-modify-write of the validators index across processes.
     import fcntl
@@ -202,7 +203,7 @@ def store_raw(
         log.debug("stored raw page %s (%d bytes)", path, len(body))
     return RawPage(
         provider=check_provider(provider),
-        url=url,
+        url=redact_credentials(url),  # the raw_pages row and its manifest never keep a password
         snapshot_date=check_date(snapshot_date),
         fetched_at=fetched_at or dt.datetime.now(dt.UTC),
         http_status=http_status,

@@ -755,3 +755,83 @@ def test_a_lake_connection_never_installs_or_autoloads(home: Path):
         finally:
             con.close()
         assert settings == {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. Cleanup and leaks: stale temp copies, credentials in URLs
+# ---------------------------------------------------------------------------------------------
+
+
+def test_a_publish_removes_temp_copies_of_killed_runs(published: Path):
+    from conftest import OBSERVED_PRICES
+
+    with Scenario("stale_temp_files"):
+        stale = [published / f".analytics-{name}.duckdb.tmp" for name in ("k1ll3d", "x9y8z7")]
+        for path in stale:
+            path.write_bytes(b"\0" * 4096)
+        keep = published / "notes.tmp"
+        keep.write_text("not ours")
+        result = gpuprice("import-observations", str(OBSERVED_PRICES))  # publishes the copy
+        assert result.code == 0, result
+        assert not any(path.exists() for path in stale)
+        assert keep.exists() and (published / "analytics.duckdb").is_file()
+        assert not list(published.glob(".analytics-*.duckdb.tmp"))
+
+
+def test_a_lake_publish_keeps_a_young_temp_copy(tmp_path: Path):
+    import time
+
+    from gpuprice.warehouse.publish import STALE_TEMP_SECONDS, remove_stale_copies
+
+    with Scenario("stale_temp_files"):
+        young, old = tmp_path / ".analytics-young.duckdb.tmp", tmp_path / ".analytics-old.duckdb.tmp"
+        young.write_bytes(b"x")
+        old.write_bytes(b"x")
+        past = time.time() - STALE_TEMP_SECONDS - 60
+        os.utime(old, (past, past))
+        assert remove_stale_copies(tmp_path, holding_writer=False) == [old]
+        assert young.exists()
+
+
+@pytest.fixture
+def not_found_server() -> Iterator[str]:
+    """A 127.0.0.1 server answering 404 to every request."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class NotFound(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_error(404)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), NotFound)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.mark.parametrize("fmt", [(), ("--json",)], ids=["table", "json"])
+def test_check_live_never_echoes_credentials(home: Path, not_found_server: str, fmt: tuple):
+    with Scenario("credentials_redacted"):
+        url = not_found_server.replace("http://", "http://user:s3cretpw@")
+        with environment({"GPUPRICE_LIVE_BASE_URL": url}):
+            result = gpuprice("check-live", "--providers", "lambda,runpod", *fmt)
+        assert result.code != 0, result
+        assert "s3cretpw" not in result.out + result.err, result
+        stored = "".join(p.read_text(errors="replace") for p in home.rglob("*.json"))
+        assert "s3cretpw" not in stored
+
+
+def test_redact_credentials():
+    from gpuprice.scrapers.redact import redact_credentials
+
+    assert redact_credentials("see http://u:p@h:8/x?q and https://tok@h2/") == (
+        "see http://[redacted]@h:8/x?q and https://[redacted]@h2/"
+    )
+    assert redact_credentials("mail me@example.com, http://h/a@b") == "mail me@example.com, http://h/a@b"

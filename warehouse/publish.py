@@ -11,6 +11,7 @@ import datetime as dt
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -29,6 +30,7 @@ def publish_analytics_copy(con: duckdb.DuckDBPyConnection, warehouse_file: Path,
     The copy gets price_history precomputed (see ``materialize_price_history``).
     """
     target.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_copies(target.parent, holding_writer=not is_lake(con))
     if not is_lake(con):
         con.execute("CHECKPOINT")  # folds the WAL into the file, so the file alone is complete
     fd, tmp_name = tempfile.mkstemp(prefix=".analytics-", suffix=".duckdb.tmp", dir=target.parent)
@@ -57,6 +59,29 @@ def publish_analytics_copy(con: duckdb.DuckDBPyConnection, warehouse_file: Path,
     finally:
         tmp.unlink(missing_ok=True)
     return target
+
+
+# A publish takes seconds; a temp copy this old is what a killed run left behind.
+STALE_TEMP_SECONDS = 3600
+STALE_COPY_PATTERN = ".analytics-*.duckdb.tmp"
+
+
+def remove_stale_copies(folder: Path, *, holding_writer: bool) -> list[Path]:
+    """Remove the temp copies (``.analytics-*.duckdb.tmp``) earlier publishes left when killed.
+
+    ``holding_writer``: the caller holds the warehouse file's only writer lock, so no other
+    publish can be under way and every temp copy is stale; otherwise (a DuckLake, where writers
+    share the catalog) only copies older than STALE_TEMP_SECONDS are."""
+    removed = []
+    now = time.time()
+    for path in folder.glob(STALE_COPY_PATTERN):
+        try:
+            if holding_writer or now - path.stat().st_mtime > STALE_TEMP_SECONDS:
+                path.unlink()
+                removed.append(path)
+        except FileNotFoundError:
+            continue
+    return removed
 
 
 def _date_dir(root: Path, day: dt.date) -> Path:

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from gpuprice.commands.validation import parse_providers
+from gpuprice.scrapers.redact import redact_credentials
 
 LISTED = 8  # new/gone/changed offers listed per provider before "... and N more"
 
@@ -50,9 +51,9 @@ def register(app: typer.Typer) -> None:
             )
             failed += not check.ok
             if as_json:
-                print(json.dumps(check.model_dump(mode="json") | {"ok": check.ok}))
+                print(redact_credentials(json.dumps(check.model_dump(mode="json") | {"ok": check.ok})))
             else:
-                print("\n".join(_lines(check)))
+                print(redact_credentials("\n".join(_lines(check))))
         if failed:
             raise typer.Exit(1)
 
