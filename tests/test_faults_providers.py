@@ -13,6 +13,7 @@ All runs start from one seeded warehouse (the two days before), copied per run.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import shutil
 import time
 from collections.abc import Iterator
@@ -28,6 +29,7 @@ from faults.tables import partition_counts, partition_rows, provider_run, publis
 from faults.tally import Tally
 from gpuprice.scrapers.archive import SAMPLE_ARCHIVE, find_archived_page, read_archived
 from gpuprice.scrapers.gunzip import MAX_PAGE_BYTES
+from gpuprice.scrapers.multipage import CombinedPart, combined_parts
 from gpuprice.scrapers.offer import PROVIDERS
 from gpuprice.scrapers.rawstore import read_raw
 from gpuprice.scrapers.registry import provider_parser
@@ -274,9 +276,51 @@ def test_fault_fails_its_provider_and_keeps_yesterday(outcomes, batch_name: str,
         if provider in outcome.bodies:  # archive: exactly the recorded body
             assert outcome.bodies[provider] in kept
         else:  # live: exactly the bodies the fake server answered with
-            assert sorted(kept) == sorted(outcome.internet.sent[provider])
+            assert sorted(_received(kept)) == sorted(_as_sent(outcome.internet.sent[provider], kept))
     else:
         assert stored == [], f"{provider}: {fault} delivered no page, yet raw_pages lists {stored}"
+
+
+def _combined(page: bytes) -> list[CombinedPart] | None:
+    try:
+        return combined_parts(json.loads(page))
+    except ValueError:
+        return None
+
+
+def _received(kept: list[bytes]) -> list[bytes]:
+    """The bodies the kept raw pages hold. A multi-request provider (AWS, Azure, Vast.ai's
+    searches) keeps one combined page (scrapers/multipage.py) whose arrived parts are the bodies
+    as received: text byte-exact (as UTF-8), JSON as its parsed value (canonical form here)."""
+    bodies: list[bytes] = []
+    for page in kept:
+        parts = _combined(page)
+        if parts is None:  # a single page: the body itself, byte for byte
+            bodies.append(page)
+            continue
+        for part in parts:
+            if part.error is None:
+                body = part.body
+                bodies.append(body.encode("utf-8") if isinstance(body, str) else _canonical(body))
+    return bodies
+
+
+def _as_sent(sent: list[bytes], kept: list[bytes]) -> list[bytes]:
+    """The server's 200 bodies in the form ``_received`` gives them (JSON canonical only when the
+    kept page is a combined one; a single page must match byte for byte)."""
+    if not any(_combined(page) is not None for page in kept):
+        return list(sent)
+    bodies = []
+    for body in sent:
+        try:
+            bodies.append(_canonical(json.loads(body)))
+        except ValueError:
+            bodies.append(body)
+    return bodies
+
+
+def _canonical(value: object) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode("utf-8")
 
 
 def page_date(home, provider: str) -> dt.date | None:
