@@ -24,7 +24,9 @@ MIB = 2**20
     [
         ("a100-80gb-sxm", 81920),  # "80 GB" = 80 GiB (nvidia-smi memory.total)
         ("a100-40gb", 40960),
-        ("h100-sxm", 81559),
+        ("h100-sxm", 81920),  # sold as 80 GB: 80 GiB, like the A100 (nvidia-smi shows 81559 MiB)
+        ("h100-pcie", 81920),
+        ("a100-80gb-pcie", 81920),
         ("h200-sxm", 143771),
         ("b200", 183359),
         ("l40s", 46068),  # 48 GiB GDDR6 with ECC on
@@ -102,7 +104,7 @@ def test_estimate_json_carries_the_verdict_and_band(cli) -> None:
         "--json",
     )
     data = json.loads(result.out)
-    assert data["verdict"] == "fits" and data["margin"] == 0.2 and data["gpu_memory_gb"] == 85.521
+    assert data["verdict"] == "fits" and data["margin"] == 0.2 and data["gpu_memory_gb"] == 85.899
     assert set(data["band_gb"]) == {"low", "high"}
 
 
