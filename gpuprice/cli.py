@@ -95,6 +95,7 @@ def _select_warehouse() -> None:
 
     lake.select(*Settings.warehouse_engine())
     connection.set_lock_timeout(Settings.lock_timeout())  # GPUPRICE_LOCK_TIMEOUT
+    lake.set_snapshot_retention(Settings.lake_snapshot_days())  # GPUPRICE_LAKE_SNAPSHOT_DAYS
 
 
 def main(argv: list[str] | None = None) -> int:

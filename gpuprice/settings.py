@@ -31,6 +31,10 @@ SQL_TIMEOUT_VAR = "GPUPRICE_SQL_TIMEOUT"
 SQL_MAX_ROWS_VAR = "GPUPRICE_SQL_MAX_ROWS"
 SQL_MAX_BYTES_VAR = "GPUPRICE_SQL_MAX_BYTES"
 LOCK_TIMEOUT_VAR = "GPUPRICE_LOCK_TIMEOUT"
+LAKE_SNAPSHOT_DAYS_VAR = "GPUPRICE_LAKE_SNAPSHOT_DAYS"
+# A DuckLake keeps its snapshots (time travel) this many days; older ones are expired and their
+# no longer referenced Parquet files removed at each publish.
+DEFAULT_LAKE_SNAPSHOT_DAYS = 7.0
 # `gpuprice sql` limits: an analyst's query is interrupted after a minute and returns at most
 # 200,000 rows (the whole sample warehouse is ~1,000; the Parquet exports serve bulk reads).
 DEFAULT_SQL_TIMEOUT_S = 60.0
@@ -113,6 +117,21 @@ class Settings(BaseModel):
     def lock_timeout(env: Mapping[str, str] | None = None) -> float:
         """GPUPRICE_LOCK_TIMEOUT in seconds (default 60); BadInput when it is no positive number."""
         return lock_timeout(os.environ if env is None else env)
+
+    @staticmethod
+    def lake_snapshot_days(env: Mapping[str, str] | None = None) -> float:
+        """GPUPRICE_LAKE_SNAPSHOT_DAYS (default 7; 0 keeps only the newest snapshot); BadInput otherwise."""
+        env = os.environ if env is None else env
+        text = env.get(LAKE_SNAPSHOT_DAYS_VAR, "").strip()
+        if not text:
+            return DEFAULT_LAKE_SNAPSHOT_DAYS
+        try:
+            days = float(text)
+        except ValueError:
+            days = math.nan
+        if not (math.isfinite(days) and 0 <= days <= 36500):
+            raise BadInput(f"{LAKE_SNAPSHOT_DAYS_VAR}={text!r} is not a number of days (0 to 36500)")
+        return days
 
     @staticmethod
     def warehouse_engine(env: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:

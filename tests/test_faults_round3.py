@@ -835,3 +835,44 @@ def test_redact_credentials():
         "see http://[redacted]@h:8/x?q and https://[redacted]@h2/"
     )
     assert redact_credentials("mail me@example.com, http://h/a@b") == "mail me@example.com, http://h/a@b"
+
+
+@pytest.mark.parametrize("keep", ["0", "7"])
+def test_a_lake_expires_old_snapshots_and_their_files(home: Path, keep: str):
+    """Each rerun of a date wrote new Parquet files and kept every old one (49 per rerun)."""
+    import duckdb
+
+    from gpuprice.warehouse import lake
+
+    engine = f"ducklake:{home / 'catalog.ducklake'}"
+
+    def files() -> int:
+        return sum(1 for _ in (home / "lake").rglob("*.parquet"))
+
+    def snapshots() -> int:
+        con = duckdb.connect(str(home / "catalog.ducklake"), read_only=True)
+        try:
+            return int(con.execute("SELECT count(*) FROM ducklake_snapshot").fetchone()[0])
+        finally:
+            con.close()
+
+    with (
+        Scenario("ducklake_expiry"),
+        environment({"GPUPRICE_WAREHOUSE": engine, "GPUPRICE_LAKE_SNAPSHOT_DAYS": keep}),
+    ):
+        try:
+            counts = []
+            for _ in range(3):
+                result = gpuprice("run", "--date", DAY, "--providers", "lambda", "--no-reports")
+                assert result.code == 0, result
+                counts.append((files(), snapshots()))
+            rows = gpuprice("sql", "select count(*) AS n from analytics.latest_prices", "--format", "json")
+        finally:
+            lake.select(None)
+            lake.set_snapshot_retention(7)
+        assert json.loads(rows.out)[0]["n"] > 0, rows
+        if keep == "0":  # only the newest snapshot: files and snapshots stop growing
+            assert counts[2][0] == counts[1][0], counts
+            assert counts[2][1] <= counts[1][1], counts
+        else:  # a week of time travel: nothing is old enough yet
+            assert counts[2][0] > counts[1][0], counts

@@ -184,6 +184,32 @@ def _has_data_files(con: duckdb.DuckDBPyConnection) -> bool:
     return bool(row and row[0])
 
 
+# How many days of snapshots a lake keeps (GPUPRICE_LAKE_SNAPSHOT_DAYS, set by the edges).
+_snapshot_days = 7.0
+
+
+def set_snapshot_retention(days: float) -> None:
+    global _snapshot_days
+    _snapshot_days = float(days)
+
+
+def expire_snapshots(con: duckdb.DuckDBPyConnection, keep_days: float | None = None) -> tuple[int, int]:
+    """Expire the lake's snapshots older than ``keep_days`` (default: the retention setting) and
+    remove the Parquet files no kept snapshot reads; (snapshots expired, files removed).
+
+    Every rerun of a date writes new files and keeps the old ones for time travel: without this a
+    lake grows by a day's files at each rerun for ever."""
+    import datetime as dt
+
+    days = _snapshot_days if keep_days is None else keep_days
+    cutoff = (dt.datetime.now(dt.UTC) - dt.timedelta(days=days)).isoformat()
+    expired = con.execute(
+        f"CALL ducklake_expire_snapshots('{LAKE_ALIAS}', older_than => TIMESTAMPTZ '{cutoff}')"
+    ).fetchall()
+    removed = con.execute(f"CALL ducklake_cleanup_old_files('{LAKE_ALIAS}', cleanup_all => true)").fetchall()
+    return len(expired), len(removed)
+
+
 def is_lake(con: duckdb.DuckDBPyConnection) -> bool:
     """True when the connection's current database is a DuckLake."""
     row = con.execute(

@@ -19,7 +19,7 @@ import duckdb
 
 from gpuprice.warehouse import connection
 from gpuprice.warehouse.connection import limit_memory, scalar, spill_dir, sql_literal
-from gpuprice.warehouse.lake import LAKE_ALIAS, is_lake
+from gpuprice.warehouse.lake import LAKE_ALIAS, expire_snapshots, is_lake
 from gpuprice.warehouse.views import materialize_price_history
 
 
@@ -58,6 +58,8 @@ def publish_analytics_copy(con: duckdb.DuckDBPyConnection, warehouse_file: Path,
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
+    if is_lake(con):  # the copy is out: snapshots past the retention and their files can go
+        expire_snapshots(con)
     return target
 
 

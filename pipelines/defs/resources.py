@@ -16,4 +16,5 @@ def defs() -> dg.Definitions:
 
     lake.select(*Settings.warehouse_engine())  # GPUPRICE_WAREHOUSE: the DuckDB file or a DuckLake
     connection.set_lock_timeout(Settings.lock_timeout())  # GPUPRICE_LOCK_TIMEOUT
+    lake.set_snapshot_retention(Settings.lake_snapshot_days())  # GPUPRICE_LAKE_SNAPSHOT_DAYS
     return dg.Definitions(resources=resources_for(Settings.from_env()))
