@@ -32,7 +32,7 @@ def _bare_chart() -> None:
 
 
 def measure(repeats: int = 2) -> list[Figure]:
-    from gpuprice.pipelines.runner import run_day
+    from gpuprice.pipelines.orchestration import run_day
     from gpuprice.reports.render import render_weekly_reports
 
     day = newest_archive_date(SAMPLE_ARCHIVE)

@@ -5,8 +5,6 @@ Errors: BadInput -> exit 2, StructureError -> exit 3, both as one line on stderr
 
 from __future__ import annotations
 
-import atexit
-import os
 import sys
 from importlib import metadata
 from typing import Annotated, Any, cast
@@ -16,7 +14,6 @@ import typer.core
 
 from gpuprice.disk import is_no_space, no_space_message
 from gpuprice.errors import BadInput, StructureError
-from gpuprice.gc_tuning import tune_for_batch_process
 from gpuprice.scrapers.redact import redact_credentials
 
 app = typer.Typer(
@@ -167,30 +164,8 @@ def _home() -> str:
 
 
 def console_main() -> None:
-    """The ``gpuprice`` console script: ``main()``, then the exit handlers, then an immediate exit.
-
-    A finished command has closed its connections and files; what is left is Python tearing down
-    the ~2,000 modules a pipeline run imports (Dagster, pandas, DuckDB), ~0.35 s of a 4 s run.
-    The exit handlers (logging, temporary folders, helper processes) still run first. A crash
-    (an uncaught exception) exits the usual way, with its traceback. The garbage collector is
-    sized for a batch process first (gpuprice/gc_tuning.py)."""
-    tune_for_batch_process()
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        if exc.code is None or isinstance(exc.code, int):
-            code = exc.code or 0
-        else:
-            print(exc.code, file=sys.stderr)
-            code = 1
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (BrokenPipeError, ValueError):  # the reader left, or the stream is closed
-            pass
-    os._exit(code)
+    """The ``gpuprice`` console script."""
+    main()
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ folder.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import os
 from collections.abc import Mapping
@@ -35,6 +36,10 @@ LAKE_SNAPSHOT_DAYS_VAR = "GPUPRICE_LAKE_SNAPSHOT_DAYS"
 # A DuckLake keeps its snapshots (time travel) this many days; older ones are expired and their
 # no longer referenced Parquet files removed at each publish.
 DEFAULT_LAKE_SNAPSHOT_DAYS = 7.0
+FIRST_DAY_VAR = "GPUPRICE_FIRST_DAY"
+# Where the data starts: the month of the sample archive's earliest recorded page (2025-05-29).
+# The first daily partition; an archive that starts earlier sets GPUPRICE_FIRST_DAY.
+DEFAULT_FIRST_DAY = dt.date(2025, 5, 1)
 # `gpuprice sql` limits: an analyst's query is interrupted after a minute and returns at most
 # 200,000 rows (the whole sample warehouse is ~1,000; the Parquet exports serve bulk reads).
 DEFAULT_SQL_TIMEOUT_S = 60.0
@@ -140,6 +145,18 @@ class Settings(BaseModel):
         (``warehouse.lake.select`` checks them)."""
         env = os.environ if env is None else env
         return (env.get(WAREHOUSE_VAR, "").strip() or None, env.get(WAREHOUSE_DATA_VAR, "").strip() or None)
+
+    @staticmethod
+    def first_day(env: Mapping[str, str] | None = None) -> dt.date:
+        """GPUPRICE_FIRST_DAY: the first date of the daily partitions (default DEFAULT_FIRST_DAY)."""
+        env = os.environ if env is None else env
+        text = env.get(FIRST_DAY_VAR, "").strip()
+        if not text:
+            return DEFAULT_FIRST_DAY
+        try:
+            return dt.date.fromisoformat(text)
+        except ValueError:
+            raise BadInput(f"{FIRST_DAY_VAR}={text!r} is not a date; give YYYY-MM-DD") from None
 
     # ----- the files under home ------------------------------------------------------------------
     @property

@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 import dagster as dg
-from dagster._core.instance.ref import InstanceRef  # from_dir with overrides: no public twin
 
 from gpuprice.errors import BadInput
 
@@ -26,8 +25,6 @@ _INSTANCE_TEMPLATE = Path(__file__).with_name("dagster.yaml")
 LAUNCHED_BY_TAG = "gpuprice/launched_by"
 PID_TAG = "gpuprice/pid"
 HOST_TAG = "gpuprice/host"
-EVENT_BATCH_SIZE_VARIABLE = "DAGSTER_EVENT_BATCH_SIZE"  # Dagster reads it at each event
-EVENT_BATCH_SIZE = 1000  # a five-year backfill's materializations of one asset: two transactions
 _UNFINISHED = [dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED]
 
 
@@ -67,24 +64,9 @@ def main() -> None:
 
 
 def cli_instance(home: Path) -> dg.DagsterInstance:
-    """The persistent instance under ``home``, cleared of slots held by dead CLI runs."""
-    folder = dagster_home(home)
-    # dagster.yaml names the pooled event log (pipelines/event_log.py) with {env: DAGSTER_HOME};
-    # the CLI does not set DAGSTER_HOME, so it names the folder itself.
-    events = {
-        "module": "gpuprice.pipelines.event_log",
-        "class": "PooledSqliteEventLogStorage",
-        "config": {"dagster_home": str(folder)},
-    }
-    # No compute-log capture: it starts two `tail -F` and two watcher processes per run (~50 ms,
-    # more on a busy machine) to copy a CLI run's stdout/stderr, which the terminal shows anyway.
-    # Runs launched by the UI or the daemon keep dagster.yaml's capture.
-    quiet = {"module": "dagster._core.storage.noop_compute_log_manager", "class": "NoOpComputeLogManager"}
-    ref = InstanceRef.from_dir(str(folder), overrides={"event_log_storage": events, "compute_logs": quiet})
-    # Dagster batches a run's planned events (and a multi-partition step's materializations) only
-    # when this variable is set; the storage then writes each batch in one transaction per file.
-    os.environ.setdefault(EVENT_BATCH_SIZE_VARIABLE, str(EVENT_BATCH_SIZE))
-    instance = dg.DagsterInstance.from_ref(ref)
+    """The persistent instance under ``home`` (its dagster.yaml, Dagster's own storages), cleared
+    of slots held by dead CLI runs."""
+    instance = dg.DagsterInstance.from_config(str(dagster_home(home)))
     release_abandoned_runs(instance)
     return instance
 

@@ -13,7 +13,6 @@ import duckdb
 from dagster_duckdb import DuckDBResource
 
 from gpuprice.models.workloads import Workload, load_workloads
-from gpuprice.pipelines.run_connection import shared_connection_for
 from gpuprice.scrapers.archive import archive_or_sample
 from gpuprice.settings import DEFAULT_SOURCE, Settings
 from gpuprice.sources import StepSource
@@ -53,9 +52,8 @@ class WarehouseResource(DuckDBResource):
     def session(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """One connection for a whole step: every ``open()`` inside it reuses it.
 
-        Opening costs ~15 ms and closing a checkpoint, and a provider's step writes four times.
-        Within a CLI run the connection is the run's (``run_connection.py``); otherwise the step
-        holds its own, so the file's lock is free between steps for the next writer."""
+        A provider's step writes four times; one connection per step (opening costs ~15 ms, closing
+        a checkpoint) that closes when the step ends, so the file's lock is free between steps."""
         with self.open() as con:
             token = _SESSION.set((self.database, con))
             try:
@@ -65,16 +63,10 @@ class WarehouseResource(DuckDBResource):
 
     @contextlib.contextmanager
     def open(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A writer's connection: the step's session when one is open, else the run's shared
-        connection when the run has one, else a new one."""
+        """A writer's connection: the step's session when one is open, else a new one."""
         active = self._session_connection()
         if active is not None:
             yield active
-            return
-        shared = shared_connection_for(self.database)
-        if shared is not None:
-            with shared.lend(self._connect) as con:
-                yield con
             return
         with self._connect() as con:
             yield con

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import gc
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -81,26 +80,6 @@ def _open_published(analytics_file: Path | None) -> tuple[duckdb.DuckDBPyConnect
     return connect_reader(path), path
 
 
-@contextlib.contextmanager
-def _long_lived_heap_frozen() -> Iterator[None]:
-    """Freeze the objects that exist before rendering for its duration.
-
-    Drawing charts allocates many short-lived reference cycles, which trigger full garbage
-    collections; in the Dagster run each one rescanned the whole long-lived heap (Dagster,
-    pandas, DuckDB: some 350k objects) for about 0.2 s. Frozen objects are skipped, so a full
-    collection scans only what rendering made. Thawed afterwards unless the process had frozen
-    its loaded code already (gpuprice/gc_tuning.py): that freeze is for the process's lifetime,
-    and thawing would undo it, so what the rendering froze stays frozen with it.
-    """
-    lifetime_freeze = gc.get_freeze_count() > 0
-    gc.freeze()
-    try:
-        yield
-    finally:
-        if not lifetime_freeze:
-            gc.unfreeze()
-
-
 def _write_empty_week(
     con: duckdb.DuckDBPyConnection, week: IsoWeek, out_root: Path, generated_at: dt.datetime | None
 ) -> Path:
@@ -133,8 +112,7 @@ def render_weekly_reports(
     (re)written, plus the index and summary, which always cover every workload. ``catalog``
     (name -> workload) replaces ``models.workloads.load_workloads()``.
     """
-    with _long_lived_heap_frozen():
-        return _render_week(week, analytics_file, out_root, con, workload, generated_at, catalog, progress)
+    return _render_week(week, analytics_file, out_root, con, workload, generated_at, catalog, progress)
 
 
 def _render_week(
@@ -148,45 +126,34 @@ def _render_week(
     progress: Callable[[str], None],
 ) -> list[Path]:
     progress(RENDER_STAGES[0])
-    with contextlib.ExitStack() as drawing_stage:
-        with contextlib.ExitStack() as reading_stage:  # the connection closes before drawing
-            source_path: Path | None = None
-            if con is None:
-                con, source_path = _open_published(analytics_file)
-                reading_stage.callback(con.close)
-            iso_week = resolve_week(con, week)
-            if not loading.has_scraped_data(con, iso_week):
-                loading.as_of_date(con, iso_week)  # a week before all data stays bad input
-                return [_write_empty_week(con, iso_week, out_root, generated_at)]
-            catalog = workload_info.load_catalog() if catalog is None else catalog
-            names = build.workload_order(con, iso_week, catalog)
-            if workload is not None and workload not in names:
-                raise unknown_choice("workload", workload, names)
-            # At least two charts a page. A helper process starts now, so that loading matplotlib
-            # there overlaps reading the week here.
-            pages_to_draw = len(names) if workload is None else 1
-            drawer = drawing_stage.enter_context(
-                drawing.ChartDrawer(use_helper=drawing.helper_pays(2 * pages_to_draw))
-            )
-            overview, reports = build.build_week(
-                con,
-                iso_week,
-                generated_at=generated_at or dt.datetime.now(dt.UTC),
-                catalog=catalog,
-                warehouse=str(source_path) if source_path else None,
-            )
-        out_dir = out_root / str(iso_week)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        progress(RENDER_STAGES[1])
-        stems = _unique_stems(names)
-        selected = [r for r in reports if workload is None or r.definition.name == workload]
-        drawn = drawer.draw(
-            [
-                job
-                for r in selected
-                for job in chart_jobs.workload_jobs(r, chart_prefix=stems[r.definition.name])
-            ]
+    with contextlib.ExitStack() as reading_stage:  # the connection closes before drawing
+        source_path: Path | None = None
+        if con is None:
+            con, source_path = _open_published(analytics_file)
+            reading_stage.callback(con.close)
+        iso_week = resolve_week(con, week)
+        if not loading.has_scraped_data(con, iso_week):
+            loading.as_of_date(con, iso_week)  # a week before all data stays bad input
+            return [_write_empty_week(con, iso_week, out_root, generated_at)]
+        catalog = workload_info.load_catalog() if catalog is None else catalog
+        names = build.workload_order(con, iso_week, catalog)
+        if workload is not None and workload not in names:
+            raise unknown_choice("workload", workload, names)
+        overview, reports = build.build_week(
+            con,
+            iso_week,
+            generated_at=generated_at or dt.datetime.now(dt.UTC),
+            catalog=catalog,
+            warehouse=str(source_path) if source_path else None,
         )
+    out_dir = out_root / str(iso_week)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    progress(RENDER_STAGES[1])
+    stems = _unique_stems(names)
+    selected = [r for r in reports if workload is None or r.definition.name == workload]
+    drawn = drawing.draw_charts(
+        [job for r in selected for job in chart_jobs.workload_jobs(r, chart_prefix=stems[r.definition.name])]
+    )
 
     progress(RENDER_STAGES[2])
     written: list[Path] = []

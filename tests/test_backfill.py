@@ -39,7 +39,7 @@ def warehouse_rows(home: Path) -> dict[str, list]:
 
 
 def backfill(home: Path, start: dt.date = START, end: dt.date = END, **options):
-    from gpuprice.pipelines.backfill import run_backfill
+    from gpuprice.pipelines.orchestration import run_backfill
 
     return run_backfill(start, end, home=home, archive_dir=SAMPLE_ARCHIVE, **{"source": "archive", **options})
 
@@ -59,8 +59,7 @@ def test_every_partitioned_asset_backfills_a_range_in_one_run():
 
 @pytest.mark.slow
 def test_a_backfill_equals_per_date_runs(tmp_path: Path):
-    from gpuprice.pipelines.backfill import date_range
-    from gpuprice.pipelines.runner import run_day
+    from gpuprice.pipelines.orchestration import date_range, run_day
 
     per_date = tmp_path / "per_date"
     for day in date_range(START, END):
@@ -149,7 +148,8 @@ def test_a_killed_backfill_rerun_ends_identical_to_an_uninterrupted_one(tmp_path
     [
         (["--from", "2026-10-06", "--to", "2026-10-01"], "before --from"),
         (["--from", "2026-1-1", "--to", "2026-10-01"], "YYYY-MM-DD"),
-        (["--from", "2025-01-01", "--to", "2025-03-01"], "first stored page (2025-05-29"),
+        (["--from", "2025-05-02", "--to", "2025-05-10"], "first stored page (2025-05-29"),
+        (["--from", "2025-04-30", "--to", "2025-05-10"], "first snapshot date 2025-05-01"),
         (["--from", "2026-05-01", "--to", "2026-06-01", "--providers", "runpod"], "2026-05-24, runpod"),
         (["--from", "2026-10-01", "--to", "2026-10-06", "--providers", "lamdba"], "lambda"),
         (["--from", "2026-10-01", "--to", "2026-10-06", "--source", "live"], "archive, raw"),

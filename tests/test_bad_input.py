@@ -81,7 +81,9 @@ CASES: list[Case] = [
     case("run", "--date", "yesterday", expect="yesterday"),
     case("run", "--date", "2026-02-30", expect="2026-02-30"),
     case("run", "--date", "", expect="--date"),
-    case("run", "--date", "2019-12-31", expect="2019-12-31"),  # before the first partition (2020-01-01)
+    case(
+        "run", "--date", "2025-04-30", expect="first snapshot date 2025-05-01"
+    ),  # before the first partition
     case("run", "--date", "2999-01-01", expect="2999-01-01"),
     case("run", "--date", "06/10/2026", expect="06/10/2026"),
     case("run", "--source", "web", expect="web"),

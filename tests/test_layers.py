@@ -151,9 +151,7 @@ def test_a_missing_command_module_is_an_error(monkeypatch: pytest.MonkeyPatch) -
 ENVIRONMENT_READERS = {
     "gpuprice.settings": "the settings object, built at the edges",
     "gpuprice.scrapers.fetch": "User-Agent and API keys, from an injectable mapping that defaults to the environment",
-    "gpuprice.reports.drawing": "copies the environment for its chart helper process",
     "gpuprice.scrapers.git_history": "copies the environment for the git processes it runs (prompts off)",
-    "gpuprice.pipelines.instance": "sets DAGSTER_EVENT_BATCH_SIZE, which Dagster reads from the environment only",
 }
 
 

@@ -81,7 +81,7 @@ def snapshot_rows(home: Path):
 
 @pytest.mark.slow
 def test_a_date_materializes_every_provider_and_reruns_identically(home: Path, monkeypatch):
-    from gpuprice.pipelines.runner import run_day
+    from gpuprice.pipelines.orchestration import run_day
 
     day = newest_sample_date()
     summary = run_day(
@@ -113,19 +113,22 @@ def test_a_date_materializes_every_provider_and_reruns_identically(home: Path, m
     )
     assert snapshot_rows(home) == first
     monkeypatch.setenv("DAGSTER_HOME", str(home / "dagster"))  # as `make dev` starts the UI
-    # each day: one run for reference data, providers and models (every provider landed)
-    assert_instance_holds_the_runs(home, runs=2)
+    # each run: the scheduled day's two jobs, under their names, as the schedule and sensor run them
+    assert_instance_holds_the_runs(home, jobs=["daily_models", "daily_scrape"] * 2)
 
 
-def assert_instance_holds_the_runs(home: Path, runs: int) -> None:
-    """What `make dev`'s UI reads: the CLI's runs and every asset's materialization for the day."""
+def assert_instance_holds_the_runs(home: Path, jobs: list[str]) -> None:
+    """What `make dev`'s UI reads: the CLI's runs (newest first) under the jobs' names, and every
+    asset's materialization for the day."""
     import dagster as dg
 
     from gpuprice.pipelines.asset_keys import provider_asset_keys
 
     instance = dg.DagsterInstance.get()  # DAGSTER_HOME, and the dagster.yaml the CLI put there
     try:
-        assert [r.status for r in instance.get_runs()] == [dg.DagsterRunStatus.SUCCESS] * runs
+        runs = instance.get_runs()
+        assert [r.job_name for r in runs] == jobs
+        assert [r.status for r in runs] == [dg.DagsterRunStatus.SUCCESS] * len(jobs)
         expected = [
             *provider_asset_keys(PROVIDERS),
             dg.AssetKey("offers_with_specs"),
@@ -238,25 +241,3 @@ def test_commands_are_registered_once_however_often_main_runs(cli):
         assert cli("workloads").code == 0
     names = [c.name for c in app.registered_commands]
     assert len(names) == len(set(names))
-
-
-def test_a_run_that_fails_before_its_reports_ends_the_prestarted_chart_helper(home: Path, monkeypatch):
-    import psutil
-
-    from gpuprice.pipelines import runner
-    from gpuprice.reports import drawing
-
-    monkeypatch.setattr(drawing, "usable_cpus", lambda: 2)
-    started: list[int] = []
-
-    def fails(*args, **kwargs):
-        helper = drawing._waiting_helper
-        assert helper is not None  # started before the day's run, to load matplotlib meanwhile
-        started.append(helper._process.pid)
-        raise RuntimeError("the warehouse disk vanished")
-
-    monkeypatch.setattr(runner, "materialize_for_cli", fails)
-    with pytest.raises(RuntimeError, match="disk vanished"):
-        runner.run_day(newest_sample_date(), source="archive", home=home, progress=lambda m: None)
-    assert drawing._waiting_helper is None
-    assert len(started) == 1 and not psutil.pid_exists(started[0])  # ended and reaped

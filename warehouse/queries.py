@@ -272,24 +272,13 @@ def provider_runs_between(
     ).fetchall()
 
 
-def provider_runs_finished_since(
-    con: duckdb.DuckDBPyConnection, first: dt.date, last: dt.date, since: dt.datetime
-) -> list[tuple]:
-    """Runs of dates ``first``..``last`` finished at or after ``since`` (one backfill's outcome):
-    (provider, status, offers, error, date), oldest date first."""
+def provider_runs_of_run(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
+    """What one Dagster run recorded per provider and date, oldest date first: provider,
+    snapshot_date, status, offers, rejected, unknown_gpus, error, parse_strategy, observed_on."""
     return con.execute(
-        """SELECT provider, status, offers, error, snapshot_date FROM main.provider_runs
-           WHERE snapshot_date BETWEEN ? AND ? AND finished_at >= ? ORDER BY snapshot_date""",
-        [first, last, since],
-    ).fetchall()
-
-
-def provider_run_status(con: duckdb.DuckDBPyConnection, day: dt.date) -> pd.DataFrame:
-    return con.execute(
-        "SELECT provider, status, offers, rejected, unknown_gpus, error, parse_strategy, finished_at, observed_on"
-        " FROM main.provider_runs"
-        " WHERE snapshot_date = ?",
-        [day],
+        "SELECT provider, snapshot_date, status, offers, rejected, unknown_gpus, error, parse_strategy,"
+        " observed_on FROM main.provider_runs WHERE run_id = ? ORDER BY snapshot_date, provider",
+        [run_id],
     ).fetchdf()
 
 

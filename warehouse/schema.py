@@ -284,6 +284,12 @@ def _v9(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("ALTER TABLE workload_rankings ADD COLUMN IF NOT EXISTS preemption_rate_source VARCHAR")
 
 
+def _v10(con: duckdb.DuckDBPyConnection) -> None:
+    """The Dagster run that recorded a provider's outcome: the CLI reads its runs' outcomes by it.
+    NULL for rows recorded before (or outside a run). Idempotent like _v8."""
+    con.execute("ALTER TABLE provider_runs ADD COLUMN IF NOT EXISTS run_id VARCHAR")
+
+
 MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {
     2: _v2,
     3: _v3,
@@ -291,6 +297,7 @@ MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {
     5: _v5,
     8: _v8,
     9: _v9,
+    10: _v10,
 }
 SCHEMA_VERSION = max(MIGRATIONS)
 

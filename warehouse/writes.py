@@ -136,6 +136,7 @@ class SnapshotPartition:
     started_at: dt.datetime | None = None
     observed_on: dt.date | None = None  # the page's own date; None: the snapshot date (a live page)
     source_file: str | None = None  # the page: URL or archive file name
+    run_id: str | None = None  # the Dagster run writing it (provider_runs.run_id)
 
     @property
     def observed(self) -> dt.date:
@@ -249,6 +250,7 @@ def replace_snapshot_partitions(
                 started_at=part.started_at or now,
                 finished_at=now,
                 observed_on=part.observed,
+                run_id=part.run_id,
             )
         )
     dates = sorted(counts)
@@ -326,6 +328,7 @@ def _provider_run_row(
     started_at: dt.datetime,
     finished_at: dt.datetime | None = None,
     observed_on: dt.date | None = None,
+    run_id: str | None = None,
 ) -> list[object]:
     """A provider_runs row, in the order of ``PROVIDER_RUN_COLUMNS``."""
     return [
@@ -342,6 +345,7 @@ def _provider_run_row(
         finished_at or _now(),
         report.parse_strategy if report else None,
         observed_on if status == "success" else None,  # a failure observed nothing
+        run_id,
     ]
 
 
@@ -359,6 +363,7 @@ PROVIDER_RUN_COLUMNS: tuple[str, ...] = (
     "finished_at",
     "parse_strategy",
     "observed_on",
+    "run_id",
 )
 
 

@@ -30,16 +30,13 @@ def _first_stored(source: str, providers: list[str], archive: Path, home: Path) 
     return min(firsts) if firsts else None
 
 
-def validate_range(start: dt.date, end: dt.date, today: dt.date) -> None:
-    from gpuprice.pipelines.partitions import FIRST_DAY
+def validate_range(start: dt.date, end: dt.date) -> None:
+    from gpuprice.pipelines.partitions import check_in_range
 
     if end < start:
         raise BadInput(f"empty range: --to {end} is before --from {start}; give --from <= --to")
-    if end > today:
-        raise BadInput(f"--to {end} is in the future (today is {today} UTC)")
-    first = dt.date.fromisoformat(FIRST_DAY)
-    if start < first:
-        raise BadInput(f"--from {start} is before the first snapshot date {first}")
+    check_in_range(start, start, "--from")
+    check_in_range(end, end, "--to")
 
 
 def register(app: typer.Typer) -> None:
@@ -75,7 +72,7 @@ def register(app: typer.Typer) -> None:
             raise BadInput(f"unknown source {source!r}; valid: {', '.join(SOURCES)}")
         first_day = parse_date(start, "--from")
         last_day = parse_date(end, "--to")
-        validate_range(first_day, last_day, dt.datetime.now(dt.UTC).date())
+        validate_range(first_day, last_day)
         chosen = parse_providers(providers)
         home = settings.ensure_home()
         archive = archive_or_sample(settings.archive)
@@ -117,7 +114,7 @@ def _run(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from gpuprice.disk import check_free_space
-    from gpuprice.pipelines.backfill import run_backfill
+    from gpuprice.pipelines.orchestration import run_backfill
     from gpuprice.warehouse.connection import WarehouseBusy, wait_for_writer
 
     try:  # a warehouse held past GPUPRICE_LOCK_TIMEOUT fails the backfill here, before any step

@@ -56,13 +56,9 @@ def register(app: typer.Typer) -> None:
                 f"--date {day} with --source live: pages can only be fetched today ({today}); "
                 "use --source archive to replay recorded pages"
             )
-        if day > today:
-            raise BadInput(f"--date {day} is in the future (today is {today} UTC)")
-        from gpuprice.pipelines.partitions import FIRST_DAY
+        from gpuprice.pipelines.partitions import check_in_range
 
-        first = dt.date.fromisoformat(FIRST_DAY)
-        if day < first:  # Dagster knows no partition before it: refuse here, not with a traceback
-            raise BadInput(f"--date {day} is before the first snapshot date {first}")
+        check_in_range(day, day, "--date")  # Dagster knows no partition outside: one line, not a traceback
         chosen = parse_providers(providers)
         home = settings.ensure_home()  # an unusable folder is one line now, not every step failing later
         from gpuprice.warehouse.connection import check_database_file
@@ -76,7 +72,7 @@ def register(app: typer.Typer) -> None:
 
             load_workloads(settings.workloads)
 
-        from gpuprice.pipelines.runner import run_day
+        from gpuprice.pipelines.orchestration import run_day
 
         err = Console(stderr=True, highlight=False, soft_wrap=True)
         out = Console(highlight=False, soft_wrap=True)

@@ -120,7 +120,12 @@ def build_provider_assets(provider: str) -> dg.AssetsDefinition:
         days = partition_dates(context)
         with warehouse.session():  # the step's writes share one connection
             collected = collect_stage(
-                provider, days, warehouse, scrape, retries_allowed=step_retries_allowed(context)
+                provider,
+                days,
+                warehouse,
+                scrape,
+                retries_allowed=step_retries_allowed(context),
+                run_id=context.run_id,
             )
             yield dg.MaterializeResult(asset_key=raw_key, metadata=collected.metadata)
             # The step's retry policy is for fetching: the page is stored now, and parsing it or

@@ -56,10 +56,11 @@ def record_failures(
     provider: str,
     failures: dict[dt.date, tuple[str, Any]],
     source: str,
+    run_id: str,
     started_at: dt.datetime | None = None,
 ) -> None:
     """Mark the provider's runs failed, in one transaction: {date: (error, parse report or None)}.
-    The previous snapshot of each date stays the latest."""
+    The previous snapshot of each date stays the latest; ``run_id`` is the Dagster run's."""
     if not failures:
         return
     started = started_at or dt.datetime.now(dt.UTC)
@@ -76,6 +77,7 @@ def record_failures(
                     "report": report,
                     "error": error[:2000],
                     "started_at": started,
+                    "run_id": run_id,
                 }
                 for day, (error, report) in sorted(failures.items())
             ],
@@ -99,6 +101,7 @@ def collect_stage(
     scrape: ScrapeSettings,
     *,
     retries_allowed: bool,
+    run_id: str,
 ) -> Collected:
     """Every date's page, stored gzipped and content-addressed before anything parses it."""
     started = dt.datetime.now(dt.UTC)
@@ -143,6 +146,7 @@ def collect_stage(
         provider=provider,
         failures={d: f for d, f in failures.items() if d not in unstored},
         source=scrape.source,
+        run_id=run_id,
         started_at=started,
     )
     ok = {d: p for d, p in pages.items() if not isinstance(p, Exception)}
@@ -164,6 +168,7 @@ def collect_stage(
             "source": scrape.source,
             "snapshot_source": snapshot_source(scrape.source, raw["url"]),
             "started_at": started,
+            "run_id": run_id,
             # The page's own date: a replayed recording may be older than the partition (never newer).
             "notes": list(chosen[day][0]),
             "page_date": chosen[day][1],
@@ -257,6 +262,7 @@ def parse_stage(
             provider=provider,
             failures=failures,
             source=run_source(first),
+            run_id=first["run_id"],
             started_at=first.get("started_at"),
         )
     if len(days) == 1:
@@ -319,6 +325,7 @@ def load_stage(
                 started_at=raw.get("started_at"),
                 observed_on=raw.get("page_date") or dt.date.fromisoformat(key),
                 source_file=raw.get("url"),
+                run_id=raw["run_id"],
             )
         )
     counts: dict[dt.date, int] = {}
