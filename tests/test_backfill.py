@@ -24,7 +24,7 @@ START, END = dt.date(2026, 8, 28), dt.date(2026, 9, 1)
 TABLES = {
     "price_snapshots": "SELECT * EXCLUDE (ingested_at) FROM price_snapshots ORDER BY ALL",
     "quarantine": "SELECT * EXCLUDE (quarantined_at) FROM quarantine ORDER BY ALL",
-    "provider_runs": "SELECT * EXCLUDE (started_at, finished_at) FROM provider_runs ORDER BY ALL",
+    "provider_runs": "SELECT * EXCLUDE (started_at, finished_at, run_id) FROM provider_runs ORDER BY ALL",
     "workload_rankings": "SELECT * EXCLUDE (computed_at) FROM workload_rankings ORDER BY ALL",
     "raw_pages": "SELECT * EXCLUDE (fetched_at, stored_path) FROM raw_pages ORDER BY ALL",
 }

@@ -42,3 +42,19 @@ def test_a_code_location_that_fails_to_load_is_one_line_naming_it(monkeypatch: p
     message = str(raised.value)
     assert message.startswith("the Dagster code location gpuprice.pipelines.definitions failed to load:")
     assert "ModuleNotFoundError" in message and "\n" not in message
+
+
+def test_nothing_imports_a_private_dagster_module() -> None:
+    """Dagster's private modules (``dagster._core`` ...) change in any release: none is used."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    folders = ["gpuprice", "scrapers", "models", "warehouse", "reports", "pipelines", "bench", "tests"]
+    offenders = [
+        f"{path.relative_to(root)}:{number}"
+        for folder in folders
+        for path in (root / folder).rglob("*.py")
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "dagster._" in line and path != Path(__file__).resolve()
+    ]
+    assert offenders == []
