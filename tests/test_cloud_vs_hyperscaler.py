@@ -103,7 +103,7 @@ def _snapshot(con: duckdb.DuckDBPyConnection, day: dt.date, **extra: object) -> 
 def test_cheapest_region_names_the_region_and_counts_them(tmp_path: Path) -> None:
     con = _warehouse(tmp_path)
     con.execute(
-        "INSERT INTO provider_runs VALUES (?, 'aws', 'archive', 'success', 3, 0, 0, NULL, NULL, now(), now(), ?, 'structured')",
+        "INSERT INTO provider_runs VALUES (?, 'aws', 'archive', 'success', 3, 0, 0, NULL, NULL, now(), now(), ?, 'structured', NULL)",
         [DAY, DAY],
     )
     for region, price in (("eu-north-1", 7.3616), ("us-east-1", 6.88), ("us-west-2", 6.88)):
