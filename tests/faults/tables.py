@@ -10,8 +10,18 @@ import duckdb
 from gpuprice.warehouse.connection import connect_reader
 
 # Columns that record when something happened, not what: they differ between identical runs.
+# When a row was written and by which Dagster run (provider_runs.run_id): not the data itself.
 AUDIT_COLUMNS = frozenset(
-    {"ingested_at", "fetched_at", "started_at", "finished_at", "computed_at", "quarantined_at", "applied_at"}
+    {
+        "ingested_at",
+        "fetched_at",
+        "started_at",
+        "finished_at",
+        "computed_at",
+        "quarantined_at",
+        "applied_at",
+        "run_id",
+    }
 )
 
 
