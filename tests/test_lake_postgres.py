@@ -143,6 +143,16 @@ def _child_env(home: Path, lake_env: dict[str, str], dagster_home: Path) -> dict
     }
 
 
+def _prepare_dagster_instance(home: Path, lake_env: dict[str, str], dagster_home: Path) -> None:
+    """What a team does once before its writers start (README): create Dagster's tables and set the
+    pool's limit. Two first runs at once would both insert the pool's row (a duplicate key)."""
+    dagster = str(Path(sys.executable).with_name("dagster"))
+    env = _child_env(home, lake_env, dagster_home)
+    for args in (("instance", "migrate"), ("instance", "concurrency", "set", "duckdb", "4")):
+        done = subprocess.run([dagster, *args], env=env, capture_output=True, text=True, cwd=REPO, timeout=300)
+        assert done.returncode == 0, f"dagster {' '.join(args)}: {done.stderr[-2000:]}"
+
+
 @pytest.mark.slow
 def test_two_writers_load_different_providers_into_one_lake_while_an_analyst_reads_a_pinned_snapshot(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pg_database
@@ -156,6 +166,7 @@ def test_two_writers_load_different_providers_into_one_lake_while_an_analyst_rea
     lake_env = _select_lake(monkeypatch, catalog, tmp_path / "lake")
     connect_writer(tmp_path / "setup" / "warehouse.duckdb").close()  # the team's lake exists: schema, views
     dagster_home = _dagster_yaml(tmp_path / "dagster", dagster_db)
+    _prepare_dagster_instance(tmp_path / "setup_home", lake_env, dagster_home)
 
     stop = tmp_path / "stop"
     analyst = subprocess.Popen(
