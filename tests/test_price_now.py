@@ -97,6 +97,76 @@ def test_the_series_has_every_day_and_says_who_joined_and_left(tmp_path: Path) -
         con.close()
 
 
+def test_history_json_csv_and_table_show_the_same_days(
+    home: Path, cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every form of `history` has every day of the window; a day without a current price is one
+    row of nulls (empty CSV cells) with the reason the table prints, and the same cheapest."""
+    import csv
+    import io
+
+    from gpuprice.warehouse.publish import publish_analytics_copy
+
+    warehouse = home / "warehouse.duckdb"
+    con = connect_writer(warehouse)
+    try:
+        _write(con, "nebius", D1, 3.85)
+        _write(con, "lambda", D1, 3.99)
+        late = D1 + dt.timedelta(days=MAX_PRICE_AGE_DAYS + 4)  # 3 days without a current price before it
+        _write(con, "runpod", late, 2.69)
+        publish_analytics_copy(con, warehouse, home / "analytics.duckdb")
+    finally:
+        con.close()
+    window = ["--gpu", "h100-sxm", "--since", D1.isoformat(), "--until", late.isoformat()]
+    every_day = [(D1 + dt.timedelta(days=n)).isoformat() for n in range((late - D1).days + 1)]
+
+    res = cli("history", *window, "--format", "json")
+    assert res.code == 0, res.err
+    points = json.loads(res.out)
+    assert sorted({p["date"] for p in points}) == every_day
+    gap = (D1 + dt.timedelta(days=MAX_PRICE_AGE_DAYS + 1)).isoformat()
+    empty = [p for p in points if p["date"] == gap]
+    assert empty == [
+        {
+            "date": gap,
+            "provider": None,
+            "gpu_count": None,
+            "tier": "on_demand",
+            "usd_per_gpu_hour": None,
+            "observed_on": None,
+            "age_days": None,
+            "community": None,
+            "cheapest": False,
+            "source": None,
+            "providers_change": "-lambda -nebius",
+            "reason": "no current price",
+        }
+    ]
+    assert sum(p["reason"] is not None for p in points) == 3
+    first = [p for p in points if p["date"] == D1.isoformat()]
+    assert [(p["provider"], p["usd_per_gpu_hour"], p["cheapest"], p["reason"]) for p in first] == [
+        ("lambda", 3.99, False, None),
+        ("nebius", 3.85, True, None),
+    ]
+    assert [p["providers_change"] for p in points if p["date"] == late.isoformat()] == ["+runpod"]
+
+    res = cli("history", *window, "--format", "csv")
+    assert res.code == 0, res.err
+    table_rows = list(csv.DictReader(io.StringIO(res.out)))
+    assert len(table_rows) == len(points)
+    for row, point in zip(table_rows, points, strict=True):
+        assert row == {k: "" if v is None else str(v) for k, v in point.items()}
+
+    monkeypatch.setenv("COLUMNS", "200")
+    res = cli("history", *window)
+    dated = [line.split() for line in res.out.splitlines() if re.match(r"\d{4}-\d\d-\d\d ", line)]
+    assert [line[0] for line in dated] == every_day
+    cheapest = {p["date"]: f"{p['provider']} {p['usd_per_gpu_hour']:.2f}" for p in points if p["cheapest"]}
+    for line in dated:
+        named = " ".join(line[1:4]) if line[1] == "no" else " ".join(line[1:3])
+        assert named == cheapest.get(line[0], "no current price"), line
+
+
 # ---------------------------------------------------------------- the sample archive, end to end
 
 

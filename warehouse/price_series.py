@@ -16,6 +16,9 @@ from typing import Any
 
 import duckdb
 
+# What a day without any current price says, in the table and in JSON/CSV's ``reason``.
+NO_CURRENT_PRICE = "no current price"
+
 
 @dataclass(frozen=True)
 class ProviderPrice:
@@ -37,10 +40,16 @@ class SeriesDay:
     cheapest: ProviderPrice | None
     joined: list[str] = field(default_factory=list)
     left: list[str] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)  # the day's records, by provider
 
     @property
     def providers_changed(self) -> bool:
         return bool(self.joined or self.left)
+
+    @property
+    def providers_change(self) -> str:
+        """The providers that joined and left the day's current prices: ``+lambda -azure``."""
+        return " ".join([*(f"+{p}" for p in self.joined), *(f"-{p}" for p in self.left)])
 
 
 def _day(value: Any) -> dt.date:
@@ -71,7 +80,7 @@ def series_days(records: list[dict[str, Any]], start: dt.date, end: dt.date) -> 
         now = set(prices)
         joined = sorted(now - previous) if previous is not None else []
         left = sorted(previous - now) if previous is not None else []
-        days.append(SeriesDay(day, prices, best, joined, left))
+        days.append(SeriesDay(day, prices, best, joined, left, [rows[p] for p in sorted(rows)]))
         previous = now
     return days
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -14,8 +14,12 @@ from gpuprice.commands.csv_out import csv_writer
 from gpuprice.commands.tables import WideFlag
 from gpuprice.errors import BadInput, unknown_choice
 
+if TYPE_CHECKING:
+    from gpuprice.warehouse.price_series import SeriesDay
+
 FORMATS = ("table", "csv", "json")
-# The contract's fields first; community and cheapest are additions.
+# The contract's fields first; the rest are additions. Every form (table, CSV, JSON) has every day
+# of the window: a day without a current price is one row with nulls (empty in CSV) and its reason.
 JSON_FIELDS = (
     "date",
     "provider",
@@ -27,6 +31,8 @@ JSON_FIELDS = (
     "community",
     "cheapest",
     "source",
+    "providers_change",
+    "reason",
 )
 # Points that did not come from gpuprice's own scrape are marked in the table.
 SOURCE_MARKS = {"catalog_history": "*", "public_report": "+"}
@@ -40,7 +46,8 @@ def _iso(value: Any) -> str:
     return pd.Timestamp(value).date().isoformat()
 
 
-def _records(frame) -> list[dict[str, Any]]:
+def _provider_records(frame) -> list[dict[str, Any]]:
+    """The warehouse's rows: one per provider and day with a current price."""
     records = []
     for row in frame.itertuples(index=False):
         records.append(
@@ -53,19 +60,47 @@ def _records(frame) -> list[dict[str, Any]]:
                 "observed_on": _iso(row.observed_on),
                 "age_days": int(row.age_days),
                 "community": bool(row.community),
-                "cheapest": bool(row.cheapest),
                 "source": row.source,
             }
         )
     return records
 
 
+def _day_records(days: list[SeriesDay], tier: str) -> list[dict[str, Any]]:
+    """JSON/CSV rows, the table's days: each provider's price (``cheapest`` marks the day's
+    cheapest, the one the table names), or one row of nulls with the reason on a day without any."""
+    from gpuprice.warehouse.price_series import NO_CURRENT_PRICE
+
+    records: list[dict[str, Any]] = []
+    for day in days:
+        date = day.date.isoformat()
+        for point in day.rows:
+            records.append(
+                {
+                    **point,
+                    "cheapest": day.cheapest is not None and point["provider"] == day.cheapest.provider,
+                    "providers_change": day.providers_change,
+                    "reason": None,
+                }
+            )
+        if not day.rows:
+            records.append(
+                {
+                    **dict.fromkeys(JSON_FIELDS),
+                    "date": date,
+                    "tier": tier,
+                    "cheapest": False,
+                    "providers_change": day.providers_change,
+                    "reason": NO_CURRENT_PRICE,
+                }
+            )
+    return records
+
+
 def _print_table(
-    records: list[dict[str, Any]],
+    days: list[SeriesDay],
     gpu: str,
     tier: str,
-    start: dt.date,
-    end: dt.date,
     max_age: int,
     *,
     wide: bool = False,
@@ -73,10 +108,9 @@ def _print_table(
     """One line per day of the window: the cheapest current price, each provider's price with the
     age of its page, and a note when the providers behind the day's prices changed (or none is current)."""
     from gpuprice.commands.tables import Column, number, print_table
-    from gpuprice.warehouse.price_series import series_days
+    from gpuprice.warehouse.price_series import NO_CURRENT_PRICE
 
-    days = series_days(records, start, end)
-    providers = sorted({r["provider"] for r in records})
+    providers = sorted({p for day in days for p in day.prices})
     # The date, the cheapest and the change note always; providers in name order as the width allows.
     columns = [Column("date", 0), Column("cheapest", 0), Column("providers", 0, wrap=True)]
     columns += [Column(p, 1 + i, numeric=True) for i, p in enumerate(providers)]
@@ -90,9 +124,8 @@ def _print_table(
             for p in providers
         ]
         best = day.cheapest
-        cheapest = f"{best.provider} {number(best.usd_per_gpu_hour, 2)}" if best else "no current price"
-        note = " ".join([*(f"+{p}" for p in day.joined), *(f"-{p}" for p in day.left)])
-        rows.append([day.date.isoformat(), cheapest, note, *cells])
+        cheapest = f"{best.provider} {number(best.usd_per_gpu_hour, 2)}" if best else NO_CURRENT_PRICE
+        rows.append([day.date.isoformat(), cheapest, day.providers_change, *cells])
     print_table(
         columns,
         rows,
@@ -101,7 +134,7 @@ def _print_table(
     )
     print(f"current: pages at most {max_age} days old; the cheapest is among them")
     print("providers: +joined -left the day's current prices")
-    used = sorted({r["source"] for r in records if r["source"] in SOURCE_MARKS})
+    used = sorted({p.source for day in days for p in day.prices.values() if p.source in SOURCE_MARKS})
     for source in used:
         print(f"{SOURCE_MARKS[source]} {SOURCE_NOTES[source]} (source = {source})")
 
@@ -149,7 +182,7 @@ def register(app: typer.Typer) -> None:
         from gpuprice.scrapers.offer import TIERS
         from gpuprice.settings import Settings
         from gpuprice.warehouse import queries
-        from gpuprice.warehouse.price_series import newest_pages
+        from gpuprice.warehouse.price_series import newest_pages, series_days
         from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS
 
         if format not in FORMATS:
@@ -179,7 +212,9 @@ def register(app: typer.Typer) -> None:
             pages = newest_pages(con, gpu, tier, end) if frame.empty else []
         finally:
             con.close()
-        records = _records(frame)
+        points = _provider_records(frame)
+        days = series_days(points, start, end) if points else []
+        records = _day_records(days, tier)
         if said_end and records:  # the default end, stated (an empty window says it in its one line)
             print(f"history of {gpu} {tier} up to the newest snapshot date {newest}", file=sys.stderr)
         if format == "json":
@@ -191,7 +226,7 @@ def register(app: typer.Typer) -> None:
             for record in records:
                 writer.writerow([record[c] for c in JSON_FIELDS])
         elif records:
-            _print_table(records, gpu, tier, start, end, max_age, wide=wide)
+            _print_table(days, gpu, tier, max_age, wide=wide)
         if not records:
             old = ", ".join(f"{p} {age} days (page of {seen})" for p, seen, age in pages)
             print(
