@@ -149,7 +149,9 @@ def _prepare_dagster_instance(home: Path, lake_env: dict[str, str], dagster_home
     dagster = str(Path(sys.executable).with_name("dagster"))
     env = _child_env(home, lake_env, dagster_home)
     for args in (("instance", "migrate"), ("instance", "concurrency", "set", "duckdb", "4")):
-        done = subprocess.run([dagster, *args], env=env, capture_output=True, text=True, cwd=REPO, timeout=300)
+        done = subprocess.run(
+            [dagster, *args], env=env, capture_output=True, text=True, cwd=REPO, timeout=300
+        )
         assert done.returncode == 0, f"dagster {' '.join(args)}: {done.stderr[-2000:]}"
 
 
