@@ -38,6 +38,11 @@ class BenchmarkCase:
     compiled: bool
     precision: str
     sharding: str
+    # Micro-batches per optimizer step (``grad_accum`` column; 1 when the table does not say).
+    grad_accum: int = 1
+    # Attention heads whose seq x seq scores cross HBM: the model's heads when the row's
+    # ``attention`` column says ``eager`` (no fused kernel), else 0.
+    score_heads: float = 0.0
 
 
 def _text(row: Mapping[str, object], key: str) -> str:
@@ -165,6 +170,14 @@ def _nominal_size_b(model: str) -> float | None:
     return value / 1000 if match.group(2).lower() == "m" else value
 
 
+def _attention_heads(model: str, shape: ModelShape) -> float:
+    """The model's query heads (catalog), else hidden / 128 (the usual head width)."""
+    from gpuprice.models.architectures import find_model
+
+    arch = find_model(model) if model else None
+    return float(arch.num_heads) if arch is not None else max(1.0, round(shape.hidden / 128))
+
+
 def _benchmark_shape(model: str, params_b: float | None) -> ModelShape:
     from gpuprice.models.architectures import find_model
 
@@ -214,8 +227,10 @@ def benchmark_case(row: Mapping[str, object]) -> BenchmarkCase:
     gpus = int(_number(row, "gpu_count") or 1)
     precision_text = _text(row, "precision")
     checkpoint_text = _text(row, "act_ckpt").lower()
+    shape = _benchmark_shape(_text(row, "model"), _number(row, "params_b"))
+    eager = _text(row, "attention").lower().startswith("eager")
     return BenchmarkCase(
-        shape=_benchmark_shape(_text(row, "model"), _number(row, "params_b")),
+        shape=shape,
         profile=benchmark_gpu(_text(row, "gpu")),
         method=_benchmark_method(_text(row, "workload"), precision_text),
         gpus=gpus,
@@ -225,11 +240,13 @@ def benchmark_case(row: Mapping[str, object]) -> BenchmarkCase:
         compiled=_compiled(_text(row, "notes")),
         precision=_benchmark_precision(precision_text),
         sharding=_benchmark_sharding(_text(row, "sharding"), gpus),
+        grad_accum=max(1, int(_number(row, "grad_accum") or 1)),
+        score_heads=_attention_heads(_text(row, "model"), shape) if eager else 0.0,
     )
 
 
 def _cases_from_benchmarks(cases: Sequence[BenchmarkCase]) -> Cases:
-    return cases_from_columns(
+    batch = cases_from_columns(
         shape=[c.shape for c in cases],
         profile=[c.profile for c in cases],
         method=np.array([c.method for c in cases], dtype=object),
@@ -242,6 +259,9 @@ def _cases_from_benchmarks(cases: Sequence[BenchmarkCase]) -> Cases:
         sharding=np.array([c.sharding for c in cases], dtype=object),
         fabric=[None] * len(cases),
     )
+    if any(c.score_heads for c in cases):
+        batch.score_heads = np.array([c.score_heads for c in cases], dtype=float)
+    return batch
 
 
 def predict_from_benchmark_row(

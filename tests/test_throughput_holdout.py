@@ -1,0 +1,74 @@
+"""The throughput model on measured runs from trainers it was never fitted to (issue 33).
+
+``tests/data/throughput_holdout.csv``: ms-swift's DeepSpeed fine-tuning table, universal-llm-trainer's
+single-GPU fine-tuning tables and torchtitan's FSDP pre-training tables (sources and rows cited in
+each row). A family that also has calibration rows (torchtitan) is scored by constants refitted
+without it. The guards sit just above what the model achieves (models/mfu_calibration.md,
+"Holdout"), so a change that makes it worse on unseen trainers fails here; they are not the
+issue's targets, which the fine-tuning rows do not meet (see the calibration notes).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import TEST_DATA
+from gpuprice.models.calibration.throughput_holdout import (
+    Scored,
+    family_of,
+    groups,
+    score_holdout,
+    summarize,
+)
+from gpuprice.models.calibration.throughput_rows import load_benchmark_rows
+
+HOLDOUT_CSV = TEST_DATA / "throughput_holdout.csv"
+PUBLIC_CSV = TEST_DATA / "throughput_public.csv"
+
+# Achieved (median |error|, share within 25 %), shipped constants / torchtitan refitted without it:
+#   ms-swift (2 runs)                 9.8 %, 100 %
+#   torchtitan (10 runs)             11.3 %, 100 %
+#   universal-llm-trainer (34 runs)  271 %,    0 %  (not explained: see mfu_calibration.md)
+GUARDS = {
+    "modelscope/ms-swift": (0.12, 1.0),
+    "pytorch/torchtitan": (0.13, 0.9),
+    "ljm565/universal-llm-trainer": (2.9, 0.0),
+}
+
+
+@pytest.fixture(scope="module")
+def scored() -> list[Scored]:
+    return score_holdout(
+        load_benchmark_rows(str(HOLDOUT_CSV)), load_benchmark_rows(str(PUBLIC_CSV)), iterations=1500
+    )
+
+
+def test_every_holdout_row_cites_a_commit_and_a_table_row() -> None:
+    rows = load_benchmark_rows(str(HOLDOUT_CSV))
+    assert len(rows) >= 40
+    for row in rows:
+        assert re.search(r"@[0-9a-f]{40}\b", str(row["source"])), row["source"]
+        assert "section:" in str(row["source"]) and str(row["reported"]).strip(), row
+
+
+def test_holdout_families_are_not_calibration_sources_unless_refitted(scored: list[Scored]) -> None:
+    public = {family_of(r) for r in load_benchmark_rows(str(PUBLIC_CSV))}
+    for s in scored:
+        assert s.refitted == (s.family in public), s.family
+    assert {s.family for s in scored} - public, "no holdout family is new to the calibration"
+
+
+@pytest.mark.parametrize("family", sorted(GUARDS))
+def test_error_per_source_family_does_not_regress(scored: list[Scored], family: str) -> None:
+    summary = summarize([s for s in scored if s.family == family])
+    worst_median, least_within = GUARDS[family]
+    assert summary.runs >= 2
+    assert summary.median_abs <= worst_median, f"{family}: median error {summary.median_abs:.3f}"
+    assert summary.within >= least_within, f"{family}: {summary.within:.0%} within 25 %"
+
+
+def test_pretraining_holdout_is_within_the_calibrated_accuracy(scored: list[Scored]) -> None:
+    pre = groups(scored)["pre-training"]
+    assert pre.runs >= 8 and pre.median_abs <= 0.13 and pre.within >= 0.9
