@@ -46,10 +46,9 @@ def _gpu_table() -> pd.DataFrame:
 
 
 _GENERATE_SQL = """
-INSERT INTO price_snapshots (
-    snapshot_date, provider, sku, gpu, gpu_raw, gpu_count, vram_gb, tier, community,
-    commitment_months, region, usd_per_gpu_hour, usd_per_instance_hour, vcpus, ram_gb, storage_gb,
-    available, effective_from, source, raw_sha256, parser_version, ingested_at, price_basis)
+-- BY NAME: the SELECT's column names say where each value goes (the table's columns are defined
+-- once, in warehouse/sql/schema.sql); columns it does not name stay NULL.
+INSERT INTO price_snapshots BY NAME
 WITH providers AS (
     SELECT generate_subscripts($providers, 1) - 1 AS p, unnest($providers) AS provider
 ),

@@ -28,6 +28,7 @@ from bench.synthetic_history import DEFAULT_END, DEFAULT_OFFERS_PER_PROVIDER, ge
 from gpuprice.scrapers.offer import Offer
 from gpuprice.warehouse.connection import WAREHOUSE_MEMORY_LIMIT, connect_reader, connect_writer
 from gpuprice.warehouse.publish import publish_analytics_copy
+from gpuprice.warehouse.tables import SNAPSHOT_COLUMNS
 from gpuprice.warehouse.writes import replace_snapshot_partition
 
 QUERY_TARGET_MS = 100.0
@@ -36,26 +37,8 @@ PUBLISH_TARGET_S = 10.0  # append + publish one day (issue 38)
 PEAK_RSS_TARGET_MB = 2000.0
 HISTORY_GPU = "h100-sxm"  # the most listed GPU: the heaviest one-GPU history
 
-_OFFER_FIELDS = (
-    "provider",
-    "sku",
-    "gpu",
-    "gpu_raw",
-    "gpu_count",
-    "vram_gb",
-    "tier",
-    "community",
-    "commitment_months",
-    "region",
-    "usd_per_gpu_hour",
-    "usd_per_instance_hour",
-    "vcpus",
-    "ram_gb",
-    "storage_gb",
-    "available",
-    "effective_from",
-    "price_basis",
-)
+# The snapshot columns an offer carries (both from their one definition).
+_OFFER_FIELDS = tuple(c for c in SNAPSHOT_COLUMNS if c in Offer.model_fields)
 
 
 def one_day_of_offers(con: duckdb.DuckDBPyConnection, day: dt.date) -> dict[str, list[Offer]]:

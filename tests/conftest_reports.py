@@ -16,6 +16,7 @@ import duckdb
 import pandas as pd
 
 from gpuprice.warehouse.schema import migrate
+from gpuprice.warehouse.tables import PROVIDER_RUN_COLUMNS, SNAPSHOT_COLUMNS
 from gpuprice.warehouse.views import create_views
 
 SCRIPT = "<script>alert(1)</script>"
@@ -237,31 +238,7 @@ def insert_snapshots(con: duckdb.DuckDBPyConnection) -> None:
             "list",
         ]
     )
-    columns = [
-        "snapshot_date",
-        "provider",
-        "sku",
-        "gpu",
-        "gpu_raw",
-        "gpu_count",
-        "vram_gb",
-        "tier",
-        "community",
-        "commitment_months",
-        "region",
-        "usd_per_gpu_hour",
-        "usd_per_instance_hour",
-        "vcpus",
-        "ram_gb",
-        "storage_gb",
-        "available",
-        "effective_from",
-        "source",
-        "raw_sha256",
-        "parser_version",
-        "ingested_at",
-        "price_basis",
-    ]
+    columns = list(SNAPSHOT_COLUMNS[: len(rows[0])])  # the rows give the leading columns, in order
     _insert(con, "price_snapshots", columns, rows)
 
 
@@ -285,19 +262,7 @@ def insert_runs(con: duckdb.DuckDBPyConnection) -> None:
                     NOW,
                 ]
             )
-    columns = [
-        "snapshot_date",
-        "provider",
-        "source",
-        "status",
-        "offers",
-        "rejected",
-        "unknown_gpus",
-        "error",
-        "parse_report",
-        "started_at",
-        "finished_at",
-    ]
+    columns = list(PROVIDER_RUN_COLUMNS[: len(rows[0])])  # the rows give the leading columns, in order
     _insert(con, "provider_runs", columns, rows)
 
 

@@ -18,51 +18,9 @@ import pandas as pd
 from gpuprice.scrapers.offer import Offer, ParseReport, ParseResult
 from gpuprice.sources import PUBLIC_REPORT, SCRAPED_SOURCES, sql_values
 from gpuprice.warehouse.schema import BUNDLED_SOURCE_FILE
+from gpuprice.warehouse.tables import PROVIDER_RUN_COLUMNS, RAW_PAGE_COLUMNS, SNAPSHOT_COLUMNS
 
 _SCRAPED = sql_values(SCRAPED_SOURCES)
-
-SNAPSHOT_COLUMNS: tuple[str, ...] = (
-    "snapshot_date",
-    "provider",
-    "sku",
-    "gpu",
-    "gpu_raw",
-    "gpu_count",
-    "vram_gb",
-    "tier",
-    "community",
-    "commitment_months",
-    "region",
-    "usd_per_gpu_hour",
-    "usd_per_instance_hour",
-    "vcpus",
-    "ram_gb",
-    "storage_gb",
-    "available",
-    "effective_from",
-    "source",
-    "raw_sha256",
-    "parser_version",
-    "ingested_at",
-    "price_basis",
-    "observed_on",
-    "source_file",
-    "capacity",
-    "interruption_bucket",
-)
-RAW_PAGE_COLUMNS: tuple[str, ...] = (
-    "provider",
-    "url",
-    "snapshot_date",
-    "fetched_at",
-    "http_status",
-    "etag",
-    "last_modified",
-    "sha256",
-    "bytes",
-    "stored_path",
-    "parser_version",
-)
 
 
 @contextlib.contextmanager
@@ -331,40 +289,26 @@ def _provider_run_row(
     run_id: str | None = None,
 ) -> list[object]:
     """A provider_runs row, in the order of ``PROVIDER_RUN_COLUMNS``."""
-    return [
-        snapshot_date,
-        provider,
-        source,
-        status,
-        offers,
-        len(report.rejected) if report else 0,
-        len(report.unknown_gpus) if report else 0,
-        error,
-        report.model_dump_json() if report else None,
-        started_at,
-        finished_at or _now(),
-        report.parse_strategy if report else None,
-        observed_on if status == "success" else None,  # a failure observed nothing
-        run_id,
-    ]
+    row = {
+        "snapshot_date": snapshot_date,
+        "provider": provider,
+        "source": source,
+        "status": status,
+        "offers": offers,
+        "rejected": len(report.rejected) if report else 0,
+        "unknown_gpus": len(report.unknown_gpus) if report else 0,
+        "error": error,
+        "parse_report": report.model_dump_json() if report else None,
+        "started_at": started_at,
+        "finished_at": finished_at or _now(),
+        "parse_strategy": report.parse_strategy if report else None,
+        "observed_on": observed_on if status == "success" else None,  # a failure observed nothing
+        "run_id": run_id,
+    }
+    return [row[c] for c in PROVIDER_RUN_COLUMNS]
 
 
-PROVIDER_RUN_COLUMNS: tuple[str, ...] = (
-    "snapshot_date",
-    "provider",
-    "source",
-    "status",
-    "offers",
-    "rejected",
-    "unknown_gpus",
-    "error",
-    "parse_report",
-    "started_at",
-    "finished_at",
-    "parse_strategy",
-    "observed_on",
-    "run_id",
-)
+_RUN_DATE, _RUN_PROVIDER = PROVIDER_RUN_COLUMNS.index("snapshot_date"), PROVIDER_RUN_COLUMNS.index("provider")
 
 
 def _insert_runs(con: duckdb.DuckDBPyConnection, rows: Sequence[list[object]]) -> None:
@@ -383,7 +327,7 @@ def _delete_runs(con: duckdb.DuckDBPyConnection, rows: Sequence[list[object]]) -
     con.execute(
         "DELETE FROM provider_runs WHERE (provider, snapshot_date)"
         " IN (SELECT unnest(?::VARCHAR[]), unnest(?::DATE[]))",
-        [[r[1] for r in rows], [r[0] for r in rows]],
+        [[r[_RUN_PROVIDER] for r in rows], [r[_RUN_DATE] for r in rows]],
     )
 
 

@@ -23,6 +23,7 @@ from gpuprice.pipelines.partitions import daily_partitions
 from gpuprice.pipelines.ranges import SINGLE_RUN, partition_dates
 from gpuprice.pipelines.resources import WAREHOUSE_POOL, ScrapeSettings, WarehouseResource
 from gpuprice.scrapers.offer import PROVIDERS
+from gpuprice.warehouse.tables import columns
 
 FETCH_RETRY = dg.RetryPolicy(
     max_retries=2, delay=30, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS
@@ -50,27 +51,17 @@ def _not_retried(provider: str) -> Iterator[None]:
         raise dg.Failure(description=f"{provider}: {type(exc).__name__}: {exc}", allow_retries=False) from exc
 
 
-# price_snapshots' columns, shown in the UI from the snapshot assets' definitions.
+# price_snapshots' columns (every one, from warehouse/sql/schema.sql), shown in the UI from the
+# snapshot assets' definitions.
 SNAPSHOT_SCHEMA = dg.TableSchema(
     columns=[
-        dg.TableColumn("snapshot_date", "DATE"),
-        dg.TableColumn("provider", "VARCHAR"),
-        dg.TableColumn("sku", "VARCHAR"),
-        dg.TableColumn("gpu", "VARCHAR", description="catalog slug or 'unknown'"),
-        dg.TableColumn("gpu_raw", "VARCHAR"),
-        dg.TableColumn("gpu_count", "INTEGER"),
-        dg.TableColumn("tier", "VARCHAR", description="on_demand | spot | reserved"),
-        dg.TableColumn("community", "BOOLEAN"),
-        dg.TableColumn("commitment_months", "INTEGER"),
-        dg.TableColumn("usd_per_gpu_hour", "DECIMAL(12,4)"),
-        dg.TableColumn("usd_per_instance_hour", "DECIMAL(14,4)"),
-        dg.TableColumn("effective_from", "DATE"),
         dg.TableColumn(
-            "price_basis", "VARCHAR", description="list | from | lowest_now | bid_floor | contract"
-        ),
-        dg.TableColumn("observed_on", "DATE", description="date of the page the price was read from"),
-        dg.TableColumn("source_file", "VARCHAR", description="the page (URL, archive file) or imported file"),
-        dg.TableColumn("source", "VARCHAR", description="scrape | archive | public_report"),
+            c.name,
+            c.type,
+            description=c.description or None,
+            constraints=dg.TableColumnConstraints(nullable=c.nullable),
+        )
+        for c in columns("price_snapshots")
     ]
 )
 
