@@ -12,7 +12,7 @@ from gpuprice.reports import formatting as fmt
 from gpuprice.reports.data import CostAssumption, DefinitionItem, RankedOffer
 from gpuprice.reports.workload_info import format_value
 
-# Known keys of the ranking's cost_terms JSON (models/ranking.py), in reading order.
+# Known keys of the ranking's cost_terms JSON (models/ranking/cost_terms.py), in reading order.
 _AMOUNTS: tuple[tuple[str, str], ...] = (
     ("gpu_usd", "GPU time (compute hours)"),
     ("orchestration_usd", "Start-up and model download (billed)"),

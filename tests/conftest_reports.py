@@ -330,7 +330,7 @@ def insert_memory_fit(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def cost_terms(price: float, count: int, hours: float, *, spot: bool) -> dict:
-    """A cost_terms JSON object shaped like models/ranking.py writes it (amounts, hours, facts)."""
+    """A cost_terms JSON object shaped like models/ranking/cost_terms.py writes it (amounts, hours, facts)."""
     startup, rework = 0.6, (0.1 * hours if spot else 0.0)
     amounts = {
         "gpu_usd": price * count * hours,
