@@ -32,7 +32,7 @@ from gpuprice.pipelines.instance import cli_instance, cli_run_tags
 from gpuprice.pipelines.partitions import check_in_range
 from gpuprice.pipelines.resources import default_resources
 from gpuprice.scrapers.offer import PROVIDERS
-from gpuprice.warehouse.connection import connect_read_only, warehouse_exists
+from gpuprice.warehouse.connection import WarehouseBusy, connect_read_only, warehouse_exists
 from gpuprice.warehouse.queries import provider_runs_of_run
 
 CODE_LOCATION = "gpuprice.pipelines.definitions"
@@ -53,6 +53,20 @@ class JobRun:
     run_id: str
     success: bool
     failed_steps: dict[str, str] = field(default_factory=dict)  # step key -> first line of the error
+    busy: str | None = None  # the first step that found the warehouse locked past the wait (its error)
+
+    def stop_if_busy(self, providers: Sequence[str]) -> None:
+        """WarehouseBusy (one line: exit 2 in the CLI) when another process took the warehouse
+        while this run was under way, naming the providers whose step landed before it."""
+        if self.busy is None:
+            return
+        landed = [p for p in providers if provider_step(p) not in self.failed_steps]
+        if self.job != SCRAPE_JOB:
+            place = f"the providers landed, {self.job} did not finish"
+        else:
+            rest = [p for p in providers if p not in landed]
+            place = f"landed: {', '.join(landed) or 'none'}; not landed: {', '.join(rest) or 'none'}"
+        raise WarehouseBusy(f"{self.busy}; the run stopped ({place})")
 
 
 def load_code_location() -> dg.Definitions:
@@ -108,18 +122,25 @@ def execute_job(
             tags=tags,
             raise_on_error=False,
         )
-    return JobRun(job=job, run_id=result.run_id, success=result.success, failed_steps=_failed_steps(result))
+    failed, busy = _failed_steps(result)
+    return JobRun(job=job, run_id=result.run_id, success=result.success, failed_steps=failed, busy=busy)
 
 
-def _failed_steps(result: dg.ExecuteInProcessResult) -> dict[str, str]:
+def _failed_steps(result: dg.ExecuteInProcessResult) -> tuple[dict[str, str], str | None]:
+    """Each failed step's first error line, and the first WarehouseBusy among them (or None)."""
     failed = {}
+    busy = None
     for event in result.get_step_failure_events():
         error = event.step_failure_data.error
         while error is not None and error.cause is not None:  # the user's exception, not Dagster's wrapper
             error = error.cause
         message = (error.message if error is not None else "").strip()
         failed[event.step_key or ""] = message.splitlines()[0] if message else "failed"
-    return failed
+        if busy is None and error is not None and error.cls_name == WarehouseBusy.__name__:
+            busy = message.splitlines()[0].removeprefix(
+                f"{WarehouseBusy.__module__}.{WarehouseBusy.__name__}: "
+            )
+    return failed, busy
 
 
 def _scrape_selection(providers: Sequence[str]) -> list[dg.AssetKey]:
@@ -225,8 +246,10 @@ def run_day(
             asset_selection=_scrape_selection(providers),
         )
         summary.runs.append(scrape)
+        scrape.stop_if_busy(providers)
         progress(f"[2/3] {MODELS_JOB} {partition}: offers with specs, rankings, analytics copy and Parquet")
         summary.runs.append(execute_job(definitions, MODELS_JOB, instance=instance, partition_key=partition))
+        summary.runs[-1].stop_if_busy(providers)
         if render_reports:
             year, week, weekday = day.isocalendar()
             monday = day - dt.timedelta(days=weekday - 1)
@@ -235,6 +258,7 @@ def run_day(
                 definitions, REPORTS_JOB, instance=instance, partition_key=monday.isoformat()
             )
             summary.runs.append(reports)
+            reports.stop_if_busy(providers)
             folder = home / "reports" / f"{year}-W{week:02d}"
             # Only a rendering that finished wrote every file; a failed one (a full disk) names none.
             if reports.success and folder.exists():
@@ -348,7 +372,9 @@ def run_backfill(
                 asset_selection=_scrape_selection(providers),
             )
             summary.runs.append(scrape)
+            scrape.stop_if_busy(providers)
             summary.runs.append(execute_job(definitions, MODELS_JOB, instance=instance, partition_range=span))
+            summary.runs[-1].stop_if_busy(providers)
             if render_reports:
                 weeks = weeks_touched(start, end)
                 summary.runs.append(
@@ -359,6 +385,7 @@ def run_backfill(
                         partition_range=(weeks[0].isoformat(), weeks[-1].isoformat()),
                     )
                 )
+                summary.runs[-1].stop_if_busy(providers)
                 for monday in weeks:
                     year, week, _ = monday.isocalendar()
                     summary.reports += sorted((home / "reports" / f"{year}-W{week:02d}").glob("*.html"))

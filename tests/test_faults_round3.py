@@ -282,6 +282,95 @@ def test_a_held_warehouse_fails_a_writer_after_the_timeout(held_warehouse: tuple
         assert after == before
 
 
+_RELEASING_HOLDER = """
+import sys, time, duckdb
+con = duckdb.connect(sys.argv[1])
+print("HOLDING", flush=True)
+time.sleep(float(sys.argv[2]))
+con.close()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("run", "--date", "2026-10-06", "--providers", "lambda", "--no-reports"),
+        ("backfill", "--from", "2026-10-05", "--to", "2026-10-06", "--providers", "lambda"),
+    ],
+    ids=["run", "backfill"],
+)
+def test_a_lock_taken_mid_run_is_one_line_and_exit_2(published: Path, args: tuple) -> None:
+    """Another process takes the warehouse after the run started (between its steps, before the
+    rankings): one line naming the holder and what landed, exit 2, no provider "ok" on stdout,
+    within the wait (not one wait per step left), also when the holder lets go before the run ends."""
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    repo = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUPRICE_")}
+    env.update(
+        GPUPRICE_HOME=str(published),
+        GPUPRICE_LOCK_TIMEOUT="2",
+        GPUPRICE_TEST_PAUSE_IN="workload_rankings",
+        PYTHONPATH=os.pathsep.join([str(repo), str(repo / "tests")]),
+    )
+    run = subprocess.Popen(
+        [sys.executable, "-m", "faults.pause_before_writer", *args],
+        cwd=repo,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    guard = threading.Timer(600, run.kill)  # never hang the suite
+    guard.start()
+    holder = None
+    try:
+        with Scenario("lock_mid_run"):
+            assert run.stdout is not None and run.stdin is not None
+            paused = run.stdout.readline().strip()
+            assert paused == "PAUSED", (paused, run.stderr.read() if run.poll() is not None else "")
+            # A real second writer: holds the lock for 6 s (three waits), then lets go.
+            holder = subprocess.Popen(
+                [sys.executable, "-c", _RELEASING_HOLDER, str(published / "warehouse.duckdb"), "6"],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            assert holder.stdout is not None and holder.stdout.readline().strip() == "HOLDING"
+            started = time.monotonic()
+            run.stdin.write("go\n")
+            run.stdin.flush()
+            out, err = run.communicate(timeout=600)
+            waited = time.monotonic() - started
+            result = RunResult(run.returncode, out, err)
+            assert "Traceback" not in err, err
+            errors = [line for line in err.splitlines() if line.startswith("gpuprice:")]
+            assert len(errors) == 1 and err.strip().splitlines()[-1] == errors[0], err
+            line = errors[0]
+            assert result.code == 2, result
+            for word in (
+                "locked",
+                f"PID {holder.pid}",
+                "waited 2 s",
+                "GPUPRICE_LOCK_TIMEOUT",
+                "daily_models",
+            ):
+                assert word in line, line
+            assert " ok " not in out, out  # nothing reported as landed
+            assert waited < 30, (waited, line)  # one wait (and the other steps' single tries)
+    finally:
+        guard.cancel()
+        for proc in (run, holder):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+            if proc is not None:
+                proc.communicate()
+
+
 def test_lock_timeout_setting_is_checked():
     with Scenario("lock_timeout"), environment({"GPUPRICE_LOCK_TIMEOUT": "soon"}):
         one_line_error(gpuprice("workloads"), 2, "GPUPRICE_LOCK_TIMEOUT", "soon")

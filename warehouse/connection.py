@@ -171,6 +171,12 @@ def connect_read_only(path: Path, *, wait_seconds: float | None = None) -> duckd
     return _connect_waiting(path, read_only=True, wait_seconds=wait_seconds, lake=warehouse_lake(path))
 
 
+# Per warehouse, when this process last gave up waiting for its lock (time.monotonic()): for one
+# lock timeout after that, other connections to it try once instead of waiting again, so a run
+# whose warehouse another process took mid-run stops after one wait, not one wait per step left.
+_gave_up_at: dict[str, float] = {}
+
+
 def _connect_waiting(
     path: Path, *, read_only: bool, wait_seconds: float | None, lake: LakeTarget | None = None
 ) -> duckdb.DuckDBPyConnection:
@@ -178,6 +184,10 @@ def _connect_waiting(
         check_database_file(path)
     if wait_seconds is None:
         wait_seconds = _lock_timeout_s
+    said_wait = wait_seconds
+    gave_up = _gave_up_at.get(str(path))
+    if gave_up is not None and time.monotonic() - gave_up < _lock_timeout_s:
+        wait_seconds = 0.0
     deadline = time.monotonic() + wait_seconds
     delay = 0.2
     while True:
@@ -189,9 +199,10 @@ def _connect_waiting(
             if not _is_lock_error(exc) or time.monotonic() >= deadline:
                 if _is_lock_error(exc):
                     holder = lock_holder(str(exc))
+                    _gave_up_at[str(path)] = time.monotonic()
                     raise WarehouseBusy(
                         f"warehouse {path} is locked by another gpuprice run"
-                        f"{f' ({holder})' if holder else ''}; waited {wait_seconds:g} s"
+                        f"{f' ({holder})' if holder else ''}; waited {said_wait:g} s"
                         " (GPUPRICE_LOCK_TIMEOUT sets the wait)"
                     ) from None
                 raise
