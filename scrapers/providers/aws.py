@@ -2,7 +2,8 @@
 
 Live, one combined document (``scrapers/multipage.py``) of:
 
-- per region in :data:`REGIONS`, ``b0.p.awsstatic.com/pricing/2.0/meteredUnitMaps/ec2/USD/
+- per commercial region in :data:`REGIONS` (33; us-east-1's required, the others optional: a
+  region that fails is noted and the rest land), ``b0.p.awsstatic.com/pricing/2.0/meteredUnitMaps/ec2/USD/
   current/ec2-ondemand-without-sec-sel/<location>/Linux/index.json``: ``{"regions":
   {"US East (N. Virginia)": {"<key>": {"Instance Type": "p5.48xlarge", "price": "55.04", ...}}}}``
   (keys are compound strings, so rows are found by their ``Instance Type`` field; the location
@@ -56,24 +57,61 @@ ON_DEMAND_URL = (
 )
 SPOT_URL = "https://website.spot.ec2.aws.a2z.com/spot.json"
 SPOT_ADVISOR_URL = "https://spot-bid-advisor.s3.amazonaws.com/spot-advisor-data.json"
-# Location names as the price files write them -> region codes. The regions where AWS sells
-# P5/P5en/P4 most widely; a location not listed here keeps its name as the region.
+# Location names as the price files write them -> region codes: every commercial region (GovCloud,
+# China and Local Zones are sold apart). Each region's price is kept as its own offer (region is
+# part of the offer key); rankings and reports use each offer's cheapest region. A location not
+# listed here keeps its name as the region.
 REGIONS: dict[str, str] = {
     "US East (N. Virginia)": "us-east-1",
     "US East (Ohio)": "us-east-2",
+    "US West (N. California)": "us-west-1",
     "US West (Oregon)": "us-west-2",
-    "Europe (Stockholm)": "eu-north-1",
+    "Canada (Central)": "ca-central-1",
+    "Canada West (Calgary)": "ca-west-1",
+    "Mexico (Central)": "mx-central-1",
+    "South America (Sao Paulo)": "sa-east-1",
+    "Europe (Frankfurt)": "eu-central-1",
+    "Europe (Zurich)": "eu-central-2",
     "Europe (Ireland)": "eu-west-1",
+    "Europe (London)": "eu-west-2",
+    "Europe (Paris)": "eu-west-3",
+    "Europe (Milan)": "eu-south-1",
+    "Europe (Spain)": "eu-south-2",
+    "Europe (Stockholm)": "eu-north-1",
+    "Israel (Tel Aviv)": "il-central-1",
+    "Middle East (Bahrain)": "me-south-1",
+    "Middle East (UAE)": "me-central-1",
+    "Africa (Cape Town)": "af-south-1",
+    "Asia Pacific (Mumbai)": "ap-south-1",
+    "Asia Pacific (Hyderabad)": "ap-south-2",
+    "Asia Pacific (Singapore)": "ap-southeast-1",
+    "Asia Pacific (Sydney)": "ap-southeast-2",
+    "Asia Pacific (Jakarta)": "ap-southeast-3",
+    "Asia Pacific (Melbourne)": "ap-southeast-4",
+    "Asia Pacific (Malaysia)": "ap-southeast-5",
+    "Asia Pacific (Thailand)": "ap-southeast-7",
     "Asia Pacific (Tokyo)": "ap-northeast-1",
+    "Asia Pacific (Seoul)": "ap-northeast-2",
+    "Asia Pacific (Osaka)": "ap-northeast-3",
+    "Asia Pacific (Hong Kong)": "ap-east-1",
+    "Asia Pacific (Taipei)": "ap-east-2",
 }
+# The region whose document must arrive; any other region's may fail (noted, the rest land).
+REQUIRED_REGION = "US East (N. Virginia)"
 _GPU_FAMILY_RX = re.compile(r"^(?:p\d|g\d)[a-z0-9-]*\.\w+$")
 _JSONP_RX = re.compile(r"^\s*[A-Za-z_$][\w$]*\s*\((?P<body>.*)\)\s*;?\s*$", re.S)
 
 
 def live_requests() -> list[PageRequest]:
-    """One on-demand file per region, then the two optional spot feeds, as one combined page."""
+    """One on-demand file per region (only us-east-1's required), then the two optional spot
+    feeds, as one combined page."""
     requests = [
-        PageRequest(url=ON_DEMAND_URL.format(location=quote(location)), kind="json", combine=True)
+        PageRequest(
+            url=ON_DEMAND_URL.format(location=quote(location)),
+            kind="json",
+            combine=True,
+            optional=location != REQUIRED_REGION,
+        )
         for location in REGIONS
     ]
     requests.append(PageRequest(url=SPOT_URL, kind="json", combine=True, optional=True))
