@@ -165,6 +165,56 @@ def test_sql_byte_cap(published: Path):
         one_line_error(result, 2, "more than", "MB")
 
 
+@pytest.mark.slow
+def test_sql_one_huge_value_is_refused_before_it_is_built(published: Path):
+    """`repeat('x', 500000000)`: before, DuckDB built the 500 MB string and it was copied out
+    (2.1 GB peak, 23.6 s) before the byte cap refused it; now the memory limit refuses the
+    allocation: one line, exit 2, the process's peak well under that."""
+    import subprocess
+    import sys
+
+    measured = published / "peak_rss_kb"
+    program = (
+        "import os, resource, sys\n"
+        "from gpuprice.cli import main\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "finally:\n"
+        "    with open(os.environ['PEAK_RSS_FILE'], 'w') as f:\n"
+        "        f.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n"
+    )
+    with Scenario("sql_memory"):
+        env = {**os.environ, "GPUPRICE_HOME": str(published), "PEAK_RSS_FILE": str(measured)}
+        proc = subprocess.Popen(
+            [sys.executable, "-c", program, "sql", "select repeat('x', 500000000) AS x"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            out, err = proc.communicate(timeout=300)
+        finally:
+            proc.kill()
+        one_line_error(RunResult(proc.returncode, out.decode(), err.decode()), 2, "memory")
+        assert out == b""
+        peak_mb = int(measured.read_text()) / 1024
+        assert peak_mb < 1500, peak_mb  # 2,080 MB before; about 1,100 MB now
+
+
+def test_sql_data_segment_bound_refuses_an_allocation_and_is_restored():
+    import resource
+
+    from gpuprice.warehouse.sqlguard import bounded_data_segment
+
+    before = resource.getrlimit(resource.RLIMIT_DATA)
+    with pytest.raises(MemoryError), bounded_data_segment(64 << 20):
+        bytearray(256 << 20)
+    assert resource.getrlimit(resource.RLIMIT_DATA) == before
+    with bounded_data_segment(64 << 20):
+        block = bytearray(16 << 20)  # within the headroom
+    assert len(block) == 16 << 20 and resource.getrlimit(resource.RLIMIT_DATA) == before
+
+
 def test_sql_time_limit_covers_rendering(published: Path, monkeypatch: pytest.MonkeyPatch):
     """The query returns at once; writing its rows out takes longer than the limit."""
     import time

@@ -18,11 +18,16 @@ Layers, each enough on its own for the writes it covers:
 - expressions nested deeper than MAX_NESTING are refused before the tree is read (one line, not
   a RecursionError);
 - a statement timeout (the connection is interrupted; the CLI applies the same deadline to its
-  output), a row cap and a byte cap bound time and memory.
+  output), a row cap and a byte cap bound time and the result's size;
+- memory is bounded before a value is built, not after: DuckDB's memory limit (MEMORY_LIMIT) also
+  refuses one huge value (``repeat('x', 500000000)`` fails at its 512 MiB allocation), and while
+  the query runs the process's data segment may grow by at most PROCESS_HEADROOM plus room for
+  the result (RLIMIT_DATA), for what DuckDB does not count; either is one line.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -43,7 +48,12 @@ ALLOWED = "one SELECT (WITH, FROM-first, DESCRIBE, SUMMARIZE and SHOW included) 
 REFUSED_FUNCTIONS = frozenset(
     {"checkpoint", "force_checkpoint", "query", "query_table", "sqlite_attach", "install", "load"}
 )
-MEMORY_LIMIT = "1GB"  # DuckDB's own working memory; results are capped separately
+# DuckDB's own working memory (beyond it, sorts and joins spill to SQL_TEMP_FOLDER); at 1 GB a
+# 500 MB string was built, then copied out (2.1 GB peak); at 512 MB DuckDB refuses to allocate it.
+MEMORY_LIMIT = "512MB"
+# How much the process's data segment may grow while a query runs (RLIMIT_DATA), beyond room for
+# the result (4 bytes per byte of the byte cap: Python's rows and the formatted text).
+PROCESS_HEADROOM = 1 << 30
 FETCH_BATCH = 1_000
 # Nesting of the serialised parse tree (JSON objects and arrays) admitted: about two levels per
 # level of expression, so ~200 nested expressions; Python's JSON reader recurses once per level.
@@ -207,26 +217,8 @@ def run_query(
     timer.daemon = True
     timer.start()
     try:
-        result = con.execute(text)
-        columns = [d[0] for d in result.description or []]
-        rows: list[tuple] = []
-        size = 0
-        while True:
-            batch = result.fetchmany(FETCH_BATCH)
-            if not batch:
-                break
-            rows.extend(batch)
-            size += sum(value_bytes(v) for row in batch for v in row)
-            if size > byte_cap:
-                raise BadInput(
-                    f"the query returns more than {byte_cap / 1e6:,.0f} MB, the limit of gpuprice sql; "
-                    "narrow it or aggregate (GPUPRICE_SQL_MAX_BYTES raises the limit)"
-                )
-            if len(rows) > cap:
-                raise BadInput(
-                    f"the query returns more than {cap:,} rows, the limit of gpuprice sql; "
-                    "narrow it (WHERE, LIMIT) or aggregate (GPUPRICE_SQL_MAX_ROWS raises the limit)"
-                )
+        with bounded_data_segment(PROCESS_HEADROOM + 4 * byte_cap):
+            return _fetch(con, text, deadline, cap, byte_cap)
     except duckdb.InterruptException:
         raise BadInput(
             f"the query was stopped after {limit_s:g} s, the time limit of gpuprice sql; "
@@ -242,13 +234,74 @@ def run_query(
         ) from None
     except MemoryError:
         raise BadInput(
-            f"the result does not fit in memory; narrow it (at most {cap:,} rows are returned)"
+            f"the query needs more memory than gpuprice sql allows ({PROCESS_HEADROOM >> 20:,} MB beyond the"
+            f" result); narrow it or aggregate (at most {cap:,} rows are returned)"
         ) from None
     except duckdb.Error as exc:
         raise BadInput(f"query failed: {_first_line(exc)}") from None
     finally:
         timer.cancel()
+
+
+def _fetch(
+    con: duckdb.DuckDBPyConnection, text: str, deadline: float, cap: int, byte_cap: int
+) -> QueryResult:
+    """Run ``text`` and read its rows in batches, stopping at the row and byte caps."""
+    result = con.execute(text)
+    columns = [d[0] for d in result.description or []]
+    rows: list[tuple] = []
+    size = 0
+    while True:
+        batch = result.fetchmany(FETCH_BATCH)
+        if not batch:
+            break
+        rows.extend(batch)
+        size += sum(value_bytes(v) for row in batch for v in row)
+        if size > byte_cap:
+            raise BadInput(
+                f"the query returns more than {byte_cap / 1e6:,.0f} MB, the limit of gpuprice sql; "
+                "narrow it or aggregate (GPUPRICE_SQL_MAX_BYTES raises the limit)"
+            )
+        if len(rows) > cap:
+            raise BadInput(
+                f"the query returns more than {cap:,} rows, the limit of gpuprice sql; "
+                "narrow it (WHERE, LIMIT) or aggregate (GPUPRICE_SQL_MAX_ROWS raises the limit)"
+            )
     return QueryResult(columns, rows, deadline)
+
+
+_VM_DATA = re.compile(r"^VmData:\s+(\d+) kB", re.M)
+
+
+@contextlib.contextmanager
+def bounded_data_segment(headroom: int) -> Iterator[None]:
+    """While the block runs, the process's data segment (heap and private writable mappings:
+    DuckDB's and Python's allocations) may grow by at most ``headroom`` bytes; an allocation
+    beyond fails (DuckDB: OutOfMemoryException, Python: MemoryError). The previous limit is
+    restored after. Where the platform has no RLIMIT_DATA or /proc, the block runs unbounded."""
+    try:
+        import resource
+
+        status = Path("/proc/self/status").read_text()
+        match = _VM_DATA.search(status)
+        soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    except (ImportError, OSError, AttributeError):
+        yield
+        return
+    if match is None:
+        yield
+        return
+    limit = int(match.group(1)) * 1024 + headroom
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    if soft != resource.RLIM_INFINITY and soft < limit:  # a tighter limit already set stays
+        yield
+        return
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
 
 
 def value_bytes(value: Any) -> int:
