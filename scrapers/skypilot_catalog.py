@@ -41,6 +41,7 @@ from pydantic import ValidationError
 from gpuprice.scrapers.gpu_names import UNKNOWN, normalize_gpu
 from gpuprice.scrapers.instance_types import lookup
 from gpuprice.scrapers.offer import Offer
+from gpuprice.scrapers.parsing import check_gpu_hour_floor
 
 SOURCE_NAME = "skypilot-catalog"
 PARSER_VERSION = "skypilot-catalog/1"
@@ -280,6 +281,11 @@ def parse_catalog(text: str, *, cloud: str, where: str, check_only: bool = False
         mapped = False
         for tier, price in (("on_demand", od_price), ("spot", spot_price)):
             if price != price:  # NaN: not sold this way
+                continue
+            try:  # the floor pages and import-observations apply (scrapers/parsing.py)
+                check_gpu_hour_floor(price / count, f"{price} per instance of {count}")
+            except ValueError as exc:
+                _quarantine(parsed, seen_quarantine, f"{raw} {tier}", str(exc))
                 continue
             try:
                 offer = _offer(

@@ -195,6 +195,39 @@ def test_import_loads_dated_rows_with_provenance(home: Path, cli, catalog_repo: 
     assert "lambda: 9/12 GPU rows mapped (75.0%)" in result.err
 
 
+def test_a_price_below_the_floor_is_quarantined_like_import_observations(
+    home: Path, cli, tmp_path: Path
+) -> None:
+    """The per-GPU-hour floor of pages and import-observations (scrapers/parsing.py) holds for
+    catalog history too: 1e-9 (issue 37 stored it as $0.0000, then history showed it as the cheapest
+    H100) and 0.04 (spot 0.072) for 8 GPUs ($0.005, $0.009/GPU-h) are quarantined with the reason; $0.01/GPU-h lands."""
+    from gpuprice.scrapers.parsing import MIN_USD_PER_GPU_HOUR
+
+    repo = init_repo(tmp_path / "floor-catalog")
+    text = "\n".join(
+        [
+            LAMBDA_HEADER,
+            f"gpu_8x_h100_sxm5,H100,8.0,208.0,1800.0,1e-9,us-east-1,{_gpu_info('H100', 8, 81920)},",
+            f"gpu_8x_h100_sxm5,H100,8.0,208.0,1800.0,0.04,us-west-1,{_gpu_info('H100', 8, 81920)},0.072",
+            f"gpu_1x_a100_sxm4,A100,1.0,30.0,200.0,{MIN_USD_PER_GPU_HOUR},us-east-1,{_gpu_info('A100', 1, 40960)},",
+            "",
+        ]
+    )
+    commit(repo, {"catalogs/v7/lambda/vms.csv": text}, dt.datetime.combine(DAYS[0], dt.time(6, 0)))
+    result = cli("import-history", "skypilot-catalog", "--repo", str(repo))
+    assert result.code == 0, result.err
+    got = rows(home, CATALOG_ROWS)
+    assert [(r[2], r[4], r[8]) for r in got] == [("a100-40gb", "on_demand", pytest.approx(0.01))]
+    reasons = rows(
+        home, "SELECT raw_row, reason FROM quarantine WHERE source = 'catalog_history' ORDER BY ALL"
+    )
+    assert len(reasons) == 2 and all("below the floor of $0.01" in reason for _, reason in reasons), reasons
+    assert {raw for raw, _ in reasons} == {
+        "gpu_8x_h100_sxm5: H100 x8.0 on_demand",
+        "gpu_8x_h100_sxm5: H100 x8.0 spot",
+    }
+
+
 def test_same_range_twice_changes_nothing(home: Path, cli, catalog_repo: Path) -> None:
     assert cli("import-history", "skypilot-catalog", "--repo", str(catalog_repo)).code == 0
     before = rows(home, CATALOG_ROWS + "")
