@@ -1,4 +1,5 @@
-"""The ``gpuprice`` command line (see CONTRACT.md). Each command lives in ``gpuprice/commands``.
+"""The ``gpuprice`` command line (see CONTRACT.md). Each command is a module-level function in
+``gpuprice/commands/<command>.py``, registered on ``app`` by ``gpuprice.commands.register_all``.
 
 Errors: BadInput -> exit 2, StructureError -> exit 3, both as one line on stderr.
 """

@@ -1,7 +1,9 @@
-"""Command registry: each module named here defines ``register(app)``.
+"""Command registry: command ``check-live`` is the function ``check_live`` of ``gpuprice.commands.check_live``.
 
-Every command of the contract is listed; a module that is missing or has no ``register`` is an
-error at start-up (a broken install), never a silently absent command.
+Each command is a module-level function in its own module (named as the command, ``-`` as ``_``),
+so tools and tests can import and call it directly; ``register_all`` adds them to the Typer app in
+this order. Every command of the contract is listed; a module that is missing or lacks its
+function is an error at start-up (a broken install), never a silently absent command.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def register_all(app: typer.Typer) -> None:
             if exc.name == f"gpuprice.commands.{name}":
                 raise MissingCommand(f"command module gpuprice.commands.{name} is missing") from None
             raise
-        register = getattr(module, "register", None)
-        if not callable(register):
-            raise MissingCommand(f"gpuprice.commands.{name} defines no register(app)")
-        register(app)
+        command = getattr(module, name, None)
+        if not callable(command):
+            raise MissingCommand(f"gpuprice.commands.{name} defines no function {name}()")
+        app.command(name.replace("_", "-"))(command)

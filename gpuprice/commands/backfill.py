@@ -39,64 +39,60 @@ def validate_range(start: dt.date, end: dt.date) -> None:
     check_in_range(end, end, "--to")
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("backfill")
-    def backfill(
-        start: Annotated[str, typer.Option("--from", help="First date (inclusive).", metavar=metavars.DATE)],
-        end: Annotated[str, typer.Option("--to", help="Last date (inclusive).", metavar=metavars.DATE)],
-        source: Annotated[
-            str,
-            typer.Option(
-                "--source",
-                help="archive (recorded pages) or raw (pages kept in the raw store).",
-                metavar=metavars.choice(SOURCES),
-            ),
-        ] = "archive",
-        providers: Annotated[
-            str | None,
-            typer.Option(
-                "--providers", help="Comma-separated subset of providers [all].", metavar="P1,P2,..."
-            ),
-        ] = None,
-        reports: Annotated[
-            bool,
-            typer.Option("--reports/--no-reports", help="Render the reports of every week in the range."),
-        ] = False,
-    ) -> None:
-        """Re-parse and re-load every date of a range in one run (idempotent per provider and date)."""
-        from gpuprice.scrapers.archive import archive_or_sample
-        from gpuprice.settings import Settings
+def backfill(
+    start: Annotated[str, typer.Option("--from", help="First date (inclusive).", metavar=metavars.DATE)],
+    end: Annotated[str, typer.Option("--to", help="Last date (inclusive).", metavar=metavars.DATE)],
+    source: Annotated[
+        str,
+        typer.Option(
+            "--source",
+            help="archive (recorded pages) or raw (pages kept in the raw store).",
+            metavar=metavars.choice(SOURCES),
+        ),
+    ] = "archive",
+    providers: Annotated[
+        str | None,
+        typer.Option("--providers", help="Comma-separated subset of providers [all].", metavar="P1,P2,..."),
+    ] = None,
+    reports: Annotated[
+        bool,
+        typer.Option("--reports/--no-reports", help="Render the reports of every week in the range."),
+    ] = False,
+) -> None:
+    """Re-parse and re-load every date of a range in one run (idempotent per provider and date)."""
+    from gpuprice.scrapers.archive import archive_or_sample
+    from gpuprice.settings import Settings
 
-        settings = Settings.from_env()
-        if source not in SOURCES:
-            raise BadInput(f"unknown source {source!r}; valid: {', '.join(SOURCES)}")
-        first_day = parse_date(start, "--from")
-        last_day = parse_date(end, "--to")
-        validate_range(first_day, last_day)
-        chosen = parse_providers(providers)
-        home = settings.ensure_home()
-        archive = archive_or_sample(settings.archive)
-        if source == "archive" and not archive.is_dir():
-            raise BadInput(f"archive folder {archive} does not exist (GPUPRICE_ARCHIVE)")
-        where = f"archive {archive}" if source == "archive" else f"raw store {home / 'raw'}"
-        first = _first_stored(source, chosen, archive, home)
-        if first is None:
-            raise BadInput(f"the {where} holds no page of {', '.join(chosen)}")
-        if first_day < first[0]:
-            raise BadInput(
-                f"--from {first_day} is before the first stored page ({first[0]}, {first[1]}) in the {where};"
-                f" valid: --from {first[0]} or later"
-            )
-        _run(
-            first_day,
-            last_day,
-            source=source,
-            providers=chosen,
-            home=home,
-            archive=archive,
-            workloads=settings.workloads,
-            reports=reports,
+    settings = Settings.from_env()
+    if source not in SOURCES:
+        raise BadInput(f"unknown source {source!r}; valid: {', '.join(SOURCES)}")
+    first_day = parse_date(start, "--from")
+    last_day = parse_date(end, "--to")
+    validate_range(first_day, last_day)
+    chosen = parse_providers(providers)
+    home = settings.ensure_home()
+    archive = archive_or_sample(settings.archive)
+    if source == "archive" and not archive.is_dir():
+        raise BadInput(f"archive folder {archive} does not exist (GPUPRICE_ARCHIVE)")
+    where = f"archive {archive}" if source == "archive" else f"raw store {home / 'raw'}"
+    first = _first_stored(source, chosen, archive, home)
+    if first is None:
+        raise BadInput(f"the {where} holds no page of {', '.join(chosen)}")
+    if first_day < first[0]:
+        raise BadInput(
+            f"--from {first_day} is before the first stored page ({first[0]}, {first[1]}) in the {where};"
+            f" valid: --from {first[0]} or later"
         )
+    _run(
+        first_day,
+        last_day,
+        source=source,
+        providers=chosen,
+        home=home,
+        archive=archive,
+        workloads=settings.workloads,
+        reports=reports,
+    )
 
 
 def _run(

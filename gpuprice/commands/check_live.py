@@ -14,48 +14,42 @@ from gpuprice.scrapers.redact import redact_credentials
 LISTED = 8  # new/gone/changed offers listed per provider before "... and N more"
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("check-live")
-    def check_live(
-        providers: Annotated[
-            str | None,
-            typer.Option(
-                "--providers", help="Comma-separated subset of providers [all].", metavar="P1,P2,..."
-            ),
-        ] = None,
-        as_json: Annotated[
-            bool, typer.Option("--json", help="One JSON object per provider on stdout.")
-        ] = False,
-    ) -> None:
-        """Fetch each provider's live source once (politely), store and parse it, and compare it
-        with the newest stored snapshot. Exit 1 when a provider cannot be fetched or parsed.
+def check_live(
+    providers: Annotated[
+        str | None,
+        typer.Option("--providers", help="Comma-separated subset of providers [all].", metavar="P1,P2,..."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per provider on stdout.")] = False,
+) -> None:
+    """Fetch each provider's live source once (politely), store and parse it, and compare it
+    with the newest stored snapshot. Exit 1 when a provider cannot be fetched or parsed.
 
-        GPUPRICE_LIVE_BASE_URL=http://host:port sends every request to BASE/PROVIDER/PATH
-        instead of the provider's site (for tests and mirrors)."""
-        from gpuprice.scrapers.live_check import SnapshotPrice, check_provider
-        from gpuprice.settings import Settings
+    GPUPRICE_LIVE_BASE_URL=http://host:port sends every request to BASE/PROVIDER/PATH
+    instead of the provider's site (for tests and mirrors)."""
+    from gpuprice.scrapers.live_check import SnapshotPrice, check_provider
+    from gpuprice.settings import Settings
 
-        chosen = parse_providers(providers)
-        settings = Settings.from_env()
-        home = settings.ensure_home()
-        failed = 0
-        for provider in chosen:
-            day, previous = _newest_snapshot(settings.warehouse_path, provider)
-            print(f"checking {provider} ...", file=sys.stderr)
-            check = check_provider(
-                provider,
-                home=home,
-                previous=[SnapshotPrice(**row) for row in previous],
-                previous_date=day,
-                base_url=settings.live_base_url,
-            )
-            failed += not check.ok
-            if as_json:
-                print(redact_credentials(json.dumps(check.model_dump(mode="json") | {"ok": check.ok})))
-            else:
-                print(redact_credentials("\n".join(_lines(check))))
-        if failed:
-            raise typer.Exit(1)
+    chosen = parse_providers(providers)
+    settings = Settings.from_env()
+    home = settings.ensure_home()
+    failed = 0
+    for provider in chosen:
+        day, previous = _newest_snapshot(settings.warehouse_path, provider)
+        print(f"checking {provider} ...", file=sys.stderr)
+        check = check_provider(
+            provider,
+            home=home,
+            previous=[SnapshotPrice(**row) for row in previous],
+            previous_date=day,
+            base_url=settings.live_base_url,
+        )
+        failed += not check.ok
+        if as_json:
+            print(redact_credentials(json.dumps(check.model_dump(mode="json") | {"ok": check.ok})))
+        else:
+            print(redact_credentials("\n".join(_lines(check))))
+    if failed:
+        raise typer.Exit(1)
 
 
 def _newest_snapshot(path, provider: str):

@@ -241,45 +241,43 @@ def _print_summary(result: dict[str, Any]) -> None:
     )
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("estimate")
-    @with_model_options
-    def estimate(
-        options: dict[str, Any],
-        gpu: GpuOpt = None,
-        tokens: TokensOpt = None,
-        hours: HoursOpt = None,
-        usd_per_gpu_hour: PriceOpt = None,
-        tier: TierOpt = "on_demand",
-        date: DateOpt = None,
-        json_out: JsonOpt = False,
-        batch: BatchOpt = None,
-    ) -> None:
-        """Estimate tokens/s, MFU, hours and cost of a training run (GPUs x hours x $/GPU-hour);
-        without --usd-per-gpu-hour the cheapest list price in the warehouse, named."""
-        from gpuprice.commands.validation import parse_choices, parse_date
-        from gpuprice.scrapers.offer import TIERS
-        from gpuprice.settings import Settings
+@with_model_options
+def estimate(
+    options: dict[str, Any],
+    gpu: GpuOpt = None,
+    tokens: TokensOpt = None,
+    hours: HoursOpt = None,
+    usd_per_gpu_hour: PriceOpt = None,
+    tier: TierOpt = "on_demand",
+    date: DateOpt = None,
+    json_out: JsonOpt = False,
+    batch: BatchOpt = None,
+) -> None:
+    """Estimate tokens/s, MFU, hours and cost of a training run (GPUs x hours x $/GPU-hour);
+    without --usd-per-gpu-hour the cheapest list price in the warehouse, named."""
+    from gpuprice.commands.validation import parse_choices, parse_date
+    from gpuprice.scrapers.offer import TIERS
+    from gpuprice.settings import Settings
 
-        numbers = (
-            parse_number("--tokens", tokens, suffixes=True),
-            parse_number("--hours", hours),
-            parse_number("--usd-per-gpu-hour", usd_per_gpu_hour),
+    numbers = (
+        parse_number("--tokens", tokens, suffixes=True),
+        parse_number("--hours", hours),
+        parse_number("--usd-per-gpu-hour", usd_per_gpu_hour),
+    )
+    tiers = tuple(parse_choices("--tier", tier, TIERS) or ("on_demand",))
+    day = parse_date(date, "--date") if date is not None else None
+    market = _market(Settings.from_env().analytics_path, day, tiers)
+    if batch is not None:
+        run_batch(
+            batch,
+            options,
+            functools.partial(_row_result, gpu, *numbers, market),
+            allowed_columns=(*MODEL_OPTION_NAMES, *RUN_COLUMNS),
         )
-        tiers = tuple(parse_choices("--tier", tier, TIERS) or ("on_demand",))
-        day = parse_date(date, "--date") if date is not None else None
-        market = _market(Settings.from_env().analytics_path, day, tiers)
-        if batch is not None:
-            run_batch(
-                batch,
-                options,
-                functools.partial(_row_result, gpu, *numbers, market),
-                allowed_columns=(*MODEL_OPTION_NAMES, *RUN_COLUMNS),
-            )
-            return
-        request = RunRequest(gpu, *numbers)
-        result = estimate_result(setup_from_options(**options), request, market)
-        print_result(result, json_out, _print_summary)
+        return
+    request = RunRequest(gpu, *numbers)
+    result = estimate_result(setup_from_options(**options), request, market)
+    print_result(result, json_out, _print_summary)
 
 
 def _market(analytics: Path, day: dt.date | None, tiers: tuple[str, ...]) -> MarketLookup:

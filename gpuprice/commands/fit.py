@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import typer
-
 from gpuprice.commands.model_options import (
     BatchOpt,
     GpuOpt,
@@ -62,15 +60,13 @@ def _print_table(result: dict[str, Any]) -> None:
         )
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("fit")
-    @with_model_options
-    def fit(
-        options: dict[str, Any], gpu: GpuOpt = None, json_out: JsonOpt = False, batch: BatchOpt = None
-    ) -> None:
-        """Predict peak training memory per GPU (GB) and whether it fits a GPU."""
-        if batch is not None:
-            # A row's gpu column replaces --gpu.
-            run_batch(batch, options, lambda row, setup: fit_result(setup, row.values.get("gpu", gpu)))
-            return
-        print_result(fit_result(setup_from_options(**options), gpu), json_out, _print_table)
+@with_model_options
+def fit(
+    options: dict[str, Any], gpu: GpuOpt = None, json_out: JsonOpt = False, batch: BatchOpt = None
+) -> None:
+    """Predict peak training memory per GPU (GB) and whether it fits a GPU."""
+    if batch is not None:
+        # A row's gpu column replaces --gpu.
+        run_batch(batch, options, lambda row, setup: fit_result(setup, row.values.get("gpu", gpu)))
+        return
+    print_result(fit_result(setup_from_options(**options), gpu), json_out, _print_table)

@@ -139,105 +139,103 @@ def _print_table(
         print(f"{SOURCE_MARKS[source]} {SOURCE_NOTES[source]} (source = {source})")
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("history")
-    def history(
-        gpu: Annotated[str, typer.Option("--gpu", help="GPU slug, e.g. h100-sxm.", metavar=metavars.TEXT)],
-        tier: Annotated[
-            str,
-            typer.Option(
-                "--tier",
-                help="Price tier [on_demand].",
-                metavar=metavars.choice(("on_demand", "spot", "reserved")),
-            ),
-        ] = "on_demand",
-        since: Annotated[
-            str | None,
-            typer.Option(
-                "--since",
-                help=f"First date [{DEFAULT_WINDOW_DAYS} days before the end].",
-                metavar=metavars.DATE,
-            ),
-        ] = None,
-        until: Annotated[
-            str | None,
-            typer.Option("--until", help="Last date [the newest snapshot date].", metavar=metavars.DATE),
-        ] = None,
-        max_age_days: Annotated[
-            str | None,
-            typer.Option(
-                "--max-age-days",
-                help="Oldest page age a carried-forward price may have [14].",
-                metavar=metavars.INTEGER,
-            ),
-        ] = None,
-        format: Annotated[
-            str, typer.Option("--format", help="Output format [table].", metavar=metavars.choice(FORMATS))
-        ] = "table",
-        wide: WideFlag = False,
-    ) -> None:
-        """How a GPU's price changed: per provider per day (last observation carried forward) and the cheapest."""
-        from gpuprice.commands.validation import parse_date, parse_max_age
-        from gpuprice.models.catalog import gpu_slugs
-        from gpuprice.scrapers.offer import TIERS
-        from gpuprice.settings import Settings
-        from gpuprice.warehouse import queries
-        from gpuprice.warehouse.price_series import newest_pages, series_days
-        from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS
+def history(
+    gpu: Annotated[str, typer.Option("--gpu", help="GPU slug, e.g. h100-sxm.", metavar=metavars.TEXT)],
+    tier: Annotated[
+        str,
+        typer.Option(
+            "--tier",
+            help="Price tier [on_demand].",
+            metavar=metavars.choice(("on_demand", "spot", "reserved")),
+        ),
+    ] = "on_demand",
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since",
+            help=f"First date [{DEFAULT_WINDOW_DAYS} days before the end].",
+            metavar=metavars.DATE,
+        ),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option("--until", help="Last date [the newest snapshot date].", metavar=metavars.DATE),
+    ] = None,
+    max_age_days: Annotated[
+        str | None,
+        typer.Option(
+            "--max-age-days",
+            help="Oldest page age a carried-forward price may have [14].",
+            metavar=metavars.INTEGER,
+        ),
+    ] = None,
+    format: Annotated[
+        str, typer.Option("--format", help="Output format [table].", metavar=metavars.choice(FORMATS))
+    ] = "table",
+    wide: WideFlag = False,
+) -> None:
+    """How a GPU's price changed: per provider per day (last observation carried forward) and the cheapest."""
+    from gpuprice.commands.validation import parse_date, parse_max_age
+    from gpuprice.models.catalog import gpu_slugs
+    from gpuprice.scrapers.offer import TIERS
+    from gpuprice.settings import Settings
+    from gpuprice.warehouse import queries
+    from gpuprice.warehouse.price_series import newest_pages, series_days
+    from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS
 
-        if format not in FORMATS:
-            raise BadInput(f"unknown format {format!r}; valid: {', '.join(FORMATS)}")
-        if gpu not in gpu_slugs():
-            raise unknown_choice("GPU", gpu, gpu_slugs())
-        if tier not in TIERS:
-            raise BadInput(f"unknown tier {tier!r}; valid: {', '.join(TIERS)}")
-        max_age = parse_max_age("--max-age-days", max_age_days, MAX_PRICE_AGE_DAYS)
-        start = parse_date(since, "--since") if since is not None else None
-        end = parse_date(until, "--until") if until is not None else None
-        settings = Settings.from_env()
-        settings.checked_home()
-        con = queries.open_analytics(settings.analytics_path)
-        try:
-            newest = queries.newest_snapshot_date(con)
-            if newest is None:
-                raise BadInput("the warehouse holds no price snapshots yet; run `gpuprice run` first")
-            said_end = end is None
-            if end is None:
-                end = newest
-            if start is None:
-                start = end - dt.timedelta(days=DEFAULT_WINDOW_DAYS)
-            if start > end:
-                raise BadInput(f"--since {start} is after the end of the series {end}")
-            frame = queries.price_history_series(con, gpu, tier, start, end, max_age)
-            pages = newest_pages(con, gpu, tier, end) if frame.empty else []
-        finally:
-            con.close()
-        points = _provider_records(frame)
-        days = series_days(points, start, end) if points else []
-        records = _day_records(days, tier)
-        if said_end and records:  # the default end, stated (an empty window says it in its one line)
-            print(f"history of {gpu} {tier} up to the newest snapshot date {newest}", file=sys.stderr)
-        if format == "json":
-            json.dump(records, sys.stdout, indent=1)
-            sys.stdout.write("\n")
-        elif format == "csv":
-            writer = csv_writer()
-            writer.writerow(JSON_FIELDS)
-            for record in records:
-                writer.writerow([record[c] for c in JSON_FIELDS])
-        elif records:
-            _print_table(days, gpu, tier, max_age, wide=wide)
-        if not records:
-            old = ", ".join(f"{p} {age} days (page of {seen})" for p, seen, age in pages)
-            print(
-                f"no current {tier} list price for {gpu} from {start} to {end}"
-                + (" (the newest snapshot date)" if said_end else "")
-                + ": "
-                + (
-                    f"every provider's newest page was older than {max_age} days on {end}: {old}; "
-                    "--max-age-days N widens the limit"
-                    if pages
-                    else "no provider lists it"
-                ),
-                file=sys.stderr,
-            )
+    if format not in FORMATS:
+        raise BadInput(f"unknown format {format!r}; valid: {', '.join(FORMATS)}")
+    if gpu not in gpu_slugs():
+        raise unknown_choice("GPU", gpu, gpu_slugs())
+    if tier not in TIERS:
+        raise BadInput(f"unknown tier {tier!r}; valid: {', '.join(TIERS)}")
+    max_age = parse_max_age("--max-age-days", max_age_days, MAX_PRICE_AGE_DAYS)
+    start = parse_date(since, "--since") if since is not None else None
+    end = parse_date(until, "--until") if until is not None else None
+    settings = Settings.from_env()
+    settings.checked_home()
+    con = queries.open_analytics(settings.analytics_path)
+    try:
+        newest = queries.newest_snapshot_date(con)
+        if newest is None:
+            raise BadInput("the warehouse holds no price snapshots yet; run `gpuprice run` first")
+        said_end = end is None
+        if end is None:
+            end = newest
+        if start is None:
+            start = end - dt.timedelta(days=DEFAULT_WINDOW_DAYS)
+        if start > end:
+            raise BadInput(f"--since {start} is after the end of the series {end}")
+        frame = queries.price_history_series(con, gpu, tier, start, end, max_age)
+        pages = newest_pages(con, gpu, tier, end) if frame.empty else []
+    finally:
+        con.close()
+    points = _provider_records(frame)
+    days = series_days(points, start, end) if points else []
+    records = _day_records(days, tier)
+    if said_end and records:  # the default end, stated (an empty window says it in its one line)
+        print(f"history of {gpu} {tier} up to the newest snapshot date {newest}", file=sys.stderr)
+    if format == "json":
+        json.dump(records, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    elif format == "csv":
+        writer = csv_writer()
+        writer.writerow(JSON_FIELDS)
+        for record in records:
+            writer.writerow([record[c] for c in JSON_FIELDS])
+    elif records:
+        _print_table(days, gpu, tier, max_age, wide=wide)
+    if not records:
+        old = ", ".join(f"{p} {age} days (page of {seen})" for p, seen, age in pages)
+        print(
+            f"no current {tier} list price for {gpu} from {start} to {end}"
+            + (" (the newest snapshot date)" if said_end else "")
+            + ": "
+            + (
+                f"every provider's newest page was older than {max_age} days on {end}: {old}; "
+                "--max-age-days N widens the limit"
+                if pages
+                else "no provider lists it"
+            ),
+            file=sys.stderr,
+        )

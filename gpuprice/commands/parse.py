@@ -33,43 +33,39 @@ def read_page(path: Path) -> bytes:
     return data
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("parse")
-    def parse(
-        provider: Annotated[
-            str,
-            typer.Argument(
-                help=f"The provider whose page it is: {metavars.choice(PROVIDERS)}.", metavar="PROVIDER"
-            ),
-        ],
-        file: Annotated[
-            Path, typer.Argument(help="A saved pricing page (.html/.json, optionally .gz).", metavar="FILE")
-        ],
-        observed_on: Annotated[
-            str | None, typer.Option("--observed-on", help="Date the page was seen.", metavar=metavars.DATE)
-        ] = None,
-        report: Annotated[bool, typer.Option("--report", help="Print the parse report on stderr.")] = False,
-    ) -> None:
-        """Parse a saved pricing page and print its offers as JSON."""
-        from gpuprice.scrapers.offer import StructureMissing
-        from gpuprice.scrapers.registry import parse_page
+def parse(
+    provider: Annotated[
+        str,
+        typer.Argument(
+            help=f"The provider whose page it is: {metavars.choice(PROVIDERS)}.", metavar="PROVIDER"
+        ),
+    ],
+    file: Annotated[
+        Path, typer.Argument(help="A saved pricing page (.html/.json, optionally .gz).", metavar="FILE")
+    ],
+    observed_on: Annotated[
+        str | None, typer.Option("--observed-on", help="Date the page was seen.", metavar=metavars.DATE)
+    ] = None,
+    report: Annotated[bool, typer.Option("--report", help="Print the parse report on stderr.")] = False,
+) -> None:
+    """Parse a saved pricing page and print its offers as JSON."""
+    from gpuprice.scrapers.offer import StructureMissing
+    from gpuprice.scrapers.registry import parse_page
 
-        name = parse_provider(provider)
-        day = parse_date(observed_on, "--observed-on") if observed_on else None
-        body = read_page(file)
-        try:
-            result = parse_page(name, body, observed_on=day)
-        except StructureMissing as exc:
-            raise StructureError(str(exc)) from None
-        write_json([o.contract_dict() for o in result.offers])
-        r = result.report
-        summary = (
-            f"{name}: {len(result.offers)} offers, {r.unpriced_rows} unpriced, {len(r.rejected)} rejected"
-        )
-        if r.parse_strategy == "fallback":
-            summary += ", read by the fallback extractor"
-        if r.unknown_gpus:
-            summary += f", unknown GPUs: {', '.join(r.unknown_gpus)}"
-        print(terminal_safe(summary), file=sys.stderr)  # names come from the page
-        if report:
-            print(terminal_safe(r.model_dump_json(indent=1)), file=sys.stderr)
+    name = parse_provider(provider)
+    day = parse_date(observed_on, "--observed-on") if observed_on else None
+    body = read_page(file)
+    try:
+        result = parse_page(name, body, observed_on=day)
+    except StructureMissing as exc:
+        raise StructureError(str(exc)) from None
+    write_json([o.contract_dict() for o in result.offers])
+    r = result.report
+    summary = f"{name}: {len(result.offers)} offers, {r.unpriced_rows} unpriced, {len(r.rejected)} rejected"
+    if r.parse_strategy == "fallback":
+        summary += ", read by the fallback extractor"
+    if r.unknown_gpus:
+        summary += f", unknown GPUs: {', '.join(r.unknown_gpus)}"
+    print(terminal_safe(summary), file=sys.stderr)  # names come from the page
+    if report:
+        print(terminal_safe(r.model_dump_json(indent=1)), file=sys.stderr)

@@ -41,40 +41,38 @@ def _print_table(result: dict[str, Any]) -> None:
     console.print(f"Full AdamW: {result['rules']['full_adamw']}.")
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("plan")
-    def plan(
-        params_b: Annotated[
-            str | None,
-            typer.Option("--params-b", help="Model size in billions of parameters.", metavar=metavars.FLOAT),
-        ] = None,
-        model: Annotated[
-            str | None,
-            typer.Option("--model", help="Or a catalog model: its parameter count.", metavar=metavars.TEXT),
-        ] = None,
-        json_out: Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")] = False,
-    ) -> None:
-        """The buying guide's rules of thumb: memory per method and which configurations fit."""
-        from gpuprice.models.rules_of_thumb import plan as rules_plan
+def plan(
+    params_b: Annotated[
+        str | None,
+        typer.Option("--params-b", help="Model size in billions of parameters.", metavar=metavars.FLOAT),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="Or a catalog model: its parameter count.", metavar=metavars.TEXT),
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")] = False,
+) -> None:
+    """The buying guide's rules of thumb: memory per method and which configurations fit."""
+    from gpuprice.models.rules_of_thumb import plan as rules_plan
 
-        if (params_b is None) == (model is None):
-            raise BadInput("give exactly one of --params-b N or --model ID")
-        if model is not None:
-            from gpuprice.models.architectures import resolve_model
+    if (params_b is None) == (model is None):
+        raise BadInput("give exactly one of --params-b N or --model ID")
+    if model is not None:
+        from gpuprice.models.architectures import resolve_model
 
-            size = resolve_model(model_id=model).n_params / 1e9
-        else:
-            assert params_b is not None
-            try:
-                size = float(params_b)
-            except ValueError:
-                raise BadInput(f"--params-b {params_b!r} is not a number (billions of parameters)") from None
-            if not 0.001 <= size <= 100_000:  # 1 M to 100 T parameters; NaN fails too
-                raise BadInput(
-                    f"--params-b {params_b!r} is out of range: 0.001 to 100000 (billions of parameters)"
-                )
-        result = rules_plan(size)
-        if json_out:
-            write_json(result)
-        else:
-            _print_table(result)
+        size = resolve_model(model_id=model).n_params / 1e9
+    else:
+        assert params_b is not None
+        try:
+            size = float(params_b)
+        except ValueError:
+            raise BadInput(f"--params-b {params_b!r} is not a number (billions of parameters)") from None
+        if not 0.001 <= size <= 100_000:  # 1 M to 100 T parameters; NaN fails too
+            raise BadInput(
+                f"--params-b {params_b!r} is out of range: 0.001 to 100000 (billions of parameters)"
+            )
+    result = rules_plan(size)
+    if json_out:
+        write_json(result)
+    else:
+        _print_table(result)

@@ -424,117 +424,113 @@ def parse_price_bases(value: str) -> tuple[str, ...]:
     return chosen
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("rank")
-    @with_model_options(exclude=RANK_DECIDES)
-    @with_job_options
-    def rank(
-        options: dict[str, Any],
-        job: dict[str, Any],
-        workload: Annotated[
-            str | None,
-            typer.Option(
-                "--workload", help="Workload name (see `gpuprice workloads`), or give a JOB.", metavar="NAME"
-            ),
-        ] = None,
-        date: Annotated[
-            str | None,
-            typer.Option(
-                "--date", help="Offers as of that date [the newest snapshot date].", metavar=metavars.DATE
-            ),
-        ] = None,
-        top: Annotated[
-            str | None, typer.Option("--top", help="Show the N cheapest.", metavar=metavars.INTEGER)
-        ] = None,
-        format: Annotated[
-            str, typer.Option("--format", help="Output format [table].", metavar=metavars.choice(FORMATS))
-        ] = "table",
-        include_infeasible: Annotated[
-            bool,
-            typer.Option(
-                "--include-infeasible", help="Also show offers beyond a limit, marked (excluded_by)."
-            ),
-        ] = False,
-        price_basis: Annotated[
-            str,
-            typer.Option(
-                "--price-basis",
-                help="Comma-separated price kinds to rank: list, from (floors), lowest_now, bid_floor, contract [list].",
-                metavar="BASIS[,BASIS]",
-            ),
-        ] = "list",
-        max_price_age_days: Annotated[
-            str | None,
-            typer.Option(
-                "--max-price-age-days",
-                help="Prices whose page is older than N days are not current: left out [14].",
-                metavar=metavars.INTEGER,
-            ),
-        ] = None,
-        include_stale: Annotated[
-            bool,
-            typer.Option(
-                "--include-stale",
-                help="Also show offers whose price is older than the limit, last, with a stale-price warning.",
-            ),
-        ] = False,
-        wide: WideFlag = False,
-    ) -> None:
-        """Rank the offers that fit a workload or an ad-hoc JOB by cost per successful checkpoint."""
-        from gpuprice.commands.validation import parse_date, parse_max_age
-        from gpuprice.models.ranking import LIMITS, PRICE_AGE, rank_offers
-        from gpuprice.settings import Settings
-        from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS
+@with_model_options(exclude=RANK_DECIDES)
+@with_job_options
+def rank(
+    options: dict[str, Any],
+    job: dict[str, Any],
+    workload: Annotated[
+        str | None,
+        typer.Option(
+            "--workload", help="Workload name (see `gpuprice workloads`), or give a JOB.", metavar="NAME"
+        ),
+    ] = None,
+    date: Annotated[
+        str | None,
+        typer.Option(
+            "--date", help="Offers as of that date [the newest snapshot date].", metavar=metavars.DATE
+        ),
+    ] = None,
+    top: Annotated[
+        str | None, typer.Option("--top", help="Show the N cheapest.", metavar=metavars.INTEGER)
+    ] = None,
+    format: Annotated[
+        str, typer.Option("--format", help="Output format [table].", metavar=metavars.choice(FORMATS))
+    ] = "table",
+    include_infeasible: Annotated[
+        bool,
+        typer.Option("--include-infeasible", help="Also show offers beyond a limit, marked (excluded_by)."),
+    ] = False,
+    price_basis: Annotated[
+        str,
+        typer.Option(
+            "--price-basis",
+            help="Comma-separated price kinds to rank: list, from (floors), lowest_now, bid_floor, contract [list].",
+            metavar="BASIS[,BASIS]",
+        ),
+    ] = "list",
+    max_price_age_days: Annotated[
+        str | None,
+        typer.Option(
+            "--max-price-age-days",
+            help="Prices whose page is older than N days are not current: left out [14].",
+            metavar=metavars.INTEGER,
+        ),
+    ] = None,
+    include_stale: Annotated[
+        bool,
+        typer.Option(
+            "--include-stale",
+            help="Also show offers whose price is older than the limit, last, with a stale-price warning.",
+        ),
+    ] = False,
+    wide: WideFlag = False,
+) -> None:
+    """Rank the offers that fit a workload or an ad-hoc JOB by cost per successful checkpoint."""
+    from gpuprice.commands.validation import parse_date, parse_max_age
+    from gpuprice.models.ranking import LIMITS, PRICE_AGE, rank_offers
+    from gpuprice.settings import Settings
+    from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS
 
-        if format not in FORMATS:
-            raise BadInput(f"unknown format {format!r}; valid: {', '.join(FORMATS)}")
-        count = _top(top)
-        settings = Settings.from_env()
-        chosen = choose_workload(workload, options, job, settings.workloads)
-        bases = parse_price_bases(price_basis)
-        max_age = parse_max_age("--max-price-age-days", max_price_age_days, MAX_PRICE_AGE_DAYS)
-        day = parse_date(date, "--date") if date is not None else None
+    if format not in FORMATS:
+        raise BadInput(f"unknown format {format!r}; valid: {', '.join(FORMATS)}")
+    count = _top(top)
+    settings = Settings.from_env()
+    chosen = choose_workload(workload, options, job, settings.workloads)
+    bases = parse_price_bases(price_basis)
+    max_age = parse_max_age("--max-price-age-days", max_price_age_days, MAX_PRICE_AGE_DAYS)
+    day = parse_date(date, "--date") if date is not None else None
 
-        from gpuprice.warehouse import queries
+    from gpuprice.warehouse import queries
 
-        settings.checked_home()
-        con = queries.open_analytics(settings.analytics_path)
-        try:
-            if day is None:  # one notion of now: the newest snapshot date, said on stderr
-                day = queries.newest_snapshot_date(con) or dt.datetime.now(dt.UTC).date()
-                print(f"ranking offers as of the newest snapshot date {day.isoformat()}", file=sys.stderr)
-            offers = queries.offers_as_of(con, day, bases)
-            stale = queries.stale_providers(con, day)
-        finally:
-            con.close()
-        everything = rank_offers(
-            offers,
-            [chosen],
-            day,
-            stale_providers=stale,
-            include_infeasible=True,
-            include_stale=True,
-            max_price_age_days=max_age,
+    settings.checked_home()
+    con = queries.open_analytics(settings.analytics_path)
+    try:
+        if day is None:  # one notion of now: the newest snapshot date, said on stderr
+            day = queries.newest_snapshot_date(con) or dt.datetime.now(dt.UTC).date()
+            print(f"ranking offers as of the newest snapshot date {day.isoformat()}", file=sys.stderr)
+        offers = queries.offers_as_of(con, day, bases)
+        stale = queries.stale_providers(con, day)
+    finally:
+        con.close()
+    everything = rank_offers(
+        offers,
+        [chosen],
+        day,
+        stale_providers=stale,
+        include_infeasible=True,
+        include_stale=True,
+        max_price_age_days=max_age,
+    )
+    codes = everything["excluded_by"].map(set)
+    shown = codes.map(
+        lambda c: (include_infeasible or not c & set(LIMITS)) and (include_stale or PRICE_AGE not in c)
+    )
+    ranked = everything[shown.astype(bool)].copy()
+    ranked["rank"] = range(1, len(ranked) + 1)
+    if count is not None:
+        ranked = ranked.head(count)
+    records = ranking_records(ranked)
+    if not records:
+        print(_empty_reason(chosen, offers, everything, day, max_age), file=sys.stderr)
+    if format == "json":
+        write_json(records)
+    elif format == "csv":
+        _write_csv(records)
+    else:
+        _print_table(
+            records,
+            f"{chosen.name} ({tokens_text(chosen.training_tokens)} tokens) on {day.isoformat()}: "
+            "total cost and cost per successful checkpoint",
+            wide=wide,
         )
-        codes = everything["excluded_by"].map(set)
-        shown = codes.map(
-            lambda c: (include_infeasible or not c & set(LIMITS)) and (include_stale or PRICE_AGE not in c)
-        )
-        ranked = everything[shown.astype(bool)].copy()
-        ranked["rank"] = range(1, len(ranked) + 1)
-        if count is not None:
-            ranked = ranked.head(count)
-        records = ranking_records(ranked)
-        if not records:
-            print(_empty_reason(chosen, offers, everything, day, max_age), file=sys.stderr)
-        if format == "json":
-            write_json(records)
-        elif format == "csv":
-            _write_csv(records)
-        else:
-            _print_table(
-                records,
-                f"{chosen.name} ({tokens_text(chosen.training_tokens)} tokens) on {day.isoformat()}: "
-                "total cost and cost per successful checkpoint",
-                wide=wide,
-            )

@@ -14,134 +14,130 @@ from gpuprice.errors import BadInput
 from gpuprice.sources import PAGE_SOURCES
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("run")
-    def run(
-        date: Annotated[
-            str | None,
-            typer.Option("--date", help="Snapshot date (default: today, UTC).", metavar=metavars.DATE),
-        ] = None,
-        source: Annotated[
-            str | None,
-            typer.Option(
-                "--source",
-                help="archive (recorded pages) or live (polite HTTP) [$GPUPRICE_SOURCE or archive].",
-                metavar=metavars.choice(PAGE_SOURCES),
-            ),
-        ] = None,
-        providers: Annotated[
-            str | None,
-            typer.Option(
-                "--providers", help="Comma-separated subset of providers [all].", metavar="P1,P2,..."
-            ),
-        ] = None,
-        reports: Annotated[
-            bool, typer.Option("--reports/--no-reports", help="Render the week's reports.")
-        ] = True,
-    ) -> None:
-        """Scrape (or replay) every provider for a date, then rank, publish and report."""
-        from rich.console import Console
+def run(
+    date: Annotated[
+        str | None,
+        typer.Option("--date", help="Snapshot date (default: today, UTC).", metavar=metavars.DATE),
+    ] = None,
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--source",
+            help="archive (recorded pages) or live (polite HTTP) [$GPUPRICE_SOURCE or archive].",
+            metavar=metavars.choice(PAGE_SOURCES),
+        ),
+    ] = None,
+    providers: Annotated[
+        str | None,
+        typer.Option("--providers", help="Comma-separated subset of providers [all].", metavar="P1,P2,..."),
+    ] = None,
+    reports: Annotated[
+        bool, typer.Option("--reports/--no-reports", help="Render the week's reports.")
+    ] = True,
+) -> None:
+    """Scrape (or replay) every provider for a date, then rank, publish and report."""
+    from rich.console import Console
 
-        from gpuprice.scrapers.archive import archive_or_sample
-        from gpuprice.settings import Settings
+    from gpuprice.scrapers.archive import archive_or_sample
+    from gpuprice.settings import Settings
 
-        settings = Settings.from_env()
-        source = settings.source if source is None else source
-        if source not in PAGE_SOURCES:
-            raise BadInput(f"unknown source {source!r}; valid: archive, live")
-        today = dt.datetime.now(dt.UTC).date()
-        day = parse_date(date, "--date") if date is not None else today
-        if source == "live" and day != today:
-            raise BadInput(
-                f"--date {day} with --source live: pages can only be fetched today ({today}); "
-                "use --source archive to replay recorded pages"
+    settings = Settings.from_env()
+    source = settings.source if source is None else source
+    if source not in PAGE_SOURCES:
+        raise BadInput(f"unknown source {source!r}; valid: archive, live")
+    today = dt.datetime.now(dt.UTC).date()
+    day = parse_date(date, "--date") if date is not None else today
+    if source == "live" and day != today:
+        raise BadInput(
+            f"--date {day} with --source live: pages can only be fetched today ({today}); "
+            "use --source archive to replay recorded pages"
+        )
+    from gpuprice.pipelines.partitions import check_in_range
+
+    check_in_range(day, day, "--date")  # Dagster knows no partition outside: one line, not a traceback
+    chosen = parse_providers(providers)
+    home = settings.ensure_home()  # an unusable folder is one line now, not every step failing later
+    from gpuprice.warehouse.connection import check_database_file
+
+    check_database_file(settings.warehouse_path)  # before Dagster, whose connections retry ~100 s
+    archive = archive_or_sample(settings.archive)
+    if source == "archive" and not archive.is_dir():
+        raise BadInput(f"archive folder {archive} does not exist (GPUPRICE_ARCHIVE)")
+    if settings.workloads is not None:  # a bad GPUPRICE_WORKLOADS file: one line now, not per step
+        from gpuprice.models.workloads import load_workloads
+
+        load_workloads(settings.workloads)
+
+    from gpuprice.pipelines.orchestration import run_day
+
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    out = Console(highlight=False, soft_wrap=True)
+    started = time.perf_counter()
+    from gpuprice.commands.progress_display import stage_bar
+    from gpuprice.disk import check_free_space
+    from gpuprice.pipelines import progress
+    from gpuprice.warehouse.connection import WarehouseBusy, wait_for_writer
+
+    # Steps the assets report: pages, parse and load per provider, rankings, export, reports.
+    steps = 3 * len(chosen) + 2 + (1 if reports else 0)
+    try:
+        # A warehouse held past GPUPRICE_LOCK_TIMEOUT, or too little free space, fails the run
+        # here, before any step.
+        wait_for_writer(settings.warehouse_path)
+        check_free_space(home)
+        with (
+            stage_bar(f"run {day}", steps, err) as (say, advance),
+            progress.listening(lambda stage, n: advance(1)),
+        ):
+            summary = run_day(
+                day,
+                source=source,
+                providers=chosen,
+                home=home,
+                archive_dir=archive,
+                workloads=settings.workloads,
+                progress=say,
+                render_reports=reports,
             )
-        from gpuprice.pipelines.partitions import check_in_range
+    except WarehouseBusy as exc:  # another run kept the warehouse past the wait: one line, like bad input
+        raise BadInput(str(exc)) from None
+    from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS, STALE_AFTER_DAYS, age_days
 
-        check_in_range(day, day, "--date")  # Dagster knows no partition outside: one line, not a traceback
-        chosen = parse_providers(providers)
-        home = settings.ensure_home()  # an unusable folder is one line now, not every step failing later
-        from gpuprice.warehouse.connection import check_database_file
-
-        check_database_file(settings.warehouse_path)  # before Dagster, whose connections retry ~100 s
-        archive = archive_or_sample(settings.archive)
-        if source == "archive" and not archive.is_dir():
-            raise BadInput(f"archive folder {archive} does not exist (GPUPRICE_ARCHIVE)")
-        if settings.workloads is not None:  # a bad GPUPRICE_WORKLOADS file: one line now, not per step
-            from gpuprice.models.workloads import load_workloads
-
-            load_workloads(settings.workloads)
-
-        from gpuprice.pipelines.orchestration import run_day
-
-        err = Console(stderr=True, highlight=False, soft_wrap=True)
-        out = Console(highlight=False, soft_wrap=True)
-        started = time.perf_counter()
-        from gpuprice.commands.progress_display import stage_bar
-        from gpuprice.disk import check_free_space
-        from gpuprice.pipelines import progress
-        from gpuprice.warehouse.connection import WarehouseBusy, wait_for_writer
-
-        # Steps the assets report: pages, parse and load per provider, rankings, export, reports.
-        steps = 3 * len(chosen) + 2 + (1 if reports else 0)
-        try:
-            # A warehouse held past GPUPRICE_LOCK_TIMEOUT, or too little free space, fails the run
-            # here, before any step.
-            wait_for_writer(settings.warehouse_path)
-            check_free_space(home)
-            with (
-                stage_bar(f"run {day}", steps, err) as (say, advance),
-                progress.listening(lambda stage, n: advance(1)),
-            ):
-                summary = run_day(
-                    day,
-                    source=source,
-                    providers=chosen,
-                    home=home,
-                    archive_dir=archive,
-                    workloads=settings.workloads,
-                    progress=say,
-                    render_reports=reports,
+    for p in summary.providers:
+        if p.status == "success":
+            # The page's own date and age, against the date run for: a replayed old page says so.
+            age = age_days(p.observed_on, day)
+            page = ""
+            if p.observed_on is not None and age is not None:
+                stale = (
+                    f" (stale: over {MAX_PRICE_AGE_DAYS} days, its prices are not used)"
+                    if age > MAX_PRICE_AGE_DAYS
+                    else " (stale)"
+                    if age > STALE_AFTER_DAYS
+                    else ""
                 )
-        except WarehouseBusy as exc:  # another run kept the warehouse past the wait: one line, like bad input
-            raise BadInput(str(exc)) from None
-        from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS, STALE_AFTER_DAYS, age_days
-
-        for p in summary.providers:
-            if p.status == "success":
-                # The page's own date and age, against the date run for: a replayed old page says so.
-                age = age_days(p.observed_on, day)
-                page = ""
-                if p.observed_on is not None and age is not None:
-                    stale = (
-                        f" (stale: over {MAX_PRICE_AGE_DAYS} days, its prices are not used)"
-                        if age > MAX_PRICE_AGE_DAYS
-                        else " (stale)"
-                        if age > STALE_AFTER_DAYS
-                        else ""
-                    )
-                    page = f", page of {p.observed_on.isoformat()}, {age} day{'s' if age != 1 else ''} old{stale}"
-                extra = []
-                if p.parse_strategy == "fallback":
-                    extra.append("fallback")
-                if p.rejected:
-                    extra.append(f"{p.rejected} quarantined")
-                if p.unknown_gpus:
-                    extra.append(f"{p.unknown_gpus} unknown GPU names")
-                note = f" ({', '.join(extra)})" if extra else ""
-                out.print(f"{p.provider:<14} ok      {p.offers:>4} offers{page}{note}", markup=False)
-            else:
-                out.print(f"{p.provider:<14} FAILED  {p.error}", markup=False)
-        out.print(f"warehouse: {summary.warehouse}", markup=False)
-        out.print(f"analytics: {summary.analytics}", markup=False)
-        if summary.reports:
-            out.print(f"reports:   {summary.reports[0].parent}", markup=False)
-        _print_headlines(out, summary)
-        for error in summary.other_errors:
-            err.print(f"error: {error}", markup=False, highlight=False)
-        err.print(f"[dim]done in {time.perf_counter() - started:.1f} s[/dim]")
-        if summary.failed or summary.other_errors:
-            raise typer.Exit(1)
+                page = f", page of {p.observed_on.isoformat()}, {age} day{'s' if age != 1 else ''} old{stale}"
+            extra = []
+            if p.parse_strategy == "fallback":
+                extra.append("fallback")
+            if p.rejected:
+                extra.append(f"{p.rejected} quarantined")
+            if p.unknown_gpus:
+                extra.append(f"{p.unknown_gpus} unknown GPU names")
+            note = f" ({', '.join(extra)})" if extra else ""
+            out.print(f"{p.provider:<14} ok      {p.offers:>4} offers{page}{note}", markup=False)
+        else:
+            out.print(f"{p.provider:<14} FAILED  {p.error}", markup=False)
+    out.print(f"warehouse: {summary.warehouse}", markup=False)
+    out.print(f"analytics: {summary.analytics}", markup=False)
+    if summary.reports:
+        out.print(f"reports:   {summary.reports[0].parent}", markup=False)
+    _print_headlines(out, summary)
+    for error in summary.other_errors:
+        err.print(f"error: {error}", markup=False, highlight=False)
+    err.print(f"[dim]done in {time.perf_counter() - started:.1f} s[/dim]")
+    if summary.failed or summary.other_errors:
+        raise typer.Exit(1)
 
 
 HEADLINE_GPUS = ("h100-sxm", "h200-sxm", "b200")

@@ -20,58 +20,56 @@ from gpuprice.errors import BadInput
 FORMATS = ("table", "csv", "json")
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("sql")
-    def sql(
-        query: Annotated[
-            str,
-            typer.Argument(
-                help="One SQL statement (SELECT or EXPLAIN) against the analytics copy; several are refused.",
-                metavar="QUERY",
-            ),
-        ],
-        format: Annotated[
-            str, typer.Option("--format", help="Output format [table].", metavar=metavars.choice(FORMATS))
-        ] = "table",
-        wide: WideFlag = False,
-    ) -> None:
-        """Run one read-only statement against the published analytics copy ($GPUPRICE_HOME/analytics.duckdb).
+def sql(
+    query: Annotated[
+        str,
+        typer.Argument(
+            help="One SQL statement (SELECT or EXPLAIN) against the analytics copy; several are refused.",
+            metavar="QUERY",
+        ),
+    ],
+    format: Annotated[
+        str, typer.Option("--format", help="Output format [table].", metavar=metavars.choice(FORMATS))
+    ] = "table",
+    wide: WideFlag = False,
+) -> None:
+    """Run one read-only statement against the published analytics copy ($GPUPRICE_HOME/analytics.duckdb).
 
-        Exactly one statement: a query of several (`select 1; select 2`) is refused with a one-line
-        error (exit 2), never partly run.
-        """
-        from gpuprice.commands.output import write_csv, write_json
-        from gpuprice.settings import Settings
-        from gpuprice.warehouse.sqlguard import open_guarded, run_query
+    Exactly one statement: a query of several (`select 1; select 2`) is refused with a one-line
+    error (exit 2), never partly run.
+    """
+    from gpuprice.commands.output import write_csv, write_json
+    from gpuprice.settings import Settings
+    from gpuprice.warehouse.sqlguard import open_guarded, run_query
 
-        if format not in FORMATS:
-            raise BadInput(f"unknown format {format!r}; valid: {', '.join(FORMATS)}")
-        settings = Settings.from_env()
-        settings.checked_home()
-        path = settings.analytics_path
-        if not path.exists():
-            raise BadInput(f"no published warehouse at {path}; run `gpuprice run` first")
-        con = open_guarded(path, settings.exports_dir)
-        try:
-            result = run_query(
-                con,
-                query,
-                timeout_s=settings.sql_timeout_s,
-                row_cap=settings.sql_max_rows,
-                byte_cap=settings.sql_max_bytes,
-            )
-        finally:
-            con.close()
-        columns, rows = result.columns, result.rows
-        with output_deadline(result.deadline, settings.sql_timeout_s):
-            text = io.StringIO()
-            if format == "json":
-                write_json([dict(zip(columns, row)) for row in rows], stream=text)
-            elif format == "csv":
-                write_csv(columns, rows, stream=text)
-            else:
-                print_result(columns, rows, wide=wide, stream=text)
-            write_by_deadline(text.getvalue(), result.deadline, settings.sql_timeout_s)
+    if format not in FORMATS:
+        raise BadInput(f"unknown format {format!r}; valid: {', '.join(FORMATS)}")
+    settings = Settings.from_env()
+    settings.checked_home()
+    path = settings.analytics_path
+    if not path.exists():
+        raise BadInput(f"no published warehouse at {path}; run `gpuprice run` first")
+    con = open_guarded(path, settings.exports_dir)
+    try:
+        result = run_query(
+            con,
+            query,
+            timeout_s=settings.sql_timeout_s,
+            row_cap=settings.sql_max_rows,
+            byte_cap=settings.sql_max_bytes,
+        )
+    finally:
+        con.close()
+    columns, rows = result.columns, result.rows
+    with output_deadline(result.deadline, settings.sql_timeout_s):
+        text = io.StringIO()
+        if format == "json":
+            write_json([dict(zip(columns, row)) for row in rows], stream=text)
+        elif format == "csv":
+            write_csv(columns, rows, stream=text)
+        else:
+            print_result(columns, rows, wide=wide, stream=text)
+        write_by_deadline(text.getvalue(), result.deadline, settings.sql_timeout_s)
 
 
 def _timed_out(limit_s: float) -> BadInput:

@@ -30,38 +30,36 @@ def _size(tokens: float) -> str:
     return f"{tokens:g}"
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("workloads")
-    def workloads(
-        json_out: Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")] = False,
-        wide: WideFlag = False,
-    ) -> None:
-        """List the workload catalog: names and definitions."""
-        from gpuprice.settings import Settings
+def workloads(
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")] = False,
+    wide: WideFlag = False,
+) -> None:
+    """List the workload catalog: names and definitions."""
+    from gpuprice.settings import Settings
 
-        catalog = load_workloads(Settings.from_env().workloads)
-        if json_out:
-            write_json([w.definition() for w in catalog])
-            return
-        rows = []
-        for workload in catalog:
-            definition = workload.definition()
-            checkpoints = (
-                str(definition["checkpoints"])
-                if "checkpoints" in definition
-                else f"every {workload.checkpoint_interval_hours:g} h"
-            )
-            nodes = "1" if workload.max_nodes == 1 else f"{workload.min_nodes}-{workload.max_nodes}"
-            rows.append(
-                [
-                    workload.name,
-                    workload.model or f"{workload.params_b:g}B",
-                    f"{workload.method} ({workload.optimizer}, {workload.precision})",
-                    _size(workload.training_tokens),
-                    checkpoints,
-                    nodes,
-                    f"{workload.deadline_hours:g} h" if workload.deadline_hours else "-",
-                    workload.description,
-                ]
-            )
-        print_table(COLUMNS, rows, wide=wide)
+    catalog = load_workloads(Settings.from_env().workloads)
+    if json_out:
+        write_json([w.definition() for w in catalog])
+        return
+    rows = []
+    for workload in catalog:
+        definition = workload.definition()
+        checkpoints = (
+            str(definition["checkpoints"])
+            if "checkpoints" in definition
+            else f"every {workload.checkpoint_interval_hours:g} h"
+        )
+        nodes = "1" if workload.max_nodes == 1 else f"{workload.min_nodes}-{workload.max_nodes}"
+        rows.append(
+            [
+                workload.name,
+                workload.model or f"{workload.params_b:g}B",
+                f"{workload.method} ({workload.optimizer}, {workload.precision})",
+                _size(workload.training_tokens),
+                checkpoints,
+                nodes,
+                f"{workload.deadline_hours:g} h" if workload.deadline_hours else "-",
+                workload.description,
+            ]
+        )
+    print_table(COLUMNS, rows, wide=wide)
