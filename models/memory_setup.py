@@ -94,6 +94,9 @@ class TrainingSetup(BaseModel):
     # activations. False = one micro-batch per optimizer step with zero_grad(set_to_none=True)
     # (PyTorch's default since 2.0): gradients are allocated in backward as activations are freed.
     gradient_accumulation: bool = True
+    # Micro-batches per optimizer step, for the throughput model's once-per-step terms (optimizer
+    # step, DDP all-reduce, ZeRO-2 gather). The memory peak keeps ``gradient_accumulation`` above.
+    grad_accum: int = Field(default=1, ge=1, le=65_536)
     # Batches of varying length (None: the framework's data path, FrameworkDefaults.variable_lengths)
     variable_lengths: bool = True
     lora_rank: int = Field(default=16, ge=1, le=65_536)

@@ -4,7 +4,11 @@
       compute   hardware FLOPs / (peak dense BF16 x efficiency)
     + dequant   QLoRA: the 4-bit base is expanded to 16-bit on every pass (memory-bound)
     + overhead  a fixed cost per layer and micro-batch (kernel launches, sync points)
-    + exposed   gradient/parameter communication that compute could not hide
+    + optimizer the optimizer step (memory-bound: bytes per parameter through HBM), once per
+                optimizer step of micro_batch x seq x grad_accum tokens
+    + exposed   gradient/parameter communication that compute could not hide: ZeRO-3/FSDP
+                gathers and reduce-scatters every micro-batch, DDP all-reduces and ZeRO-2
+                all-gathers the updated parameters once per optimizer step
     all stretched by a small loss per doubling of the node count (multi-node jobs).
 
 FLOPs convention (reference: cost-model.md, llm-foundry's MFU definition):
@@ -72,13 +76,43 @@ __all__ = [
 # "model_parallel" (Megatron TP/PP) only occurs in benchmark rows; the product shards with ZeRO/FSDP.
 Sharding = Literal["none", "zero2", "zero3", "fsdp", "model_parallel"]
 
-# Bytes moved per parameter and micro-batch per GPU (before the (n-1)/n ring factor), BF16 comms.
-#   full + zero3/fsdp: all-gather for forward and backward + reduce-scatter of gradients = 2+2+2
-#   full + zero2: reduce-scatter gradients + all-gather updated parameters = 2+2
-#   full + none (DDP): ring all-reduce moves the gradients twice = 2+2
+# Bytes moved per parameter per GPU (before the (n-1)/n ring factor), BF16 comms, split into what
+# happens every micro-batch and what happens once per optimizer step (gradient accumulation):
+#   full + zero3/fsdp: all-gather for forward and backward + reduce-scatter of gradients, every
+#     micro-batch (DeepSpeed ZeRO-3 and FSDP reduce each micro-batch's gradients) = 2+2+2
+#   full + zero2: reduce-scatter of gradients every micro-batch (DeepSpeed reduces into the fp32
+#     partition each micro-step) + all-gather of the updated parameters once per step = 2 | 2
+#   full + none (DDP): ring all-reduce (the gradients twice) once per step: HF Trainer/accelerate
+#     and torchrun loops skip the sync on accumulation micro-batches (DDP.no_sync) = 0 | 2+2
 #   adapters + zero3/fsdp: the frozen base is gathered for forward and backward (2 x weight bytes)
 #   adapters otherwise: only the adapters' gradients (negligible)
-_FULL_COMM_BYTES = {"zero3": 6.0, "fsdp": 6.0, "zero2": 4.0, "none": 4.0, "model_parallel": 0.0}
+_FULL_COMM_BYTES = {"zero3": 6.0, "fsdp": 6.0, "zero2": 2.0, "none": 0.0, "model_parallel": 0.0}
+_FULL_STEP_COMM_BYTES = {"zero3": 0.0, "fsdp": 0.0, "zero2": 2.0, "none": 4.0, "model_parallel": 0.0}
+# Optimizer-state sharding: the step updates 1/n of the parameters on each GPU.
+SHARDED_STATES = frozenset({"zero2", "zero3", "fsdp", "model_parallel"})
+
+# HBM bytes per trainable parameter in one optimizer step (fp32 states; half for bf16-true),
+# counted from the kernels each implementation launches (torch 2.x torch/optim/adam.py):
+#   foreach AdamW (_multi_tensor_adam, torch.optim.AdamW's default on CUDA): weight decay
+#     mul_ (r4 w4), lerp_ of exp_avg (r8 w4), mul_ + addcmul_ of exp_avg_sq (r4 w4, r8 w4),
+#     sqrt / div_ / add_ eps on a temporary list (r4 w4 each), addcdiv_ into the parameter
+#     (r12 w4): 80 B
+#   fused AdamW (one kernel): read param, grad, exp_avg, exp_avg_sq, write three: 28 B
+#   8-bit AdamW (bitsandbytes, one kernel, 1-byte states): 4+4+1+1 read, 4+1+1 written: 16 B
+#   SGD with momentum (foreach): mul_ + add_ of the buffer, add_ into the parameter: 28 B
+# plus the gradient-norm clip every trainer runs by default (max_grad_norm 1.0): reads every
+# gradient once more, 4 B.
+OPTIMIZER_STEP_BYTES = {
+    ("adamw", "foreach"): 80.0,
+    ("adamw", "fused"): 28.0,
+    ("adamw8bit", "foreach"): 16.0,
+    ("adamw8bit", "fused"): 16.0,
+    ("paged_adamw8bit", "foreach"): 16.0,
+    ("paged_adamw8bit", "fused"): 16.0,
+    ("sgd", "foreach"): 28.0,
+    ("sgd", "fused"): 28.0,
+}
+GRAD_CLIP_BYTES = 4.0
 NF4_BYTES_PER_PARAM = 0.5625  # 4 bits + one fp32 absmax per 64 weights (QLoRA paper)
 # HBM bytes per attention score under eager attention (transformers' eager_attention_forward),
 # forward and forward + backward; see evaluate().
@@ -113,6 +147,14 @@ class Cases:
     # Attention heads whose seq x seq scores go through HBM (eager / explicit-score attention), 0
     # for fused kernels (FlashAttention / SDPA keep the scores in on-chip memory).
     score_heads: np.ndarray | None = None
+    # Micro-batches per optimizer step (None: 1), HBM bytes per trainable parameter of one
+    # optimizer step (None: foreach AdamW on fp32 states, see OPTIMIZER_STEP_BYTES), and the bytes
+    # per parameter communicated once per optimizer step (None: none).
+    grad_accum: np.ndarray | None = None
+    optimizer_bytes: np.ndarray | None = None
+    step_comm_bytes_per_param: np.ndarray | None = None
+    # bool: optimizer states sharded over the GPUs (ZeRO-2/3, FSDP, Megatron), None: not sharded
+    sharded_states: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.n_params)
@@ -127,6 +169,9 @@ class CaseResult:
     hardware_flops_per_token: np.ndarray
     communication_share: np.ndarray  # share of step time spent in exposed communication
     dequant_share: np.ndarray
+    optimizer_share: np.ndarray  # share of step time in the optimizer step
+    overhead_share: np.ndarray  # share of step time in the fixed per-layer cost
+    eager_share: np.ndarray  # share of step time streaming eager attention scores through HBM
 
 
 def evaluate(cases: Cases, params: ThroughputParameters = CALIBRATED_PARAMETERS) -> CaseResult:
@@ -172,13 +217,27 @@ def evaluate(cases: Cases, params: ThroughputParameters = CALIBRATED_PARAMETERS)
         passes * params.dequant_bytes_per_param * cases.n_params / (cases.memory_bw * tokens_mb),
         0.0,
     )
+    # Once per optimizer step (micro_batch x seq x grad_accum tokens per GPU): the optimizer's
+    # memory-bound pass over the trainable parameters this GPU updates, and the per-step
+    # collectives. Adapters' few parameters are left out (their step is ~1e-3 of a full one).
+    accum = cases.grad_accum if cases.grad_accum is not None else np.ones_like(layers)
+    tokens_step = tokens_mb * accum
+    step_bytes = cases.optimizer_bytes if cases.optimizer_bytes is not None else np.full_like(layers, 84.0)
+    sharded = cases.sharded_states if cases.sharded_states is not None else np.zeros_like(layers, dtype=bool)
+    local = np.where(sharded, cases.n_params / np.maximum(cases.gpus, 1.0), cases.n_params)
+    optimizer = np.where(cases.full, step_bytes * local / (cases.memory_bw * tokens_step), 0.0)
     ring = np.where(cases.gpus > 1, (cases.gpus - 1) / np.maximum(cases.gpus, 1), 0.0)
-    comm = cases.comm_bytes_per_param * cases.n_params * ring / (cases.busbw * tokens_mb)
+    step_comm = cases.step_comm_bytes_per_param if cases.step_comm_bytes_per_param is not None else 0.0
+    comm = cases.comm_bytes_per_param * cases.n_params * ring / (
+        cases.busbw * tokens_mb
+    ) + step_comm * cases.n_params * ring / (cases.busbw * tokens_step)
+    # Overlap rule (one for both): collectives run on their own stream beside the backward's
+    # matmuls, and hide behind at most comm_overlap of the compute time; the rest is exposed.
     exposed = np.maximum(0.0, comm - params.comm_overlap * (compute + dequant))
 
     nodes = np.ceil(cases.gpus / GPUS_PER_NODE)
     stretch = 1.0 + params.node_scaling_loss * np.log2(np.maximum(nodes, 1.0))
-    seconds = (compute + overhead + dequant + eager + exposed) * stretch
+    seconds = (compute + overhead + dequant + eager + optimizer + exposed) * stretch
 
     tokens = 1.0 / seconds
     model_flops = dense + attn
@@ -191,6 +250,9 @@ def evaluate(cases: Cases, params: ThroughputParameters = CALIBRATED_PARAMETERS)
         hardware_flops_per_token=hardware_flops,
         communication_share=exposed * stretch / seconds,
         dequant_share=dequant * stretch / seconds,
+        optimizer_share=optimizer * stretch / seconds,
+        overhead_share=overhead * stretch / seconds,
+        eager_share=eager * stretch / seconds,
     )
 
 
@@ -220,6 +282,26 @@ def comm_bytes_per_param(method: str, sharding: str, precision: str) -> float:
         weight_bytes = NF4_BYTES_PER_PARAM if method == "qlora" else 2.0 * scale
         return 2.0 * weight_bytes
     return 0.0
+
+
+def step_comm_bytes_per_param(method: str, sharding: str, precision: str) -> float:
+    """Bytes per parameter each GPU exchanges once per optimizer step (see _FULL_STEP_COMM_BYTES)."""
+    scale = 2.0 if precision == "fp32" else 1.0
+    return _FULL_STEP_COMM_BYTES[sharding] * scale if method == "full" else 0.0
+
+
+def optimizer_step_bytes(
+    optimizer: str = "adamw", adamw_step: str = "foreach", precision: str = "bf16-mixed"
+) -> float:
+    """HBM bytes per trainable parameter of one optimizer step, gradient clipping included
+    (OPTIMIZER_STEP_BYTES; 16-bit states under bf16-true move half the bytes)."""
+    try:
+        base = OPTIMIZER_STEP_BYTES[(optimizer, adamw_step)]
+    except KeyError:
+        valid = sorted({o for o, _ in OPTIMIZER_STEP_BYTES})
+        raise BadInput(f"unknown optimizer {optimizer!r}; valid: {', '.join(valid)}") from None
+    states = 0.5 if precision == "bf16-true" and not optimizer.endswith("8bit") else 1.0
+    return base * states + GRAD_CLIP_BYTES * states
 
 
 @dataclass(frozen=True)
@@ -263,6 +345,27 @@ class Throughput(BaseModel):
     sharding: str
     communication_share: float = Field(description="share of step time lost to exposed communication")
     dequant_share: float = Field(description="share of step time spent dequantising the 4-bit base")
+    optimizer_share: float = Field(default=0.0, description="share of step time in the optimizer step")
+    overhead_share: float = Field(default=0.0, description="share of step time in fixed per-layer costs")
+    eager_share: float = Field(default=0.0, description="share of step time streaming eager attention scores")
+    grad_accum: int = 1
+
+
+def time_breakdown(speed: Throughput) -> dict[str, float]:
+    """Shares of the time per token: matmul and attention compute, the fixed per-layer cost,
+    4-bit dequantisation, eager attention's score traffic, the optimizer step and exposed
+    communication (they sum to 1)."""
+    parts = {
+        "overhead": speed.overhead_share,
+        "dequant": speed.dequant_share,
+        "eager_attention": speed.eager_share,
+        "optimizer_step": speed.optimizer_share,
+        "communication": speed.communication_share,
+    }
+    return {
+        "compute": round(max(0.0, 1.0 - sum(parts.values())), 4),
+        **{k: round(v, 4) for k, v in parts.items()},
+    }
 
 
 def compiled_kernels(compile: bool, framework: str = "hf") -> bool:
@@ -299,13 +402,19 @@ def predict_throughput(
     fabric_gbps_per_gpu: float | None = None,
     params: ThroughputParameters = CALIBRATED_PARAMETERS,
     keeps_scores: bool = False,
+    grad_accum: int = 1,
+    optimizer: str = "adamw",
+    adamw_step: str = "foreach",
 ) -> Throughput:
     """Tokens/s per GPU, MFU and FLOPs per token of one training configuration.
 
     ``arch`` is a ``ModelArch`` (or a :class:`ModelShape`); ``gpus`` over 8 are whole nodes joined
-    by ``fabric_gbps_per_gpu`` (default per GPU family, see DEFAULT_FABRIC_GBPS).
+    by ``fabric_gbps_per_gpu`` (default per GPU family, see DEFAULT_FABRIC_GBPS). ``grad_accum``
+    micro-batches share one optimizer step (``optimizer`` with ``adamw_step`` "foreach"/"fused").
     """
     _check_config(method, sharding, gpus, seq_len, micro_batch)
+    if grad_accum < 1:
+        raise BadInput(f"grad_accum must be at least 1 (got {grad_accum})")
     shape = arch if isinstance(arch, ModelShape) else ModelShape.of(arch)
     profile = gpu_profile(gpu_slug)
     cases = cases_from_columns(
@@ -320,6 +429,8 @@ def predict_throughput(
         precision=np.array([precision]),
         sharding=np.array([sharding]),
         fabric=[fabric_gbps_per_gpu],
+        grad_accum=np.array([grad_accum], dtype=float),
+        optimizer_bytes=np.array([optimizer_step_bytes(optimizer, adamw_step, precision)]),
     )
     if keeps_scores:  # eager / explicit-score attention (memory_setup.keeps_scores)
         cases.score_heads = np.array([float(getattr(arch, "num_heads", 0))])
@@ -336,6 +447,10 @@ def predict_throughput(
         sharding=sharding,
         communication_share=float(result.communication_share[0]),
         dequant_share=float(result.dequant_share[0]),
+        optimizer_share=float(result.optimizer_share[0]),
+        overhead_share=float(result.overhead_share[0]),
+        eager_share=float(result.eager_share[0]),
+        grad_accum=grad_accum,
     )
 
 
@@ -352,6 +467,8 @@ def cases_from_columns(
     precision: np.ndarray,
     sharding: np.ndarray,
     fabric: Sequence[float | None],
+    grad_accum: np.ndarray | None = None,
+    optimizer_bytes: np.ndarray | None = None,
 ) -> Cases:
     """Row-wise construction (benchmarks, single predictions). The ranking uses predict_frame."""
     busbw = np.array(
@@ -380,6 +497,15 @@ def cases_from_columns(
         gpus=gpus,
         busbw=busbw,
         comm_bytes_per_param=comm,
+        grad_accum=grad_accum,
+        optimizer_bytes=optimizer_bytes,
+        step_comm_bytes_per_param=np.array(
+            [
+                step_comm_bytes_per_param(m, s, pr)
+                for m, s, pr in zip(method, sharding, precision, strict=True)
+            ]
+        ),
+        sharded_states=np.array([s in SHARDED_STATES for s in sharding], dtype=bool),
     )
 
 
@@ -415,6 +541,9 @@ def predict_frame(frame: pd.DataFrame, params: ThroughputParameters = CALIBRATED
     """Vectorised :func:`predict_throughput` over a frame with FRAME_INPUT_COLUMNS (and optionally
     ``compile``: torch.compile or fused framework kernels, default False).
 
+    Optional columns: ``grad_accum`` (micro-batches per optimizer step, default 1),
+    ``optimizer_bytes`` (HBM bytes per parameter of one optimizer step, default foreach AdamW on
+    fp32 states: :func:`optimizer_step_bytes`), ``score_heads``.
     Returns FRAME_OUTPUT_COLUMNS (tokens_per_sec_per_gpu, mfu, hfu, flops_per_token,
     communication_share, dequant_share) aligned with ``frame``.
     """
@@ -466,16 +595,17 @@ def predict_columns(
         precisions
     ) + precision_codes
     recipe_keys, recipe_codes = np.unique(recipe, return_inverse=True)
-    comm_u = np.array(
-        [
-            comm_bytes_per_param(
-                methods[k // (len(shardings) * len(precisions))],
-                shardings[(k // len(precisions)) % len(shardings)],
-                precisions[k % len(precisions)],
-            )
-            for k in recipe_keys.tolist()
-        ]
-    )
+    recipes = [
+        (
+            methods[k // (len(shardings) * len(precisions))],
+            shardings[(k // len(precisions)) % len(shardings)],
+            precisions[k % len(precisions)],
+        )
+        for k in recipe_keys.tolist()
+    ]
+    comm_u = np.array([comm_bytes_per_param(*r) for r in recipes])
+    step_comm_u = np.array([step_comm_bytes_per_param(*r) for r in recipes])
+    sharded_u = np.array([s in SHARDED_STATES for s in shardings], dtype=bool)
     prec_u = np.array([precision_factor(p) for p in precisions])
 
     def per_gpu(values: list, dtype: type = float) -> np.ndarray:
@@ -508,6 +638,10 @@ def predict_columns(
         busbw=busbw_u[link_codes],
         comm_bytes_per_param=comm_u[recipe_codes],
         score_heads=floats("score_heads") if "score_heads" in columns else None,
+        grad_accum=floats("grad_accum") if "grad_accum" in columns else None,
+        optimizer_bytes=floats("optimizer_bytes") if "optimizer_bytes" in columns else None,
+        step_comm_bytes_per_param=step_comm_u[recipe_codes],
+        sharded_states=sharded_u[sharding_codes],
     )
     result = evaluate(cases, params)
     return {name: getattr(result, name) for name in FRAME_OUTPUT_COLUMNS}

@@ -104,9 +104,46 @@ def test_small_models_and_small_micro_batches_underutilise() -> None:
 
 
 def test_fp32_runs_at_half_the_tensor_rate() -> None:
-    bf16 = tps(mb=4)
-    fp32 = predict_throughput(LLAMA_8B, "full", "h100-sxm", 1, 2048, 4, False, "fp32", "none")
+    # Many micro-batches per optimizer step: the (precision-independent) optimizer step is amortised.
+    bf16 = tps(mb=4, grad_accum=256)
+    fp32 = predict_throughput(LLAMA_8B, "full", "h100-sxm", 1, 2048, 4, False, "fp32", "none", grad_accum=256)
     assert fp32.tokens_per_sec_per_gpu == pytest.approx(bf16.tokens_per_sec_per_gpu / 2, rel=0.1)
+
+
+def test_the_optimizer_step_is_a_memory_bound_pass_once_per_step() -> None:
+    from gpuprice.models.gpu_hardware import gpu_profile
+    from gpuprice.models.throughput import optimizer_step_bytes
+
+    one, many = tps(mb=4, grad_accum=1), tps(mb=4, grad_accum=16)
+    assert one.optimizer_share > 0.1 > many.optimizer_share > 0  # 8B full on one H100, 8K tokens/step
+    # The step's time is its bytes through HBM: shares x seconds per token x tokens per step.
+    seconds_per_token = 1.0 / one.tokens_per_sec_per_gpu
+    step_seconds = one.optimizer_share * seconds_per_token * 4 * 2048
+    expected = (
+        optimizer_step_bytes() * LLAMA_8B.n_params / (gpu_profile("h100-sxm").memory_bandwidth_tbps * 1e12)
+    )
+    assert step_seconds == pytest.approx(expected, rel=0.05)
+    # fused AdamW moves ~3x fewer bytes than foreach; 8-bit states fewer still; adapters ~none
+    fused = tps(mb=4, adamw_step="fused").optimizer_share
+    eight_bit = tps(mb=4, optimizer="adamw8bit").optimizer_share
+    assert one.optimizer_share > fused > eight_bit > 0
+    assert tps(mb=4, method="lora").optimizer_share == 0
+    # ZeRO/FSDP shard the states: each GPU updates 1/n of them
+    sharded = tps(mb=4, gpus=8, sharding="zero3", gpu="h100-sxm").optimizer_share
+    assert sharded < one.optimizer_share / 4
+
+
+def test_ddp_all_reduce_and_zero2_gather_are_per_optimizer_step() -> None:
+    # Gradient accumulation skips DDP's all-reduce on all but the last micro-batch (no_sync) and
+    # ZeRO-2 all-gathers updated parameters once per step; ZeRO-3 gathers every micro-batch.
+    for sharding in ("none", "zero2"):
+        once = tps(gpu="a100-80gb-pcie", gpus=8, sharding=sharding, grad_accum=1).communication_share
+        amortised = tps(gpu="a100-80gb-pcie", gpus=8, sharding=sharding, grad_accum=8).communication_share
+        assert amortised < once, sharding
+    zero3 = [
+        tps(gpu="a100-80gb-pcie", gpus=8, sharding="zero3", grad_accum=g).communication_share for g in (1, 8)
+    ]
+    assert zero3[1] == pytest.approx(zero3[0], rel=0.05)
 
 
 def test_every_catalog_gpu_has_a_sensible_prediction() -> None:

@@ -28,13 +28,13 @@ HOLDOUT_CSV = TEST_DATA / "throughput_holdout.csv"
 PUBLIC_CSV = TEST_DATA / "throughput_public.csv"
 
 # Achieved (median |error|, share within 25 %), shipped constants / torchtitan refitted without it:
-#   ms-swift (2 runs)                 9.8 %, 100 %
-#   torchtitan (10 runs)             11.3 %, 100 %
-#   universal-llm-trainer (34 runs)  271 %,    0 %  (not explained: see mfu_calibration.md)
+#   ms-swift (2 runs)                 7.4 %, 100 %  (9.8 % before the optimizer-step term)
+#   torchtitan (10 runs)              9.7 %, 100 %  (11.3 %)
+#   universal-llm-trainer (34 runs)  270 %,    0 %  (271 %; not explained: see mfu_calibration.md)
 GUARDS = {
-    "modelscope/ms-swift": (0.12, 1.0),
-    "pytorch/torchtitan": (0.13, 0.9),
-    "ljm565/universal-llm-trainer": (2.9, 0.0),
+    "modelscope/ms-swift": (0.09, 1.0),
+    "pytorch/torchtitan": (0.11, 0.9),
+    "ljm565/universal-llm-trainer": (2.8, 0.0),
 }
 
 
@@ -71,4 +71,4 @@ def test_error_per_source_family_does_not_regress(scored: list[Scored], family: 
 
 def test_pretraining_holdout_is_within_the_calibrated_accuracy(scored: list[Scored]) -> None:
     pre = groups(scored)["pre-training"]
-    assert pre.runs >= 8 and pre.median_abs <= 0.13 and pre.within >= 0.9
+    assert pre.runs >= 8 and pre.median_abs <= 0.11 and pre.within >= 0.9

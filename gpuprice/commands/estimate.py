@@ -26,9 +26,10 @@ from gpuprice.commands.model_options import (
 )
 from gpuprice.errors import BadInput
 from gpuprice.models.cost import hours_for_tokens, run_cost
+from gpuprice.models.frameworks import defaults_of as framework_defaults
 from gpuprice.models.memory import TrainingSetup, estimate_memory
 from gpuprice.models.memory_setup import keeps_scores
-from gpuprice.models.throughput import predict_throughput
+from gpuprice.models.throughput import predict_throughput, time_breakdown
 from gpuprice.models.throughput_band import throughput_band
 from gpuprice.quantities import parse_number
 from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS
@@ -129,6 +130,9 @@ def estimate_result(
         compile=setup.compile,
         framework=setup.framework,
         keeps_scores=keeps_scores(setup),
+        grad_accum=setup.grad_accum,
+        optimizer=setup.optimizer,
+        adamw_step=framework_defaults(setup.framework).adamw_step,
     )
     cluster_rate = speed.tokens_per_sec_per_gpu * setup.gpus
     if request.hours is not None:
@@ -180,6 +184,9 @@ def estimate_result(
         "hfu": round(speed.hfu, 4),
         "flops_per_token": speed.flops_per_token,
         "communication_share": round(speed.communication_share, 4),
+        "grad_accum": setup.grad_accum,
+        # where a step's time goes (shares of the time per token; models/throughput.py's terms)
+        "time_breakdown": time_breakdown(speed),
         **setup_echo(setup, request.gpu),
         "per_gpu_gb": round(memory.per_gpu_gb, 3),
         "planning_gb": round(memory.planning_gb, 3),
@@ -212,6 +219,15 @@ def _print_summary(result: dict[str, Any]) -> None:
     )
     console.print(
         f"  throughput  {result['tokens_per_sec_per_gpu']:,.0f} tokens/s per GPU, MFU {result['mfu']:.1%}"
+    )
+    shares = ", ".join(
+        f"{name.replace('_', ' ')} {share:.0%}"
+        for name, share in result["time_breakdown"].items()
+        if share >= 0.005
+    )
+    console.print(
+        f"              time: {shares} (optimizer step every {result['grad_accum']} micro-batch(es))",
+        soft_wrap=True,
     )
     console.print(
         f"  run         {result['hours']:,.2f} h for {result['tokens']:,.0f} tokens = {result['gpu_hours']:,.2f} GPU-hours"

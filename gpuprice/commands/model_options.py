@@ -83,6 +83,12 @@ MODEL_OPTIONS: tuple[ModelOption, ...] = (
     ),
     ModelOption("seq_len", 2048, "Tokens per sequence [2048].", metavar=metavars.INTEGER),
     ModelOption("micro_batch", 1, "Sequences per GPU per step [1].", metavar=metavars.INTEGER),
+    ModelOption(
+        "grad_accum",
+        1,
+        "Micro-batches per optimizer step (gradient accumulation) [1].",
+        metavar=metavars.INTEGER,
+    ),
     # None: on for qlora (PEFT's recipe), off otherwise
     ModelOption(
         "grad_checkpointing", None, "Alias of --activation-checkpointing full [off; on for qlora].", bool
@@ -221,7 +227,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "attention": ATTENTIONS,
 }
 _BOOLS = ("grad_checkpointing", "compile", "cpu_offload_activations", "optimizer_in_backward")
-_INTS = ("seq_len", "micro_batch", "lora_rank", "gpus")
+_INTS = ("seq_len", "micro_batch", "grad_accum", "lora_rank", "gpus")
 _FLOATS = ("params_b", "margin")
 _TRUE = {"true", "1", "yes", "y", "on"}
 _FALSE = {"false", "0", "no", "n", "off"}
@@ -275,6 +281,7 @@ def setup_from_options(**options: Any) -> TrainingSetup:
         precision=values["precision"],
         seq_len=values["seq_len"],
         micro_batch=values["micro_batch"],
+        grad_accum=values["grad_accum"],
         grad_checkpointing=values["grad_checkpointing"],
         activation_checkpointing=values["activation_checkpointing"],
         framework=values["framework"],

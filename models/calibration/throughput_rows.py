@@ -43,6 +43,8 @@ class BenchmarkCase:
     # Attention heads whose seq x seq scores cross HBM: the model's heads when the row's
     # ``attention`` column says ``eager`` (no fused kernel), else 0.
     score_heads: float = 0.0
+    # HBM bytes per trainable parameter of one optimizer step (throughput.optimizer_step_bytes).
+    optimizer_bytes: float = 84.0
 
 
 def _text(row: Mapping[str, object], key: str) -> str:
@@ -178,6 +180,30 @@ def _attention_heads(model: str, shape: ModelShape) -> float:
     return float(arch.num_heads) if arch is not None else max(1.0, round(shape.hidden / 128))
 
 
+def _framework(row: Mapping[str, object]) -> str:
+    """The trainer a row's source documents, for its documented defaults (frameworks.DEFAULTS):
+    the repository name when it is one of them (pytorch/torchtune -> torchtune), else hf."""
+    from gpuprice.models.frameworks import DEFAULTS
+
+    repository = _text(row, "source").split()[0].lower() if _text(row, "source") else ""
+    name = repository.rsplit("/", 1)[-1]
+    return name if name in DEFAULTS else "hf"
+
+
+def _optimizer_bytes(row: Mapping[str, object], framework: str) -> float:
+    """One optimizer step's HBM bytes per parameter: AdamW as the framework runs it (foreach or
+    fused, fp32 states under mixed precision, 16-bit under the framework's bf16-true), 8-bit
+    AdamW where the row says so (torchtune's table from "+8bit AdamW" down)."""
+    from gpuprice.models.frameworks import DEFAULTS
+    from gpuprice.models.throughput import optimizer_step_bytes
+
+    defaults = DEFAULTS[framework]
+    text = f"{_text(row, 'notes')} {_text(row, 'optimizer')}".lower()
+    eight_bit = "8bit adamw" in text or "adamw8bit" in text or "+8bit" in text
+    optimizer = "adamw8bit" if eight_bit else "adamw"
+    return optimizer_step_bytes(optimizer, defaults.adamw_step, defaults.precision)
+
+
 def _benchmark_shape(model: str, params_b: float | None) -> ModelShape:
     from gpuprice.models.architectures import find_model
 
@@ -242,6 +268,7 @@ def benchmark_case(row: Mapping[str, object]) -> BenchmarkCase:
         sharding=_benchmark_sharding(_text(row, "sharding"), gpus),
         grad_accum=max(1, int(_number(row, "grad_accum") or 1)),
         score_heads=_attention_heads(_text(row, "model"), shape) if eager else 0.0,
+        optimizer_bytes=_optimizer_bytes(row, _framework(row)),
     )
 
 
@@ -258,6 +285,8 @@ def _cases_from_benchmarks(cases: Sequence[BenchmarkCase]) -> Cases:
         precision=np.array([c.precision for c in cases], dtype=object),
         sharding=np.array([c.sharding for c in cases], dtype=object),
         fabric=[None] * len(cases),
+        grad_accum=np.array([c.grad_accum for c in cases], dtype=float),
+        optimizer_bytes=np.array([c.optimizer_bytes for c in cases], dtype=float),
     )
     if any(c.score_heads for c in cases):
         batch.score_heads = np.array([c.score_heads for c in cases], dtype=float)
