@@ -1,0 +1,40 @@
+-- Version 3: model outputs: memory-fit sweep and per-workload rankings.
+CREATE TABLE memory_fit (
+    workload        VARCHAR NOT NULL,
+    gpu             VARCHAR NOT NULL,
+    gpu_count       INTEGER NOT NULL,
+    sharding        VARCHAR NOT NULL,
+    per_gpu_gb      DOUBLE NOT NULL,
+    planning_gb     DOUBLE NOT NULL,
+    gpu_memory_gb   DOUBLE NOT NULL,
+    fits            BOOLEAN NOT NULL,
+    headroom_gb     DOUBLE NOT NULL,
+    least_complex   BOOLEAN NOT NULL,
+    computed_at     TIMESTAMPTZ NOT NULL
+);
+CREATE TABLE workload_rankings (
+    snapshot_date            DATE NOT NULL,
+    workload                 VARCHAR NOT NULL,
+    rank                     INTEGER NOT NULL,
+    provider                 VARCHAR NOT NULL,
+    sku                      VARCHAR NOT NULL,
+    gpu                      VARCHAR NOT NULL,
+    gpu_count                INTEGER NOT NULL,
+    nodes                    INTEGER NOT NULL,
+    tier                     VARCHAR NOT NULL,
+    community                BOOLEAN NOT NULL,
+    commitment_months        INTEGER,
+    price_basis              VARCHAR,
+    usd_per_gpu_hour         DOUBLE NOT NULL,
+    sharding                 VARCHAR NOT NULL,
+    per_gpu_gb               DOUBLE NOT NULL,
+    tokens_per_sec_per_gpu   DOUBLE NOT NULL,
+    mfu                      DOUBLE NOT NULL,
+    hours                    DOUBLE NOT NULL,
+    run_cost_usd             DOUBLE NOT NULL,
+    cost_per_checkpoint_usd  DOUBLE NOT NULL,
+    cost_terms               JSON,
+    warnings                 VARCHAR[],
+    price_snapshot_date      DATE,
+    computed_at              TIMESTAMPTZ NOT NULL
+);
