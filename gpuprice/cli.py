@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import sys
 from importlib import metadata
+from pathlib import Path
 from typing import Annotated, Any, cast
 
 import typer
 import typer.core
 
-from gpuprice.disk import is_no_space, no_space_message
+from gpuprice.disk import full_disk_message, is_no_space, no_space_message
 from gpuprice.errors import BadInput, StructureError
 from gpuprice.scrapers.redact import redact_credentials
 
@@ -131,8 +132,9 @@ def main(argv: list[str] | None = None) -> int:
             message = str(cast(Any, exc).format_message())  # a click.ClickException (either copy)
             print(f"gpuprice: {' '.join(message.split())}", file=sys.stderr)
             raise SystemExit(2) from None
-        if is_no_space(exc):  # DuckDB's or SQLite's own words for a full disk
-            print(f"gpuprice: {no_space_message(_home())}", file=sys.stderr)
+        full = full_disk_message(exc, Path(_home()))  # DuckDB's, SQLite's or Dagster's (its storage)
+        if full:
+            print(f"gpuprice: {full}", file=sys.stderr)
             raise SystemExit(2) from None
         hint = _STORAGE_ERRORS.get(type(exc).__name__) if type(exc).__module__.startswith("_duckdb") else None
         if hint:  # a file DuckDB cannot open or write, or memory it cannot have: one line

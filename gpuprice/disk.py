@@ -61,6 +61,70 @@ def no_space_message(path: object, needed: int | None = None, free: int | None =
     return f"no space left on {path}{detail} (free some space or move GPUPRICE_HOME)"
 
 
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and the errors behind it (``raise ... from``, or raised while handling)."""
+    seen: list[BaseException] = []
+    item: BaseException | None = exc
+    while item is not None and len(seen) < 32 and all(item is not s for s in seen):
+        seen.append(item)
+        item = item.__cause__ or item.__context__
+    return seen
+
+
+# What SQLite (Dagster's run and event storage), DuckDB and the OS say when a write fails: on a
+# full disk SQLite often says only "disk I/O error"; free space then tells which it was.
+_WRITE_FAILURE_WORDS = ("disk i/o error", "could not write", "failed to write", "i/o error")
+
+
+def full_disk_message(exc: BaseException, home: Path) -> str | None:
+    """The one line for an error that a full disk caused, or None: an error (or one behind it)
+    in full-disk words (:func:`is_no_space`), or a failed write while the filesystem of ``home``
+    has less free space than a run needs (:func:`space_needed`)."""
+    chain = _chain(exc)
+    for item in chain:
+        if is_no_space(item):
+            where = item.filename if isinstance(item, OSError) and item.filename else home
+            return no_space_message(where, _needed_or_none(home), _free_or_none(home))
+    wrote = any(isinstance(item, OSError) or is_failed_write(str(item)) for item in chain)
+    return _low_space_message(home) if wrote else None
+
+
+def full_disk_text_message(text: str, home: Path) -> str | None:
+    """:func:`full_disk_message` for an error known only by its text (a failed pipeline step's)."""
+    lowered = text.lower()
+    if "no space left on device" in lowered or "database or disk is full" in lowered:
+        return no_space_message(home, _needed_or_none(home), _free_or_none(home))
+    return _low_space_message(home) if is_failed_write(text) else None
+
+
+def is_failed_write(text: str) -> bool:
+    """Whether an error's text says a write failed (full disk or not: see the free space)."""
+    lowered = text.lower()
+    return any(w in lowered for w in _WRITE_FAILURE_WORDS) or "errno 28" in lowered
+
+
+def _free_or_none(home: Path) -> int | None:
+    try:
+        return free_bytes(home)
+    except OSError:
+        return None
+
+
+def _needed_or_none(home: Path) -> int | None:
+    try:
+        return space_needed(home)
+    except OSError:
+        return None
+
+
+def _low_space_message(home: Path) -> str | None:
+    """The full-disk line when ``home``'s filesystem has less free space than a run needs."""
+    free, needed = _free_or_none(home), _needed_or_none(home)
+    if free is not None and free < (needed or BASE_NEED_BYTES):
+        return no_space_message(home, needed, free)
+    return None
+
+
 def is_no_space(exc: BaseException) -> bool:
     """Whether an error is a full disk (an OSError ENOSPC/EDQUOT, or a database's own words)."""
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):

@@ -24,6 +24,7 @@ from typing import Any
 import dagster as dg
 import pandas as pd
 
+from gpuprice.disk import NoSpace, full_disk_text_message
 from gpuprice.errors import BadInput
 from gpuprice.pipelines import progress
 from gpuprice.pipelines.asset_keys import REFERENCE_ASSETS, provider_asset_keys, provider_step, step_provider
@@ -55,17 +56,25 @@ class JobRun:
     failed_steps: dict[str, str] = field(default_factory=dict)  # step key -> first line of the error
     busy: str | None = None  # the first step that found the warehouse locked past the wait (its error)
 
-    def stop_if_busy(self, providers: Sequence[str]) -> None:
-        """WarehouseBusy (one line: exit 2 in the CLI) when another process took the warehouse
-        while this run was under way, naming the providers whose step landed before it."""
+    def stop_on_storage_failure(self, providers: Sequence[str], home: Path) -> None:
+        """One line (exit 2 in the CLI) instead of a list of failed steps when the storage under
+        the run failed it: WarehouseBusy when another process took the warehouse while the run was
+        under way, NoSpace when the disk filled; naming the providers whose step landed before."""
+        full = None
         if self.busy is None:
-            return
+            full = next(
+                (m for m in (full_disk_text_message(e, home) for e in self.failed_steps.values()) if m), None
+            )
+            if full is None:
+                return
         landed = [p for p in providers if provider_step(p) not in self.failed_steps]
         if self.job != SCRAPE_JOB:
             place = f"the providers landed, {self.job} did not finish"
         else:
             rest = [p for p in providers if p not in landed]
             place = f"landed: {', '.join(landed) or 'none'}; not landed: {', '.join(rest) or 'none'}"
+        if full is not None:
+            raise NoSpace(f"{full}; the run stopped ({place})")
         raise WarehouseBusy(f"{self.busy}; the run stopped ({place})")
 
 
@@ -246,10 +255,10 @@ def run_day(
             asset_selection=_scrape_selection(providers),
         )
         summary.runs.append(scrape)
-        scrape.stop_if_busy(providers)
+        scrape.stop_on_storage_failure(providers, home)
         progress(f"[2/3] {MODELS_JOB} {partition}: offers with specs, rankings, analytics copy and Parquet")
         summary.runs.append(execute_job(definitions, MODELS_JOB, instance=instance, partition_key=partition))
-        summary.runs[-1].stop_if_busy(providers)
+        summary.runs[-1].stop_on_storage_failure(providers, home)
         if render_reports:
             year, week, weekday = day.isocalendar()
             monday = day - dt.timedelta(days=weekday - 1)
@@ -258,7 +267,7 @@ def run_day(
                 definitions, REPORTS_JOB, instance=instance, partition_key=monday.isoformat()
             )
             summary.runs.append(reports)
-            reports.stop_if_busy(providers)
+            reports.stop_on_storage_failure(providers, home)
             folder = home / "reports" / f"{year}-W{week:02d}"
             # Only a rendering that finished wrote every file; a failed one (a full disk) names none.
             if reports.success and folder.exists():
@@ -372,9 +381,9 @@ def run_backfill(
                 asset_selection=_scrape_selection(providers),
             )
             summary.runs.append(scrape)
-            scrape.stop_if_busy(providers)
+            scrape.stop_on_storage_failure(providers, home)
             summary.runs.append(execute_job(definitions, MODELS_JOB, instance=instance, partition_range=span))
-            summary.runs[-1].stop_if_busy(providers)
+            summary.runs[-1].stop_on_storage_failure(providers, home)
             if render_reports:
                 weeks = weeks_touched(start, end)
                 summary.runs.append(
@@ -385,7 +394,7 @@ def run_backfill(
                         partition_range=(weeks[0].isoformat(), weeks[-1].isoformat()),
                     )
                 )
-                summary.runs[-1].stop_if_busy(providers)
+                summary.runs[-1].stop_on_storage_failure(providers, home)
                 for monday in weeks:
                     year, week, _ = monday.isocalendar()
                     summary.reports += sorted((home / "reports" / f"{year}-W{week:02d}").glob("*.html"))

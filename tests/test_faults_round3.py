@@ -846,6 +846,71 @@ def test_a_disk_that_fills_during_a_write_is_one_line(published: Path, monkeypat
             one_line_error(result, 2, "no space left on")
 
 
+def _private_mount_namespace() -> list[str] | None:
+    """A command prefix that runs a program in its own mount namespace, where it may mount a
+    small tmpfs: unprivileged through a user namespace, or as root; None where neither works."""
+    import shutil
+    import subprocess
+
+    if shutil.which("unshare") is None:
+        return None
+    for prefix in (["unshare", "--user", "--map-root-user", "--mount"], ["unshare", "--mount"]):
+        probe = subprocess.run(
+            [*prefix, "sh", "-c", "mount -t tmpfs -o size=1m tmpfs /mnt"], capture_output=True
+        )
+        if probe.returncode == 0:
+            return prefix
+    return None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "step, leave",
+    [("dim_gpu", 0), ("workload_rankings", 2_000_000)],
+    ids=["full-before-the-first-step", "nearly-full-before-the-rankings"],
+)
+def test_a_disk_that_fills_mid_run_is_one_line(tmp_path: Path, step: str, leave: int):
+    """A real 80 MB filesystem (tmpfs in a private mount namespace) that fills after the run's
+    space check: before, Dagster's SQLite event storage failed with a 109-line traceback ("disk
+    I/O error"), or the run listed each failed step and exited 1; now one line, exit 2, naming the
+    home, the space needed and free, and what landed."""
+    import subprocess
+    import sys
+
+    prefix = _private_mount_namespace()
+    if prefix is None:
+        pytest.skip("no private mount namespace here (unshare and tmpfs need user namespaces or root)")
+    repo = Path(__file__).resolve().parents[1]
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUPRICE_")}
+    env.update(
+        GPUPRICE_HOME=str(disk / "home"),
+        GPUPRICE_TEST_PAUSE_IN=step,
+        GPUPRICE_TEST_FILL=str(disk),
+        GPUPRICE_TEST_FILL_LEAVE=str(leave),
+        PYTHONPATH=os.pathsep.join([str(repo), str(repo / "tests")]),
+    )
+    mount_then_run = 'mount -t tmpfs -o size=80m tmpfs "$1" && shift && exec "$@"'
+    command = [sys.executable, "-m", "faults.pause_before_writer", "run", "--date", DAY, "--providers"]
+    with Scenario("full_disk_mid_run"):
+        done = subprocess.run(
+            [*prefix, "sh", "-c", mount_then_run, "sh", str(disk), *command, "lambda,runpod", "--no-reports"],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert "Traceback" not in done.stderr, done.stderr[-3000:]
+        errors = [line for line in done.stderr.splitlines() if line.startswith("gpuprice:")]
+        assert len(errors) == 1 and done.stderr.strip().splitlines()[-1] == errors[0], done.stderr[-3000:]
+        assert done.returncode == 2, (done.returncode, done.stdout, done.stderr[-2000:])
+        for words in (f"no space left on {disk / 'home'}", "MB needed", "MB free"):
+            assert words in errors[0], errors[0]
+        assert " ok " not in done.stdout, done.stdout
+
+
 # ---------------------------------------------------------------------------------------------
 # 7. DuckLake catalogs other than a DuckDB file: extensions from installed packages, never downloaded
 # ---------------------------------------------------------------------------------------------
