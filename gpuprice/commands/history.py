@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -15,6 +16,9 @@ from gpuprice.commands.tables import WideFlag
 from gpuprice.errors import BadInput, unknown_choice
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from gpuprice.settings import Settings
     from gpuprice.warehouse.price_series import SeriesDay
 
 FORMATS = ("table", "csv", "json")
@@ -179,8 +183,7 @@ def history(
     from gpuprice.models.catalog import gpu_slugs
     from gpuprice.scrapers.offer import TIERS
     from gpuprice.settings import Settings
-    from gpuprice.warehouse import queries
-    from gpuprice.warehouse.price_series import newest_pages, series_days
+    from gpuprice.warehouse.price_series import series_days
     from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS
 
     if format not in FORMATS:
@@ -192,7 +195,43 @@ def history(
     max_age = parse_max_age("--max-age-days", max_age_days, MAX_PRICE_AGE_DAYS)
     start = parse_date(since, "--since") if since is not None else None
     end = parse_date(until, "--until") if until is not None else None
-    settings = Settings.from_env()
+    window = _window(Settings.from_env(), gpu, tier, start, end, max_age)
+    points = _provider_records(window.frame)
+    days = series_days(points, window.start, window.end) if points else []
+    records = _day_records(days, tier)
+    if window.said_end and records:  # the default end, stated (an empty window says it in its one line)
+        print(f"history of {gpu} {tier} up to the newest snapshot date {window.end}", file=sys.stderr)
+    if format == "json":
+        json.dump(records, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    elif format == "csv":
+        writer = csv_writer()
+        writer.writerow(JSON_FIELDS)
+        for record in records:
+            writer.writerow([record[c] for c in JSON_FIELDS])
+    elif records:
+        _print_table(days, gpu, tier, max_age, wide=wide)
+    if not records:
+        print(_nothing_current(window, gpu, tier, max_age), file=sys.stderr)
+
+
+@dataclass(frozen=True)
+class _Window:
+    """The dates of the series, its rows, and (when it has none) each provider's newest page."""
+
+    start: dt.date
+    end: dt.date
+    said_end: bool  # the end is the newest snapshot date, not --until
+    frame: pd.DataFrame
+    pages: list[tuple[str, dt.date, int]]  # (provider, page date, age in days)
+
+
+def _window(
+    settings: Settings, gpu: str, tier: str, start: dt.date | None, end: dt.date | None, max_age: int
+) -> _Window:
+    from gpuprice.warehouse import queries
+    from gpuprice.warehouse.price_series import newest_pages
+
     settings.checked_home()
     con = queries.open_analytics(settings.analytics_path)
     try:
@@ -210,32 +249,20 @@ def history(
         pages = newest_pages(con, gpu, tier, end) if frame.empty else []
     finally:
         con.close()
-    points = _provider_records(frame)
-    days = series_days(points, start, end) if points else []
-    records = _day_records(days, tier)
-    if said_end and records:  # the default end, stated (an empty window says it in its one line)
-        print(f"history of {gpu} {tier} up to the newest snapshot date {newest}", file=sys.stderr)
-    if format == "json":
-        json.dump(records, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    elif format == "csv":
-        writer = csv_writer()
-        writer.writerow(JSON_FIELDS)
-        for record in records:
-            writer.writerow([record[c] for c in JSON_FIELDS])
-    elif records:
-        _print_table(days, gpu, tier, max_age, wide=wide)
-    if not records:
-        old = ", ".join(f"{p} {age} days (page of {seen})" for p, seen, age in pages)
-        print(
-            f"no current {tier} list price for {gpu} from {start} to {end}"
-            + (" (the newest snapshot date)" if said_end else "")
-            + ": "
-            + (
-                f"every provider's newest page was older than {max_age} days on {end}: {old}; "
-                "--max-age-days N widens the limit"
-                if pages
-                else "no provider lists it"
-            ),
-            file=sys.stderr,
+    return _Window(start, end, said_end, frame, pages)
+
+
+def _nothing_current(window: _Window, gpu: str, tier: str, max_age: int) -> str:
+    """The one line for a window without a current price: which providers' pages were too old."""
+    old = ", ".join(f"{p} {age} days (page of {seen})" for p, seen, age in window.pages)
+    return (
+        f"no current {tier} list price for {gpu} from {window.start} to {window.end}"
+        + (" (the newest snapshot date)" if window.said_end else "")
+        + ": "
+        + (
+            f"every provider's newest page was older than {max_age} days on {window.end}: {old}; "
+            "--max-age-days N widens the limit"
+            if window.pages
+            else "no provider lists it"
         )
+    )

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from gpuprice.commands import metavars
 from gpuprice.errors import BadInput, unknown_choice
+
+if TYPE_CHECKING:
+    from gpuprice.scrapers.catalog_history import CatalogDay
+    from gpuprice.settings import Settings
+    from gpuprice.warehouse.history_import import HistoryImportSummary, Progress
 
 DEFAULT_REPO_URL = "https://github.com/skypilot-org/skypilot-catalog"
 
@@ -49,12 +55,12 @@ def import_history(
     rows (analytics.catalog_vs_scrape compares the two).
     """
     from gpuprice.commands.validation import parse_date
-    from gpuprice.scrapers.catalog_history import SOURCES, CatalogReader, plan_days
-    from gpuprice.scrapers.git_history import GitHistoryError, clone_or_update, git_dir, is_url
+    from gpuprice.scrapers.catalog_history import SOURCES, CatalogReader
+    from gpuprice.scrapers.git_history import GitHistoryError
     from gpuprice.scrapers.skypilot_catalog import CatalogFileError
     from gpuprice.settings import Settings
     from gpuprice.warehouse.connection import WarehouseBusy, writer
-    from gpuprice.warehouse.history_import import Progress, check_files, load_days
+    from gpuprice.warehouse.history_import import check_files, load_days
     from gpuprice.warehouse.publish import publish_analytics_copy
 
     if source not in SOURCES:
@@ -65,7 +71,30 @@ def import_history(
         raise BadInput(f"--from {first} is after --to {last}")
     settings = Settings.from_env()
     settings.checked_home()
-    target = repo or DEFAULT_REPO_URL
+    repo_dir, days = _commit_days(settings, source, repo or DEFAULT_REPO_URL, first, last)
+    try:
+        with CatalogReader(repo_dir) as reader:
+            try:
+                summary = check_files(reader, days, _progress)
+            except CatalogFileError as exc:  # nothing was written
+                raise BadInput(str(exc)) from None
+            with writer(settings.warehouse_path) as con:
+                load_days(con, reader, days, summary, progress=_progress)
+                publish_analytics_copy(con, settings.warehouse_path, settings.analytics_path)
+    except WarehouseBusy as exc:
+        raise BadInput(str(exc)) from None
+    except GitHistoryError as exc:
+        raise BadInput(str(exc)) from None
+    _print_summary(source, summary)
+
+
+def _commit_days(
+    settings: Settings, source: str, target: str, first: dt.date | None, last: dt.date | None
+) -> tuple[Path, list[CatalogDay]]:
+    """The clone (made or updated under $GPUPRICE_HOME for a URL) and its days with commits."""
+    from gpuprice.scrapers.catalog_history import plan_days
+    from gpuprice.scrapers.git_history import GitHistoryError, clone_or_update, git_dir, is_url
+
     try:
         if is_url(target):
             dest = settings.home / "catalog-history" / f"{source}.git"
@@ -85,30 +114,22 @@ def import_history(
         f"{source}: {len(days)} days with commits, {days[0].day} .. {days[-1].day}",
         file=sys.stderr,
     )
+    return repo_dir, days
 
-    def progress(p: Progress) -> None:
-        if p.phase == "check":
-            if p.done == p.total or p.done % 50 == 0:
-                print(f"checked {p.done}/{p.total} catalog files", file=sys.stderr)
-        else:
-            print(
-                f"days {p.done}/{p.total}, rows {p.rows}, elapsed {_eta(p.elapsed_s)}, ETA {_eta(p.eta_s)}",
-                file=sys.stderr,
-            )
 
-    try:
-        with CatalogReader(repo_dir) as reader:
-            try:
-                summary = check_files(reader, days, progress)
-            except CatalogFileError as exc:  # nothing was written
-                raise BadInput(str(exc)) from None
-            with writer(settings.warehouse_path) as con:
-                load_days(con, reader, days, summary, progress=progress)
-                publish_analytics_copy(con, settings.warehouse_path, settings.analytics_path)
-    except WarehouseBusy as exc:
-        raise BadInput(str(exc)) from None
-    except GitHistoryError as exc:
-        raise BadInput(str(exc)) from None
+def _progress(p: Progress) -> None:
+    if p.phase == "check":
+        if p.done == p.total or p.done % 50 == 0:
+            print(f"checked {p.done}/{p.total} catalog files", file=sys.stderr)
+    else:
+        print(
+            f"days {p.done}/{p.total}, rows {p.rows}, elapsed {_eta(p.elapsed_s)}, ETA {_eta(p.eta_s)}",
+            file=sys.stderr,
+        )
+
+
+def _print_summary(source: str, summary: HistoryImportSummary) -> None:
+    """Mapping coverage per cloud and quarantine examples on stderr; the counts on stdout."""
     print(f"GPU mapping coverage over the {summary.files} distinct catalog files:", file=sys.stderr)
     for cloud, cov in sorted(summary.coverage.items()):
         share = f"{100.0 * cov.mapped_rows / cov.gpu_rows:.1f}%" if cov.gpu_rows else "-"
