@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuprice.commands.model_options import read_batch_csv, setup_from_batch_row, setup_from_options
+from gpuprice.commands.batch import read_batch_csv, setup_from_batch_row
+from gpuprice.commands.model_options import setup_from_options
 from gpuprice.errors import BadInput
 
 CONFIGS = Path(__file__).parent / "fixtures" / "configs"

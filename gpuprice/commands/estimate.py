@@ -11,14 +11,13 @@ from typing import Annotated, Any
 import typer
 
 from gpuprice.commands import metavars
+from gpuprice.commands.batch import BatchRow, run_batch
 from gpuprice.commands.model_options import (
     MODEL_OPTION_NAMES,
     BatchOpt,
-    BatchRow,
     GpuOpt,
     JsonOpt,
     print_result,
-    run_batch,
     sequence_text,
     setup_echo,
     setup_from_options,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuprice.commands.batch import run_batch
 from gpuprice.commands.model_options import (
     BatchOpt,
     GpuOpt,
     JsonOpt,
     print_result,
-    run_batch,
     sequence_text,
     setup_echo,
     setup_from_options,

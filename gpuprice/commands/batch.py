@@ -1,0 +1,151 @@
+"""``--batch FILE.csv`` of ``gpuprice fit`` and ``gpuprice estimate``: one setup per CSV row.
+
+Exists apart from the model options (model_options.py) because reading a CSV has its own rules:
+headers are option names (a column that is no option is ignored with a note, a near-miss is an
+error), every row is validated before anything is printed, and every error names the file and
+line.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import typer
+from pydantic import BaseModel, ConfigDict
+
+from gpuprice.commands.model_options import MODEL_OPTION_NAMES, parse_cell, setup_from_options
+from gpuprice.commands.output import write_json
+from gpuprice.errors import BadInput, read_text_input
+from gpuprice.models.memory import TrainingSetup
+
+
+class BatchRow(BaseModel):
+    """One data row of a --batch CSV: its line number and non-empty cells by column name."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: Path
+    line: int
+    values: dict[str, str]
+
+    def where(self) -> str:
+        return f"{self.path} line {self.line}"
+
+
+def _normalize_header(name: str) -> str:
+    return name.strip().lstrip("-").strip().lower().replace("-", "_").replace(" ", "_")
+
+
+def read_batch_csv(
+    path: str | Path, allowed_columns: Iterable[str] = (*MODEL_OPTION_NAMES, "gpu")
+) -> list[BatchRow]:
+    """Rows of a --batch CSV, in file order. ``config`` paths are resolved relative to the CSV.
+
+    Headers are option names (``seq_len`` or ``seq-len``). Unknown columns, ragged rows, broken
+    quoting and files without data rows are BadInput naming the file and line."""
+    path = Path(path)
+    allowed = tuple(allowed_columns)
+    text = read_text_input(path, "batch", encoding="utf-8-sig")
+    if "\x00" in text:
+        raise BadInput(
+            f"{path}: not a text CSV (NUL byte at line {text[: text.index(chr(0))].count(chr(10)) + 1})"
+        )
+    reader = csv.reader(text.splitlines(keepends=True), strict=True)
+    rows: list[BatchRow] = []
+    header: list[str] | None = None
+    try:
+        for record in reader:
+            line = reader.line_num
+            if not any(cell.strip() for cell in record):
+                continue  # blank line
+            if header is None:
+                header = [_normalize_header(c) for c in record]
+                ignored = _check_header(path, line, header, allowed)
+                if ignored:
+                    typer.echo(
+                        f"{path}: ignoring columns that are not options: {', '.join(ignored)}", err=True
+                    )
+                    header = ["" if name in ignored else name for name in header]
+                continue
+            if len(record) != len(header):
+                raise BadInput(
+                    f"{path} line {line}: expected {len(header)} fields like the header, got {len(record)}"
+                )
+            values = {k: v.strip() for k, v in zip(header, record) if k and v.strip()}
+            if "config" in values:
+                config = Path(values["config"]).expanduser()
+                values["config"] = str(config if config.is_absolute() else (path.parent / config))
+            rows.append(BatchRow(path=path, line=line, values=values))
+    except csv.Error as exc:
+        raise BadInput(f"{path} line {reader.line_num}: malformed CSV ({exc})") from None
+    if header is None:
+        raise BadInput(f"{path}: empty batch file (expected a header naming options, e.g. model,method)")
+    if not rows:
+        raise BadInput(f"{path}: no data rows after the header")
+    return rows
+
+
+# A column that is no option and no near-miss of one (a measured value, a source, notes: a table of
+# measured runs carries them) is left out with a note on stderr; a near-miss ("methd") is an error.
+_TYPO_CUTOFF = 0.75
+
+
+def _check_header(path: Path, line: int, header: list[str], allowed: tuple[str, ...]) -> list[str]:
+    """The header's columns that are not options (ignored); BadInput for a likely typo."""
+    seen: set[str] = set()
+    ignored = []
+    for name in header:
+        if not name:
+            raise BadInput(f"{path} line {line}: empty column name in the header")
+        if name not in allowed:
+            close = difflib.get_close_matches(name, allowed, n=3, cutoff=_TYPO_CUTOFF)
+            if close:
+                raise BadInput(
+                    f"{path} line {line}: unknown column {name!r}; did you mean {', '.join(close)}?"
+                )
+            ignored.append(name)
+        if name in seen:
+            raise BadInput(f"{path} line {line}: column {name!r} appears twice")
+        seen.add(name)
+    return ignored
+
+
+def setup_from_batch_row(row: BatchRow, defaults: Mapping[str, Any] | None = None) -> TrainingSetup:
+    """The setup of one CSV row; ``defaults`` (e.g. command-line options) fill empty cells.
+
+    A model column in the CSV replaces a model given on the command line (and vice versa)."""
+    try:
+        cells = {k: parse_cell(k, v) for k, v in row.values.items() if k in MODEL_OPTION_NAMES}
+        merged = {k: v for k, v in (defaults or {}).items() if v is not None and k in MODEL_OPTION_NAMES}
+        if cells.keys() & {"model", "config", "params_b"}:
+            for key in ("model", "config", "params_b"):
+                merged.pop(key, None)
+        merged.update(cells)
+        return setup_from_options(**merged)
+    except BadInput as exc:
+        raise BadInput(f"{row.where()}: {exc}") from None
+
+
+def run_batch(
+    path: str | Path,
+    options: Mapping[str, Any],
+    row_result: Callable[[BatchRow, TrainingSetup], dict[str, Any]],
+    allowed_columns: Iterable[str] = (*MODEL_OPTION_NAMES, "gpu"),
+) -> None:
+    """Validate every row first, then print one JSON line per row in file order.
+
+    ``options`` (the command line) fill a row's empty cells; ``row_result`` turns a row and its
+    setup into the command's result, and its BadInput is reported with the file and line."""
+    results = []
+    for row in read_batch_csv(path, allowed_columns):
+        setup = setup_from_batch_row(row, options)
+        try:
+            results.append(row_result(row, setup))
+        except BadInput as exc:
+            raise BadInput(f"{row.where()}: {exc}") from None
+    for result in results:
+        write_json(result, indent=None)
