@@ -141,22 +141,36 @@ _VRAM_HEADER = re.compile(r"vram|gpu\s*mem", re.I)
 _COUNT_HEADER = re.compile(r"^(?:#|number of|no\.? of)?\s*gpus?(?:\s*(?:count|qty))?$", re.I)
 
 
-def parse_with_fallback(
+def read_structured(
     parser: ProviderParser, content: bytes, observed_on: dt.date | None = None
+) -> ParseResult | StructureMissing:
+    """The structured reader's result, or why it found no price structure (not yet confirmed as
+    the provider's page: :func:`parse_with_fallback` does that)."""
+    try:
+        return parser.parse(content, observed_on=observed_on)
+    except StructureMissing as missing:
+        return missing
+
+
+def parse_with_fallback(
+    parser: ProviderParser,
+    content: bytes,
+    observed_on: dt.date | None = None,
+    structured: ParseResult | StructureMissing | None = None,
 ) -> ParseResult:
     """The structured reader's result, else the fallback extractor's (see the module docstring).
 
     Whatever either reader finds is kept only when the page is the provider's
     (``scrapers/identity.py``): otherwise ``NotProvidersPage`` is raised and no offer survives. A
     page where neither finds a price keeps the reader's reason (a login page, a captcha).
+    ``structured``: the structured reader's outcome when the caller already has it
+    (:func:`read_structured`), so the page is not read twice.
     """
-    try:
-        result = parser.parse(content, observed_on=observed_on)
-    except StructureMissing as missing:
-        structured = missing
-    else:
+    outcome = read_structured(parser, content, observed_on) if structured is None else structured
+    if not isinstance(outcome, StructureMissing):
         confirm_page(parser, content)
-        return result
+        return outcome
+    structured = outcome
     provider = _provider(parser.PROVIDER)
     decoding = OfferSink(provider).report  # notes about the bytes (undecodable, ...)
     try:

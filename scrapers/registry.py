@@ -35,7 +35,7 @@ from typing import Protocol, runtime_checkable
 
 from gpuprice.errors import unknown_choice
 from gpuprice.scrapers.identity import Identity
-from gpuprice.scrapers.offer import PROVIDERS, ParseResult, PriceUnit, Tier
+from gpuprice.scrapers.offer import PROVIDERS, ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.providers import (
     aws,
@@ -94,19 +94,26 @@ def provider_parser(provider: str) -> ProviderParser:
         raise unknown_choice("provider", provider, PROVIDERS) from None
 
 
-def parse_page(provider: str, content: bytes, observed_on: dt.date | None = None) -> ParseResult:
+def parse_page(
+    provider: str,
+    content: bytes,
+    observed_on: dt.date | None = None,
+    *,
+    structured: ParseResult | StructureMissing | None = None,
+) -> ParseResult:
     """The provider's offers from one page: its structured reader, else the fallback extractor.
 
     The page is first confirmed as the provider's (``scrapers/identity.py``): another provider's
     page or an unrelated one raises ``NotProvidersPage`` (a ``StructureMissing``). The result's ``report.parse_strategy`` says which one produced the offers. Raises
     ``StructureMissing`` when neither finds a price (the fallback's quarantined rows, if any,
-    travel on the exception's ``report``).
+    travel on the exception's ``report``). ``structured``: the structured reader's outcome when
+    the caller already read the page with it (``scrapers/days.py`` choosing a live page).
     """
     from gpuprice.scrapers.bounds import parse_time_limit
     from gpuprice.scrapers.fallback import parse_with_fallback
 
     with parse_time_limit(provider):  # a page built to stall the reader fails this provider alone
-        return parse_with_fallback(provider_parser(provider), content, observed_on)
+        return parse_with_fallback(provider_parser(provider), content, observed_on, structured)
 
 
 def parse_reuse_key(provider: str, sha256: str, day: dt.date) -> tuple[str, str, dt.date | None]:
