@@ -8,17 +8,20 @@ step cost more than the work itself: a step's bookkeeping, a pickled value, a wa
 each (a daily run had 30 provider steps). A failure is recorded in ``provider_runs`` (the provider
 turns stale) and never stops the other providers, which have steps of their own.
 
-Every step takes one date or, in a single-run backfill, a range of dates (``stages.py``).
+Every step takes one date or, in a single-run backfill, a range of dates: the stages treat them
+alike (``stages.py``); ``reporting.py`` says how a lone date and a range are shown to Dagster.
 """
 
 import contextlib
+import datetime as dt
 from collections.abc import Iterator
 
 import dagster as dg
 
 from gpuprice.pipelines.asset_keys import provider_asset_key, provider_step
 from gpuprice.pipelines.defs.scraping.checks import check_specs
-from gpuprice.pipelines.defs.scraping.stages import collect_stage, load_stage, parse_stage
+from gpuprice.pipelines.defs.scraping.reporting import step_report
+from gpuprice.pipelines.defs.scraping.stages import StepRun, collect_stage, load_stage, parse_stage
 from gpuprice.pipelines.partitions import daily_partitions
 from gpuprice.pipelines.ranges import SINGLE_RUN, partition_dates
 from gpuprice.pipelines.resources import WAREHOUSE_POOL, ScrapeSettings, WarehouseResource
@@ -108,28 +111,30 @@ def build_provider_assets(provider: str) -> dg.AssetsDefinition:
     def provider_stages(
         context: dg.AssetExecutionContext, warehouse: WarehouseResource, scrape: ScrapeSettings
     ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
-        days = partition_dates(context)
+        run = StepRun(
+            provider=provider,
+            days=partition_dates(context),
+            source=scrape.source,
+            run_id=context.run_id,
+            started_at=dt.datetime.now(dt.UTC),
+        )
+        report = step_report(run, retries_allowed=step_retries_allowed(context))
         with warehouse.session():  # the step's writes share one connection
-            collected = collect_stage(
-                provider,
-                days,
-                warehouse,
-                scrape,
-                retries_allowed=step_retries_allowed(context),
-                run_id=context.run_id,
-            )
-            yield dg.MaterializeResult(asset_key=raw_key, metadata=collected.metadata)
+            collected = collect_stage(run, warehouse, scrape)
+            yield dg.MaterializeResult(asset_key=raw_key, metadata=report.raw(collected))
             # The step's retry policy is for fetching: the page is stored now, and parsing it or
             # writing its partition again 30 s later would go the same way.
             with _not_retried(provider):
-                parsed = parse_stage(provider, days, collected.pages, warehouse)
-            yield dg.MaterializeResult(asset_key=parsed_key, metadata=parsed.metadata)
-            yield from parsed.check_results
-            if len(days) == 1 and not parsed.passed:
+                checked = parse_stage(run, collected, warehouse)
+                parsed_metadata = report.parsed(checked)
+            yield dg.MaterializeResult(asset_key=parsed_key, metadata=parsed_metadata)
+            yield from report.checks(checked)
+            if not report.loads(checked):
                 return  # a blocking check failed: Dagster fails the step, the snapshot stays
             with _not_retried(provider):
-                loaded = load_stage(provider, days, parsed.passed, warehouse)
-            yield dg.MaterializeResult(asset_key=snapshot_key, metadata=loaded)
+                loaded = load_stage(run, checked, warehouse)
+                loaded_metadata = report.loaded(loaded, checked)
+            yield dg.MaterializeResult(asset_key=snapshot_key, metadata=loaded_metadata)
 
     return provider_stages
 

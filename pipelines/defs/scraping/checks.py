@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import dagster as dg
 
@@ -118,7 +119,9 @@ def baseline_from_runs(newest_first: list[RunRow], current: int) -> int | None:
     return int(successes[0]) if successes else None
 
 
-def _runs_between(warehouse: WarehouseResource, provider: str, first, last) -> dict:
+def _runs_between(
+    warehouse: WarehouseResource, provider: str, first: dt.date, last: dt.date
+) -> dict[dt.date, RunRow]:
     from gpuprice.warehouse.queries import provider_runs_between
 
     with step_connection(warehouse) as con:
@@ -126,7 +129,9 @@ def _runs_between(warehouse: WarehouseResource, provider: str, first, last) -> d
     return {day: (status, offers, parsed) for day, status, offers, parsed in rows}
 
 
-def baseline_offer_count(warehouse: WarehouseResource, provider: str, day, current: int) -> int | None:
+def baseline_offer_count(
+    warehouse: WarehouseResource, provider: str, day: dt.date, current: int
+) -> int | None:
     """The offer count today's page is compared with, or None when there is nothing to compare."""
     return RunHistory.before(warehouse, provider, day).baseline(day, current)
 
@@ -135,11 +140,11 @@ class RunHistory:
     """A provider's recent runs, extended as a backfill decides each date in order, so that every
     date is checked against exactly what a run for that date alone would have found."""
 
-    def __init__(self, runs: dict) -> None:
+    def __init__(self, runs: dict[dt.date, RunRow]) -> None:
         self.runs = dict(runs)
 
     @classmethod
-    def before(cls, warehouse: WarehouseResource, provider: str, first) -> RunHistory:
+    def before(cls, warehouse: WarehouseResource, provider: str, first: dt.date) -> RunHistory:
         """The runs of the BASELINE_DAYS before ``first`` (the backfill's first date)."""
         return cls(
             _runs_between(
@@ -147,11 +152,11 @@ class RunHistory:
             )
         )
 
-    def baseline(self, day, current: int) -> int | None:
+    def baseline(self, day: dt.date, current: int) -> int | None:
         window = [day - dt.timedelta(days=n) for n in range(1, BASELINE_DAYS + 1)]
         return baseline_from_runs([self.runs[d] for d in window if d in self.runs], current)
 
-    def record(self, day, status: str, offers: int, parsed: int | None) -> None:
+    def record(self, day: dt.date, status: str, offers: int, parsed: int | None) -> None:
         self.runs[day] = (status, offers, parsed)
 
 
@@ -164,24 +169,19 @@ def check_specs(provider: str) -> list[dg.AssetCheckSpec]:
     ]
 
 
-def evaluate_checks(
-    provider: str, result: ParseResult, previous_count: int | None
-) -> tuple[list[dg.AssetCheckResult], list[str]]:
-    """Run every check; returns the Dagster results and the failures as text."""
-    asset_key = provider_asset_key("parsed", provider)
-    results, failures = [], []
+@dataclass(frozen=True)
+class CheckOutcome:
+    """One check on one date's offers."""
+
+    name: str  # a key of CHECKS
+    passed: bool
+    detail: str
+
+
+def evaluate_checks(result: ParseResult, previous_count: int | None) -> tuple[CheckOutcome, ...]:
+    """Every check on one date's offers, in CHECKS order."""
+    outcomes = []
     for name, (fn, _) in CHECKS.items():
         passed, detail = fn(result, previous_count)
-        if not passed:
-            failures.append(f"{name}: {detail}")
-        results.append(
-            dg.AssetCheckResult(
-                check_name=name,
-                asset_key=asset_key,
-                passed=passed,
-                description=detail,
-                metadata={"detail": detail},
-                severity=dg.AssetCheckSeverity.ERROR,
-            )
-        )
-    return results, failures
+        outcomes.append(CheckOutcome(name, passed, detail))
+    return tuple(outcomes)
