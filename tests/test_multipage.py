@@ -122,3 +122,51 @@ def test_a_failed_required_part_spares_the_site_the_rest(tmp_path: Path) -> None
             requests=requests,
         )
     assert site.hits("/us.json") == []
+
+
+def test_a_combined_page_keeps_each_body_byte_for_byte(tmp_path: Path) -> None:
+    """Vast.ai's searches (and every multi-request source) are stored as the site sent them: the
+    key order, spacing, number spelling and escapes of each JSON body, and a body that is not
+    UTF-8; the parser still reads the parsed bodies."""
+    import base64
+
+    from gpuprice.scrapers.multipage import combined_parts
+
+    search = (
+        b'{"offers": [ {"id":1, "gpu_name":"RTX 4090","num_gpus":1, "dph_total":0.40000,'
+        b' "geolocation":"Qu\\u00e9bec, CA", "min_bid": 1.5e-1}\n]}\r\n'
+    )
+    odd = b'{"offers": [], "note": "\xff not utf-8"}'
+    site = Site()
+    site.on("https://a.test/search", httpx.Response(200, content=search))
+    site.on("https://a.test/odd", httpx.Response(200, content=odd))
+    requests = [
+        PageRequest(url="https://a.test/search", kind="json", combine=True),
+        PageRequest(url="https://a.test/odd", kind="json", combine=True, optional=True),
+    ]
+    page = collect_page(
+        "vastai",
+        TODAY,
+        source="live",
+        home=tmp_path,
+        fetcher=make_fetcher(site),
+        today=TODAY,
+        requests=requests,
+    )
+    stored = json.loads(read_raw(page.raw.stored_path))
+    assert stored["format"] == COMBINED_FORMAT
+    assert stored["pages"][0]["text"].encode("utf-8") == search  # not re-serialised
+    assert base64.b64decode(stored["pages"][1]["base64"]) == odd
+    parts = combined_parts(stored)
+    assert parts is not None and [p.raw for p in parts] == [search, odd]
+    assert parts[0].body["offers"][0]["geolocation"] == "Québec, CA"  # readers get the parsed body
+    arrived, failed = page_bodies(stored)
+    assert failed == [] and arrived[0] == ("https://a.test/search", json.loads(search))
+
+
+def test_version_1_combined_documents_are_still_read() -> None:
+    from gpuprice.scrapers.multipage import combined_parts
+
+    old = {"format": "gpuprice-combined/1", "pages": [{"url": "u", "status": 200, "body": {"a": 1}}]}
+    parts = combined_parts(old)
+    assert parts is not None and parts[0].body == {"a": 1} and parts[0].raw is None
