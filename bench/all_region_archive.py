@@ -43,7 +43,7 @@ from urllib.parse import quote
 from gpuprice.models.catalog import plausible_price_band
 from gpuprice.scrapers.archive import SAMPLE_ARCHIVE
 from gpuprice.scrapers.instance_types import instance_types
-from gpuprice.scrapers.multipage import COMBINED_FORMAT
+from gpuprice.scrapers.multipage import VERSION_1_FORMAT as COMBINED_FORMAT  # parsed bodies: version 1
 from gpuprice.scrapers.providers import aws, azure, oci
 
 GENERATED_ARCHIVE = SAMPLE_ARCHIVE.with_name("generated_archive")

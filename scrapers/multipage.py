@@ -35,7 +35,8 @@ from gpuprice.bounded_load import load_json
 from gpuprice.scrapers.pages import PageRequest
 
 COMBINED_FORMAT = "gpuprice-combined/2"
-READABLE_FORMATS = ("gpuprice-combined/1", COMBINED_FORMAT)
+VERSION_1_FORMAT = "gpuprice-combined/1"  # parts with a parsed "body" (generated recordings still use it)
+READABLE_FORMATS = (VERSION_1_FORMAT, COMBINED_FORMAT)
 DEFAULT_MAX_PAGES = 20
 
 
