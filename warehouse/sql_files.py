@@ -1,25 +1,68 @@
-"""The product's SQL text that is not built in code: ``warehouse/sql/<group>/<name>.sql``.
+"""The product's SQL, loaded by name: ``warehouse/sql/<group>/<name>.sql``.
 
-Every query the product runs lives in the warehouse layer (this folder, ``queries.py`` and
-``views.py``); reports and pipeline assets ask for a query by name, never write their own.
+Every statement the product runs lives in a ``.sql`` file under ``warehouse/sql/`` (tests/
+test_sql_files.py fails on a new SQL string in the warehouse's Python): ``schema.sql`` and
+``migrations/`` (the tables), ``views/`` (the analyst views), ``queries/`` and ``writes/`` (what the
+assets and commands read and write), ``reports/``. User values are always bound parameters
+(``?`` or ``$name``); the only text put into a statement is one of the fixed placeholders below,
+written ``{name}`` in a file, each defined once in the code it names.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from importlib import resources
 
+from gpuprice.scrapers.offer import PROVIDER_KINDS
 from gpuprice.sources import SCRAPED_SOURCES, sql_values
+from gpuprice.warehouse.staleness import STALE_AFTER_DAYS, current_sql
 
-# Fixed names a .sql file may use as ``{name}``: the source values are defined once (gpuprice.sources).
-_CONSTANTS = {"{scraped_sources}": sql_values(SCRAPED_SOURCES)}
+# The canonical offer key: what one offer is, whatever the source (a scrape, a replayed page,
+# a cited public report), so an offer's history is one line. The provider's own name for it
+# (sku) is not part of it: public reports and pages name the same offer differently.
+OFFER_KEY = "provider, gpu, gpu_count, tier, community, commitment_months, region"
+# The same key as one text value (NULL parts spelled out), for joins and for analysts.
+OFFER_KEY_TEXT = (
+    "concat_ws('|', provider, gpu, gpu_count, tier, CASE WHEN community THEN 'community' ELSE 'secure' END,"
+    " coalesce(CAST(commitment_months AS VARCHAR) || 'mo', '-'), coalesce(region, '-'))"
+)
+# One row of one provider's snapshot (a scheduled price shares it with the current one).
+SNAPSHOT_ROW_KEY = "provider, sku, gpu_count, tier, community, commitment_months, region, price_basis"
+# When an offer has several prices at one time, the list price speaks for it.
+BASIS_RANK = "CASE price_basis WHEN 'list' THEN 0 WHEN 'from' THEN 1 ELSE 2 END"
+# "No capacity seen for N days": an offer whose source states availability, reported all along,
+# without a day of stock in the last N days.
+CAPACITY_WATCH_DAYS = 7
+
+PLACEHOLDERS: dict[str, str] = {
+    # the snapshot sources of a provider's daily partition (gpuprice.sources), as an IN list
+    "scraped_sources": sql_values(SCRAPED_SOURCES),
+    "offer_key": OFFER_KEY,
+    "offer_key_text": OFFER_KEY_TEXT,
+    "snapshot_row_key": SNAPSHOT_ROW_KEY,
+    "basis_rank": BASIS_RANK,
+    # the one "current price" rule (warehouse/staleness.py) over a column named age_days
+    "price_is_current": current_sql("age_days"),
+    "stale_after_days": str(STALE_AFTER_DAYS),
+    "capacity_watch_days": str(CAPACITY_WATCH_DAYS),
+    # provider -> gpu_cloud / hyperscaler / marketplace (scrapers/offer.py), as VALUES rows
+    "provider_kinds": ", ".join(f"('{p}', '{k}')" for p, k in PROVIDER_KINDS.items()),
+}
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 
 
 @functools.cache
 def sql(name: str) -> str:
-    """The text of ``sql/<name>.sql`` (e.g. ``sql("reports/current_offers")``), read once."""
+    """The text of ``sql/<name>.sql`` (e.g. ``sql("reports/current_offers")``) with its
+    placeholders filled, read once. An unknown ``{name}`` is an error, not left in the SQL."""
     path = resources.files("gpuprice.warehouse").joinpath("sql", *f"{name}.sql".split("/"))
     text = path.read_text(encoding="utf-8")
-    for placeholder, value in _CONSTANTS.items():
-        text = text.replace(placeholder, value)
-    return text
+
+    def fill(match: re.Match[str]) -> str:
+        key = match.group(1)
+        if key not in PLACEHOLDERS:
+            raise KeyError(f"sql/{name}.sql: unknown placeholder {{{key}}}; known: {', '.join(PLACEHOLDERS)}")
+        return PLACEHOLDERS[key]
+
+    return _PLACEHOLDER.sub(fill, text)

@@ -53,11 +53,3 @@ def is_stale(last_observed_on: dt.date | None, day: dt.date, *, last_status: str
     """The rule above, for one provider (or one offer: pass its observation and 'success')."""
     age = age_days(last_observed_on, day)
     return age is None or last_status != "success" or age > STALE_AFTER_DAYS
-
-
-def stale_sql(observed_on: str, day: str, last_status: str = "'success'") -> str:
-    """The same rule as a SQL boolean expression over column/expression names."""
-    return (
-        f"({observed_on} IS NULL OR {last_status} IS DISTINCT FROM 'success'"
-        f" OR ({day}) - {observed_on} > {STALE_AFTER_DAYS})"
-    )

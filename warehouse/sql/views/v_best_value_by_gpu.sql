@@ -1,0 +1,7 @@
+-- Per date, GPU and tier: the cheapest current list price (v_current_list_offers).
+SELECT * FROM main.v_current_list_offers
+QUALIFY row_number() OVER (
+    PARTITION BY snapshot_date, gpu, tier
+    ORDER BY usd_per_gpu_hour, provider, gpu_count, community, commitment_months NULLS FIRST,
+        region NULLS FIRST, sku, source
+) = 1
