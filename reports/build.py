@@ -79,6 +79,8 @@ def build_workload_report(
     if isinstance(limit, int):
         fit_rows = [row for row in fit_rows if row.gpu_count <= limit]
     margin = workload_info.planning_margin(fit_rows)
+    method = getattr(workload, "method", None)
+    fit_rows = workload_info.with_verdicts(fit_rows, margin, method)
     bars, note = workload_info.memory_bars(workload, fit_rows, ranked)
     # The verdict lists the GPU types on offer this week (the sweep covers the whole catalog).
     offered = sorted({c.gpu for c in cheapest} & {row.gpu for row in fit_rows})
@@ -90,6 +92,7 @@ def build_workload_report(
         breakdown_note=note,
         planning_margin=margin,
         computed_at=computed_at,
+        band_note=workload_info.band_note(method),
     )
     fitting_gpus = {row.gpu for row in fit_rows if row.fits_on_gpu} | {offer.gpu for offer in ranked}
     history_gpus = _history_gpus(ranked, memory, cheapest)

@@ -156,6 +156,24 @@ class MemoryFitRow(_Frozen):
     fits: bool
     headroom_gb: float
     least_complex: bool = False
+    # Filled by the report build (workload_info.with_verdicts): models/fit_verdict.py's verdict at
+    # the sweep's margin, and the out-of-sample band of the predicted peak (models/memory_band.py).
+    verdict: str | None = None
+    band_low_gb: float | None = None
+    band_high_gb: float | None = None
+    band_crosses_capacity: bool = False
+
+    @property
+    def device_gb(self) -> float:
+        """The predicted device peak the verdict judges (card - headroom)."""
+        return self.gpu_memory_gb - self.headroom_gb
+
+    @property
+    def verdict_word(self) -> str:
+        """fits / tight / does not fit (the fit verdict's words for people)."""
+        if self.verdict is None:  # rows read without with_verdicts: from the stored columns
+            return "fits" if self.fits else ("tight" if self.headroom_gb >= 0 else "does not fit")
+        return self.verdict.replace("_", " ")
 
     @property
     def offload(self) -> bool:
@@ -219,6 +237,7 @@ class MemoryVerdict(_Frozen):
     breakdown_note: str | None = None
     planning_margin: float | None = Field(default=None, description="fraction of the card kept free")
     computed_at: dt.datetime | None = None
+    band_note: str | None = None
 
     @property
     def shown_rows(self) -> list[MemoryFitRow]:
@@ -291,13 +310,16 @@ class MemoryVerdict(_Frozen):
 
 
 def _cell_preference(row: MemoryFitRow) -> tuple:
-    # A fit in GPU memory beats a fit by CPU offload, which beats a miss. Among fits: the flagged
-    # least-complex setup, the simplest sharding, most headroom. Among misses: the nearest one.
+    # A fit in GPU memory beats a tight fit (the peak fits, the margin does not: still ranked),
+    # which beats a fit by CPU offload, which beats a miss. Among fits: the flagged least-complex
+    # setup, the simplest sharding, most headroom. Among the others: the nearest one.
     if row.fits_on_gpu:
         return (0, not row.least_complex, sharding_rank(row.sharding), -row.headroom_gb)
+    if row.verdict_word == "tight" and not row.offload:
+        return (1, sharding_rank(row.sharding), -row.headroom_gb)
     if row.fits:
-        return (1, -row.headroom_gb)
-    return (2, row.offload, -row.headroom_gb)
+        return (2, -row.headroom_gb)
+    return (3, row.offload, -row.headroom_gb)
 
 
 class RankedOffer(_Frozen):

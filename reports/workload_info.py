@@ -231,6 +231,44 @@ def describe(
     )
 
 
+def with_verdicts(
+    rows: Sequence[MemoryFitRow], margin: float | None, method: str | None
+) -> list[MemoryFitRow]:
+    """The sweep's rows with their verdict (fits / tight / does_not_fit at ``margin``,
+    models/fit_verdict.py) and the error band of the predicted peak for the workload's method
+    (models/memory_band.py: where 90 % of measured runs like it fell)."""
+    from gpuprice.models.fit_verdict import judge
+    from gpuprice.models.memory_band import band_of
+
+    band = band_of(method) if method else None
+    result = []
+    for row in rows:
+        low_high = band.apply(row.device_gb) if band is not None else None
+        verdict = judge(row.device_gb, row.gpu_memory_gb, margin or 0.0, low_high)
+        update: dict[str, Any] = {
+            "verdict": verdict.verdict,
+            "band_crosses_capacity": verdict.band_crosses_capacity,
+        }
+        if low_high is not None:
+            update |= {"band_low_gb": low_high[0], "band_high_gb": low_high[1]}
+        result.append(row.model_copy(update=update))
+    return result
+
+
+def band_note(method: str | None) -> str | None:
+    """One sentence on the band shown beside each predicted peak."""
+    from gpuprice.models.memory_band import band_of
+
+    if not method:
+        return None
+    band = band_of(method)
+    return (
+        f"Ranges are the error band of the predicted peak: {band.coverage:.0%} of {band.runs} measured "
+        f"{band.key if band.key != 'all' else ''} runs ({band.validation}) fell within "
+        f"{band.low:+.0%}/{band.high:+.0%} of the prediction."
+    ).replace("  ", " ")
+
+
 def planning_margin(rows: Sequence[MemoryFitRow]) -> float | None:
     """The margin the memory-fit sweep applied: the fraction of the card kept free
     (planning_gb = per_gpu_gb / (1 - margin), models/fit_verdict.py)."""

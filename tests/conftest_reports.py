@@ -293,8 +293,10 @@ def insert_memory_fit(con: duckdb.DuckDBPyConnection) -> None:
             for (count, sharding), per_gpu in sorted(
                 setups.items(), key=lambda kv: (kv[0][0], kv[0][1] != "zero2")
             ):
-                planning = per_gpu * 1.2
-                fits = planning <= memory
+                # As fit_sweep stores them (models/memory.py): planning = peak / (1 - margin) at the
+                # default 20 % margin, fits = at least the margin free, headroom = card - peak.
+                planning = per_gpu / 0.8
+                fits = memory - per_gpu >= 0.2 * memory
                 least = fits and count not in simplest_done
                 if least:
                     simplest_done.add(count)
@@ -308,7 +310,7 @@ def insert_memory_fit(con: duckdb.DuckDBPyConnection) -> None:
                         planning,
                         memory,
                         fits,
-                        memory - planning,
+                        memory - per_gpu,
                         least,
                         NOW,
                     ]

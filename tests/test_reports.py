@@ -286,10 +286,16 @@ def test_workload_report_has_definition_verdict_ranking_and_charts(written: dict
     assert "Expected wall hours 16.0 h" in text and "Checkpoints per run 10" in text
     assert "Storage USD per GB month" in text and "checkpoint storage" in text
     assert "Deadline 120.0 h (5.0 d)" in text and "Training tokens 50M" in text
-    assert "5 of 5 GPU types on offer hold this workload" in text and "l40s 48.0 GB ✗ needs 63.0 GB" in text
+    assert "5 of 5 GPU types on offer hold this workload" in text
+    # Verdict words with the predicted peak and its error band (issue 33), not symbols.
+    assert (
+        "l40s 48.0 GB does not fit peak 52.5 GB (31.1 GB–70.9 GB) · 4.5 GB over · band crosses the card"
+        in text
+    )
+    assert "✓" not in text and "✗" not in text
     assert "Fewest GPUs: 1× a100-80gb-sxm (no sharding)" in text
     assert "On one card: a100-80gb-sxm, b200, h100-sxm, h200-sxm" in text
-    assert "needs 63.0 GB" in text  # the L40S misses by itself
+    assert "fits · fsdp peak 30.0 GB (17.8 GB–40.5 GB) · 18.0 GB free" in text  # two L40S hold it
     # Ranked by cost per checkpoint with hours, run cost and warnings.
     ranking = html[
         html.index('<table id="ranking"') : html.index("</table>", html.index('<table id="ranking"'))
@@ -308,10 +314,19 @@ def test_workload_report_has_definition_verdict_ranking_and_charts(written: dict
 @pytest.mark.slow
 def test_markdown_report_of_a_multi_gpu_workload(written: dict[str, Path]) -> None:
     text = written["llama-3.1-8b-full.md"].read_text()
-    assert "| l40s | 48.0 GB | offload only | ✗ needs 96.0 GB | ✗ needs 54.0 GB | does not fit |" in text
-    assert "| b200 | 180.0 GB | ✓ no sharding (180.0 GB) |" in text  # exactly full still fits
+    assert (
+        "| l40s | 48.0 GB | offload only | does not fit (80.0 GB, 44.6 GB–123.0 GB; band crosses the card) "
+        "| tight · zero3 (45.0 GB, 25.1 GB–69.2 GB; band crosses the card) | does not fit |"
+    ) in text
+    # 150 GB on a 180 GB card: the peak fits, the 20 % margin (36 GB) does not -> tight, shown
+    # before the CPU-offload fit (tight setups are ranked, offload ones are not).
+    assert (
+        "| b200 | 180.0 GB | tight · no sharding (150.0 GB, 83.7 GB–230.7 GB; band crosses the card) |"
+        in text
+    )
+    assert "Cells: fits (at least the planning margin free), tight" in text and "-44%/+54%" in text
     assert "v100" not in text.split("## Top offers")[0]  # swept, but nobody offers it this week
-    assert "Fewest GPUs: 1× b200 (no sharding)" in text
+    assert "Fewest GPUs: 2× h200-sxm (zero3)" in text
     # Total cost and cost per checkpoint first, then GPU time, start-up, rework, other, wall time.
     assert (
         "| 1 | lambda | 8× b200 | on-demand | $4.99 | $504.79 | $50.48 | $479.04 | $23.95 | $0.00 | $1.80 | 12.6 h |"
