@@ -70,56 +70,63 @@ def _shown(everything: pd.DataFrame, *, include_infeasible: bool, include_stale:
     return ranked
 
 
+# The rank command's own options (the model and JOB options are declared by the decorators).
+WorkloadOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--workload", help="Workload name (see `gpuprice workloads`), or give a JOB.", metavar="NAME"
+    ),
+]
+DateOpt = Annotated[
+    str | None,
+    typer.Option("--date", help="Offers as of that date [the newest snapshot date].", metavar=metavars.DATE),
+]
+TopOpt = Annotated[str | None, typer.Option("--top", help="Show the N cheapest.", metavar=metavars.INTEGER)]
+FormatOpt = Annotated[
+    str, typer.Option("--format", help="Output format [table].", metavar=metavars.choice(FORMATS))
+]
+IncludeInfeasibleOpt = Annotated[
+    bool,
+    typer.Option("--include-infeasible", help="Also show offers beyond a limit, marked (excluded_by)."),
+]
+PriceBasisOpt = Annotated[
+    str,
+    typer.Option(
+        "--price-basis",
+        help="Comma-separated price kinds to rank: list, from (floors), lowest_now, bid_floor, contract [list].",
+        metavar="BASIS[,BASIS]",
+    ),
+]
+MaxPriceAgeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--max-price-age-days",
+        help="Prices whose page is older than N days are not current: left out [14].",
+        metavar=metavars.INTEGER,
+    ),
+]
+IncludeStaleOpt = Annotated[
+    bool,
+    typer.Option(
+        "--include-stale",
+        help="Also show offers whose price is older than the limit, last, with a stale-price warning.",
+    ),
+]
+
+
 @with_model_options(exclude=RANK_DECIDES)
 @with_job_options
 def rank(
     options: dict[str, Any],
     job: dict[str, Any],
-    workload: Annotated[
-        str | None,
-        typer.Option(
-            "--workload", help="Workload name (see `gpuprice workloads`), or give a JOB.", metavar="NAME"
-        ),
-    ] = None,
-    date: Annotated[
-        str | None,
-        typer.Option(
-            "--date", help="Offers as of that date [the newest snapshot date].", metavar=metavars.DATE
-        ),
-    ] = None,
-    top: Annotated[
-        str | None, typer.Option("--top", help="Show the N cheapest.", metavar=metavars.INTEGER)
-    ] = None,
-    format: Annotated[
-        str, typer.Option("--format", help="Output format [table].", metavar=metavars.choice(FORMATS))
-    ] = "table",
-    include_infeasible: Annotated[
-        bool,
-        typer.Option("--include-infeasible", help="Also show offers beyond a limit, marked (excluded_by)."),
-    ] = False,
-    price_basis: Annotated[
-        str,
-        typer.Option(
-            "--price-basis",
-            help="Comma-separated price kinds to rank: list, from (floors), lowest_now, bid_floor, contract [list].",
-            metavar="BASIS[,BASIS]",
-        ),
-    ] = "list",
-    max_price_age_days: Annotated[
-        str | None,
-        typer.Option(
-            "--max-price-age-days",
-            help="Prices whose page is older than N days are not current: left out [14].",
-            metavar=metavars.INTEGER,
-        ),
-    ] = None,
-    include_stale: Annotated[
-        bool,
-        typer.Option(
-            "--include-stale",
-            help="Also show offers whose price is older than the limit, last, with a stale-price warning.",
-        ),
-    ] = False,
+    workload: WorkloadOpt = None,
+    date: DateOpt = None,
+    top: TopOpt = None,
+    format: FormatOpt = "table",
+    include_infeasible: IncludeInfeasibleOpt = False,
+    price_basis: PriceBasisOpt = "list",
+    max_price_age_days: MaxPriceAgeOpt = None,
+    include_stale: IncludeStaleOpt = False,
     wide: WideFlag = False,
 ) -> None:
     """Rank the offers that fit a workload or an ad-hoc JOB by cost per successful checkpoint."""
