@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-INSTANCE_TYPES_VERSION = 2
+INSTANCE_TYPES_VERSION = 3
 INSTANCE_TYPES_CSV = Path(__file__).resolve().parent / "data" / "instance_types.csv"
 
 

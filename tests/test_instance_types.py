@@ -56,4 +56,8 @@ def test_generation_labels_and_variants_are_not_guessed() -> None:
     for name in ("OCI - Compute - GPU - H100T", "OCI - Compute - GPU - E4", "Compute - GPU Standard - V2"):
         assert lookup_price_name("oci", name) is None
     assert name_key("OCI - Compute - GPU - H100T") != name_key("Compute - GPU - H100")
-    assert lookup("azure", "Standard_ND96is_H100_v5") is None  # no stated GPU count
+    assert lookup("azure", "Standard_ND96is_NOPE_v5") is None  # a name the table does not list
+    # The ND H100 v5 without InfiniBand: Microsoft's Azure ML VM SKU list states 8 GPUs of the ND H100
+    # v5 family (MicrosoftDocs/azure-ai-docs, reference-managed-online-endpoints-vm-sku-list.md @43dc14ea).
+    row = lookup("azure", "Standard_ND96is_H100_v5")
+    assert row is not None and (row.gpu, row.gpu_count) == ("h100-sxm", 8)

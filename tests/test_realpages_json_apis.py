@@ -450,22 +450,23 @@ def test_azure_retail_prices_eastus_nd_sizes() -> None:
                 region="eastus",
                 sku="Standard_ND96asr_v4",
             ),
+            # ND96is H100 v5 (no InfiniBand): 8 GPUs by Microsoft's Azure ML VM SKU list
+            # (MicrosoftDocs/azure-ai-docs reference-managed-online-endpoints-vm-sku-list.md
+            # @43dc14ea: standardNDv5H100Family, 8 NvidiaGpu); 88.488 / 8 = 11.061
+            full_offer(
+                "azure",
+                **{**h100, "sku": "Standard_ND96is_H100_v5"},
+                usd_per_gpu_hour=11.061,
+                usd_per_instance_hour=88.488,
+            ),
         ],
     )
     assert report_of(result, "azure") == {
         "rows_seen": 10,
-        "offers": 4,
+        "offers": 5,
         "unpriced_rows": 0,
-        # Standard_ND96is_H100_v5 (the ND H100 v5 without InfiniBand) is not in Microsoft's size
-        # table of the series, so its GPU count is not stated: quarantined with the VM price
-        "rejected": [
-            {
-                "raw": "Standard_ND96is_H100_v5 | eastus | ND96isH100v5 | Consumption | 88.488",
-                "reason": "Standard_ND96is_H100_v5 is not in the instance-to-GPU table "
-                "(scrapers/data/instance_types.csv): GPU count unknown, $88.488 per VM-hour not priced per GPU",
-            }
-        ],
-        "unknown_gpus": ["Standard_ND96is_H100_v5"],
+        "rejected": [],
+        "unknown_gpus": [],
         "missing_columns": [],
         "unexpected_columns": [],
         "notes": [],

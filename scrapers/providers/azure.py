@@ -48,7 +48,7 @@ from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import clean_text
 
 PROVIDER = "azure"
-PARSER_VERSION = "azure/2"
+PARSER_VERSION = "azure/3"
 PRICING_URL = "https://azure.microsoft.com/en-us/pricing/details/virtual-machines/linux/"
 UNLABELED_TIER: Tier | None = None
 PRICE_UNIT: PriceUnit = "instance_hour"
