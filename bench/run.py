@@ -26,6 +26,7 @@ from bench import (
     scheduled_path,
     sweep_speed,
     warehouse_scale,
+    warehouse_volume,
 )
 from bench.figures import Figure
 
@@ -39,6 +40,8 @@ BENCHMARKS: dict[str, Callable[[], list[Figure]]] = {
     "reports": report_charts.measure,
     "backfill": backfill_speed.measure,
     "scheduled": scheduled_path.measure,
+    # ~200 M rows by default (BENCH_VOLUME_ROWS=50M for less): about an hour on 2 cores
+    "volume": warehouse_volume.measure,
 }
 
 
