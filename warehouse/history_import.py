@@ -27,6 +27,7 @@ import pandas as pd
 from gpuprice.scrapers.catalog_history import CatalogDay, CatalogReader, ParsedFile, distinct_files
 from gpuprice.scrapers.skypilot_catalog import PARSER_VERSION, SOURCE_NAME, CloudCoverage
 from gpuprice.sources import CATALOG_HISTORY
+from gpuprice.warehouse.sql_files import sql
 from gpuprice.warehouse.writes import (
     SNAPSHOT_COLUMNS,
     merge_by_key,
@@ -192,11 +193,8 @@ def load_days(
             after_batch(done)
     if days:
         row = con.execute(
-            """SELECT count(*) FROM (SELECT DISTINCT provider, snapshot_date FROM provider_runs
-               WHERE status = 'success' AND snapshot_date BETWEEN ? AND ?) r
-               WHERE EXISTS (SELECT 1 FROM price_snapshots p WHERE p.source = ? AND p.provider = r.provider
-                             AND p.snapshot_date = r.snapshot_date)""",
-            [days[0].day, days[-1].day, CATALOG_HISTORY],
+            sql("queries/catalog_history_scraped_days"),
+            {"first": days[0].day, "last": days[-1].day, "source": CATALOG_HISTORY},
         ).fetchone()
         summary.scraped_provider_days = int(row[0]) if row else 0
     return summary

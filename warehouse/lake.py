@@ -22,6 +22,7 @@ from pathlib import Path
 import duckdb
 
 from gpuprice.errors import BadInput
+from gpuprice.warehouse.sql_files import sql
 
 LAKE_ALIAS = "lake"
 ENGINES = ("duckdb", "ducklake:<catalog>")
@@ -212,7 +213,5 @@ def expire_snapshots(con: duckdb.DuckDBPyConnection, keep_days: float | None = N
 
 def is_lake(con: duckdb.DuckDBPyConnection) -> bool:
     """True when the connection's current database is a DuckLake."""
-    row = con.execute(
-        "SELECT type FROM duckdb_databases() WHERE database_name = current_database()"
-    ).fetchone()
+    row = con.execute(sql("queries/current_database_type")).fetchone()
     return row is not None and row[0] == "ducklake"

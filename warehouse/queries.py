@@ -11,8 +11,8 @@ import pandas as pd
 
 from gpuprice.errors import BadInput
 from gpuprice.warehouse.connection import connect_reader
+from gpuprice.warehouse.sql_files import sql
 from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS, age_days, is_current, is_stale
-from gpuprice.warehouse.views import SNAPSHOT_ROW_KEY
 
 # What rankings and headlines use unless the user asks for more (``--price-basis``).
 DEFAULT_PRICE_BASES: tuple[str, ...] = ("list",)
@@ -29,7 +29,7 @@ def open_analytics(path: Path) -> duckdb.DuckDBPyConnection:
 
 def newest_snapshot_date(con: duckdb.DuckDBPyConnection) -> dt.date | None:
     """The one notion of "now" for rank, report, history and freshness: the newest snapshot date."""
-    row = con.execute("SELECT max(snapshot_date) FROM main.price_snapshots").fetchone()
+    row = con.execute(sql("queries/newest_snapshot_date")).fetchone()
     return row[0] if row else None
 
 
@@ -54,32 +54,7 @@ def offers_as_of_range(
     """``offers_as_of`` for every date from ``first`` to ``last`` in one query (a backfill's batch)."""
     bases = list(price_bases) if price_bases is not None else None
     frame = con.execute(
-        f"""
-        WITH days AS (
-            SELECT CAST(d AS DATE) AS as_of FROM range(CAST(? AS DATE), CAST(? AS DATE) + INTERVAL 1 DAY, INTERVAL 1 DAY) t(d)
-        ),
-        runs AS (
-            SELECT DISTINCT provider, snapshot_date FROM main.provider_runs
-            WHERE status = 'success' AND snapshot_date <= ?
-        ),
-        newest AS (
-            SELECT days.as_of, runs.provider, max(runs.snapshot_date) AS snapshot_date
-            FROM days JOIN runs ON runs.snapshot_date <= days.as_of GROUP BY ALL
-        )
-        SELECT n.as_of AS _as_of, p.* REPLACE (CAST(p.usd_per_gpu_hour AS DOUBLE) AS usd_per_gpu_hour,
-                            CAST(p.usd_per_instance_hour AS DOUBLE) AS usd_per_instance_hour)
-        FROM main.price_snapshots p JOIN newest n USING (provider, snapshot_date)
-        WHERE p.source IN ('scrape', 'archive') AND (p.effective_from IS NULL OR p.effective_from <= n.as_of)
-          AND (CAST(? AS VARCHAR[]) IS NULL OR list_contains(CAST(? AS VARCHAR[]), p.price_basis))
-        QUALIFY row_number() OVER (
-            PARTITION BY n.as_of, {", ".join("p." + c for c in SNAPSHOT_ROW_KEY.split(", "))}
-            ORDER BY p.effective_from DESC NULLS LAST
-        ) = 1
-        -- the whole offer key: ties in rank_offers keep this order, so it must be total
-        ORDER BY n.as_of, p.provider, p.sku, p.gpu_count, p.tier, p.community, p.commitment_months,
-                 p.region, p.price_basis, p.effective_from
-        """,
-        [first, last, last, bases, bases],
+        sql("queries/offers_as_of_range"), {"first": first, "last": last, "bases": bases}
     ).fetchdf()
     days = [first + dt.timedelta(days=n) for n in range((last - first).days + 1)]
     empty = frame.iloc[0:0].drop(columns="_as_of")
@@ -97,20 +72,7 @@ def provider_freshness_as_of(con: duckdb.DuckDBPyConnection, day: dt.date) -> pd
     ``last_error`` is the latest attempt's error (NULL when it succeeded: an old failure never
     shows against a healthy provider); ``age_days`` and ``stale`` follow warehouse/staleness.py.
     """
-    frame = con.execute(
-        """
-        SELECT provider,
-            max(snapshot_date) FILTER (WHERE status = 'success') AS last_success_date,
-            max(coalesce(observed_on, snapshot_date)) FILTER (WHERE status = 'success') AS last_observed_on,
-            max(snapshot_date) AS last_attempt_date,
-            arg_max({'status': status, 'error': error}, snapshot_date) AS last_run,
-            arg_max(offers, snapshot_date) FILTER (WHERE status = 'success') AS last_offers,
-            arg_max(parse_strategy, snapshot_date) AS parse_strategy,
-            arg_max(rejected, snapshot_date) AS rejected
-        FROM main.provider_runs WHERE snapshot_date <= ? GROUP BY provider ORDER BY provider
-        """,
-        [day],
-    ).fetchdf()
+    frame = con.execute(sql("queries/provider_freshness_as_of"), {"day": day}).fetchdf()
     frame["last_status"] = [run["status"] for run in frame["last_run"]]
     frame["last_error"] = [run["error"] for run in frame["last_run"]]
     frame = frame.drop(columns=["last_run"])
@@ -137,11 +99,7 @@ def stale_providers_range(
     The same rule as provider_freshness_as_of: the newest successful observation up to each date
     (its page's observed_on) and the status of the latest attempt at or before it.
     """
-    rows = con.execute(
-        "SELECT provider, snapshot_date, status, coalesce(observed_on, snapshot_date) FROM main.provider_runs"
-        " WHERE snapshot_date <= ? ORDER BY provider, snapshot_date",
-        [last],
-    ).fetchall()
+    rows = con.execute(sql("queries/provider_runs_until"), {"last": last}).fetchall()
     # Per provider: run dates, their status and the newest successful observation up to each run.
     runs: dict[str, tuple[list[dt.date], list[str], list[dt.date | None]]] = {}
     for provider, snapshot_date, status, observed_on in rows:
@@ -181,21 +139,8 @@ def price_history_series(
     ``source`` says where the point came from (scrape, archive, public_report, catalog_history).
     """
     return con.execute(
-        """
-        WITH per_provider AS (
-            SELECT date, provider, gpu_count, community, tier, CAST(usd_per_gpu_hour AS DOUBLE) AS usd_per_gpu_hour,
-                observed_on, age_days, source
-            FROM main.v_daily_prices
-            WHERE gpu = ? AND tier = ? AND price_basis = 'list' AND date BETWEEN ? AND ? AND age_days <= ?
-            QUALIFY row_number() OVER (
-                PARTITION BY date, provider
-                ORDER BY usd_per_gpu_hour, gpu_count, community, commitment_months NULLS FIRST, region NULLS FIRST
-            ) = 1
-        )
-        SELECT *, row_number() OVER (PARTITION BY date ORDER BY usd_per_gpu_hour, provider) = 1 AS cheapest
-        FROM per_provider ORDER BY date, provider
-        """,
-        [gpu, tier, since, until, max_age_days],
+        sql("queries/price_history_series"),
+        {"gpu": gpu, "tier": tier, "since": since, "until": until, "max_age_days": max_age_days},
     ).fetchdf()
 
 
@@ -204,16 +149,7 @@ def headline_offers(
 ) -> list[tuple]:
     """Cheapest current on-demand list price of each GPU on ``day`` (default: the newest snapshot
     date): analytics.cheapest_by_gpu's row, so `run`, the view and `history` name the same offer."""
-    return con.execute(
-        """
-        SELECT gpu, provider, gpu_count, community, price_basis, usd_per_gpu_hour, observed_on
-        FROM main.v_cheapest_by_gpu
-        WHERE list_contains(?, gpu) AND tier = 'on_demand'
-          AND snapshot_date = coalesce(CAST(? AS DATE), (SELECT max(snapshot_date) FROM main.price_snapshots))
-        ORDER BY gpu
-        """,
-        [list(gpus), day],
-    ).fetchall()
+    return con.execute(sql("queries/headline_offers"), {"gpus": list(gpus), "day": day}).fetchall()
 
 
 def offers_missing_from_catalog(
@@ -221,16 +157,12 @@ def offers_missing_from_catalog(
 ) -> pd.DataFrame:
     """Offers of ``day`` (or of every date from ``day`` to ``last``) whose GPU is not in dim_gpu."""
     return con.execute(
-        """SELECT p.provider, p.gpu, p.gpu_raw, count(*) AS offers
-           FROM main.price_snapshots p LEFT JOIN main.dim_gpu g ON g.slug = p.gpu
-           WHERE p.snapshot_date BETWEEN ? AND ? AND g.slug IS NULL
-           GROUP BY ALL ORDER BY p.provider, p.gpu_raw""",
-        [day, last or day],
+        sql("queries/offers_missing_from_catalog"), {"first": day, "last": last or day}
     ).fetchdf()
 
 
 def catalog_size(con: duckdb.DuckDBPyConnection) -> int:
-    row = con.execute("SELECT count(*) FROM main.dim_gpu").fetchone()
+    row = con.execute(sql("queries/catalog_size")).fetchone()
     return int(row[0]) if row else 0
 
 
@@ -238,26 +170,18 @@ def offers_with_specs_summary(
     con: duckdb.DuckDBPyConnection, first: dt.date, day: dt.date
 ) -> tuple[int, pd.DataFrame]:
     """offers_with_specs rows from ``first`` to ``day``, and ``day``'s five best list prices per PFLOP-hour."""
-    row = con.execute(
-        "SELECT count(*) FROM main.v_offers_with_specs WHERE snapshot_date BETWEEN ? AND ?", [first, day]
-    ).fetchone()
-    top = con.execute(
-        """SELECT provider, gpu, gpu_count, tier, usd_per_gpu_hour, usd_per_pflop_hour, usd_per_gb_hour
-           FROM main.v_offers_with_specs
-           WHERE snapshot_date = ? AND usd_per_pflop_hour IS NOT NULL AND in_force AND price_basis = 'list'
-           ORDER BY usd_per_pflop_hour, provider, gpu_count, sku LIMIT 5""",
-        [day],
-    ).fetchdf()
+    row = con.execute(sql("queries/offers_with_specs_count"), {"first": first, "last": day}).fetchone()
+    top = con.execute(sql("queries/best_pflop_offers"), {"day": day}).fetchdf()
     return (int(row[0]) if row else 0), top
 
 
 def snapshot_row_count(con: duckdb.DuckDBPyConnection) -> int:
-    row = con.execute("SELECT count(*) FROM main.price_snapshots").fetchone()
+    row = con.execute(sql("queries/snapshot_row_count")).fetchone()
     return int(row[0]) if row else 0
 
 
 def latest_prices_count(con: duckdb.DuckDBPyConnection) -> int:
-    row = con.execute("SELECT count(*) FROM main.v_latest_prices").fetchone()
+    row = con.execute(sql("queries/latest_prices_count")).fetchone()
     return int(row[0]) if row else 0
 
 
@@ -266,20 +190,14 @@ def provider_runs_between(
 ) -> list[tuple]:
     """The provider's runs from ``first`` to ``last``: (date, status, offers, offers the parser saw)."""
     return con.execute(
-        """SELECT snapshot_date, status, offers, CAST(json_extract(parse_report, '$.offers') AS INTEGER)
-           FROM main.provider_runs WHERE provider = ? AND snapshot_date BETWEEN ? AND ?""",
-        [provider, first, last],
+        sql("queries/provider_runs_between"), {"provider": provider, "first": first, "last": last}
     ).fetchall()
 
 
 def provider_runs_of_run(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
     """What one Dagster run recorded per provider and date, oldest date first: provider,
     snapshot_date, status, offers, rejected, unknown_gpus, error, parse_strategy, observed_on."""
-    return con.execute(
-        "SELECT provider, snapshot_date, status, offers, rejected, unknown_gpus, error, parse_strategy,"
-        " observed_on FROM main.provider_runs WHERE run_id = ? ORDER BY snapshot_date, provider",
-        [run_id],
-    ).fetchdf()
+    return con.execute(sql("queries/provider_runs_of_run"), {"run_id": run_id}).fetchdf()
 
 
 def cheapest_list_offer(
@@ -343,21 +261,11 @@ def cheapest_list_offer(
 
 def newest_snapshot(con: duckdb.DuckDBPyConnection, provider: str) -> tuple[dt.date | None, list[dict]]:
     """The provider's newest scraped/replayed snapshot: its date and its offers (none: None, [])."""
-    row = con.execute(
-        "SELECT max(snapshot_date) FROM main.price_snapshots WHERE provider = ? AND source IN ('scrape', 'archive')",
-        [provider],
-    ).fetchone()
+    row = con.execute(sql("queries/newest_scraped_date"), {"provider": provider}).fetchone()
     day = row[0] if row else None
     if day is None:
         return None, []
-    cursor = con.execute(
-        """SELECT sku, gpu_count, tier, community, commitment_months, region,
-                  CAST(effective_from AS VARCHAR) AS effective_from, price_basis,
-                  CAST(usd_per_gpu_hour AS DOUBLE) AS usd_per_gpu_hour
-           FROM main.price_snapshots
-           WHERE provider = ? AND snapshot_date = ? AND source IN ('scrape', 'archive')""",
-        [provider, day],
-    )
+    cursor = con.execute(sql("queries/snapshot_offers"), {"provider": provider, "day": day})
     names = [d[0] for d in cursor.description]
     return day, [dict(zip(names, row)) for row in cursor.fetchall()]
 
@@ -368,16 +276,7 @@ def raw_pages_to_reparse(
     """Per date of the range, the raw_pages row to parse again: the page the date's snapshot came
     from when there is one, else the newest page fetched for the date."""
     frame = con.execute(
-        """
-        SELECT r.*, s.observed_on AS page_date FROM main.raw_pages r
-        LEFT JOIN (SELECT DISTINCT snapshot_date, raw_sha256, observed_on FROM main.price_snapshots
-                   WHERE provider = ? AND snapshot_date BETWEEN ? AND ? AND source IN ('scrape', 'archive')) s
-          ON s.snapshot_date = r.snapshot_date AND s.raw_sha256 = r.sha256
-        WHERE r.provider = ? AND r.snapshot_date BETWEEN ? AND ?
-        QUALIFY row_number() OVER (PARTITION BY r.snapshot_date
-                                   ORDER BY s.raw_sha256 IS NOT NULL DESC, r.fetched_at DESC, r.sha256) = 1
-        """,
-        [provider, first, last, provider, first, last],
+        sql("queries/raw_pages_to_reparse"), {"provider": provider, "first": first, "last": last}
     ).fetchdf()
     rows = {}
     for record in frame.to_dict("records"):
@@ -394,7 +293,5 @@ def raw_pages_to_reparse(
 
 def first_stored_page(con: duckdb.DuckDBPyConnection, providers: list[str]) -> dt.date | None:
     """The earliest date the raw_pages manifest holds a page for, among ``providers``."""
-    row = con.execute(
-        "SELECT min(snapshot_date) FROM main.raw_pages WHERE list_contains(?, provider)", [providers]
-    ).fetchone()
+    row = con.execute(sql("queries/first_stored_page"), {"providers": providers}).fetchone()
     return row[0] if row else None

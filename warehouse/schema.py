@@ -66,19 +66,9 @@ def _count(con: duckdb.DuckDBPyConnection, query: str) -> int:
 
 
 def current_version(con: duckdb.DuckDBPyConnection) -> int:
-    exists = _count(
-        con,
-        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = 'schema_version'"
-        " AND database_name = current_database()",
-    )
-    if not exists:
-        has_tables = _count(
-            con,
-            "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'price_snapshots'"
-            " AND database_name = current_database()",
-        )
-        return 1 if has_tables else 0
-    return _count(con, "SELECT max(version) FROM schema_version")
+    if not _count(con, sql("migrate/schema_version_exists")):
+        return 1 if _count(con, sql("migrate/has_snapshot_table")) else 0
+    return _count(con, sql("migrate/newest_version"))
 
 
 def engine_ddl(con: duckdb.DuckDBPyConnection, sql: str) -> str:
@@ -100,7 +90,7 @@ def create_v1(con: duckdb.DuckDBPyConnection) -> None:
 def _applied_versions(con: duckdb.DuckDBPyConnection) -> set[int] | None:
     """The versions recorded in schema_version; None when there is no such table yet."""
     try:
-        return {int(v) for (v,) in con.execute("SELECT version FROM schema_version").fetchall()}
+        return {int(v) for (v,) in con.execute(sql("migrate/applied_versions")).fetchall()}
     except duckdb.CatalogException:
         return None
 
@@ -118,26 +108,24 @@ def migrate(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
         )
     version = start
     if version == 0:
-        con.execute("BEGIN")
+        con.begin()
         create_v1(con)
-        con.execute("COMMIT")
+        con.commit()
         version = 1
-    con.execute(
-        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
-    )
-    if _count(con, "SELECT count(*) FROM schema_version") == 0:
-        con.execute("INSERT INTO schema_version VALUES (?, now())", [version])
+    con.execute(sql("migrate/create_schema_version"))
+    if _count(con, sql("migrate/count_versions")) == 0:
+        con.execute(sql("migrate/record_version"), [version])
     # Versions are reserved per feature, so a build may lack a number in between, and a warehouse
     # written by a build without one (e.g. at 8 without 4) gets it later: apply every migration
     # not recorded yet (each is idempotent).
-    applied = {int(v) for (v,) in con.execute("SELECT version FROM schema_version").fetchall()}
+    applied = {int(v) for (v,) in con.execute(sql("migrate/applied_versions")).fetchall()}
     for target in sorted(t for t in MIGRATIONS if t not in applied):
-        con.execute("BEGIN")
+        con.begin()
         try:
             MIGRATIONS[target](con)
-            con.execute("INSERT INTO schema_version VALUES (?, now())", [target])
-            con.execute("COMMIT")
+            con.execute(sql("migrate/record_version"), [target])
+            con.commit()
         except Exception:
-            con.execute("ROLLBACK")
+            con.rollback()
             raise
     return start, SCHEMA_VERSION

@@ -52,17 +52,21 @@ PLACEHOLDERS: dict[str, str] = {
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 
 
+def fill(text: str, where: str = "SQL") -> str:
+    """``text`` with its ``{name}`` placeholders filled; an unknown one is an error, not left in."""
+
+    def one(match: re.Match[str]) -> str:
+        key = match.group(1)
+        if key not in PLACEHOLDERS:
+            raise KeyError(f"{where}: unknown placeholder {{{key}}}; known: {', '.join(PLACEHOLDERS)}")
+        return PLACEHOLDERS[key]
+
+    return _PLACEHOLDER.sub(one, text)
+
+
 @functools.cache
 def sql(name: str) -> str:
     """The text of ``sql/<name>.sql`` (e.g. ``sql("reports/current_offers")``) with its
-    placeholders filled, read once. An unknown ``{name}`` is an error, not left in the SQL."""
+    placeholders filled, read once."""
     path = resources.files("gpuprice.warehouse").joinpath("sql", *f"{name}.sql".split("/"))
-    text = path.read_text(encoding="utf-8")
-
-    def fill(match: re.Match[str]) -> str:
-        key = match.group(1)
-        if key not in PLACEHOLDERS:
-            raise KeyError(f"sql/{name}.sql: unknown placeholder {{{key}}}; known: {', '.join(PLACEHOLDERS)}")
-        return PLACEHOLDERS[key]
-
-    return _PLACEHOLDER.sub(fill, text)
+    return fill(path.read_text(encoding="utf-8"), f"sql/{name}.sql")

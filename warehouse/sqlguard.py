@@ -42,6 +42,7 @@ import duckdb
 
 from gpuprice.errors import BadInput
 from gpuprice.warehouse.connection import check_database_file, sql_literal
+from gpuprice.warehouse.sql_files import sql
 
 ALLOWED = "one SELECT (WITH, FROM-first, DESCRIBE, SUMMARIZE and SHOW included) or EXPLAIN of one"
 # Functions that act rather than compute, refused anywhere in the tree (lower-case names).
@@ -136,7 +137,7 @@ def check_read_only(con: duckdb.DuckDBPyConnection, query: str) -> str:
 
 def _select_tree(con: duckdb.DuckDBPyConnection, text: str) -> Any:
     """DuckDB's parse tree of ``text`` when it is exactly one SELECT statement, else None."""
-    row = con.execute("SELECT json_serialize_sql(?)", [text]).fetchone()
+    row = con.execute(sql("queries/parse_tree"), {"text": text}).fetchone()
     if row and tree_depth(row[0]) > MAX_TREE_DEPTH:
         raise BadInput(
             f"the query nests expressions more than about {MAX_NESTING} levels deep, the limit of gpuprice sql; "

@@ -34,7 +34,7 @@ def _descriptions(text: str) -> dict[tuple[str, str], str]:
     found: dict[tuple[str, str], str] = {}
     table = ""
     for line in text.splitlines():
-        start = re.match(r"CREATE TABLE (\w+)", line)
+        start = re.match(r"^CREATE TABLE (\w+)", line)
         if start:
             table = start.group(1)
             continue
@@ -52,11 +52,7 @@ def schema_tables() -> dict[str, tuple[Column, ...]]:
     con = duckdb.connect()
     try:
         con.execute(text)
-        rows = con.execute(
-            "SELECT table_name, column_name, data_type, is_nullable FROM duckdb_columns()"
-            " WHERE table_oid IN (SELECT table_oid FROM duckdb_tables() WHERE schema_name = 'main')"
-            " ORDER BY table_name, column_index"
-        ).fetchall()
+        rows = con.execute(sql("queries/table_columns")).fetchall()
     finally:
         con.close()
     tables: dict[str, list[Column]] = {}

@@ -99,31 +99,32 @@ def create_views(con: duckdb.DuckDBPyConnection) -> None:
     Run on each writer open; a no-op unless this gpuprice defines different views.
     """
     fingerprint = _fingerprint()
-    con.execute("CREATE TABLE IF NOT EXISTS main.view_fingerprint (fingerprint VARCHAR NOT NULL)")
-    row = con.execute("SELECT max(fingerprint) FROM main.view_fingerprint").fetchone()
+    con.execute(sql("view_state/create_fingerprint_table"))
+    row = con.execute(sql("view_state/read_fingerprint")).fetchone()
     if row and row[0] == fingerprint:
         return
-    con.execute("BEGIN TRANSACTION")
+    con.begin()
     try:
-        con.execute("CREATE SCHEMA IF NOT EXISTS analytics")
-        for name, sql in _BASE_VIEWS.items():
-            con.execute(f"CREATE OR REPLACE VIEW main.{name} AS {sql}")
+        con.execute(sql("view_state/create_analytics_schema"))
+        for name, query in _BASE_VIEWS.items():
+            con.execute(f"CREATE OR REPLACE VIEW main.{name} AS {query}")
         for name, source in _ANALYTICS.items():
             con.execute(f"CREATE OR REPLACE VIEW analytics.{name} AS SELECT * FROM main.{source}")
-        con.execute("DELETE FROM main.view_fingerprint")
-        con.execute("INSERT INTO main.view_fingerprint VALUES (?)", [fingerprint])
-        con.execute("COMMIT")
+        con.execute(sql("view_state/clear_fingerprint"))
+        con.execute(sql("view_state/record_fingerprint"), {"fingerprint": fingerprint})
+        con.commit()
     except BaseException:
-        con.execute("ROLLBACK")
+        con.rollback()
         raise
 
 
-def _store_sorted(con: duckdb.DuckDBPyConnection, table: str, query: str, order_by: str) -> None:
-    """``CREATE TABLE table AS query ORDER BY order_by`` in two steps: the rows first, then sorted.
+def _store_sorted(con: duckdb.DuckDBPyConnection, table: str, view: str, order_by: str) -> None:
+    """``CREATE TABLE table AS <the view's rows> ORDER BY order_by`` in two steps: the rows first,
+    then sorted.
 
     One fused statement keeps the query's join state and the sort's runs pinned together, and
     runs out of a capped memory on a long history; each step alone spills to disk."""
-    con.execute(f"CREATE OR REPLACE TABLE main._staged_{table} AS {query}")
+    con.execute(f"CREATE OR REPLACE TABLE main._staged_{table} AS FROM main.{view}")
     try:
         con.execute(
             f"CREATE OR REPLACE TABLE main.{table} AS SELECT * FROM main._staged_{table} ORDER BY {order_by}"
@@ -138,17 +139,12 @@ def materialize_price_history(con: duckdb.DuckDBPyConnection) -> int:
     The view computes windows over all history; analysts filter it by GPU, so the copy
     keeps the periods precomputed and sorted, which makes such a filter read a few row groups.
     """
-    _store_sorted(
-        con, "price_periods", "SELECT * FROM main.v_price_history", "gpu, provider, valid_from, offer_key"
-    )
-    con.execute("CREATE OR REPLACE VIEW analytics.price_history AS SELECT * FROM main.price_periods")
+    _store_sorted(con, "price_periods", "v_price_history", "gpu, provider, valid_from, offer_key")
     # Views built on the periods (the daily series, price changes) read the stored ones: the same
     # rows, without computing the windows over all history again.
-    con.execute("CREATE OR REPLACE VIEW main.v_price_history AS SELECT * FROM main.price_periods")
+    con.execute(sql("view_state/read_stored_price_periods"))
     # The daily series (and the views built on it) read the precomputed rows, sorted by GPU.
-    _store_sorted(
-        con, "daily_price_rows", "SELECT * FROM main.v_daily_prices", "gpu, date, provider, offer_key"
-    )
-    con.execute("CREATE OR REPLACE VIEW main.v_daily_prices AS SELECT * FROM main.daily_price_rows")
-    row = con.execute("SELECT count(*) FROM main.price_periods").fetchone()
+    _store_sorted(con, "daily_price_rows", "v_daily_prices", "gpu, date, provider, offer_key")
+    con.execute(sql("view_state/read_stored_daily_prices"))
+    row = con.execute(sql("view_state/count_price_periods")).fetchone()
     return int(row[0]) if row else 0

@@ -16,22 +16,21 @@ import duckdb
 import pandas as pd
 
 from gpuprice.scrapers.offer import Offer, ParseReport, ParseResult
-from gpuprice.sources import PUBLIC_REPORT, SCRAPED_SOURCES, sql_values
+from gpuprice.sources import PUBLIC_REPORT, SCRAPED_SOURCES
 from gpuprice.warehouse.schema import BUNDLED_SOURCE_FILE
-from gpuprice.warehouse.tables import PROVIDER_RUN_COLUMNS, RAW_PAGE_COLUMNS, SNAPSHOT_COLUMNS
-
-_SCRAPED = sql_values(SCRAPED_SOURCES)
+from gpuprice.warehouse.sql_files import sql
+from gpuprice.warehouse.tables import PROVIDER_RUN_COLUMNS, RAW_PAGE_COLUMNS, SNAPSHOT_COLUMNS, column_names
 
 
 @contextlib.contextmanager
 def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
-    con.execute("BEGIN TRANSACTION")
+    con.begin()
     try:
         yield con
     except BaseException:
-        con.execute("ROLLBACK")
+        con.rollback()
         raise
-    con.execute("COMMIT")
+    con.commit()
 
 
 def _now() -> dt.datetime:
@@ -240,16 +239,12 @@ def _replace_partitions(
     with transaction(con):
         # The dates as one list parameter (a registered frame costs ~2 ms more per statement);
         # provider_runs rows of these dates are replaced by _insert_runs below.
-        for table in ("price_snapshots", "quarantine"):
-            con.execute(
-                f"DELETE FROM {table} WHERE provider = ? AND source IN {_SCRAPED}"
-                " AND snapshot_date IN (SELECT unnest(?::DATE[]))",
-                [provider, dates],
-            )
+        for table in ("snapshots", "quarantine"):
+            con.execute(sql(f"writes/delete_scraped_{table}"), {"provider": provider, "dates": dates})
         if frames:
             _insert_frame(con, "price_snapshots", pd.concat(frames, ignore_index=True), SNAPSHOT_COLUMNS)
         if rejected:
-            con.executemany("INSERT INTO quarantine VALUES (?, ?, ?, ?, ?, ?, ?)", rejected)
+            con.executemany(sql("writes/insert_quarantine"), rejected)
         _insert_runs(con, runs)
 
 
@@ -266,11 +261,8 @@ def record_raw_pages(con: duckdb.DuckDBPyConnection, pages: Sequence[dict]) -> N
     frame = frame.drop_duplicates(["provider", "snapshot_date", "sha256", "url"], keep="last")
     frame["snapshot_date"] = pd.to_datetime(frame["snapshot_date"]).dt.date
     with transaction(con):
-        con.execute(
-            "DELETE FROM raw_pages WHERE (provider, snapshot_date, sha256, url) IN (SELECT"
-            " unnest(?::VARCHAR[]), unnest(?::DATE[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]))",
-            [frame[c].tolist() for c in ("provider", "snapshot_date", "sha256", "url")],
-        )
+        keys = {"providers": "provider", "dates": "snapshot_date", "hashes": "sha256", "urls": "url"}
+        con.execute(sql("writes/delete_raw_pages"), {k: frame[c].tolist() for k, c in keys.items()})
         _insert_frame(con, "raw_pages", frame, RAW_PAGE_COLUMNS)
 
 
@@ -325,9 +317,8 @@ def _insert_runs(con: duckdb.DuckDBPyConnection, rows: Sequence[list[object]]) -
 
 def _delete_runs(con: duckdb.DuckDBPyConnection, rows: Sequence[list[object]]) -> None:
     con.execute(
-        "DELETE FROM provider_runs WHERE (provider, snapshot_date)"
-        " IN (SELECT unnest(?::VARCHAR[]), unnest(?::DATE[]))",
-        [[r[_RUN_PROVIDER] for r in rows], [r[_RUN_DATE] for r in rows]],
+        sql("writes/delete_provider_runs"),
+        {"providers": [r[_RUN_PROVIDER] for r in rows], "dates": [r[_RUN_DATE] for r in rows]},
     )
 
 
@@ -359,36 +350,33 @@ def record_provider_runs(con: duckdb.DuckDBPyConnection, runs: Sequence[dict]) -
     with transaction(con):
         _insert_runs(con, [_provider_run_row(**run) for run in runs])
         if cleared:
-            con.executemany(
-                "DELETE FROM quarantine WHERE provider = ? AND snapshot_date = ? AND source = ?",
-                [list(key) for key in cleared],
-            )
-            con.executemany("INSERT INTO quarantine VALUES (?, ?, ?, ?, ?, ?, ?)", quarantined)
+            con.executemany(sql("writes/delete_run_quarantine"), [list(key) for key in cleared])
+            con.executemany(sql("writes/insert_quarantine"), quarantined)
 
 
 def replace_dim_gpu(con: duckdb.DuckDBPyConnection, catalog: pd.DataFrame) -> int:
-    columns = [c for c in con.execute("SELECT * FROM dim_gpu LIMIT 0").fetchdf().columns]
+    columns = list(column_names("dim_gpu"))
     frame = catalog.reindex(columns=columns)
     with transaction(con):
-        con.execute("DELETE FROM dim_gpu")
+        con.execute(sql("writes/delete_dim_gpu"))
         _insert_frame(con, "dim_gpu", frame, columns)
     return len(frame)
 
 
 def replace_memory_fit(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame) -> int:
-    columns = [c for c in con.execute("SELECT * FROM memory_fit LIMIT 0").fetchdf().columns]
+    columns = list(column_names("memory_fit"))
     frame = frame.assign(computed_at=_now()).reindex(columns=columns)
     with transaction(con):
-        con.execute("DELETE FROM memory_fit")
+        con.execute(sql("writes/delete_memory_fit"))
         _insert_frame(con, "memory_fit", frame, columns)
     return len(frame)
 
 
 def replace_rankings(con: duckdb.DuckDBPyConnection, snapshot_date: dt.date, frame: pd.DataFrame) -> int:
-    columns = [c for c in con.execute("SELECT * FROM workload_rankings LIMIT 0").fetchdf().columns]
+    columns = list(column_names("workload_rankings"))
     frame = frame.assign(computed_at=_now(), snapshot_date=snapshot_date).reindex(columns=columns)
     with transaction(con):
-        con.execute("DELETE FROM workload_rankings WHERE snapshot_date = ?", [snapshot_date])
+        con.execute(sql("writes/delete_rankings"), {"dates": [snapshot_date]})
         _insert_frame(con, "workload_rankings", frame, columns)
     return len(frame)
 
@@ -397,21 +385,14 @@ def replace_rankings_many(con: duckdb.DuckDBPyConnection, ranked: dict[dt.date, 
     """``replace_rankings`` for many dates in one transaction (a backfill's batch)."""
     if not ranked:
         return 0
-    columns = [c for c in con.execute("SELECT * FROM workload_rankings LIMIT 0").fetchdf().columns]
+    columns = list(column_names("workload_rankings"))
     now = _now()
     frames = [
         f.assign(computed_at=now, snapshot_date=day).reindex(columns=columns) for day, f in ranked.items()
     ]
     frame = pd.concat([f for f in frames if not f.empty] or frames[:1], ignore_index=True)
-    dates = pd.DataFrame({"snapshot_date": sorted(ranked)})
     with transaction(con):
-        con.register("_dates", dates)
-        try:
-            con.execute(
-                "DELETE FROM workload_rankings WHERE snapshot_date IN (SELECT snapshot_date FROM _dates)"
-            )
-        finally:
-            con.unregister("_dates")
+        con.execute(sql("writes/delete_rankings"), {"dates": sorted(ranked)})
         _insert_frame(con, "workload_rankings", frame, columns)
     return len(frame)
 
@@ -447,11 +428,8 @@ def _record_public_quarantine(
 ) -> None:
     now = _now()
     for provider, raw, reason in quarantined:
-        con.execute("DELETE FROM quarantine WHERE source = ? AND raw_row = ?", [source, raw])
-        con.execute(
-            "INSERT INTO quarantine VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [None, provider, raw, reason, None, source, now],
-        )
+        con.execute(sql("writes/delete_public_quarantine_row"), [source, raw])
+        con.execute(sql("writes/insert_quarantine"), [None, provider, raw, reason, None, source, now])
 
 
 def replace_bundled_public_reports(
@@ -466,11 +444,9 @@ def replace_bundled_public_reports(
     """
     incoming = _public_frame(frame, BUNDLED_SOURCE_FILE)
     with transaction(con):
-        con.execute(
-            f"DELETE FROM price_snapshots WHERE source = '{PUBLIC_REPORT}' AND source_file = ?",
-            [BUNDLED_SOURCE_FILE],
-        )
-        con.execute(f"DELETE FROM quarantine WHERE source = '{PUBLIC_REPORT}'")
+        bundled = {"bundled_source_file": BUNDLED_SOURCE_FILE}
+        con.execute(sql("writes/delete_bundled_public_reports"), bundled)
+        con.execute(sql("writes/delete_public_report_quarantine"))
         con.register("_incoming_public", incoming)
         try:
             cols = ", ".join(SNAPSHOT_COLUMNS)
@@ -482,10 +458,7 @@ def replace_bundled_public_reports(
         finally:
             con.unregister("_incoming_public")
         _record_public_quarantine(con, quarantined, "public_report")
-        count = con.execute(
-            f"SELECT count(*) FROM price_snapshots WHERE source = '{PUBLIC_REPORT}' AND source_file = ?",
-            [BUNDLED_SOURCE_FILE],
-        ).fetchone()
+        count = con.execute(sql("writes/count_bundled_public_reports"), bundled).fetchone()
     return int(count[0]) if count else 0
 
 
@@ -506,15 +479,10 @@ def merge_public_reports(
     with transaction(con):
         removed = 0
         if replace:
-            row = con.execute(
-                f"SELECT count(*) FROM price_snapshots WHERE source = '{PUBLIC_REPORT}' AND source_file IS DISTINCT FROM ?",
-                [BUNDLED_SOURCE_FILE],
-            ).fetchone()
+            bundled = {"bundled_source_file": BUNDLED_SOURCE_FILE}
+            row = con.execute(sql("writes/count_imported_public_reports"), bundled).fetchone()
             removed = int(row[0]) if row else 0
-            con.execute(
-                f"DELETE FROM price_snapshots WHERE source = '{PUBLIC_REPORT}' AND source_file IS DISTINCT FROM ?",
-                [BUNDLED_SOURCE_FILE],
-            )
+            con.execute(sql("writes/delete_imported_public_reports"), bundled)
         added, updated, _ = merge_by_key(
             con, incoming, source=PUBLIC_REPORT, key=PUBLIC_REPORT_KEY, compare=_PUBLIC_COMPARE
         )
@@ -619,21 +587,11 @@ def record_history_quarantine(
     written = 0
     now = _now()
     for (provider, raw), (day, reason) in first.items():
-        row = con.execute(
-            "SELECT min(snapshot_date), any_value(reason) FROM quarantine"
-            " WHERE source = ? AND provider = ? AND raw_row = ?",
-            [source, provider, raw],
-        ).fetchone()
+        row = con.execute(sql("writes/history_quarantine_entry"), [source, provider, raw]).fetchone()
         if row and row[0] is not None:
             if row[0] <= day:
                 continue  # already quarantined from an earlier (or the same) day
-            con.execute(
-                "DELETE FROM quarantine WHERE source = ? AND provider = ? AND raw_row = ?",
-                [source, provider, raw],
-            )
-        con.execute(
-            "INSERT INTO quarantine VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [day, provider, raw, reason, None, source, now],
-        )
+            con.execute(sql("writes/delete_history_quarantine_entry"), [source, provider, raw])
+        con.execute(sql("writes/insert_quarantine"), [day, provider, raw, reason, None, source, now])
         written += 1
     return written

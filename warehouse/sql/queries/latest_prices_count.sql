@@ -1,0 +1,1 @@
+SELECT count(*) FROM main.v_latest_prices

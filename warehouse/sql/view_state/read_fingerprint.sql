@@ -1,0 +1,1 @@
+SELECT max(fingerprint) FROM main.view_fingerprint

@@ -1,0 +1,1 @@
+INSERT INTO main.view_fingerprint VALUES ($fingerprint)

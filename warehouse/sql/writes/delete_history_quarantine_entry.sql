@@ -1,0 +1,1 @@
+DELETE FROM quarantine WHERE source = ? AND provider = ? AND raw_row = ?

@@ -1,0 +1,1 @@
+DELETE FROM quarantine WHERE source = 'public_report'
