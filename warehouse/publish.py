@@ -17,40 +17,36 @@ from pathlib import Path
 
 import duckdb
 
-from gpuprice.warehouse import connection
+from gpuprice.warehouse import connection, publish_delta
 from gpuprice.warehouse.connection import limit_memory, scalar, spill_dir, sql_literal
 from gpuprice.warehouse.lake import LAKE_ALIAS, expire_snapshots, is_lake
+from gpuprice.warehouse.publish_delta import Delta
 from gpuprice.warehouse.views import materialize_price_history
 
 
 def publish_analytics_copy(con: duckdb.DuckDBPyConnection, warehouse_file: Path, target: Path) -> Path:
-    """Checkpoint the warehouse and atomically replace the analytics copy with it (from a DuckLake
-    warehouse: a copy of its tables and views into one DuckDB file).
+    """Publish the analysts' copy of the warehouse (or of a DuckLake) to ``target``, atomically.
 
-    The copy gets price_history precomputed (see ``materialize_price_history``).
+    The new copy is written to a temp file beside ``target`` and renamed over it, so a reader
+    holding the previous copy keeps a consistent view and a crash at any point leaves the
+    previous copy whole (the next publish removes the temp file and starts again from it).
+    It starts as a byte copy of the previous published copy, updated with what changed in the
+    warehouse since (``publish_delta``); without a usable previous copy, it is built whole: the
+    warehouse's tables plus price_history and the daily series precomputed (``materialize_price_history``).
     """
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_copies(target.parent, holding_writer=not is_lake(con))
-    if not is_lake(con):
-        con.execute("CHECKPOINT")  # folds the WAL into the file, so the file alone is complete
-    fd, tmp_name = tempfile.mkstemp(prefix=".analytics-", suffix=".duckdb.tmp", dir=target.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    tmp = _temp_file(target.parent)
+    scratch = _temp_file(target.parent)
     try:
-        if is_lake(con):  # the lake's tables and views, copied into one DuckDB file
-            tmp.unlink()
-            con.execute(f"ATTACH '{sql_literal(str(tmp))}' AS _analytics_copy")
-            try:
-                con.execute(f"COPY FROM DATABASE {LAKE_ALIAS} TO _analytics_copy")
-            finally:
-                con.execute("DETACH _analytics_copy")
-        else:
-            shutil.copyfile(warehouse_file, tmp)
+        delta = _update_previous(con, warehouse_file, target, tmp, scratch)
+        if delta is None:
+            _build_whole(con, warehouse_file, tmp)
         copy = limit_memory(
             duckdb.connect(str(tmp)), spill_dir(warehouse_file), connection.PUBLISH_MEMORY_LIMIT
         )
         try:
-            materialize_price_history(copy)
+            _finish(copy, delta)
             copy.execute("CHECKPOINT")
         finally:
             copy.close()
@@ -58,9 +54,95 @@ def publish_analytics_copy(con: duckdb.DuckDBPyConnection, warehouse_file: Path,
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
+        scratch.unlink(missing_ok=True)
+    global last_delta
+    last_delta = delta
     if is_lake(con):  # the copy is out: snapshots past the retention and their files can go
         expire_snapshots(con)
     return target
+
+
+# What the last publish in this process rewrote (None: it built the copy whole); for the bench.
+last_delta: Delta | None = None
+
+
+def _temp_file(folder: Path) -> Path:
+    fd, name = tempfile.mkstemp(prefix=".analytics-", suffix=".duckdb.tmp", dir=folder)
+    os.close(fd)
+    path = Path(name)
+    path.unlink()
+    return path
+
+
+def _update_previous(
+    con: duckdb.DuckDBPyConnection, warehouse_file: Path, target: Path, tmp: Path, scratch: Path
+) -> Delta | None:
+    """Copy the previous published copy to ``tmp`` and update it; None (and ``tmp`` removed)
+    when there is none or it cannot be updated."""
+    if not target.is_file():
+        return None
+    try:
+        shutil.copyfile(target, tmp)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
+    os.chmod(tmp, 0o644)
+    delta = None
+    try:
+        con.execute(f"ATTACH '{sql_literal(str(tmp))}' AS {publish_delta.COPY}")
+    except duckdb.Error:  # not a database this DuckDB can open: built whole
+        tmp.unlink(missing_ok=True)
+        return None
+    try:
+        if publish_delta.reusable(con):
+            delta = publish_delta.update_copy(con, warehouse_file, scratch)
+    finally:
+        con.execute(f"DETACH {publish_delta.COPY}")
+    if delta is None:
+        tmp.unlink(missing_ok=True)
+    return delta
+
+
+def _build_whole(con: duckdb.DuckDBPyConnection, warehouse_file: Path, tmp: Path) -> None:
+    """The whole warehouse into ``tmp`` (a DuckLake's tables and views copied into one DuckDB file)."""
+    if is_lake(con):
+        con.execute(f"ATTACH '{sql_literal(str(tmp))}' AS _analytics_copy")
+        try:
+            con.execute(f"COPY FROM DATABASE {LAKE_ALIAS} TO _analytics_copy")
+        finally:
+            con.execute("DETACH _analytics_copy")
+    else:
+        con.execute("CHECKPOINT")  # folds the WAL into the file, so the file alone is complete
+        shutil.copyfile(warehouse_file, tmp)
+        os.chmod(tmp, 0o644)
+    copy = limit_memory(duckdb.connect(str(tmp)), spill_dir(warehouse_file), connection.PUBLISH_MEMORY_LIMIT)
+    try:
+        materialize_price_history(copy)
+    finally:
+        copy.close()
+
+
+# Periods an update appends are not in GPU order; past this share of the table they are sorted again.
+UNSORTED_PERIODS_SHARE = 0.1
+
+
+def _finish(copy: duckdb.DuckDBPyConnection, delta: Delta | None) -> None:
+    """The copy's small derived tables and its publish state, rebuilt on every publish."""
+    unsorted = 0
+    if delta is not None:
+        previous = scalar(copy, "SELECT max(unsorted_periods) FROM main.publish_info") or 0
+        unsorted = int(previous) + delta.periods
+        if unsorted > UNSORTED_PERIODS_SHARE * (scalar(copy, "SELECT count(*) FROM main.price_periods") or 0):
+            # sorted by GPU again, so a GPU's history reads a few row groups
+            copy.execute(
+                "CREATE OR REPLACE TABLE main.price_periods AS"
+                " SELECT * FROM main.price_periods ORDER BY gpu, provider, valid_from, offer_key"
+            )
+            unsorted = 0
+    # latest_prices: each provider's newest day, stored (a few thousand rows read, not the history).
+    copy.execute("CREATE OR REPLACE TABLE main.latest_price_rows AS SELECT * FROM main.v_latest_prices")
+    copy.execute("CREATE OR REPLACE VIEW analytics.latest_prices AS SELECT * FROM main.latest_price_rows")
+    publish_delta.record_state(copy, partitions=delta is None, unsorted_periods=unsorted)
 
 
 # A publish takes seconds; a temp copy this old is what a killed run left behind.

@@ -1,0 +1,24 @@
+-- The offers whose price periods (and daily rows) are computed again, and from which date: an
+-- offer whose stored periods reach its provider's cutoff, or that is seen on or after it (new,
+-- or back after a gap), restarts at its latest period that began before the cutoff (that
+-- period's first page is unchanged, and ends the one before it), or at the cutoff itself.
+-- $first is the earliest cutoff (a constant, so the scan skips older row groups).
+WITH stored AS (
+    SELECT s.offer_key, s.provider, s.valid_from, s.valid_to
+    FROM _analytics_copy.main.price_periods s SEMI JOIN _pub_cut c ON c.provider = s.provider
+),
+affected AS (
+    SELECT s.offer_key, s.provider FROM stored s JOIN _pub_cut c ON c.provider = s.provider
+    WHERE coalesce(s.valid_to, DATE '9999-12-31') >= c.cutoff
+    UNION
+    SELECT {offer_key_text} AS offer_key, provider FROM (
+        SELECT p.* FROM main.price_snapshots p JOIN _pub_cut c ON c.provider = p.provider
+        WHERE p.snapshot_date >= $first AND p.snapshot_date >= c.cutoff
+    )
+)
+SELECT a.offer_key, a.provider,
+    coalesce(max(s.valid_from) FILTER (WHERE s.valid_from < c.cutoff), c.cutoff) AS restart
+FROM affected a
+JOIN _pub_cut c ON c.provider = a.provider
+LEFT JOIN stored s ON s.offer_key = a.offer_key
+GROUP BY a.offer_key, a.provider, c.cutoff
