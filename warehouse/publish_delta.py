@@ -239,7 +239,14 @@ def _recompute(
             f"""INSERT INTO {SCRATCH}.main.provider_runs BY NAME
                 SELECT r.* FROM main.provider_runs r SEMI JOIN _pub_window w ON w.provider = r.provider"""
         )
-        con.execute(f"CREATE TABLE {SCRATCH}.main.restart AS SELECT offer_key, restart FROM _pub_restart")
+        con.execute(
+            f"""CREATE TABLE {SCRATCH}.main.restart AS SELECT r.offer_key, r.restart, c.cutoff
+                FROM _pub_restart r JOIN _pub_cut c ON c.provider = r.provider"""
+        )
+        con.execute(
+            f"""CREATE TABLE {SCRATCH}.main.old_periods AS SELECT s.* FROM {COPY}.main.price_periods s
+                JOIN _pub_restart r ON r.offer_key = s.offer_key WHERE s.valid_from >= r.restart"""
+        )
         providers = int(scalar(con, "SELECT count(*) FROM _pub_window"))
         offers = int(scalar(con, "SELECT count(*) FROM _pub_restart"))
         window_rows = int(scalar(con, f"SELECT count(*) FROM {SCRATCH}.main.price_snapshots"))
@@ -263,9 +270,10 @@ def _recompute(
         )
         # The daily series of the restarted offers, from their restart on, built on those periods.
         scratch.execute("CREATE OR REPLACE VIEW main.v_price_history AS SELECT * FROM main.new_periods")
+        scratch.execute(f"CREATE TABLE main.daily_from AS {sql('publish/daily_from')}")
         scratch.execute(
             """CREATE TABLE main.new_daily AS SELECT d.* FROM main.v_daily_prices d
-               JOIN main.restart r ON r.offer_key = d.offer_key WHERE d.date >= r.restart"""
+               JOIN main.daily_from f ON f.offer_key = d.offer_key WHERE d.date >= f.daily_from"""
         )
         periods = int(scalar(scratch, "SELECT count(*) FROM main.new_periods"))
         daily = int(scalar(scratch, "SELECT count(*) FROM main.new_daily"))
@@ -273,14 +281,17 @@ def _recompute(
         scratch.close()
     con.execute(f"ATTACH '{sql_literal(str(scratch_file))}' AS {SCRATCH} (READ_ONLY)")
     try:
-        earliest = scalar(con, "SELECT min(restart) FROM _pub_restart")
-        for table, column in (("price_periods", "valid_from"), ("daily_price_rows", "date")):
-            # the constant bound first: most rows are older than every restart and skip the join
-            con.execute(
-                f"""DELETE FROM {COPY}.main.{table} t WHERE t.{column} >= ? AND EXISTS (
-                        SELECT 1 FROM _pub_restart r WHERE r.offer_key = t.offer_key AND t.{column} >= r.restart)""",
-                [earliest],
-            )
+        # the constant bound first: most rows are older than every restart and skip the join
+        con.execute(
+            f"""DELETE FROM {COPY}.main.price_periods t WHERE t.valid_from >= ? AND EXISTS (
+                    SELECT 1 FROM _pub_restart r WHERE r.offer_key = t.offer_key AND t.valid_from >= r.restart)""",
+            [scalar(con, "SELECT min(restart) FROM _pub_restart")],
+        )
+        con.execute(
+            f"""DELETE FROM {COPY}.main.daily_price_rows t WHERE t.date >= ? AND EXISTS (
+                    SELECT 1 FROM {SCRATCH}.main.daily_from f WHERE f.offer_key = t.offer_key AND t.date >= f.daily_from)""",
+            [scalar(con, f"SELECT min(daily_from) FROM {SCRATCH}.main.daily_from")],
+        )
         con.execute(f"INSERT INTO {COPY}.main.price_periods BY NAME SELECT * FROM {SCRATCH}.main.new_periods")
         con.execute(
             f"INSERT INTO {COPY}.main.daily_price_rows BY NAME SELECT * FROM {SCRATCH}.main.new_daily"

@@ -21,6 +21,12 @@ AUDIT_COLUMNS = frozenset(
         "quarantined_at",
         "applied_at",
         "run_id",
+        # the published copy's own bookkeeping: when its partitions were written and published,
+        # and how many of its periods an update appended since they were last sorted
+        "first_ingested",
+        "last_ingested",
+        "published_at",
+        "unsorted_periods",
     }
 )
 
