@@ -1,0 +1,1 @@
+DELETE FROM _analytics_copy.main.workload_rankings WHERE snapshot_date IN (SELECT unnest($dates::DATE[]))
