@@ -1,0 +1,108 @@
+"""What a training recipe moves per parameter: communication, optimizer-step and precision factors.
+
+The throughput model (:mod:`gpuprice.models.throughput_core`) turns these byte counts into time;
+this module only says, for a method x sharding x precision x optimizer, how many bytes each GPU
+exchanges or streams through HBM per parameter, and rejects unknown names with a one-line error.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from gpuprice.errors import BadInput
+from gpuprice.models.choices import METHODS, SHARDINGS
+
+# "model_parallel" (Megatron TP/PP) only occurs in benchmark rows; the product shards with ZeRO/FSDP.
+Sharding = Literal["none", "zero2", "zero3", "fsdp", "model_parallel"]
+
+# Bytes moved per parameter per GPU (before the (n-1)/n ring factor), BF16 comms, split into what
+# happens every micro-batch and what happens once per optimizer step (gradient accumulation):
+#   full + zero3/fsdp: all-gather for forward and backward + reduce-scatter of gradients, every
+#     micro-batch (DeepSpeed ZeRO-3 and FSDP reduce each micro-batch's gradients) = 2+2+2
+#   full + zero2: reduce-scatter of gradients every micro-batch (DeepSpeed reduces into the fp32
+#     partition each micro-step) + all-gather of the updated parameters once per step = 2 | 2
+#   full + none (DDP): ring all-reduce (the gradients twice) once per step: HF Trainer/accelerate
+#     and torchrun loops skip the sync on accumulation micro-batches (DDP.no_sync) = 0 | 2+2
+#   adapters + zero3/fsdp: the frozen base is gathered for forward and backward (2 x weight bytes)
+#   adapters otherwise: only the adapters' gradients (negligible)
+FULL_COMM_BYTES = {"zero3": 6.0, "fsdp": 6.0, "zero2": 2.0, "none": 0.0, "model_parallel": 0.0}
+FULL_STEP_COMM_BYTES = {"zero3": 0.0, "fsdp": 0.0, "zero2": 2.0, "none": 4.0, "model_parallel": 0.0}
+# Optimizer-state sharding: the step updates 1/n of the parameters on each GPU.
+SHARDED_STATES = frozenset({"zero2", "zero3", "fsdp", "model_parallel"})
+
+# HBM bytes per trainable parameter in one optimizer step (fp32 states; half for bf16-true),
+# counted from the kernels each implementation launches (torch 2.x torch/optim/adam.py):
+#   foreach AdamW (_multi_tensor_adam, torch.optim.AdamW's default on CUDA): weight decay
+#     mul_ (r4 w4), lerp_ of exp_avg (r8 w4), mul_ + addcmul_ of exp_avg_sq (r4 w4, r8 w4),
+#     sqrt / div_ / add_ eps on a temporary list (r4 w4 each), addcdiv_ into the parameter
+#     (r12 w4): 80 B
+#   fused AdamW (one kernel): read param, grad, exp_avg, exp_avg_sq, write three: 28 B
+#   8-bit AdamW (bitsandbytes, one kernel, 1-byte states): 4+4+1+1 read, 4+1+1 written: 16 B
+#   SGD with momentum (foreach): mul_ + add_ of the buffer, add_ into the parameter: 28 B
+# plus the gradient-norm clip every trainer runs by default (max_grad_norm 1.0): reads every
+# gradient once more, 4 B.
+OPTIMIZER_STEP_BYTES = {
+    ("adamw", "foreach"): 80.0,
+    ("adamw", "fused"): 28.0,
+    ("adamw8bit", "foreach"): 16.0,
+    ("adamw8bit", "fused"): 16.0,
+    ("paged_adamw8bit", "foreach"): 16.0,
+    ("paged_adamw8bit", "fused"): 16.0,
+    ("sgd", "foreach"): 28.0,
+    ("sgd", "fused"): 28.0,
+}
+GRAD_CLIP_BYTES = 4.0
+NF4_BYTES_PER_PARAM = 0.5625  # 4 bits + one fp32 absmax per 64 weights (QLoRA paper)
+
+
+PRECISION_FACTORS = {"fp32": 0.5, "bf16-mixed": 1.0, "bf16-true": 1.0, "fp16-mixed": 1.0, "fp8": -1.0}
+
+
+def precision_factor(precision: str) -> float:
+    """Compute-rate factor of a precision regime (TF32 runs at half the BF16 tensor rate)."""
+    try:
+        return PRECISION_FACTORS[precision]
+    except KeyError:
+        raise BadInput(f"unknown precision {precision!r}; valid: {', '.join(PRECISION_FACTORS)}") from None
+
+
+def comm_bytes_per_param(method: str, sharding: str, precision: str) -> float:
+    """Bytes per parameter each GPU exchanges per micro-batch (see FULL_COMM_BYTES)."""
+    scale = 2.0 if precision == "fp32" else 1.0
+    if method == "full":
+        return FULL_COMM_BYTES[sharding] * scale
+    if sharding in ("zero3", "fsdp"):
+        weight_bytes = NF4_BYTES_PER_PARAM if method == "qlora" else 2.0 * scale
+        return 2.0 * weight_bytes
+    return 0.0
+
+
+def step_comm_bytes_per_param(method: str, sharding: str, precision: str) -> float:
+    """Bytes per parameter each GPU exchanges once per optimizer step (see FULL_STEP_COMM_BYTES)."""
+    scale = 2.0 if precision == "fp32" else 1.0
+    return FULL_STEP_COMM_BYTES[sharding] * scale if method == "full" else 0.0
+
+
+def optimizer_step_bytes(
+    optimizer: str = "adamw", adamw_step: str = "foreach", precision: str = "bf16-mixed"
+) -> float:
+    """HBM bytes per trainable parameter of one optimizer step, gradient clipping included
+    (OPTIMIZER_STEP_BYTES; 16-bit states under bf16-true move half the bytes)."""
+    try:
+        base = OPTIMIZER_STEP_BYTES[(optimizer, adamw_step)]
+    except KeyError:
+        valid = sorted({o for o, _ in OPTIMIZER_STEP_BYTES})
+        raise BadInput(f"unknown optimizer {optimizer!r}; valid: {', '.join(valid)}") from None
+    states = 0.5 if precision == "bf16-true" and not optimizer.endswith("8bit") else 1.0
+    return base * states + GRAD_CLIP_BYTES * states
+
+
+def check_config(method: str, sharding: str, gpus: int, seq_len: int, micro_batch: int) -> None:
+    """Reject an unknown method or sharding, or a count below one, naming the valid choices."""
+    if method not in METHODS:
+        raise BadInput(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
+    if sharding not in FULL_COMM_BYTES:
+        raise BadInput(f"unknown sharding {sharding!r}; valid: {', '.join(SHARDINGS)}")
+    for name, value in (("gpus", gpus), ("seq_len", seq_len), ("micro_batch", micro_batch)):
+        if value < 1:
+            raise BadInput(f"{name} must be at least 1 (got {value})")
