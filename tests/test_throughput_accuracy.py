@@ -13,11 +13,13 @@ import numpy as np
 import pytest
 
 from conftest import TEST_DATA
-from gpuprice.models.calibration.throughput_rows import (
+from gpuprice.models.calibration.throughput_fit import (
     absolute_percentage_errors,
-    benchmark_case,
     fit_parameters,
     leave_one_source_out,
+)
+from gpuprice.models.calibration.throughput_rows import (
+    benchmark_case,
     load_benchmark_rows,
     predict_from_benchmark_row,
 )

@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from gpuprice.models.calibration.throughput_fit import fit_parameters
 from gpuprice.models.calibration.throughput_rows import (
-    _cases_from_benchmarks,
-    _number,
     benchmark_case,
-    fit_parameters,
+    cases_from_benchmarks,
     load_benchmark_rows,
+    row_number,
     source_of,
 )
 from gpuprice.models.throughput import evaluate
@@ -43,9 +43,9 @@ def band_table(csv_path: Path = DEFAULT_CSV, iterations: int = 1500) -> dict[str
         train = [r for r, s in zip(rows, sources, strict=True) if s != source]
         test = [i for i, s in enumerate(sources) if s == source]
         fitted = fit_parameters(train, PRIOR_PARAMETERS, iterations=iterations, restarts=2)
-        batch = _cases_from_benchmarks([benchmark_case(rows[i]) for i in test])
+        batch = cases_from_benchmarks([benchmark_case(rows[i]) for i in test])
         predicted = evaluate(batch, fitted).tokens_per_sec_per_gpu
-        measured = np.array([_number(rows[i], "tokens_per_sec_per_gpu") for i in test], dtype=float)
+        measured = np.array([row_number(rows[i], "tokens_per_sec_per_gpu") for i in test], dtype=float)
         ratio[test] = measured / predicted - 1.0
     tail = (1.0 - COVERAGE) / 2.0
     groups: dict[str, list[int]] = {"all": list(range(len(rows)))}

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
+from gpuprice.models.calibration.throughput_fit import fit_parameters
 from gpuprice.models.calibration.throughput_rows import (
-    _cases_from_benchmarks,
-    _number,
     benchmark_case,
-    fit_parameters,
+    cases_from_benchmarks,
     load_benchmark_rows,
+    row_number,
 )
 from gpuprice.models.throughput import evaluate
 from gpuprice.models.throughput_parameters import CALIBRATED_PARAMETERS, PRIOR_PARAMETERS
@@ -82,9 +82,9 @@ def score_holdout(
             else CALIBRATED_PARAMETERS
         )
         cases = [benchmark_case(r) for r in rows]
-        predicted = evaluate(_cases_from_benchmarks(cases), params).tokens_per_sec_per_gpu
+        predicted = evaluate(cases_from_benchmarks(cases), params).tokens_per_sec_per_gpu
         for row, case, value in zip(rows, cases, predicted, strict=True):
-            measured = _number(row, "tokens_per_sec_per_gpu")
+            measured = row_number(row, "tokens_per_sec_per_gpu")
             assert measured is not None  # load_benchmark_rows keeps only rows with a figure
             scored.append(Scored(family, str(row["workload"]), case.method, measured, float(value), refit))
     return scored

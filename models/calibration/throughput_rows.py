@@ -1,13 +1,14 @@
-"""Benchmark rows (``throughput_public.csv`` format) -> throughput-model cases, and the calibration.
+"""Benchmark rows (``throughput_public.csv`` format) -> throughput-model cases.
 
-Calibration tooling only: the product predicts with :mod:`gpuprice.models.throughput`.
+Calibration tooling only: the product predicts with :mod:`gpuprice.models.throughput`; the fit
+that uses these cases is :mod:`gpuprice.models.calibration.throughput_fit`.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,7 +19,6 @@ from gpuprice.models.gpu_hardware import BENCHMARK_ONLY_GPUS, BENCHMARK_ONLY_PAT
 from gpuprice.models.throughput import Cases, ModelShape, cases_from_columns, evaluate
 from gpuprice.models.throughput_parameters import (
     CALIBRATED_PARAMETERS,
-    PRIOR_PARAMETERS,
     ThroughputParameters,
 )
 
@@ -54,7 +54,8 @@ def _text(row: Mapping[str, object], key: str) -> str:
     return str(value).strip()
 
 
-def _number(row: Mapping[str, object], key: str) -> float | None:
+def row_number(row: Mapping[str, object], key: str) -> float | None:
+    """A numeric cell ("1,024" allowed); None when empty, not a number or not finite."""
     text = _text(row, key).replace(",", "")
     try:
         value = float(text)
@@ -250,29 +251,29 @@ def source_of(row: Mapping[str, object]) -> str:
 
 def benchmark_case(row: Mapping[str, object]) -> BenchmarkCase:
     """Interpret one benchmark row (columns as in throughput_public.csv)."""
-    gpus = int(_number(row, "gpu_count") or 1)
+    gpus = int(row_number(row, "gpu_count") or 1)
     precision_text = _text(row, "precision")
     checkpoint_text = _text(row, "act_ckpt").lower()
-    shape = _benchmark_shape(_text(row, "model"), _number(row, "params_b"))
+    shape = _benchmark_shape(_text(row, "model"), row_number(row, "params_b"))
     eager = _text(row, "attention").lower().startswith("eager")
     return BenchmarkCase(
         shape=shape,
         profile=benchmark_gpu(_text(row, "gpu")),
         method=_benchmark_method(_text(row, "workload"), precision_text),
         gpus=gpus,
-        seq_len=int(_number(row, "seq_len") or 2048),
-        micro_batch=max(1, int(_number(row, "micro_batch") or 1)),
+        seq_len=int(row_number(row, "seq_len") or 2048),
+        micro_batch=max(1, int(row_number(row, "micro_batch") or 1)),
         checkpointing=checkpoint_text in ("true", "yes", "1", "full", "on"),
         compiled=_compiled(_text(row, "notes")),
         precision=_benchmark_precision(precision_text),
         sharding=_benchmark_sharding(_text(row, "sharding"), gpus),
-        grad_accum=max(1, int(_number(row, "grad_accum") or 1)),
+        grad_accum=max(1, int(row_number(row, "grad_accum") or 1)),
         score_heads=_attention_heads(_text(row, "model"), shape) if eager else 0.0,
         optimizer_bytes=_optimizer_bytes(row, _framework(row)),
     )
 
 
-def _cases_from_benchmarks(cases: Sequence[BenchmarkCase]) -> Cases:
+def cases_from_benchmarks(cases: Sequence[BenchmarkCase]) -> Cases:
     batch = cases_from_columns(
         shape=[c.shape for c in cases],
         profile=[c.profile for c in cases],
@@ -297,7 +298,7 @@ def predict_from_benchmark_row(
     row: Mapping[str, object], params: ThroughputParameters = CALIBRATED_PARAMETERS
 ) -> float:
     """Predicted tokens/s per GPU for one row in the format of throughput_public.csv."""
-    return float(evaluate(_cases_from_benchmarks([benchmark_case(row)]), params).tokens_per_sec_per_gpu[0])
+    return float(evaluate(cases_from_benchmarks([benchmark_case(row)]), params).tokens_per_sec_per_gpu[0])
 
 
 def load_benchmark_rows(path: str) -> list[dict[str, object]]:
@@ -306,139 +307,4 @@ def load_benchmark_rows(path: str) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = [
         {str(k): v for k, v in r.items()} for r in table.to_dict(orient="records")
     ]
-    return [r for r in rows if _number(r, "tokens_per_sec_per_gpu")]
-
-
-# --------------------------------------------------------------------------- calibration
-def _nelder_mead(
-    f: Callable[[np.ndarray], float], x0: np.ndarray, *, iterations: int, step: float
-) -> np.ndarray:
-    """Minimise f from x0 (derivative-free: the objective has kinks from max() and medians)."""
-    n = len(x0)
-    simplex = np.vstack([x0] + [x0 + step * np.eye(n)[i] for i in range(n)])
-    values = np.array([f(x) for x in simplex])
-    for _ in range(iterations):
-        order = np.argsort(values)
-        simplex, values = simplex[order], values[order]
-        centroid = simplex[:-1].mean(axis=0)
-        reflected = centroid + (centroid - simplex[-1])
-        f_reflected = f(reflected)
-        if f_reflected < values[0]:
-            expanded = centroid + 2.0 * (centroid - simplex[-1])
-            f_expanded = f(expanded)
-            simplex[-1], values[-1] = (
-                (expanded, f_expanded) if f_expanded < f_reflected else (reflected, f_reflected)
-            )
-        elif f_reflected < values[-2]:
-            simplex[-1], values[-1] = reflected, f_reflected
-        else:
-            contracted = centroid + 0.5 * (simplex[-1] - centroid)
-            f_contracted = f(contracted)
-            if f_contracted < values[-1]:
-                simplex[-1], values[-1] = contracted, f_contracted
-            else:
-                simplex = simplex[0] + 0.5 * (simplex - simplex[0])
-                values = np.array([f(x) for x in simplex])
-    return simplex[int(np.argmin(values))]
-
-
-# Robust loss: a row off by more than 50 % counts as 50 % (known misses cannot drag the fit).
-LOSS_CAP = math.log(1.5)
-MIN_ROWS_PER_PARAMETER = 3
-
-_GLOBAL_FIELDS = (
-    "half_width",
-    "attention_efficiency",
-    "hopper_attention_factor",
-    "layer_overhead_ms",
-    "dequant_bytes_per_param",
-    "fp8_speedup",
-    "lora_efficiency",
-    "compile_speedup",
-    "node_scaling_loss",
-    "comm_overlap",
-)
-
-
-def _exercised_fields(cases: Sequence[BenchmarkCase]) -> set[str]:
-    """Global parameters at least MIN_ROWS_PER_PARAMETER rows depend on; the others keep their
-    start value (a parameter no row constrains would drift freely in the fit)."""
-    fields = {"half_width", "attention_efficiency", "layer_overhead_ms"}
-    checks = {
-        "hopper_attention_factor": lambda c: c.profile.family in ("hopper", "blackwell"),
-        "dequant_bytes_per_param": lambda c: c.method == "qlora",
-        "fp8_speedup": lambda c: c.precision == "fp8" and c.profile.has_fp8,
-        "lora_efficiency": lambda c: c.method != "full",
-        "compile_speedup": lambda c: c.compiled,
-        "node_scaling_loss": lambda c: c.gpus > 8,
-        "comm_overlap": lambda c: c.gpus > 1,
-    }
-    # A parameter only one or two rows depend on would be tuned to those rows: it keeps its start.
-    fields.update(
-        name for name, uses in checks.items() if sum(bool(uses(c)) for c in cases) >= MIN_ROWS_PER_PARAMETER
-    )
-    return fields
-
-
-def fit_parameters(
-    rows: Sequence[Mapping[str, object]],
-    start: ThroughputParameters = PRIOR_PARAMETERS,
-    *,
-    fixed: Collection[str] = (),
-    iterations: int = 3000,
-    restarts: int = 2,
-) -> ThroughputParameters:
-    """Calibrate the model's constants on benchmark rows (minimises mean |log(pred/measured)|).
-
-    Families absent from ``rows`` and the global parameters named in ``fixed`` keep ``start``'s
-    values. Everything is fitted in log space (all are positive); ``comm_overlap`` is capped at 1.
-    """
-    cases = [benchmark_case(r) for r in rows]
-    measured = np.array([_number(r, "tokens_per_sec_per_gpu") for r in rows], dtype=float)
-    batch = _cases_from_benchmarks(cases)
-    families = [f for f in start.family_efficiency if f in {c.profile.family for c in cases}]
-    exercised = _exercised_fields(cases)
-    free = [name for name in _GLOBAL_FIELDS if name not in fixed and name in exercised]
-
-    def unpack(x: np.ndarray) -> ThroughputParameters:
-        values = np.exp(x)
-        table = dict(start.family_efficiency)
-        table.update({f: float(v) for f, v in zip(families, values[: len(families)], strict=True)})
-        update = dict(zip(free, (float(v) for v in values[len(families) :]), strict=True))
-        if "comm_overlap" in update:
-            update["comm_overlap"] = min(update["comm_overlap"], 1.0)
-        return start.model_copy(update={"family_efficiency": table, **update})
-
-    def loss(x: np.ndarray) -> float:
-        predicted = evaluate(batch, unpack(x)).tokens_per_sec_per_gpu
-        return float(np.mean(np.minimum(np.abs(np.log(predicted / measured)), LOSS_CAP)))
-
-    floor = 1e-4  # a parameter may fit to ~0 (e.g. the node loss); keep it finite in log space
-    x = np.log([start.family_efficiency[f] for f in families] + [max(getattr(start, n), floor) for n in free])
-    for _ in range(restarts):
-        x = _nelder_mead(loss, x, iterations=iterations, step=0.15)
-    return unpack(x)
-
-
-def absolute_percentage_errors(
-    rows: Sequence[Mapping[str, object]], params: ThroughputParameters = CALIBRATED_PARAMETERS
-) -> np.ndarray:
-    """|predicted / measured - 1| for each row (the accuracy statistic of mfu_calibration.md)."""
-    batch = _cases_from_benchmarks([benchmark_case(r) for r in rows])
-    measured = np.array([_number(r, "tokens_per_sec_per_gpu") for r in rows], dtype=float)
-    return np.abs(evaluate(batch, params).tokens_per_sec_per_gpu / measured - 1.0)
-
-
-def leave_one_source_out(
-    rows: Sequence[Mapping[str, object]], *, iterations: int = 1500, restarts: int = 2
-) -> np.ndarray:
-    """|predicted / measured - 1| of each row, predicted by parameters refitted (from the priors)
-    on every other source's rows."""
-    errors = np.zeros(len(rows))
-    sources = [source_of(r) for r in rows]
-    for source in sorted(set(sources)):
-        train = [r for r, s in zip(rows, sources, strict=True) if s != source]
-        test = [i for i, s in enumerate(sources) if s == source]
-        fitted = fit_parameters(train, PRIOR_PARAMETERS, iterations=iterations, restarts=restarts)
-        errors[test] = absolute_percentage_errors([rows[i] for i in test], fitted)
-    return errors
+    return [r for r in rows if row_number(r, "tokens_per_sec_per_gpu")]
