@@ -28,7 +28,7 @@ from gpuprice.models.cost import hours_for_tokens, run_cost
 from gpuprice.models.frameworks import defaults_of as framework_defaults
 from gpuprice.models.memory import TrainingSetup, estimate_memory
 from gpuprice.models.memory_setup import keeps_scores
-from gpuprice.models.throughput import predict_throughput, time_breakdown
+from gpuprice.models.throughput import Throughput, predict_throughput, time_breakdown
 from gpuprice.models.throughput_band import throughput_band
 from gpuprice.quantities import parse_number
 from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS
@@ -116,23 +116,7 @@ def estimate_result(
     memory check. Without a price the cost uses ``market`` (the cheapest list offer, named in
     ``offer``). A setup that does not fit has ``fits`` false and its cost marked by ``cost_note``
     ("does not fit: ..."), so the guide's table can still be reproduced from given prices."""
-    speed = predict_throughput(
-        setup.arch,
-        setup.method,
-        request.gpu,
-        setup.gpus,
-        setup.seq_len,
-        setup.micro_batch,
-        setup.grad_checkpointing,
-        setup.precision,
-        setup.sharding,
-        compile=setup.compile,
-        framework=setup.framework,
-        keeps_scores=keeps_scores(setup),
-        grad_accum=setup.grad_accum,
-        optimizer=setup.optimizer,
-        adamw_step=framework_defaults(setup.framework).adamw_step,
-    )
+    speed = _predicted_speed(setup, request.gpu)
     cluster_rate = speed.tokens_per_sec_per_gpu * setup.gpus
     if request.hours is not None:
         hours, tokens = request.hours, cluster_rate * request.hours * 3600.0
@@ -147,20 +131,7 @@ def estimate_result(
 
     check = gpu_fields(setup, memory, request.gpu)  # the device figure, whatever --memory-metric reports
     gpu_memory, fits = check["gpu_memory_gb"], check["fits"]
-    price, offer, note = request.price, None, None
-    if price is None and market is not None:
-        offer = market(request.gpu, setup.gpus)
-        if offer is not None and not offer.get("current", True):
-            # An older price is never the market price: named, not used (warehouse/staleness.py).
-            note = (
-                f"no current list price for {setup.gpus}x {request.gpu}: the cheapest older one is {offer['provider']}'s "
-                f"${offer['usd_per_gpu_hour']:g} from a page {offer['price_age_days']} days old, over the "
-                f"{MAX_PRICE_AGE_DAYS}-day limit; give --usd-per-gpu-hour"
-            )
-            offer = None
-        elif offer is None:
-            note = f"no list price for {setup.gpus}x {request.gpu} in the warehouse; give --usd-per-gpu-hour"
-        price = offer["usd_per_gpu_hour"] if offer is not None else None
+    price, offer, note = _price_for(setup, request, market)
     if not fits:
         note = (
             f"does not fit: {memory.device_gb:.1f} GB predicted per GPU exceeds the "
@@ -194,6 +165,49 @@ def estimate_result(
         **band_fields(setup, memory),
         **{k: v for k, v in check.items() if k != "gpu"},
     }
+
+
+def _predicted_speed(setup: TrainingSetup, gpu: str) -> Throughput:
+    """The throughput model's prediction for the setup on ``gpu`` (its framework's AdamW step)."""
+    return predict_throughput(
+        setup.arch,
+        setup.method,
+        gpu,
+        setup.gpus,
+        setup.seq_len,
+        setup.micro_batch,
+        setup.grad_checkpointing,
+        setup.precision,
+        setup.sharding,
+        compile=setup.compile,
+        framework=setup.framework,
+        keeps_scores=keeps_scores(setup),
+        grad_accum=setup.grad_accum,
+        optimizer=setup.optimizer,
+        adamw_step=framework_defaults(setup.framework).adamw_step,
+    )
+
+
+def _price_for(
+    setup: TrainingSetup, request: RunRequest, market: MarketLookup | None
+) -> tuple[float | None, dict[str, Any] | None, str | None]:
+    """(price per GPU-hour, the market offer used, a note): the given price, else the cheapest
+    current list offer from ``market``; a missing or too old market price is named in the note."""
+    price, offer, note = request.price, None, None
+    if price is None and market is not None:
+        offer = market(request.gpu, setup.gpus)
+        if offer is not None and not offer.get("current", True):
+            # An older price is never the market price: named, not used (warehouse/staleness.py).
+            note = (
+                f"no current list price for {setup.gpus}x {request.gpu}: the cheapest older one is {offer['provider']}'s "
+                f"${offer['usd_per_gpu_hour']:g} from a page {offer['price_age_days']} days old, over the "
+                f"{MAX_PRICE_AGE_DAYS}-day limit; give --usd-per-gpu-hour"
+            )
+            offer = None
+        elif offer is None:
+            note = f"no list price for {setup.gpus}x {request.gpu} in the warehouse; give --usd-per-gpu-hour"
+        price = offer["usd_per_gpu_hour"] if offer is not None else None
+    return price, offer, note
 
 
 def _fitting_sharding_hint(setup: TrainingSetup, gpu_memory: float) -> str:
