@@ -13,10 +13,7 @@ from gpuprice.reports import changes as changes_module
 from gpuprice.reports import comparison, costs, loading, workload_info
 from gpuprice.reports.comparison import NoCapacity
 from gpuprice.reports.data import (
-    GpuCapacity,
     GpuCheapest,
-    MemoryFitRow,
-    MemoryVerdict,
     PriceChange,
     RankedOffer,
     ReportMeta,
@@ -25,6 +22,7 @@ from gpuprice.reports.data import (
     WorkloadSummary,
     recommended,
 )
+from gpuprice.reports.memory_verdict import GpuCapacity, MemoryFitRow, MemoryVerdict
 from gpuprice.reports.status import data_status
 from gpuprice.reports.weeks import IsoWeek
 

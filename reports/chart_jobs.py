@@ -15,7 +15,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from gpuprice.reports.data import GpuCapacity, GpuPriceHistory, MemoryBar, RankedOffer, WorkloadReport
+from gpuprice.reports.data import GpuPriceHistory, RankedOffer, WorkloadReport
+from gpuprice.reports.memory_verdict import GpuCapacity, MemoryBar
 from gpuprice.reports.weeks import IsoWeek
 from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS
 

@@ -18,10 +18,8 @@ import duckdb
 
 from gpuprice.errors import BadInput
 from gpuprice.reports.data import (
-    GpuCapacity,
     GpuCheapest,
     GpuPriceHistory,
-    MemoryFitRow,
     PriceChange,
     PricedOffer,
     PriceSeries,
@@ -30,6 +28,7 @@ from gpuprice.reports.data import (
     SourceSnapshot,
 )
 from gpuprice.reports.formatting import series_label
+from gpuprice.reports.memory_verdict import GpuCapacity, MemoryFitRow
 from gpuprice.reports.weeks import IsoWeek
 from gpuprice.scrapers.offer import PROVIDERS
 

@@ -12,8 +12,8 @@ from matplotlib.text import Annotation
 
 from gpuprice.reports import formatting as fmt
 from gpuprice.reports.chart_style import CHART_STYLE, PART_COLORS, finish_style, new_figure
-from gpuprice.reports.data import MEMORY_PARTS, GpuCapacity, MemoryBar
 from gpuprice.reports.labels import place_labels
+from gpuprice.reports.memory_verdict import MEMORY_PARTS, GpuCapacity, MemoryBar
 from gpuprice.reports.svg import chart_text, figure_to_svg, fit_axes
 
 _BAR_WIDTH = 0.62  # bar width in slots of 1

@@ -19,9 +19,10 @@ from markupsafe import Markup
 
 from gpuprice.reports import chart_jobs, drawing
 from gpuprice.reports import formatting as fmt
-from gpuprice.reports.data import MEMORY_PARTS, WeekOverview, WorkloadReport
+from gpuprice.reports.data import WeekOverview, WorkloadReport
 from gpuprice.reports.links import pricing_url
 from gpuprice.reports.loading import STALE_AFTER_DAYS
+from gpuprice.reports.memory_verdict import MEMORY_PARTS
 from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS
 
 TOP_OFFERS_HTML = 20

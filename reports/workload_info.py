@@ -20,15 +20,8 @@ from gpuprice.models.choices import GPUS_PER_NODE
 from gpuprice.models.memory import TrainingSetup, estimate_memory
 from gpuprice.models.workloads import Workload, load_workloads
 from gpuprice.reports import formatting as fmt
-from gpuprice.reports.data import (
-    MEMORY_PARTS,
-    DefinitionItem,
-    MemoryBar,
-    MemoryFitRow,
-    RankedOffer,
-    WorkloadDefinition,
-    sharding_rank,
-)
+from gpuprice.reports.data import DefinitionItem, RankedOffer, WorkloadDefinition
+from gpuprice.reports.memory_verdict import MEMORY_PARTS, MemoryBar, MemoryFitRow, sharding_rank
 
 # Shown first, in this order; any other field follows in the workload's own order.
 _LEADING_FIELDS: tuple[str, ...] = (

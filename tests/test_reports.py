@@ -514,7 +514,7 @@ def test_reports_warn_when_the_pipeline_stopped(con) -> None:
 
 def test_memory_bars_come_from_the_memory_model(con) -> None:
     from gpuprice.reports import build
-    from gpuprice.reports.data import MEMORY_PARTS
+    from gpuprice.reports.memory_verdict import MEMORY_PARTS
 
     _, reports = build.build_week(con, IsoWeek.parse(WEEK), generated_at=NOW, catalog=catalog())
     qlora = next(r for r in reports if r.definition.name == "llama-3.1-70b-qlora")
@@ -544,7 +544,7 @@ def test_workloads_missing_on_either_side(con) -> None:
 
 def test_memory_verdict_semantics() -> None:
     """Per cell: a GPU-memory fit beats CPU offload beats a miss; misses show the nearest need."""
-    from gpuprice.reports.data import MemoryFitRow, MemoryVerdict
+    from gpuprice.reports.memory_verdict import MemoryFitRow, MemoryVerdict
 
     def row(
         gpu: str, memory: float, count: int, sharding: str, need: float, least: bool = False
