@@ -1,0 +1,294 @@
+"""Per-setup features of the memory model: the byte counts that do not depend on GPU count or sharding.
+
+:func:`setup_features` turns one :class:`~gpuprice.models.memory_setup.TrainingSetup` into the
+named floats (:data:`FEATURE_NAMES`) the kernel in :mod:`gpuprice.models.memory` combines with a
+GPU count and a sharding strategy. The fixed facts below are sourced in that module's docstring.
+"""
+
+from __future__ import annotations
+
+from gpuprice.models.architectures import ModelArch
+from gpuprice.models.frameworks import DEFAULTS
+from gpuprice.models.memory_setup import TrainingSetup, keeps_scores
+
+# ----- fixed facts (sources in the module docstring) ---------------------------------------------
+NF4_BYTES = 4.5 / 8  # 4-bit + fp32 absmax per 64 weights
+NF4_DQ_BYTES = 4.127 / 8  # double quantization: FP8 absmax, second-level block 256
+EIGHT_BIT_STATE_BYTES = 2 + 2 * 4 / 2048  # two 8-bit states + fp32 block scales (block 2048)
+# Bytes per logit alive at the loss's peak, counted from the kernels (memory_calibration.md):
+# * upcast (``logits.float()`` or autocast's fp32 cross_entropy): the forward holds the 16-bit
+#   logits, their fp32 copy and the fp32 log-softmax (2 + 4 + 4); backward starts with the saved
+#   fp32 log-softmax, nll_loss's fp32 gradient and log_softmax_backward's fp32 result (4 + 4 + 4).
+# * 16-bit loss (F.cross_entropy on bf16 logits, no autocast): 16-bit logits + log-softmax (2 + 2)
+#   forward, saved log-softmax + gradient + input gradient (2 + 2 + 2) in backward.
+# * fp32 head (fp32 training, PEFT's fp32 lm_head under QLoRA): 4 + 4 forward, 4 + 4 + 4 backward.
+LOGIT_BYTES_UPCAST = 12.0
+LOGIT_BYTES_16 = 6.0
+LOGIT_BYTES_32 = 12.0
+# Bytes per saved activation element: the compute dtype (the calibrated factor absorbs the fp32
+# norm statistics and the odd upcast tensor autocast keeps).
+ACT_BYTES = {"fp32": 4.0, "bf16-mixed": 2.0, "bf16-true": 2.0}
+# Frozen base weights of LoRA: the module dtype (bf16-mixed = 16-bit base + fp32 adapters, as
+# PEFT + AMP, DeepSpeed and torchtune run it).
+FROZEN_BYTES = {"fp32": 4.0, "bf16-mixed": 2.0, "bf16-true": 2.0}
+
+
+# ----- per-setup features (independent of GPU count and sharding) --------------------------------
+def lora_params(arch: ModelArch, rank: int, targets: str) -> int:
+    """Adapter parameters: r (d_in + d_out) per adapted matrix, over layers (and experts).
+
+    ``qv`` adapts the query and value projections; ``all`` every linear in the blocks (q, k, v, o
+    and the MLP / every expert's MLP), as PEFT's ``all-linear`` does."""
+    h = arch.hidden_size
+    attn_qv = rank * (h + arch.q_width) + rank * (h + arch.kv_width)
+    attn_layers = arch.num_layers + arch.cross_attention_layers
+    if targets == "qv":
+        return attn_layers * attn_qv
+    attn_all = attn_qv + rank * (h + arch.kv_width) + rank * (arch.attn_out_width + h)
+    mats = 3 if arch.gated_mlp else 2
+
+    def mlp(width: int) -> int:
+        return mats * rank * (h + width)
+
+    moe_layers = arch.num_layers - arch.dense_layers if arch.is_moe else 0
+    dense_layers = arch.num_layers - moe_layers
+    total = attn_layers * attn_all + dense_layers * mlp(arch.intermediate_size)
+    total += moe_layers * (arch.num_experts + arch.num_shared_experts) * mlp(arch.expert_width)
+    return total
+
+
+def framework_arch(setup: TrainingSetup) -> ModelArch:
+    """The shape as the framework builds it: litgpt's ``GPT`` always creates ``lm_head =
+    nn.Linear(...)`` next to ``wte = nn.Embedding(...)`` (``litgpt/model.py``), so a checkpoint
+    with tied embeddings (Gemma, Llama-3.2) gets a separate head unless ``tie_embeddings`` is set."""
+    if DEFAULTS[setup.framework].unties_embeddings and setup.arch.tied_embeddings:
+        return setup.arch.model_copy(update={"tied_embeddings": False})
+    return setup.arch
+
+
+def _activation_elements(setup: TrainingSetup) -> tuple[float, float]:
+    """Saved elements per token per layer (before the calibrated activation factor), as
+    (no recomputation, op-level selective recomputation).
+
+    No recomputation: what autograd keeps for one pre-norm block. A frozen ``nn.Linear`` keeps no
+    input for a weight gradient, so LoRA on q,v saves fewer MLP tensors; bitsandbytes' 4-bit
+    matmul saves its input whenever any gradient flows (QLoRA keeps every linear input like full
+    fine-tuning), torchao's NF4 linear does not. Eager RMSNorm keeps an fp32 copy of its input
+    (and, with a trainable weight, the normalised 16-bit tensor); fused kernels (torch.compile,
+    Unsloth's Triton norms and SwiGLU) keep neither, nor the activation output of a gated MLP.
+
+    Selective (torchtitan's op-level policy): the block input, the attention (SDPA) output and
+    every second matmul output are saved; everything else is recomputed in backward."""
+    arch = framework_arch(setup)
+    defaults = DEFAULTS[setup.framework]
+    h = arch.hidden_size
+    method, targets, rank = setup.method, setup.lora_targets, setup.lora_rank
+    fused = setup.compile or defaults.fused_kernels
+    qlora_inputs = method == "qlora" and defaults.qlora_saves_linear_inputs
+    linear_inputs_saved = method == "full" or qlora_inputs or targets == "all"
+    # attention: norm input, norm output (feeds q,k,v), q, K/V at query width, output
+    attention = 2 * h + 3 * arch.q_width + arch.attn_out_width
+    if arch.is_moe:
+        width = (arch.experts_per_token + arch.num_shared_experts) * arch.expert_width
+        dispatch = arch.experts_per_token * h  # tokens copied into expert batches
+    else:
+        width, dispatch = arch.intermediate_size, 0
+    activation_out = 0 if fused else width  # act(gate) / act(fc1), recomputed by fused kernels
+    if arch.gated_mlp:  # gate, up always; norm output and product only as linear inputs
+        mlp = (2 * h + 3 * width) if linear_inputs_saved else (h + 2 * width)
+    else:  # fc1 output always; norm output only as a linear input
+        mlp = (2 * h + width) if linear_inputs_saved else (h + 0 * width)
+    mlp += activation_out
+    norms = 0.0
+    if not fused:
+        upcast = 0.0 if setup.precision == "fp32" else 2.0  # fp32 copy = two 16-bit elements
+        normalised = 1.0 if method == "full" else 0.0
+        norms = arch.norms_per_layer * (upcast + normalised) * h
+    adapters = 0
+    if method != "full":  # x @ A intermediates of each adapted matrix
+        adapters = rank * (2 if targets == "qv" else (4 + (3 if arch.gated_mlp else 2)))
+    per_layer = attention + mlp + dispatch + adapters + norms
+    if arch.cross_attention_layers:  # T5 decoder blocks also attend over the encoder output
+        per_layer += (
+            arch.cross_attention_layers / arch.num_layers * (h + 2 * arch.q_width + arch.attn_out_width)
+        )
+    mlp_mm = (2 * width if arch.gated_mlp else width) + h  # gate/up (or fc1) and down (or fc2) outputs
+    matmul_outputs = arch.q_width + 2 * arch.kv_width + h + mlp_mm
+    selective = h + arch.attn_out_width + 0.5 * matmul_outputs + dispatch + adapters
+    return float(per_layer), float(min(selective, per_layer))
+
+
+FEATURE_NAMES = (
+    "train_w",  # trainable working weights, bytes (unsharded)
+    "train_w_sharded",  # the same under ZeRO-3/FSDP (0 when the sharded fp32 params are the master)
+    "frozen_w",  # frozen base weights, bytes
+    "grads",  # gradient bytes
+    "grads_sharded",  # gradient bytes ZeRO-3/FSDP shards (whole blocks when a unit mixes frozen weights)
+    "optim",  # optimizer bytes (incl. fp32 master under bf16-mixed)
+    "unit_w",  # bytes of the largest unit gathered by ZeRO-3/FSDP
+    "unit_g",  # its gradient bytes (full fine-tuning)
+    "act_layer",  # saved activation bytes of one layer (no checkpointing), before the factor
+    "act_selective",  # bytes one layer keeps under op-level selective recomputation
+    "act_ckpt",  # bytes kept per layer under full recomputation (its input)
+    "layers",  # layers whose saved tensors stay on the GPU
+    "ac",  # 0 none, 1 selective, 2 full
+    "logits",  # logits / loss buffer bytes
+    "dequant",  # bytes of one block's linears dequantized to bf16 (QLoRA), else 0
+    "metric",  # 0 device, 1 reserved, 2 allocated
+    "accumulates",  # 1: gradients coexist with a forward's activations; 0: they replace them
+    "variable",  # 1: batches vary in length (the allocator keeps a previous loss region cached)
+    "step_temp",  # bytes of the optimizer step's temporaries (foreach AdamW: one state-sized list)
+    "step_temp_sharded",  # the same under ZeRO/FSDP (0 where DeepSpeed's FusedAdam steps in place)
+    "scores",  # bytes of attention scores one layer keeps for backward (eager / explicit scores)
+    "scores_bwd",  # bytes alive while one layer's score backward runs, plus the shared 4D mask
+)
+_METRIC_CODE = {"device": 0, "reserved": 1, "allocated": 2}
+_AC_CODE = {"none": 0, "selective": 1, "full": 2}
+# Bytes per logit element alive at the loss's peak, (16-bit, fp32) output projection. full: the
+# framework's own figure (FrameworkDefaults.full_loss_bytes; transformers: 16-bit logits + fp32
+# upcast + fp32 gradient = 10); chunked: one 16-bit copy of the logits (torchtune's table: chunking
+# saved 8.1 GiB on 1.05e9 logits, i.e. 10 -> ~2 B); the upcast and the gradient exist for one chunk
+# at a time; fused: no logits tensor (fused linear + cross-entropy).
+CHUNKED_LOGIT_BYTES = (2.0, 4.0)
+# Saved tensors still on the GPU under activation offloading: the layer being computed and the one
+# whose copy to host is in flight (torchtune's OffloadActivations uses one side stream).
+OFFLOADED_RESIDENT_LAYERS = 2.0
+
+
+def _per_param_bytes(precision: str, optimizer: str) -> tuple[float, float, float]:
+    """(working weights, gradient, optimizer incl. master) bytes per trainable parameter."""
+    weight = 4.0 if precision == "fp32" else 2.0
+    grad = 2.0 if precision == "bf16-true" else 4.0
+    master = 4.0 if precision == "bf16-mixed" else 0.0
+    if optimizer == "adamw":
+        states = 4.0 if precision == "bf16-true" else 8.0
+    elif optimizer in ("adamw8bit", "paged_adamw8bit"):
+        states = EIGHT_BIT_STATE_BYTES
+    else:  # sgd with momentum
+        states = 2.0 if precision == "bf16-true" else 4.0
+    return weight, grad, states + master
+
+
+def _frozen_weights(setup: TrainingSetup, arch: ModelArch, w_b: float) -> tuple[float, float, bool]:
+    """(bytes of the frozen base, bytes per weight of one unit's weights, whether the head and
+    the non-quantised rest are fp32) for LoRA / QLoRA; full training freezes nothing."""
+    if setup.method == "lora":
+        unit_byte = FROZEN_BYTES[setup.precision]
+        return arch.n_params * unit_byte, unit_byte, setup.precision == "fp32"
+    if setup.method == "qlora":
+        unit_byte = NF4_DQ_BYTES if setup.qlora_double_quant else NF4_BYTES
+        quant = arch.quantizable_params
+        rest = (
+            4.0
+            if setup.precision == "fp32"
+            or (setup.precision == "bf16-mixed" and DEFAULTS[setup.framework].qlora_fp32_rest)
+            else 2.0
+        )
+        return quant * unit_byte + (arch.n_params - quant) * rest, unit_byte, rest == 4.0
+    return 0.0, w_b, setup.precision == "fp32"
+
+
+def _dequant_buffer(setup: TrainingSetup, arch: ModelArch) -> float:
+    """QLoRA: bytes of one block's (active) linears expanded to bf16 (torchao's linear_nf4: one
+    weight matrix at a time); 0 otherwise."""
+    if setup.method != "qlora":
+        return 0.0
+    active_linear = arch.quantizable_params * (arch.n_active_params / arch.n_params)
+    dequant = active_linear / arch.num_layers * 2.0
+    if DEFAULTS[setup.framework].dequant_per_linear:
+        dequant = min(dequant, arch.hidden_size * max(arch.intermediate_size, arch.q_width) * 2.0)
+    return dequant
+
+
+def _logit_bytes(setup: TrainingSetup, fp32_head: bool) -> float:
+    """Bytes per logit element the loss keeps (0 when the loss never materialises the logits)."""
+    if setup.loss == "full":
+        # autocast (bf16-mixed) runs cross_entropy in fp32 whatever the code does
+        upcast = fp32_head or DEFAULTS[setup.framework].loss_upcasts or setup.precision == "bf16-mixed"
+        return (LOGIT_BYTES_32 if fp32_head else LOGIT_BYTES_UPCAST) if upcast else LOGIT_BYTES_16
+    if setup.loss == "chunked":
+        return CHUNKED_LOGIT_BYTES[1 if fp32_head else 0]
+    return 0.0
+
+
+def _eager_scores(setup: TrainingSetup, arch: ModelArch, act_bytes: float) -> tuple[float, float]:
+    """(bytes of one layer's attention scores kept for backward, extra bytes of its backward)
+    under eager attention; 0 for fused kernels.
+
+    transformers' eager_attention_forward: softmax(scores, dtype=float32).to(query.dtype) ->
+    the fp32 softmax output (softmax backward reads it) and the 16-bit probabilities (the
+    P @ V matmul saves them); fp32 training: one 4-byte tensor. Backward of that layer: the
+    16-bit gradient of P, its fp32 upcast and the fp32 softmax gradient (2 + 4 + 4 B).
+    Plus the (b, 1, s, s) additive mask the eager path materialises once per step.
+    """
+    if not keeps_scores(setup):
+        return 0.0, 0.0
+    elements = float(setup.micro_batch) * arch.num_heads * float(setup.seq_len) ** 2
+    kept, backward = (4.0, 8.0) if setup.precision == "fp32" else (6.0, 10.0)
+    mask = float(setup.micro_batch) * float(setup.seq_len) ** 2 * act_bytes
+    return elements * kept, elements * backward + mask
+
+
+def setup_features(setup: TrainingSetup) -> dict[str, float]:
+    arch = framework_arch(setup)
+    defaults = DEFAULTS[setup.framework]
+    w_b, g_b, o_b = _per_param_bytes(setup.precision, setup.optimizer)
+    n_lora = lora_params(arch, setup.lora_rank, setup.lora_targets) if setup.method != "full" else 0
+    trainable = arch.n_params if setup.method == "full" else n_lora
+    frozen_w, unit_byte, fp32_head = _frozen_weights(setup, arch, w_b)
+    unit = arch.largest_layer_params
+    unit_g = unit * (4.0 if setup.precision == "fp32" else 2.0) if setup.method == "full" else 0.0
+    grads = trainable * g_b
+    grads_sharded = grads
+    if setup.method == "lora" and defaults.fsdp_unit_grads_whole:
+        # One FSDP unit per block holds the adapters and the frozen weights (use_orig_params=True):
+        # PyTorch's FSDP docs - "the gradient memory usage will be higher than expected (namely,
+        # equivalent to not freezing those parameters)". Embeddings/head form a frozen root unit.
+        block_params = arch.n_params - arch.embedding_params - arch.head_params
+        grads_sharded = max(grads, block_params * g_b)
+        unit_g = unit * g_b
+    if setup.optimizer_in_backward:  # each gradient is applied and freed as soon as it is reduced
+        grads = min(grads, unit * g_b)
+    # FSDP2 mixed precision (torchtitan): the sharded fp32 parameters are the master copy
+    sharded_w_b = 0.0 if defaults.sharded_fp32_master and setup.precision == "bf16-mixed" else w_b
+    tokens = setup.seq_len * setup.micro_batch
+    per_layer, selective = _activation_elements(setup)
+    dequant = _dequant_buffer(setup, arch)
+    act_bytes = ACT_BYTES[setup.precision]
+    ac = setup.activation_checkpointing
+    offloaded = setup.cpu_offload_activations or (ac == "full" and defaults.offloads_checkpoints)
+    layers = float(arch.num_layers)
+    resident = min(layers, OFFLOADED_RESIDENT_LAYERS) if offloaded else layers
+    logit_bytes = _logit_bytes(setup, fp32_head)
+    # torch.optim.AdamW(foreach=True) (_multi_tensor_adam): exp_avg_sq_sqrt = torch._foreach_sqrt(
+    # exp_avg_sqs) is a new tensor per parameter in the state dtype, alive until addcdiv_ has used
+    # it. 8-bit optimizers (bitsandbytes) and fused AdamW update in place in one kernel.
+    step_temp = 0.0
+    if setup.optimizer == "adamw" and defaults.adamw_step == "foreach":
+        step_temp = trainable * (2.0 if setup.precision == "bf16-true" else 4.0)
+    scores, scores_bwd = _eager_scores(setup, arch, act_bytes)
+    return {
+        "train_w": trainable * w_b,
+        "train_w_sharded": trainable * sharded_w_b,
+        "frozen_w": frozen_w,
+        "grads": grads,
+        "grads_sharded": grads_sharded,
+        "optim": trainable * o_b,
+        "unit_w": unit * unit_byte,
+        "unit_g": unit_g,
+        "act_layer": tokens * per_layer * act_bytes,
+        "act_selective": tokens * selective * act_bytes,
+        "act_ckpt": tokens * arch.hidden_size * act_bytes,
+        "layers": resident,
+        "ac": float(_AC_CODE[ac]),
+        "logits": tokens * arch.vocab_size * logit_bytes,
+        "dequant": dequant,
+        "metric": float(_METRIC_CODE[setup.memory_metric]),
+        "accumulates": float(setup.gradient_accumulation),
+        "variable": float(setup.variable_lengths),
+        "step_temp": step_temp,
+        # hf shards with DeepSpeed ZeRO, whose "AdamW" is deepspeed.ops.adam.FusedAdam (in place)
+        "step_temp_sharded": 0.0 if setup.framework == "hf" else step_temp,
+        "scores": scores,
+        "scores_bwd": scores_bwd,
+    }
