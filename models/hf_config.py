@@ -247,26 +247,9 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
         embedding_norm=family == "bloom",
     )
     if experts > 1:
-        moe_width = cfg.int_(("moe_intermediate_size", "expert_intermediate_size"), "expert MLP width")
-        fields["moe_intermediate_size"] = moe_width
-        shared = cfg.int_(("n_shared_experts", "num_shared_experts"), "shared expert count", 0) or 0
-        shared_width = cfg.int_(("shared_expert_intermediate_size",), "shared expert width")
-        if shared_width and (moe_width or intermediate):
-            shared = max(shared, round(shared_width / (moe_width or intermediate)))
-        fields["num_shared_experts"] = shared
-        fields["dense_layers"] = min(
-            layers, cfg.int_(("first_k_dense_replace",), "leading dense layers", 0) or 0
-        )
+        fields.update(_moe_fields(cfg, layers, intermediate))
     if cfg.has("kv_lora_rank"):  # DeepSeek multi-head latent attention
-        rope = cfg.int_(("qk_rope_head_dim",), "RoPE head dim", 0) or 0
-        nope = cfg.int_(("qk_nope_head_dim",), "non-RoPE head dim", head_dim) or head_dim
-        fields.update(
-            kv_lora_rank=cfg.int_(("kv_lora_rank",), "KV latent rank"),
-            q_lora_rank=cfg.int_(("q_lora_rank",), "Q latent rank"),
-            qk_rope_head_dim=rope,
-            v_head_dim=cfg.int_(("v_head_dim",), "value head dim", nope),
-            head_dim=nope + rope,
-        )
+        fields.update(_latent_attention_fields(cfg, head_dim))
     if family == "t5":
         fields["cross_attention_layers"] = _t5_decoder_layers(cfg)
     try:
@@ -276,6 +259,34 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
         where = ".".join(str(p) for p in err.get("loc", ()))
         detail = str(err.get("msg", "invalid")).removeprefix("Value error, ")
         raise BadInput(f"{path}: inconsistent config: {where + ': ' if where else ''}{detail}") from None
+
+
+def _moe_fields(cfg: _Config, layers: int, intermediate: int) -> dict[str, Any]:
+    """Mixture-of-experts widths: the expert MLP, shared experts (a count, or one wide shared
+    expert counted in expert widths) and the leading dense layers."""
+    moe_width = cfg.int_(("moe_intermediate_size", "expert_intermediate_size"), "expert MLP width")
+    shared = cfg.int_(("n_shared_experts", "num_shared_experts"), "shared expert count", 0) or 0
+    shared_width = cfg.int_(("shared_expert_intermediate_size",), "shared expert width")
+    if shared_width and (moe_width or intermediate):
+        shared = max(shared, round(shared_width / (moe_width or intermediate)))
+    return {
+        "moe_intermediate_size": moe_width,
+        "num_shared_experts": shared,
+        "dense_layers": min(layers, cfg.int_(("first_k_dense_replace",), "leading dense layers", 0) or 0),
+    }
+
+
+def _latent_attention_fields(cfg: _Config, head_dim: int) -> dict[str, Any]:
+    """DeepSeek multi-head latent attention: the latent ranks and the split query/key head."""
+    rope = cfg.int_(("qk_rope_head_dim",), "RoPE head dim", 0) or 0
+    nope = cfg.int_(("qk_nope_head_dim",), "non-RoPE head dim", head_dim) or head_dim
+    return {
+        "kv_lora_rank": cfg.int_(("kv_lora_rank",), "KV latent rank"),
+        "q_lora_rank": cfg.int_(("q_lora_rank",), "Q latent rank"),
+        "qk_rope_head_dim": rope,
+        "v_head_dim": cfg.int_(("v_head_dim",), "value head dim", nope),
+        "head_dim": nope + rope,
+    }
 
 
 def _t5_decoder_layers(cfg: _Config) -> int:

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
 from gpuprice.errors import BadInput
-from gpuprice.models.architectures import find_model, shape_for_params
+from gpuprice.models.architectures import ModelArch, find_model, shape_for_params
 from gpuprice.models.choices import METHODS
 from gpuprice.models.memory import TrainingSetup, one_line_error
 
@@ -296,16 +296,9 @@ def _parse_metric(metric: Any) -> str:
     return "device"
 
 
-def setup_from_measurement_row(
-    row: Mapping[str, Any], previous_techniques: frozenset[str] = frozenset()
-) -> TrainingSetup:
-    """Map a ``measured_memory_public.csv`` row (model, params_b, method, precision, seq_len,
-    micro_batch, grad_checkpointing, num_gpus, sharding, notes, memory_metric) to a setup.
-
-    Unknown model names fall back to a representative dense shape of ``params_b``. Raises
-    :class:`UnusableRow` when an input is missing or the method/parallelism is not modelled.
-    The framework comes from the source (:func:`framework_of`), the optimisations from the notes
-    (:func:`techniques_of`; ``previous_techniques`` for a cumulative table's "(same)" rows)."""
+def _row_arch(row: Mapping[str, Any]) -> ModelArch:
+    """The row's model: the catalog entry of its name when its size agrees with ``params_b``
+    (names collide across sizes), else a representative dense shape of ``params_b``."""
     name = str(row.get("model", "") or "").strip()
     try:
         params_b: float | None = float(row.get("params_b", ""))
@@ -324,6 +317,32 @@ def setup_from_measurement_row(
             arch = shape_for_params(params_b)
         except BadInput as exc:
             raise UnusableRow(str(exc)) from None
+    return arch
+
+
+def _row_loss(row: Mapping[str, Any], framework: str, techniques: Collection[str], notes: str) -> str | None:
+    """The loss kernel the row used: chunked when the notes say so; torchtune's cumulative table
+    (and its README before 2024-08) ran the whole fp32 loss; None leaves the framework default."""
+    loss = "chunked" if "chunked" in techniques else None
+    if framework == "torchtune" and (
+        "applied cumulatively" in notes.lower()
+        or _PRE_CHUNKED_TORCHTUNE in str(row.get("source_url_or_repo_path", ""))
+    ):
+        loss = loss or "full"  # the table's rows above "+chunked cross-entropy"; pre-2024-08 README
+    return loss
+
+
+def setup_from_measurement_row(
+    row: Mapping[str, Any], previous_techniques: frozenset[str] = frozenset()
+) -> TrainingSetup:
+    """Map a ``measured_memory_public.csv`` row (model, params_b, method, precision, seq_len,
+    micro_batch, grad_checkpointing, num_gpus, sharding, notes, memory_metric) to a setup.
+
+    Unknown model names fall back to a representative dense shape of ``params_b``. Raises
+    :class:`UnusableRow` when an input is missing or the method/parallelism is not modelled.
+    The framework comes from the source (:func:`framework_of`), the optimisations from the notes
+    (:func:`techniques_of`; ``previous_techniques`` for a cumulative table's "(same)" rows)."""
+    arch = _row_arch(row)
     sharding = _parse_sharding(row.get("sharding", "none"))
     precision_text = str(row.get("precision", ""))
     method, optimizer, precision = _parse_method(row.get("method", ""), precision_text, sharding)
@@ -347,12 +366,7 @@ def setup_from_measurement_row(
         seq_len = fixes.get("seq_len", seq_len)
         if gpus > 1 and sharding in ("fsdp", "zero3"):
             checkpointing = _LITGPT_SHARDED_CHECKPOINTING
-    loss = "chunked" if "chunked" in techniques else None
-    if framework == "torchtune" and (
-        "applied cumulatively" in notes.lower()
-        or _PRE_CHUNKED_TORCHTUNE in str(row.get("source_url_or_repo_path", ""))
-    ):
-        loss = loss or "full"  # the table's rows above "+chunked cross-entropy"; pre-2024-08 README
+    loss = _row_loss(row, framework, techniques, notes)
     try:
         return TrainingSetup.model_validate(
             {
