@@ -193,15 +193,8 @@ def _gpu(
     return slug, name, vram, None
 
 
-def parse_catalog(text: str, *, cloud: str, where: str, check_only: bool = False) -> ParsedCatalog:
-    """Offers of one ``vms.csv`` (``where`` names the file in errors: path and commit).
-
-    The CSV is read by pandas' C reader (an AWS file has ~20,000 rows, a tenth of them GPUs);
-    prices are checked on every row, GPU or not: a garbled column refuses the whole file.
-    ``check_only`` stops after the checks (header, prices, GPU counts): no offers, no
-    quarantine, only the coverage counts of GPU and CPU rows.
-    """
-    provider = CLOUD_PROVIDERS[cloud]
+def _read_frame(text: str, where: str) -> pd.DataFrame:
+    """The CSV as text columns (names stripped); refused when unreadable or a required column is missing."""
     try:
         frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, csv.Error) as exc:
@@ -213,8 +206,12 @@ def parse_catalog(text: str, *, cloud: str, where: str, check_only: bool = False
         raise CatalogFileError(
             f"{where}: missing column {', '.join(missing)}; expected at least {', '.join(REQUIRED_COLUMNS)}"
         )
-    on_demand = _prices(frame, "Price", where)
-    spot = _prices(frame, "SpotPrice", where) if "SpotPrice" in frame.columns else None
+    return frame
+
+
+def _gpu_rows(frame: pd.DataFrame, where: str) -> tuple[pd.Series, pd.Series, pd.Series, pd.Series]:
+    """(which rows are GPU rows, their accelerator names, GPU counts as text, as numbers); a count
+    that is not a number refuses the file, naming its line."""
     is_gpu = (frame["AcceleratorName"] != "") & (frame["AcceleratorCount"] != "")
     accelerators = frame["AcceleratorName"][is_gpu].str.strip()
     counts_text = frame["AcceleratorCount"][is_gpu].str.strip()
@@ -227,6 +224,84 @@ def parse_catalog(text: str, *, cloud: str, where: str, check_only: bool = False
         raise CatalogFileError(
             f"{where} line {line + 2}: column AcceleratorCount: not a number {counts_text[line]!r}"
         )
+    return is_gpu, accelerators, counts_text, counts
+
+
+@dataclass(frozen=True)
+class _CatalogRow:
+    """The columns of one GPU row the offers are built from (prices NaN where not sold)."""
+
+    instance: str
+    accelerator: str
+    count_text: str
+    count: float
+    info: str
+    region: str
+    cpus: str
+    ram: str
+    on_demand: float
+    spot: float
+
+
+def _add_row(
+    parsed: ParsedCatalog, seen_quarantine: set[str], best: dict[tuple, Offer], cloud: str, row: _CatalogRow
+) -> bool:
+    """Offers of one GPU row (on-demand and spot) into ``best`` (a region's cheapest zone stands
+    for it), or the row's reasons into the quarantine; whether any offer was kept."""
+    provider = CLOUD_PROVIDERS[cloud]
+    instance, accelerator = row.instance, row.accelerator
+    raw = f"{instance}: {accelerator} x{row.count_text}"
+    if not math.isfinite(row.count) or row.count <= 0 or row.count != int(row.count):
+        _quarantine(parsed, seen_quarantine, raw, f"{row.count_text} GPUs: not a whole GPU")
+        return False
+    count = int(row.count)
+    vram = _memory_per_gpu(cloud, row.info, count)
+    slug, gpu_raw, vram, mapped_count = _gpu(cloud, provider, instance, accelerator, vram)
+    if slug == UNKNOWN:
+        _quarantine(parsed, seen_quarantine, raw, f"GPU {gpu_raw!r} maps to no catalog GPU")
+        return False
+    count = mapped_count or count
+    region = row.region.strip() or None
+    community = cloud == "vast" or instance.upper().endswith("_COMMUNITY")
+    vcpus, ram_gb = _number(row.cpus), _number(row.ram)
+    mapped = False
+    for tier, price in (("on_demand", row.on_demand), ("spot", row.spot)):
+        if price != price:  # NaN: not sold this way
+            continue
+        try:  # the floor pages and import-observations apply (scrapers/parsing.py)
+            check_gpu_hour_floor(price / count, f"{price} per instance of {count}")
+        except ValueError as exc:
+            _quarantine(parsed, seen_quarantine, f"{raw} {tier}", str(exc))
+            continue
+        try:
+            offer = _offer(
+                provider, slug, gpu_raw, count, vram, tier, community, price, region, instance, vcpus, ram_gb
+            )
+        except ValidationError as exc:
+            reason = "; ".join(e["msg"] for e in exc.errors())
+            _quarantine(parsed, seen_quarantine, f"{raw} {tier}", f"not a valid offer: {reason}")
+            continue
+        mapped = True
+        known = best.get(offer.key)
+        # Zones of one region: the region's cheapest zone stands for it.
+        if known is None or offer.usd_per_gpu_hour < known.usd_per_gpu_hour:
+            best[offer.key] = offer
+    return mapped
+
+
+def parse_catalog(text: str, *, cloud: str, where: str, check_only: bool = False) -> ParsedCatalog:
+    """Offers of one ``vms.csv`` (``where`` names the file in errors: path and commit).
+
+    The CSV is read by pandas' C reader (an AWS file has ~20,000 rows, a tenth of them GPUs);
+    prices are checked on every row, GPU or not: a garbled column refuses the whole file.
+    ``check_only`` stops after the checks (header, prices, GPU counts): no offers, no
+    quarantine, only the coverage counts of GPU and CPU rows.
+    """
+    provider = CLOUD_PROVIDERS[cloud]
+    frame = _read_frame(text, where)
+    on_demand = _prices(frame, "Price", where)
+    spot = _prices(frame, "SpotPrice", where) if "SpotPrice" in frame.columns else None
+    is_gpu, accelerators, counts_text, counts = _gpu_rows(frame, where)
     parsed = ParsedCatalog(provider=provider)
     parsed.coverage.gpu_rows = int(is_gpu.sum())
     parsed.coverage.cpu_rows = len(frame) - parsed.coverage.gpu_rows
@@ -240,18 +315,7 @@ def parse_catalog(text: str, *, cloud: str, where: str, check_only: bool = False
     best: dict[tuple, Offer] = {}
     seen_quarantine: set[str] = set()
     spots = spot[is_gpu].tolist() if spot is not None else [math.nan] * len(rows)
-    for (
-        instance,
-        accelerator,
-        count_text,
-        count_float,
-        info,
-        region_text,
-        cpus,
-        ram,
-        od_price,
-        spot_price,
-    ) in zip(
+    for values in zip(
         (t.strip() for t in column("InstanceType")),
         accelerators.tolist(),
         counts_text.tolist(),
@@ -264,55 +328,7 @@ def parse_catalog(text: str, *, cloud: str, where: str, check_only: bool = False
         spots,
         strict=True,
     ):
-        raw = f"{instance}: {accelerator} x{count_text}"
-        if not math.isfinite(count_float) or count_float <= 0 or count_float != int(count_float):
-            _quarantine(parsed, seen_quarantine, raw, f"{count_text} GPUs: not a whole GPU")
-            continue
-        count = int(count_float)
-        vram = _memory_per_gpu(cloud, info, count)
-        slug, gpu_raw, vram, mapped_count = _gpu(cloud, provider, instance, accelerator, vram)
-        if slug == UNKNOWN:
-            _quarantine(parsed, seen_quarantine, raw, f"GPU {gpu_raw!r} maps to no catalog GPU")
-            continue
-        count = mapped_count or count
-        region = region_text.strip() or None
-        community = cloud == "vast" or instance.upper().endswith("_COMMUNITY")
-        vcpus, ram_gb = _number(cpus), _number(ram)
-        mapped = False
-        for tier, price in (("on_demand", od_price), ("spot", spot_price)):
-            if price != price:  # NaN: not sold this way
-                continue
-            try:  # the floor pages and import-observations apply (scrapers/parsing.py)
-                check_gpu_hour_floor(price / count, f"{price} per instance of {count}")
-            except ValueError as exc:
-                _quarantine(parsed, seen_quarantine, f"{raw} {tier}", str(exc))
-                continue
-            try:
-                offer = _offer(
-                    provider,
-                    slug,
-                    gpu_raw,
-                    count,
-                    vram,
-                    tier,
-                    community,
-                    price,
-                    region,
-                    instance,
-                    vcpus,
-                    ram_gb,
-                )
-            except ValidationError as exc:
-                reason = "; ".join(e["msg"] for e in exc.errors())
-                _quarantine(parsed, seen_quarantine, f"{raw} {tier}", f"not a valid offer: {reason}")
-                continue
-            mapped = True
-            key = offer.key
-            known = best.get(key)
-            # Zones of one region: the region's cheapest zone stands for it.
-            if known is None or offer.usd_per_gpu_hour < known.usd_per_gpu_hour:
-                best[key] = offer
-        if mapped:
+        if _add_row(parsed, seen_quarantine, best, cloud, _CatalogRow(*values)):
             parsed.coverage.mapped_rows += 1
     parsed.offers = list(best.values())
     return parsed
