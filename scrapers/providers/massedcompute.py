@@ -456,8 +456,11 @@ def _resolve_gpu(gpu_text: str, sku_text: str, context: str | None) -> tuple[str
     return combined, None
 
 
-def _add_offer(record: _Record, columns: dict[str, int], sink: OfferSink) -> None:
-    """The record's offer into the sink, or the record counted as unpriced or rejected."""
+def _record_prices(
+    record: _Record, columns: dict[str, int], sink: OfferSink
+) -> tuple[dict[str, Decimal], bool] | None:
+    """The record's instance and per-GPU prices (those given) and whether one is a marketplace
+    floor ("from $1.98"); None when a price cell is not a price (the record is rejected)."""
     report = sink.report
     prices: dict[str, Decimal] = {}
     is_from = False
@@ -474,14 +477,23 @@ def _add_offer(record: _Record, columns: dict[str, int], sink: OfferSink) -> Non
                 record.raw,
                 f"not a price in column {record.header[columns[name]]!r}: {_cell(record, columns, name)!r}",
             )
-            return
+            return None
         if price is not None:
             prices[name] = price.value
             if price.is_from:  # marketplace floor ("from $1.98"): the cheapest host right now
                 is_from = True
                 report.notes.append(f"'from' price read as the price: {record.raw}")
+    return prices, is_from
+
+
+def _add_offer(record: _Record, columns: dict[str, int], sink: OfferSink) -> None:
+    """The record's offer into the sink, or the record counted as unpriced or rejected."""
+    read = _record_prices(record, columns, sink)
+    if read is None:
+        return
+    prices, is_from = read
     if not prices:
-        report.unpriced_rows += 1
+        sink.report.unpriced_rows += 1
         return
 
     sku_cell = _cell(record, columns, "sku")
