@@ -54,10 +54,9 @@ class ObservationsFileError(ValueError):
     """The file is not an observations CSV (missing columns, not CSV)."""
 
 
-def load_observations(path: Path) -> tuple[pd.DataFrame, list[tuple[str, str, str]]]:
-    """Read an observations CSV: (price_snapshots-shaped frame, [(provider, raw row, reason)])."""
-    from gpuprice.scrapers.gpu_names import normalize_gpu
-
+def _read_records(path: Path) -> tuple[list[dict], list[str]]:
+    """The file's CSV records and its column names; the whole file refused (one line) when it is
+    too large, not UTF-8 text, lacks a required column or is not readable CSV."""
     try:
         size = Path(path).stat().st_size
     except OSError as exc:
@@ -81,9 +80,6 @@ def load_observations(path: Path) -> tuple[pd.DataFrame, list[tuple[str, str, st
         raise ObservationsFileError(
             f"{path}: missing column(s) {', '.join(missing)}; expected at least {', '.join(REQUIRED_COLUMNS)}"
         )
-    rows: list[dict] = []
-    quarantined: list[tuple[str, str, str]] = []
-    first_row: dict[tuple, int] = {}  # natural key -> the line that gave it first
     records: list[dict] = []
     try:
         for record in reader:
@@ -96,8 +92,19 @@ def load_observations(path: Path) -> tuple[pd.DataFrame, list[tuple[str, str, st
         raise ObservationsFileError(
             f"{path}: not a readable CSV file (line {reader.line_num}: {exc})"
         ) from None
+    return records, list(reader.fieldnames or [])
+
+
+def load_observations(path: Path) -> tuple[pd.DataFrame, list[tuple[str, str, str]]]:
+    """Read an observations CSV: (price_snapshots-shaped frame, [(provider, raw row, reason)])."""
+    from gpuprice.scrapers.gpu_names import normalize_gpu
+
+    records, fieldnames = _read_records(path)
+    rows: list[dict] = []
+    quarantined: list[tuple[str, str, str]] = []
+    first_row: dict[tuple, int] = {}  # natural key -> the line that gave it first
     for line_no, rec in enumerate(records, start=2):
-        raw = ",".join(str(rec.get(c, "")) for c in reader.fieldnames or [])
+        raw = ",".join(str(rec.get(c, "")) for c in fieldnames)
         provider = (rec.get("provider") or "").strip().lower()
         column = "provider"  # the cell being read, named in the quarantine reason
         try:
