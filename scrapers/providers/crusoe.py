@@ -20,6 +20,9 @@ rejected rather than guessed.
 Webflow's hidden conditional items (``w-condition-invisible``) are not shown to visitors and
 are skipped; when the grid sits in Webflow tabs, a tab pane's name (``data-w-tab="Spot"``)
 labels the prices inside it.
+
+Over 400 lines: the page's layouts (card grid, tables, Webflow tabs) all become one ``_Card`` and one
+rule turns a card into offers (``_card_offers``); split apart, a reader would lose that shared path.
 """
 
 from __future__ import annotations

@@ -24,6 +24,10 @@ column ("2 weeks – 1 year") and a GPU COUNT column ("16", "64", "256+"): contr
 ``reserved`` with ``price_basis`` "contract" and the shortest term as ``commitment_months`` (whole
 months, rounded up: two weeks -> 1), the duration kept in the sku. "1 year+" rows say "Talk to our
 team": unpriced.
+
+Over 400 lines: the current tables, the older escaped-HTML page and the 1-Click Cluster tables all
+become one ``_Row`` and one rule turns a row into offers (``_emit_row``); split apart, a reader
+would lose that shared path.
 """
 
 from __future__ import annotations

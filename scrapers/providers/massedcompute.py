@@ -14,6 +14,10 @@ Instances come in 1x/2x/4x/8x GPU sizes with vCPU, RAM and storage bundled; SKUs
 column; when both are present they must agree, or the row is rejected. Naming traps follow
 Massed Compute's own SKU docs (see ``models.gpu_names``): ``gpu_1x_h100`` is the H100 80GB
 PCIe card, the cheap H200 is the NVL card, and the SXM5 parts are named "SXM5".
+
+Over 400 lines: the three layouts (table or ARIA grid, labelled rows, App Router flight records) all
+become one ``_Record`` and one rule turns a record into an offer (``_add_offer``); split apart, a
+reader would lose that shared path.
 """
 
 from __future__ import annotations

@@ -15,6 +15,9 @@ Columns are mapped by header text. Since ~2026-05-31: name | vCPU per GPU | RAM 
 preemptible | on-demand; on 2026-10-06 a column "GPU-hour (Effective October 1, 2026)" was
 added (a scheduled price: offers with ``effective_from``). Prices are per GPU-hour; "HGX" rows
 are 8-GPU nodes, so vCPU/RAM per GPU are multiplied by 8 for instance totals.
+
+Over 400 lines: every place the table is found (flight data, ``__NEXT_DATA__``, Apollo state, HTML)
+becomes one ``_Table`` read by one ``_parse_table``; split apart, a reader would lose that shared path.
 """
 
 from __future__ import annotations

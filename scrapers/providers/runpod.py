@@ -23,6 +23,9 @@ From one ``gpuType`` the parser emits, when the price is a positive number:
 
 A null or 0 price means "not offered": no offer and no error. ``clusterPrice`` (Instant
 Clusters, sold separately) and ``minimumBidPrice`` (a bid floor, not a price) are not offers.
+
+Over 400 lines: the GraphQL and the HTML fallback both end in one price rule (``_add_pod_price``)
+over the fields listed above; split apart, a reader would lose that shared path.
 """
 
 from __future__ import annotations
