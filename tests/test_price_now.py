@@ -167,6 +167,65 @@ def test_history_json_csv_and_table_show_the_same_days(
         assert named == cheapest.get(line[0], "no current price"), line
 
 
+def test_rank_and_the_best_offer_views_agree_when_a_cited_report_is_cheapest(
+    home: Path, cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One rule of which rows count (v_snapshots_in_force): a cited public report dated after
+    lambda's last scrape, cheaper than every scraped H100, is the cheapest in rank and in
+    analytics.cheapest_by_gpu alike (before, rank read scraped snapshots only: runpod's $2.49)."""
+    from gpuprice.warehouse.publish import publish_analytics_copy
+
+    day = D1 + dt.timedelta(days=2)
+    warehouse = home / "warehouse.duckdb"
+    con = connect_writer(warehouse)
+    try:
+        _write(con, "lambda", D1, 2.99)  # lambda's last scrape, two days before
+        _write(con, "runpod", day, 2.49)  # the cheapest scraped H100 on the day
+        publish_analytics_copy(con, warehouse, home / "analytics.duckdb")
+    finally:
+        con.close()
+    report = tmp_path / "report.csv"
+    report.write_text(
+        "provider,gpu,gpu_count,tier,usd_per_gpu_hour,observed_on\n"
+        f"lambda,H100 SXM,1,on_demand,1.99,{day.isoformat()}\n"
+    )
+    imported = cli("import-observations", str(report))
+    assert imported.code == 0 and "1 added" in imported.out, imported.err
+
+    view = cli(
+        "sql",
+        "select provider, usd_per_gpu_hour, source from analytics.cheapest_by_gpu"
+        f" where gpu = 'h100-sxm' and tier = 'on_demand' and snapshot_date = '{day}'",
+        "--format",
+        "json",
+    )
+    assert [(r["provider"], float(r["usd_per_gpu_hour"]), r["source"]) for r in json.loads(view.out)] == [
+        ("lambda", 1.99, "public_report")
+    ]
+    ranked = cli(
+        "rank",
+        "--params-b",
+        "1",
+        "--method",
+        "lora",
+        "--tokens",
+        "1M",
+        "--date",
+        day.isoformat(),
+        "--format",
+        "json",
+    )
+    assert ranked.code == 0, ranked.err
+    h100 = [r for r in json.loads(ranked.out) if r["gpu"] == "h100-sxm" and r["gpu_count"] == 1]
+    cheapest = min(h100, key=lambda r: r["usd_per_gpu_hour"])
+    assert (cheapest["provider"], cheapest["usd_per_gpu_hour"], cheapest["observed_on"]) == (
+        "lambda",
+        1.99,
+        day.isoformat(),
+    )
+    assert {(r["provider"], r["usd_per_gpu_hour"]) for r in h100} == {("lambda", 1.99), ("runpod", 2.49)}
+
+
 # ---------------------------------------------------------------- the sample archive, end to end
 
 

@@ -36,11 +36,16 @@ def newest_snapshot_date(con: duckdb.DuckDBPyConnection) -> dt.date | None:
 def offers_as_of(
     con: duckdb.DuckDBPyConnection, day: dt.date, price_bases: tuple[str, ...] | None = DEFAULT_PRICE_BASES
 ) -> pd.DataFrame:
-    """Per provider, the offers of its newest scraped snapshot at or before ``day``, as priced on ``day``.
+    """Per provider, the offers of its newest snapshot at or before ``day`` whose rows are in
+    force, as priced on ``day`` (what ``rank`` and the rankings read).
 
-    A scheduled price whose date has come (``effective_from <= day``) replaces the offer's
-    current price; one still in the future is left out. Only ``price_bases`` are returned
-    (None: every basis); rows keep ``observed_on``, the date of their page.
+    Which rows count is the rule of the best-offer views (``main.v_snapshots_in_force``): the
+    product's own scrape wins its day, and imported prices (a cited public report, catalog history)
+    count for a provider and date without a scrape, so a cited report dated after a provider's last
+    scrape is ranked as the views show it. A scheduled price whose date has come
+    (``effective_from <= day``) replaces the offer's current price; one still in the future is left
+    out. Only ``price_bases`` are returned (None: every basis); rows keep ``observed_on``, the date
+    of their page.
     """
     return offers_as_of_range(con, day, day, price_bases)[day]
 
