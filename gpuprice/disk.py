@@ -90,11 +90,12 @@ def full_disk_message(exc: BaseException, home: Path) -> str | None:
 
 
 def full_disk_text_message(text: str, home: Path) -> str | None:
-    """:func:`full_disk_message` for an error known only by its text (a failed pipeline step's)."""
+    """The full-disk line for a failed pipeline step known only by its error text: a failed write
+    (full-disk words or not) while ``home``'s filesystem has less free space than a run needs.
+    With the space there now, the step's own error stands (a provider's FAILED line, exit 1)."""
     lowered = text.lower()
-    if "no space left on device" in lowered or "database or disk is full" in lowered:
-        return no_space_message(home, _needed_or_none(home), _free_or_none(home))
-    return _low_space_message(home) if is_failed_write(text) else None
+    said_full = "no space left on device" in lowered or "database or disk is full" in lowered
+    return _low_space_message(home) if said_full or is_failed_write(text) else None
 
 
 def is_failed_write(text: str) -> bool:
