@@ -137,7 +137,7 @@ def test_a_scheduled_price_closes_the_period_it_replaces(con):
 def test_public_reports_and_scrapes_share_one_offer_line(con):
     import pandas as pd
 
-    from gpuprice.warehouse.writes import replace_bundled_public_reports
+    from gpuprice.warehouse.history_writes import replace_bundled_public_reports
 
     report = dict(
         snapshot_date=D1,

@@ -337,7 +337,7 @@ def test_a_scheduled_price_replaces_the_current_one_once_in_force(con):
 def test_public_reports_fill_only_dates_without_a_scrape(con):
     import pandas as pd
 
-    from gpuprice.warehouse.writes import replace_bundled_public_reports
+    from gpuprice.warehouse.history_writes import replace_bundled_public_reports
 
     write(con, "lambda", D1, [make_offer(usd_per_gpu_hour=2.99)])
     reports = pd.DataFrame(

@@ -3,7 +3,7 @@
 Two phases. First every distinct catalog file of the range is read and parsed: a file that is
 not the documented layout stops the import before anything is written. Then the days are
 merged in batches, each batch in one transaction, by the natural key of an offer on a day
-(:data:`CATALOG_KEY`) with the one merge rule of imported history (``writes.merge_by_key``):
+(:data:`CATALOG_KEY`) with the one merge rule of imported history (``history_writes.merge_by_key``):
 the same range twice changes nothing, and an import killed part way and run again ends with
 the same rows (finished batches are unchanged, the rest are added). Each day of a provider is
 made complete: an offer the day's last commit no longer lists is removed from that day.
@@ -27,13 +27,10 @@ import pandas as pd
 from gpuprice.scrapers.catalog_history import CatalogDay, CatalogReader, ParsedFile, distinct_files
 from gpuprice.scrapers.skypilot_catalog import PARSER_VERSION, SOURCE_NAME, CloudCoverage
 from gpuprice.sources import CATALOG_HISTORY
+from gpuprice.warehouse.history_writes import merge_by_key, record_history_quarantine
 from gpuprice.warehouse.sql_files import sql
-from gpuprice.warehouse.writes import (
-    SNAPSHOT_COLUMNS,
-    merge_by_key,
-    record_history_quarantine,
-    transaction,
-)
+from gpuprice.warehouse.tables import SNAPSHOT_COLUMNS
+from gpuprice.warehouse.writes import transaction
 
 # One offer on one day, as the catalog states it (sku = the instance type).
 CATALOG_KEY: tuple[str, ...] = (

@@ -30,8 +30,8 @@ def import_observations(
     from gpuprice.scrapers.observations import ObservationsFileError, load_observations
     from gpuprice.settings import Settings
     from gpuprice.warehouse.connection import WarehouseBusy, writer
+    from gpuprice.warehouse.history_writes import merge_public_reports
     from gpuprice.warehouse.publish import publish_analytics_copy
-    from gpuprice.warehouse.writes import merge_public_reports
 
     if not file.is_file():
         raise BadInput(f"no such file {str(file)!r}")

@@ -4,7 +4,7 @@ import dagster as dg
 
 from gpuprice.pipelines.metadata import frame_markdown
 from gpuprice.pipelines.resources import WAREHOUSE_POOL, WarehouseResource
-from gpuprice.warehouse import writes
+from gpuprice.warehouse import history_writes, writes
 
 
 @dg.asset(
@@ -45,8 +45,8 @@ def public_price_observations(
 
     frame, quarantined = load_observations(BUNDLED_OBSERVATIONS)
     with warehouse.open() as con:
-        # Only the bundled rows are replaced: rows a user imported stay (see writes.PUBLIC_REPORT_KEY).
-        count = writes.replace_bundled_public_reports(con, frame, quarantined)
+        # Only the bundled rows are replaced: rows a user imported stay (see history_writes.PUBLIC_REPORT_KEY).
+        count = history_writes.replace_bundled_public_reports(con, frame, quarantined)
     return dg.MaterializeResult(metadata={"dagster/row_count": count, "quarantined": len(quarantined)})
 
 
