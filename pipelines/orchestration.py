@@ -7,7 +7,9 @@ failed), and ``weekly_reports_job`` for the week. ``gpuprice run`` executes the 
 same partition, one after the other, in this process (``JobDefinition.execute_in_process``), so
 its runs show in the UI under those job names; ``gpuprice backfill`` executes them over a
 partition range, each as one run (every partitioned asset has ``BackfillPolicy.single_run()``,
-as a backfill launched from the UI). A provider's outcome is what the scrape run recorded in the
+as a backfill launched from the UI), after ``reference_data`` once, with only the providers'
+snapshots selected in the scrape (Dagster stores a planned and a done event per selected asset
+and date, and five years of raw and parsed stages tripled them). A provider's outcome is what the scrape run recorded in the
 warehouse's ``provider_runs`` under its run id.
 """
 
@@ -27,7 +29,13 @@ import pandas as pd
 from gpuprice.disk import NoSpace, full_disk_text_message
 from gpuprice.errors import BadInput
 from gpuprice.pipelines import progress
-from gpuprice.pipelines.asset_keys import REFERENCE_ASSETS, provider_asset_keys, provider_step, step_provider
+from gpuprice.pipelines.asset_keys import (
+    REFERENCE_ASSETS,
+    provider_asset_key,
+    provider_asset_keys,
+    provider_step,
+    step_provider,
+)
 from gpuprice.pipelines.defs.scraping.assets import STEP_RETRIES_TAG
 from gpuprice.pipelines.instance import cli_instance, cli_run_tags
 from gpuprice.pipelines.partitions import check_in_range
@@ -40,6 +48,7 @@ CODE_LOCATION = "gpuprice.pipelines.definitions"
 SCRAPE_JOB = "daily_scrape"
 MODELS_JOB = "daily_models"
 REPORTS_JOB = "weekly_reports_job"
+REFERENCE_JOB = "reference_data"
 RANGE_START_TAG = "dagster/asset_partition_range_start"
 RANGE_END_TAG = "dagster/asset_partition_range_end"
 # The CLI prints its own progress: Dagster's console log stays quiet.
@@ -154,6 +163,14 @@ def _failed_steps(result: dg.ExecuteInProcessResult) -> tuple[dict[str, str], st
 
 def _scrape_selection(providers: Sequence[str]) -> list[dg.AssetKey]:
     return [dg.AssetKey(key) for key in REFERENCE_ASSETS] + provider_asset_keys(providers)
+
+
+def _range_selection(providers: Sequence[str]) -> list[dg.AssetKey]:
+    """A backfill's scrape: each provider's snapshot. The step still collects and parses; the raw
+    and parsed stages are not recorded per date (pipelines/defs/scraping/assets.py), and the
+    reference data runs once beforehand (``reference_data``): in a range run Dagster plans an
+    unpartitioned asset once per date of the range too."""
+    return [provider_asset_key("snapshot", p) for p in providers]
 
 
 def _other_errors(runs: Sequence[JobRun]) -> list[str]:
@@ -357,8 +374,9 @@ def run_backfill(
     render_reports: bool = False,
     on_progress: Callable[[str, int], None] | None = None,
 ) -> BackfillSummary:
-    """daily_scrape then daily_models over ``start``..``end`` (inclusive), each one run, then the
-    reports of every week touched when asked; per-date failures are recorded, not raised."""
+    """reference_data, then daily_scrape (each provider's snapshot) and daily_models over
+    ``start``..``end`` (inclusive), each one run, then the reports of every week touched when
+    asked; per-date failures are recorded, not raised."""
     check_in_range(start, end, "--from/--to")
     definitions = cli_definitions(default_resources(home, source, archive_dir, workloads))  # type: ignore[arg-type]
     instance = cli_instance(home)
@@ -373,12 +391,13 @@ def run_backfill(
     )
     try:
         with progress.listening(on_progress or (lambda stage, n: None)):
+            summary.runs.append(execute_job(definitions, REFERENCE_JOB, instance=instance))
             scrape = execute_job(
                 definitions,
                 SCRAPE_JOB,
                 instance=instance,
                 partition_range=span,
-                asset_selection=_scrape_selection(providers),
+                asset_selection=_range_selection(providers),
             )
             summary.runs.append(scrape)
             scrape.stop_on_storage_failure(providers, home)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import os
 import signal
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from gpuprice.pipelines.orchestration import date_range
 from gpuprice.scrapers.archive import SAMPLE_ARCHIVE, archived_pages
 from gpuprice.scrapers.offer import PROVIDERS
 
@@ -59,7 +61,7 @@ def test_every_partitioned_asset_backfills_a_range_in_one_run():
 
 @pytest.mark.slow
 def test_a_backfill_equals_per_date_runs(tmp_path: Path):
-    from gpuprice.pipelines.orchestration import date_range, run_day
+    from gpuprice.pipelines.orchestration import run_day
 
     per_date = tmp_path / "per_date"
     for day in date_range(START, END):
@@ -97,6 +99,7 @@ def test_a_backfill_equals_per_date_runs(tmp_path: Path):
     parquet = sorted((ranged / "exports" / "price_snapshots").glob("snapshot_date=*/data.parquet"))
     assert len(parquet) == len(dates)
     assert (ranged / "analytics.duckdb").exists()
+    assert_the_ui_shows_the_range(ranged, summary, recorded)
 
     # Idempotent: the same backfill again changes nothing; re-parsing the raw store neither.
     backfill(ranged)
@@ -106,6 +109,48 @@ def test_a_backfill_equals_per_date_runs(tmp_path: Path):
     # azure never had a page for these dates: nothing to re-parse, its earlier failures stand.
     azure = next(p for p in reparsed.providers if p.provider == "azure")
     assert (azure.dates_not_stored, azure.dates_failed) == (len(dates), 0)
+
+
+def assert_the_ui_shows_the_range(home: Path, summary, recorded: set[str]) -> None:
+    """What the UI reads from the instance: the jobs' runs, every date's partition of each
+    provider's snapshot and of the models filled by the range run, the raw and parsed stages not
+    recorded per date (a range run selects the snapshots only), and one warning line in the scrape
+    run's log for the date a check held back."""
+    import dagster as dg
+
+    from gpuprice.pipelines.asset_keys import provider_asset_key
+    from gpuprice.pipelines.instance import dagster_home
+
+    instance = dg.DagsterInstance.from_config(str(dagster_home(home)))
+    try:
+        assert [instance.get_run_by_id(r.run_id).job_name for r in summary.runs] == [
+            "reference_data",
+            "daily_scrape",
+            "daily_models",
+        ]
+        scrape, models = summary.runs[1].run_id, summary.runs[2].run_id
+        dates = {d.isoformat() for d in date_range(START, END)}
+
+        def partitions(key: dg.AssetKey, run_id: str) -> set[str]:
+            records = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=key), limit=1000)
+            return {r.partition_key for r in records.records if r.run_id == run_id}
+
+        for provider in recorded:
+            assert partitions(provider_asset_key("snapshot", provider), scrape) == dates, provider
+            assert partitions(provider_asset_key("raw", provider), scrape) == set(), provider
+            assert partitions(provider_asset_key("parsed", provider), scrape) == set(), provider
+        for key in ("offers_with_specs", "workload_rankings", "analytics_copy"):
+            assert partitions(dg.AssetKey(key), models) == dates, key
+        warnings = [
+            e.user_message
+            for e in instance.all_logs(scrape)
+            if e.level == logging.WARNING and e.user_message.startswith("crusoe: ")
+        ]
+        assert len(warnings) == 1, warnings
+        assert warnings[0].startswith("crusoe: 2026-08-30 held back, check failed: no_sudden_drop: ")
+        assert "\n" not in warnings[0] and "the previous snapshot stays the latest" in warnings[0]
+    finally:
+        instance.dispose()
 
 
 def _cli(home: Path, *args: str) -> subprocess.Popen:

@@ -214,6 +214,36 @@ def test_a_broken_page_fails_only_its_provider(home: Path, tmp_path: Path, cli, 
     assert stale["lambda"] is True
     # The raw captcha body was kept.
     assert any(p.stat().st_size > 0 for p in (home / "raw" / "nebius" / day.isoformat()).glob("*.gz"))
+    # The run's log, as the UI shows it (the same job and step whoever launches it): one failed
+    # step, its error one line naming the provider, the date, the cause and the command to retry.
+    errors = step_errors(home, "daily_scrape")
+    assert list(errors) == ["scrape_nebius"], errors
+    assert errors["scrape_nebius"].startswith(f"nebius {day}: parse failed: ")
+    assert "the previous snapshot stays the latest" in errors["scrape_nebius"]
+    assert errors["scrape_nebius"].endswith(f"gpuprice run --source raw --date {day} --providers nebius")
+
+
+def step_errors(home: Path, job: str) -> dict[str, str]:
+    """The newest ``job`` run's failed steps and their error, read through Dagster's instance API
+    (the event log the UI reads); each error must be one line."""
+    import dagster as dg
+
+    from gpuprice.pipelines.instance import dagster_home
+
+    instance = dg.DagsterInstance.from_config(str(dagster_home(home)))
+    try:
+        run = instance.get_runs(filters=dg.RunsFilter(job_name=job), limit=1)[0]
+        errors = {}
+        for entry in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.STEP_FAILURE):
+            failure = entry.dagster_event.step_failure_data
+            description = failure.user_failure_data.description
+            assert "\n" not in description
+            assert failure.error.message.strip().endswith(description)  # the error's only line
+            assert len(failure.error.message.strip().splitlines()) == 1
+            errors[entry.step_key] = description
+        return errors
+    finally:
+        instance.dispose()
 
 
 @pytest.mark.parametrize(

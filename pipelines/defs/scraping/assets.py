@@ -10,6 +10,13 @@ turns stale) and never stops the other providers, which have steps of their own.
 
 Every step takes one date or, in a single-run backfill, a range of dates: the stages treat them
 alike (``stages.py``); ``reporting.py`` says how a lone date and a range are shown to Dagster.
+
+A range run of ``gpuprice backfill`` selects only each provider's snapshot asset (the step can be
+subset): the step still collects, stores and parses every page, but Dagster stores a planned and
+a done materialization per selected asset and date, one SQLite commit each, and the raw and
+parsed stages were two thirds of those. So a backfilled date shows its snapshot (and model)
+partitions filled; its raw and parsed stages keep the daily runs' materializations (a backfill's
+pages and parse reports are in the warehouse: ``raw_pages``, ``provider_runs``).
 """
 
 import contextlib
@@ -51,7 +58,10 @@ def _not_retried(provider: str) -> Iterator[None]:
             raise dg.Failure(description=failure.description, allow_retries=False) from failure
         raise
     except Exception as exc:
-        raise dg.Failure(description=f"{provider}: {type(exc).__name__}: {exc}", allow_retries=False) from exc
+        first = (str(exc).strip().splitlines() or [""])[0]  # the run log's error stays one line
+        raise dg.Failure(
+            description=f"{provider}: {type(exc).__name__}: {first}", allow_retries=False
+        ) from exc
 
 
 # price_snapshots' columns (every one, from warehouse/sql/schema.sql), shown in the UI from the
@@ -102,6 +112,8 @@ def build_provider_assets(provider: str) -> dg.AssetsDefinition:
             ),
         ],
         check_specs=check_specs(provider),
+        # A range run (gpuprice backfill) selects only the snapshot: see the module's docstring.
+        can_subset=True,
         partitions_def=daily_partitions,
         backfill_policy=SINGLE_RUN,
         group_name="scraping",
@@ -119,22 +131,34 @@ def build_provider_assets(provider: str) -> dg.AssetsDefinition:
             started_at=dt.datetime.now(dt.UTC),
         )
         report = step_report(run, retries_allowed=step_retries_allowed(context))
+        selected, checks = context.selected_asset_keys, context.selected_asset_check_keys
         with warehouse.session():  # the step's writes share one connection
             collected = collect_stage(run, warehouse, scrape)
-            yield dg.MaterializeResult(asset_key=raw_key, metadata=report.raw(collected))
+            raw_metadata = report.raw(collected)
+            if raw_key in selected:
+                yield dg.MaterializeResult(asset_key=raw_key, metadata=raw_metadata)
             # The step's retry policy is for fetching: the page is stored now, and parsing it or
             # writing its partition again 30 s later would go the same way.
             with _not_retried(provider):
                 checked = parse_stage(run, collected, warehouse)
                 parsed_metadata = report.parsed(checked)
-            yield dg.MaterializeResult(asset_key=parsed_key, metadata=parsed_metadata)
-            yield from report.checks(checked)
-            if not report.loads(checked):
-                return  # a blocking check failed: Dagster fails the step, the snapshot stays
+            if parsed_key in selected:
+                yield dg.MaterializeResult(asset_key=parsed_key, metadata=parsed_metadata)
+            yield from (
+                r
+                for r in report.checks(checked)
+                if dg.AssetCheckKey(parsed_key, r.check_name or "") in checks
+            )
+            if not report.loads(checked):  # a lone date raises there: the snapshot stays
+                return
+            warning = report.warning(checked)
+            if warning:
+                context.log.warning(warning)
             with _not_retried(provider):
                 loaded = load_stage(run, checked, warehouse)
                 loaded_metadata = report.loaded(loaded, checked)
-            yield dg.MaterializeResult(asset_key=snapshot_key, metadata=loaded_metadata)
+            if snapshot_key in selected:
+                yield dg.MaterializeResult(asset_key=snapshot_key, metadata=loaded_metadata)
 
     return provider_stages
 

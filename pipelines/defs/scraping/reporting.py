@@ -36,6 +36,18 @@ def offers_markdown(offers: list[Offer], limit: int = 10) -> str:
     return "\n".join(lines)
 
 
+def step_failure_line(provider: str, day: dt.date, error: str, *, page_kept: bool) -> str:
+    """The one line a failed provider step shows in the run's log (the UI's and the CLI's): what
+    failed, that nothing was replaced, and the command that tries again."""
+    cause = (error.strip().splitlines() or ["failed"])[0]
+    again = (
+        f"after a parser fix, re-parse the kept page: gpuprice run --source raw --date {day} --providers {provider}"
+        if page_kept
+        else f"try again: gpuprice run --date {day} --providers {provider}"
+    )
+    return f"{provider} {day}: {cause}; the previous snapshot stays the latest; {again}"
+
+
 @dataclass(frozen=True)
 class LoneDate:
     """A step of one date: it fails with its date, and shows that date's page."""
@@ -53,7 +65,7 @@ class LoneDate:
         if failure is not None:
             # Archive pages do not come back on retry; live fetches may (the fetcher already retried).
             raise dg.Failure(
-                description=f"{self.run.provider}: {failure.message}",
+                description=step_failure_line(self.run.provider, self.day, failure.message, page_kept=False),
                 allow_retries=self.run.source == "live" and self.retries_allowed,
             ) from failure.cause
         chosen = collected.pages[self.day]
@@ -73,7 +85,8 @@ class LoneDate:
             failure = checked.failures[self.day]
             cause = None if isinstance(failure, CheckFailure) else failure.cause
             raise dg.Failure(
-                description=f"{self.run.provider}: {failure.message}", allow_retries=False
+                description=step_failure_line(self.run.provider, self.day, failure.message, page_kept=True),
+                allow_retries=False,
             ) from cause
         result = checked.parsed[self.day].result
         report = result.report
@@ -102,8 +115,19 @@ class LoneDate:
         ]
 
     def loads(self, checked: Checked) -> bool:
-        """Whether the snapshot stage runs: not when the date failed a check (the snapshot stays)."""
-        return bool(checked.passed)
+        """Whether the snapshot stage runs. Not when the date failed a check: the snapshot stays,
+        and the step fails (its check results already reported) with one line of the checks'
+        findings, where Dagster's blocking-check error would name only the checks."""
+        if checked.passed:
+            return True
+        failure = checked.failures[self.day]
+        raise dg.Failure(
+            description=step_failure_line(self.run.provider, self.day, failure.message, page_kept=True),
+            allow_retries=False,
+        )
+
+    def warning(self, checked: Checked) -> str | None:
+        return None  # a failure fails the step instead
 
     def loaded(self, loaded: Loaded, checked: Checked) -> dict[str, Any]:
         result = checked.passed[0].result
@@ -164,6 +188,18 @@ class DateRange:
 
     def loads(self, checked: Checked) -> bool:
         return True  # the dates that passed, if any; the others are recorded failed
+
+    def warning(self, checked: Checked) -> str | None:
+        """One line for the run's log when dates were held back: how many, the first one's cause."""
+        if not checked.failures:
+            return None
+        first = min(checked.failures)
+        more = len(checked.failures) - 1
+        dates = f"{first}" + (f" and {more} more dates" if more else "")
+        return (
+            f"{self.run.provider}: {dates} held back, {checked.failures[first].message};"
+            " the previous snapshot stays the latest (provider_runs has each date's error)"
+        )
 
     def loaded(self, loaded: Loaded, checked: Checked) -> dict[str, Any]:
         return {
