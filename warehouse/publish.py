@@ -21,6 +21,7 @@ from gpuprice.warehouse import connection, publish_delta
 from gpuprice.warehouse.connection import limit_memory, scalar, spill_dir, sql_literal
 from gpuprice.warehouse.lake import LAKE_ALIAS, expire_snapshots, is_lake
 from gpuprice.warehouse.publish_delta import Delta
+from gpuprice.warehouse.sql_files import sql
 from gpuprice.warehouse.views import materialize_price_history
 
 
@@ -97,7 +98,7 @@ def _update_previous(
         if publish_delta.reusable(con):
             delta = publish_delta.update_copy(con, warehouse_file, scratch)
     finally:
-        con.execute(f"DETACH {publish_delta.COPY}")
+        con.execute(sql("publish/detach_copy"))
     if delta is None:
         tmp.unlink(missing_ok=True)
     return delta
@@ -130,18 +131,12 @@ def _finish(copy: duckdb.DuckDBPyConnection, delta: Delta | None) -> None:
     """The copy's small derived tables and its publish state, rebuilt on every publish."""
     unsorted = 0
     if delta is not None:
-        previous = scalar(copy, "SELECT max(unsorted_periods) FROM main.publish_info") or 0
-        unsorted = int(previous) + delta.periods
-        if unsorted > UNSORTED_PERIODS_SHARE * (scalar(copy, "SELECT count(*) FROM main.price_periods") or 0):
-            # sorted by GPU again, so a GPU's history reads a few row groups
-            copy.execute(
-                "CREATE OR REPLACE TABLE main.price_periods AS"
-                " SELECT * FROM main.price_periods ORDER BY gpu, provider, valid_from, offer_key"
-            )
+        previous, periods = copy.execute(sql("publish/unsorted_periods")).fetchone() or (0, 0)
+        unsorted = int(previous or 0) + delta.periods
+        if unsorted > UNSORTED_PERIODS_SHARE * (periods or 0):
+            copy.execute(sql("publish/sort_periods"))
             unsorted = 0
-    # latest_prices: each provider's newest day, stored (a few thousand rows read, not the history).
-    copy.execute("CREATE OR REPLACE TABLE main.latest_price_rows AS SELECT * FROM main.v_latest_prices")
-    copy.execute("CREATE OR REPLACE VIEW analytics.latest_prices AS SELECT * FROM main.latest_price_rows")
+    copy.execute(sql("publish/latest_prices"))
     publish_delta.record_state(copy, partitions=delta is None, unsorted_periods=unsorted)
 
 

@@ -33,11 +33,11 @@ import duckdb
 from gpuprice.warehouse import connection
 from gpuprice.warehouse.connection import limit_memory, scalar, spill_dir, sql_literal
 from gpuprice.warehouse.schema import migrate
-from gpuprice.warehouse.sql_files import sql
+from gpuprice.warehouse.sql_files import PLACEHOLDERS, sql
 from gpuprice.warehouse.views import create_views
 
-COPY = "_analytics_copy"  # the copy being built, as attached to the warehouse connection
-SCRATCH = "_analytics_scratch"  # where the restarted offers are computed
+COPY = PLACEHOLDERS["analytics_copy"]  # the copy being built, as attached to the warehouse connection
+SCRATCH = PLACEHOLDERS["analytics_scratch"]  # where the restarted offers are computed
 # Bumped when the copy's own tables change meaning: a copy of another format is built whole.
 PUBLISH_FORMAT = 1
 # Tables of the copy only (derived, or the publish's own state); every other table is the warehouse's.
@@ -64,11 +64,6 @@ class Delta:
     daily_rows: int  # daily rows written
 
 
-def state_sql() -> str:
-    """The fingerprints of the partitions a copy holds (run on the copy or the warehouse)."""
-    return sql("publish/partition_fingerprints")
-
-
 def record_state(
     copy: duckdb.DuckDBPyConnection, *, partitions: bool = True, unsorted_periods: int = 0
 ) -> None:
@@ -76,14 +71,12 @@ def record_state(
     an update already stored the warehouse's), the schema, views and publish format (``reusable``
     compares them at the next publish), and how many periods were appended since they were sorted."""
     if partitions:
-        copy.execute(f"CREATE OR REPLACE TABLE main.published_partitions AS {state_sql()}")
+        copy.execute(sql("publish/record_partitions"))
     copy.execute(sql("publish/publish_info"), {"format": PUBLISH_FORMAT, "unsorted": unsorted_periods})
 
 
 def _tables(con: duckdb.DuckDBPyConnection, catalog: str) -> set[str]:
-    rows = con.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main'", [catalog]
-    ).fetchall()
+    rows = con.execute(sql("publish/tables_of"), {"catalog": catalog}).fetchall()
     return {r[0] for r in rows}
 
 
@@ -93,7 +86,7 @@ def reusable(con: duckdb.DuckDBPyConnection) -> bool:
     mine = _tables(con, COPY)
     if not {"publish_info", "published_partitions", *DERIVED_TABLES} <= mine:
         return False
-    current = scalar(con, "SELECT current_database()")
+    current = scalar(con, sql("publish/current_database"))
     if not (_tables(con, current) - set(DERIVED_TABLES)) <= mine:
         return False
     row = con.execute(sql("publish/reusable"), {"format": PUBLISH_FORMAT}).fetchone()
@@ -103,57 +96,45 @@ def reusable(con: duckdb.DuckDBPyConnection) -> bool:
 def update_copy(con: duckdb.DuckDBPyConnection, warehouse_file: Path, scratch_file: Path) -> Delta | None:
     """Bring the attached copy up to date with the warehouse; None when it must be built whole
     (nothing has been written to it then)."""
-    con.execute(f"CREATE OR REPLACE TEMP TABLE _pub_now AS {state_sql()}")
+    con.execute(sql("publish/now_fingerprints"))
     try:
         delta = _update(con, warehouse_file, scratch_file)
         if delta is not None:  # the fingerprints the copy now holds
-            con.execute(f"DELETE FROM {COPY}.main.published_partitions")
-            con.execute(f"INSERT INTO {COPY}.main.published_partitions BY NAME SELECT * FROM _pub_now")
+            con.execute(sql("publish/store_fingerprints"))
         return delta
     finally:
-        for table in ("_pub_now", "_pub_changed", "_pub_cut", "_pub_restart", "_pub_window"):
-            con.execute(f"DROP TABLE IF EXISTS temp.main.{table}")
+        con.execute(sql("publish/drop_work_tables"))
 
 
 def _update(con: duckdb.DuckDBPyConnection, warehouse_file: Path, scratch_file: Path) -> Delta | None:
-    old_newest = scalar(con, f"SELECT max(snapshot_date) FROM {COPY}.main.published_partitions")
-    new_newest = scalar(con, "SELECT max(snapshot_date) FROM _pub_now")
+    old_newest, new_newest = con.execute(sql("publish/newest_dates")).fetchone() or (None, None)
     if new_newest is None or (old_newest is not None and new_newest < old_newest):
         return None  # an emptied warehouse, or its newest day removed: every carried day changes
-    con.execute(f"CREATE OR REPLACE TEMP TABLE _pub_changed AS {sql('publish/changed_partitions')}")
-    lo, hi = con.execute("SELECT min(snapshot_date), max(snapshot_date) FROM _pub_changed").fetchone() or (
-        None,
-        None,
-    )
-    con.execute(
-        f"CREATE OR REPLACE TEMP TABLE _pub_cut AS {sql('publish/cutoffs')}",
-        {"lo": lo or dt.date.min, "hi": hi or dt.date.min},
-    )
+    con.execute(sql("publish/changed_partitions"))
+    lo, hi = con.execute(sql("publish/changed_bounds")).fetchone() or (None, None)
+    con.execute(sql("publish/cutoffs"), {"lo": lo or dt.date.min, "hi": hi or dt.date.min})
     if old_newest is not None and new_newest > old_newest:
         # The newest date moved on: every open period (any provider) carries its price to it.
         con.execute(sql("publish/newest_moved"), {"old_newest": old_newest})
-        con.execute("UPDATE _pub_cut SET cutoff = least(cutoff, CAST(? AS DATE) + 1)", [old_newest])
-    partitions = int(scalar(con, "SELECT count(*) FROM _pub_changed"))
+        con.execute(sql("publish/cut_to_newest"), {"old_newest": old_newest})
+    partitions, cut_providers = con.execute(sql("publish/change_counts")).fetchone() or (0, 0)
     ranking_dates = _sync_tables(con)
-    if scalar(con, "SELECT count(*) FROM _pub_cut") == 0:
-        return Delta(partitions, ranking_dates, 0, 0, 0, 0, 0)
-    first = scalar(con, "SELECT min(cutoff) FROM _pub_cut")
-    restarts = sql("publish/restarts")
-    con.execute(f"CREATE OR REPLACE TEMP TABLE _pub_restart AS {restarts}", {"first": first})
-    con.execute(f"CREATE OR REPLACE TEMP TABLE _pub_window AS {sql('publish/window_starts')}")
-    con.execute(
-        f"UPDATE _pub_window SET start = NULL WHERE provider IN ({sql('publish/scheduled_in_reach')})"
-    )
-    first = scalar(con, "SELECT min(start) FROM _pub_window")
+    if cut_providers == 0:
+        return Delta(int(partitions), ranking_dates, 0, 0, 0, 0, 0)
+    first = scalar(con, sql("publish/first_cutoff"))
+    con.execute(sql("publish/restarts"), {"first": first})
+    con.execute(sql("publish/window_starts"))
+    con.execute(sql("publish/unstart_scheduled"))
+    first = scalar(con, sql("publish/first_start"))
     counts = _recompute(con, scratch_file, new_newest, warehouse_file, first or dt.date.min)
-    return Delta(partitions, ranking_dates, *counts)
+    return Delta(int(partitions), ranking_dates, *counts)
 
 
 def _sync_tables(con: duckdb.DuckDBPyConnection) -> int:
     """The warehouse's own tables into the copy: changed partitions of the partitioned ones, the
     small ones whole. Returns the number of ranking dates rewritten."""
     # The changed dates' range as constants too: the scans skip the row groups outside it.
-    bounds = con.execute("SELECT min(snapshot_date), max(snapshot_date) FROM _pub_changed").fetchone()
+    bounds = con.execute(sql("publish/changed_bounds")).fetchone()
     if bounds is not None and bounds[0] is not None:
         con.execute(sql("publish/snapshots_delete"), {"lo": bounds[0], "hi": bounds[1]})
         con.execute(sql("publish/snapshots_insert"), {"lo": bounds[0], "hi": bounds[1]})
@@ -161,7 +142,7 @@ def _sync_tables(con: duckdb.DuckDBPyConnection) -> int:
     if dates:
         con.execute(sql("publish/rankings_delete"), {"dates": dates})
         con.execute(sql("publish/rankings_insert"), {"dates": dates})
-    current = scalar(con, "SELECT current_database()")
+    current = scalar(con, sql("publish/current_database"))
     for table in sorted(_tables(con, current) - set(PARTITIONED_TABLES) - set(DERIVED_TABLES)):
         con.execute(f"DELETE FROM {COPY}.main.{table}")
         con.execute(f"INSERT INTO {COPY}.main.{table} BY NAME SELECT * FROM main.{table}")
@@ -183,34 +164,28 @@ def _recompute(
         scratch.close()
     con.execute(f"ATTACH '{sql_literal(str(scratch_file))}' AS {SCRATCH}")
     try:
-        con.execute(
-            f"INSERT INTO {SCRATCH}.main.price_snapshots BY NAME {sql('publish/window_rows')}",
-            {"first": first},
-        )
+        con.execute(sql("publish/window_rows"), {"first": first})
         con.execute(sql("publish/scratch_fill"))
-        providers = int(scalar(con, "SELECT count(*) FROM _pub_window"))
-        offers = int(scalar(con, "SELECT count(*) FROM _pub_restart"))
-        window_rows = int(scalar(con, f"SELECT count(*) FROM {SCRATCH}.main.price_snapshots"))
+        providers, offers, window_rows = con.execute(sql("publish/window_counts")).fetchone() or (0, 0, 0)
     finally:
-        con.execute(f"DETACH {SCRATCH}")
+        con.execute(sql("publish/detach_scratch"))
     scratch = limit_memory(
         duckdb.connect(str(scratch_file)), spill_dir(warehouse_file), connection.PUBLISH_MEMORY_LIMIT
     )
     try:
-        if (scalar(scratch, "SELECT max(snapshot_date) FROM main.price_snapshots") or dt.date.min) < newest:
+        if (scalar(scratch, sql("publish/scratch_newest")) or dt.date.min) < newest:
             # The daily series runs to the warehouse's newest date, which may be another provider's.
             scratch.execute(sql("publish/sentinel"), {"newest": newest})
         scratch.execute(sql("publish/scratch_periods"))
-        scratch.execute(f"CREATE TABLE main.daily_from AS {sql('publish/daily_from')}")
+        scratch.execute(sql("publish/daily_from"))
         scratch.execute(sql("publish/scratch_daily"))
-        periods = int(scalar(scratch, "SELECT count(*) FROM main.new_periods"))
-        daily = int(scalar(scratch, "SELECT count(*) FROM main.new_daily"))
+        periods, daily = scratch.execute(sql("publish/scratch_counts")).fetchone() or (0, 0)
     finally:
         scratch.close()
     con.execute(f"ATTACH '{sql_literal(str(scratch_file))}' AS {SCRATCH} (READ_ONLY)")
     try:
         con.execute(sql("publish/derived_replace"))
     finally:
-        con.execute(f"DETACH {SCRATCH}")
+        con.execute(sql("publish/detach_scratch"))
         scratch_file.unlink(missing_ok=True)
-    return providers, offers, window_rows, periods, daily
+    return int(providers), int(offers), int(window_rows), int(periods), int(daily)

@@ -5,7 +5,8 @@ test_sql_files.py fails on a new SQL string in the warehouse's Python): ``schema
 ``migrations/`` (the tables), ``views/`` (the analyst views), ``queries/`` and ``writes/`` (what the
 assets and commands read and write), ``reports/``. User values are always bound parameters
 (``?`` or ``$name``); the only text put into a statement is one of the fixed placeholders below,
-written ``{name}`` in a file, each defined once in the code it names.
+written ``{name}`` in a file, each defined once in the code it names; ``{include:group/name}``
+puts another file's query in (a query two statements share).
 """
 
 from __future__ import annotations
@@ -48,8 +49,11 @@ PLACEHOLDERS: dict[str, str] = {
     "capacity_watch_days": str(CAPACITY_WATCH_DAYS),
     # provider -> gpu_cloud / hyperscaler / marketplace (scrapers/offer.py), as VALUES rows
     "provider_kinds": ", ".join(f"('{p}', '{k}')" for p, k in PROVIDER_KINDS.items()),
+    # the aliases publishing attaches the copy being built and its scratch database under
+    "analytics_copy": "_analytics_copy",
+    "analytics_scratch": "_analytics_scratch",
 }
-_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+_PLACEHOLDER = re.compile(r"\{(include:[a-z_/]+|[a-z_]+)\}")
 
 
 def fill(text: str, where: str = "SQL") -> str:
@@ -57,6 +61,8 @@ def fill(text: str, where: str = "SQL") -> str:
 
     def one(match: re.Match[str]) -> str:
         key = match.group(1)
+        if key.startswith("include:"):  # another file's statement, written once (a shared query)
+            return sql(key.removeprefix("include:")).strip().rstrip(";")
         if key not in PLACEHOLDERS:
             raise KeyError(f"{where}: unknown placeholder {{{key}}}; known: {', '.join(PLACEHOLDERS)}")
         return PLACEHOLDERS[key]

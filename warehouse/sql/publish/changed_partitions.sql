@@ -1,6 +1,7 @@
 -- The partitions (provider, snapshot_date) whose rows differ between the warehouse (_pub_now)
 -- and the copy being updated (its published_partitions), and those whose run status changed (a
 -- scraped day decides which imported rows are in force).
+CREATE OR REPLACE TEMP TABLE _pub_changed AS
 SELECT coalesce(n.provider, o.provider) AS provider, coalesce(n.snapshot_date, o.snapshot_date) AS snapshot_date
 FROM _pub_now n
 FULL OUTER JOIN _analytics_copy.main.published_partitions o

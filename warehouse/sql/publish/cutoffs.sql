@@ -2,6 +2,7 @@
 -- changed partitions' dates, their pages' dates and scheduled prices' dates, before and after
 -- the change), and whether any of those rows carries a scheduled price. $lo and $hi bound the
 -- changed dates (constants: the scans skip the row groups outside them).
+CREATE OR REPLACE TEMP TABLE _pub_cut AS
 WITH touched AS (
     SELECT p.provider,
         least(p.snapshot_date, coalesce(p.observed_on, p.snapshot_date), coalesce(p.effective_from, p.snapshot_date)) AS d,

@@ -1,6 +1,7 @@
 -- Per restarted offer, the first date whose daily rows are written again: its restart when its
 -- periods that began before the cutoff changed (another start, price, basis, sku, source or end
 -- before the cutoff), else the cutoff (the days before it read the same periods and pages).
+CREATE TABLE main.daily_from AS
 WITH n AS (
     SELECT p.offer_key, p.valid_from, p.usd_per_gpu_hour, p.price_basis, p.sku, p.gpu_raw, p.source,
         least(coalesce(p.valid_to, DATE '9999-12-31'), r.cutoff) AS until

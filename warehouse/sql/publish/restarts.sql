@@ -3,6 +3,7 @@
 -- or back after a gap), restarts at its latest period that began before the cutoff (that
 -- period's first page is unchanged, and ends the one before it), or at the cutoff itself.
 -- $first is the earliest cutoff (a constant, so the scan skips older row groups).
+CREATE OR REPLACE TEMP TABLE _pub_restart AS
 WITH stored AS (
     SELECT s.offer_key, s.provider, s.valid_from, s.valid_to
     FROM _analytics_copy.main.price_periods s SEMI JOIN _pub_cut c ON c.provider = s.provider

@@ -5,6 +5,7 @@
 -- page). $first is the earliest start (a constant for the scan). A provider with a scheduled
 -- price in reach (_pub_window.start NULL) is read whole: a scheduled price's period depends on
 -- the offer's earlier pages.
+INSERT INTO {analytics_scratch}.main.price_snapshots BY NAME
 WITH bounded AS (
     SELECT p.*, coalesce(p.observed_on, p.snapshot_date) AS page, w.start
     FROM main.price_snapshots p JOIN _pub_window w ON w.provider = p.provider

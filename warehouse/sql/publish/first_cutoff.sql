@@ -1,0 +1,2 @@
+-- The earliest cutoff of any provider: no offer restarts before it.
+SELECT min(cutoff) FROM _pub_cut
