@@ -16,6 +16,7 @@ import pandas as pd
 
 from gpuprice.commands.output import write_csv, write_json
 from gpuprice.commands.tables import Column, number, print_table
+from gpuprice.models.cost import COST_COMPONENTS
 
 FORMATS = ("table", "json", "csv")
 # Contract fields first, then the rest of the ranking row.
@@ -55,13 +56,7 @@ JSON_FIELDS = (
 )
 # Every cost term (models.cost / models/ranking/cost_terms.py) as its own CSV column.
 TERM_COLUMNS = (
-    "gpu_usd",
-    "orchestration_usd",
-    "rework_usd",
-    "storage_usd",
-    "data_usd",
-    "engineer_usd",
-    "reusable_value_usd",
+    *COST_COMPONENTS,
     "total_usd",
     "checkpoints",
     "compute_hours",
