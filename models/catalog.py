@@ -156,6 +156,35 @@ def get_gpu(slug: str) -> GpuSpec:
     return spec
 
 
+_COUNT_PREFIX = re.compile(r"^\s*\d+\s*[x\u00d7*]\s*\S", re.IGNORECASE)
+
+
+def resolve_gpu(name: str) -> GpuSpec:
+    """The spec of a GPU named by slug (``a100-80gb-sxm``) or as catalogs and nvidia-smi name it
+    (``A100 80GB``, ``NVIDIA A100-SXM4-80GB``, ``RTX 4090``), through the price scrapers' one name
+    rule (``scrapers.gpu_names.normalize_gpu``). A name with a count (``8x H100``) or one no rule
+    maps is BadInput naming the valid slugs."""
+    from gpuprice.errors import BadInput
+    from gpuprice.scrapers.gpu_names import UNKNOWN, normalize_gpu
+
+    text = name.strip()
+    spec = _by_slug().get(text.lower())
+    if spec is not None:
+        return spec
+    if _COUNT_PREFIX.match(text):
+        raise BadInput(f"GPU {name!r} names a count: give the GPU alone and the count as gpus")
+    # A name that leaves the memory open ("A100": 40 or 80 GB; "H100": SXM or NVL) is ambiguous
+    # for a memory fit: it must map to one slug whatever memory size the card has.
+    sizes = sorted({spec.memory_gb for spec in _by_slug().values()})
+    slugs = {normalize_gpu(text, vram_gb=size) for size in sizes} - {UNKNOWN}
+    slugs &= set(_by_slug())
+    if len(slugs) > 1:
+        raise BadInput(f"GPU {text!r} is ambiguous for a memory fit; name one of {', '.join(sorted(slugs))}")
+    if not slugs:
+        raise unknown_choice("GPU", text, gpu_slugs())
+    return _by_slug()[slugs.pop()]
+
+
 def usable_memory_gb(slug: str, stated_gb: float | None = None) -> float:
     """What one GPU holds, in 1e9 bytes, for the memory fit (see ``GpuSpec.usable_memory_gb``).
 

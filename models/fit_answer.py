@@ -23,9 +23,9 @@ def band_fields(setup: TrainingSetup, estimate: MemoryEstimate) -> dict[str, Any
 def gpu_fields(setup: TrainingSetup, estimate: MemoryEstimate, gpu: str) -> dict[str, Any]:
     """The GPU check: ``gpu``, ``gpu_memory_gb`` (usable 1e9 bytes as sold), ``fits`` (the
     predicted device peak fits, margin aside), ``verdict``, ``headroom_gb`` and the note."""
-    from gpuprice.models.catalog import get_gpu
+    from gpuprice.models.catalog import resolve_gpu
 
-    spec = get_gpu(gpu.strip().lower())
+    spec = resolve_gpu(gpu)
     capacity = spec.usable_memory_gb
     device_band = band_for(setup).apply(estimate.device_gb)
     verdict = estimate.verdict(capacity, device_band)

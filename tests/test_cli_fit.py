@@ -311,3 +311,29 @@ def test_batch_accepts_the_new_columns(cli, tmp_path) -> None:
 def test_bad_new_option_values_exit_2_with_one_line(cli, option, value) -> None:
     result = cli("fit", "--params-b", "7", "--method", "lora", option, value)
     assert result.code == 2 and len(result.err.strip().splitlines()) == 1 and "valid" in result.err
+
+
+# ----- GPUs named as catalogs and nvidia-smi name them ------------------------------------------
+@pytest.mark.parametrize(
+    ("name", "slug"),
+    [
+        ("a100-80gb-sxm", "a100-80gb-sxm"),
+        ("A100 80GB", "a100-80gb-sxm"),
+        ("NVIDIA A100-SXM4-40GB", "a100-40gb"),
+        ("NVIDIA H100 80GB HBM3", "h100-sxm"),
+        ("NVIDIA GeForce RTX 4090", "rtx-4090"),
+        ("L40S", "l40s"),
+    ],
+)
+def test_batch_gpu_names_as_catalogs_write_them(cli, tmp_path: Path, name: str, slug: str) -> None:
+    path = write_batch(tmp_path, f'params_b,method,gpu\n7,lora,"{name}"\n')
+    result = cli("fit", "--batch", str(path))
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["gpu"] == slug
+
+
+@pytest.mark.parametrize(("name", "fragment"), [("8x H100", "gpus"), ("Quantum 9000", "unknown GPU")])
+def test_batch_gpu_name_errors(cli, tmp_path: Path, name: str, fragment: str) -> None:
+    path = write_batch(tmp_path, f"params_b,method,gpu\n7,lora,{name}\n")
+    line = one_line_error(cli("fit", "--batch", str(path)))
+    assert "line 2" in line and fragment in line, line

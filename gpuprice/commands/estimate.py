@@ -82,11 +82,11 @@ class RunRequest:
         self, gpu: str | None, tokens: float | None, hours: float | None, price: float | None
     ) -> None:
         """Numbers already parsed (see :func:`parse_number`); checked for sense here."""
-        from gpuprice.models.catalog import get_gpu
+        from gpuprice.models.catalog import resolve_gpu
 
         if gpu is None or not gpu.strip():
             raise BadInput("--gpu is required (a GPU slug, e.g. h100-sxm)")
-        self.gpu = get_gpu(gpu.strip().lower()).slug
+        self.gpu = resolve_gpu(gpu).slug
         if (tokens is None) == (hours is None):
             raise BadInput("give exactly one of --tokens (training tokens) or --hours (assumed wall hours)")
         for name, value in (("--tokens", tokens), ("--hours", hours)):
