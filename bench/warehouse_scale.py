@@ -25,6 +25,7 @@ from pathlib import Path
 import duckdb
 
 from bench.figures import Bound, Figure
+from bench.sql_files import bench_sql, standard_query_params
 from bench.synthetic_history import DEFAULT_END, DEFAULT_OFFERS_PER_PROVIDER, generate_history
 from gpuprice.scrapers.offer import Offer
 from gpuprice.warehouse import publish
@@ -38,7 +39,6 @@ APPEND_RATIO_TARGET = 1.5
 PUBLISH_TARGET_S = 10.0  # append + publish one day (issue 38)
 PUBLISH_DAYS = 3  # days appended and published in a row (the median is the figure)
 PEAK_RSS_TARGET_MB = 2000.0
-HISTORY_GPU = "h100-sxm"  # the most listed GPU: the heaviest one-GPU history
 
 # The snapshot columns an offer carries (both from their one definition).
 _OFFER_FIELDS = tuple(c for c in SNAPSHOT_COLUMNS if c in Offer.model_fields)
@@ -46,16 +46,15 @@ _OFFER_FIELDS = tuple(c for c in SNAPSHOT_COLUMNS if c in Offer.model_fields)
 
 def one_day_of_offers(con: duckdb.DuckDBPyConnection, day: dt.date) -> dict[str, list[Offer]]:
     """The snapshot of ``day`` as validated offers per provider (what parsers hand the writer)."""
-    cols = ", ".join(_OFFER_FIELDS)
-    rows = con.execute(
-        f"SELECT {cols} FROM price_snapshots WHERE snapshot_date = ? ORDER BY provider, sku", [day]
-    ).fetchall()
+    result = con.execute(bench_sql("day_snapshot"), {"day": day})
+    names = [d[0] for d in result.description or ()]
     offers: dict[str, list[Offer]] = {}
-    for row in rows:
+    for row in result.fetchall():
+        values = dict(zip(names, row))
         offer = Offer(
             **{
-                k: (float(v) if k.startswith("usd_") and v is not None else v)
-                for k, v in zip(_OFFER_FIELDS, row)
+                k: (float(values[k]) if k.startswith("usd_") and values[k] is not None else values[k])
+                for k in _OFFER_FIELDS
             }
         )
         offers.setdefault(offer.provider, []).append(offer)
@@ -79,8 +78,8 @@ def append_day(con: duckdb.DuckDBPyConnection, day: dt.date, offers: dict[str, l
 
 
 def _remove_day(con: duckdb.DuckDBPyConnection, day: dt.date) -> None:
-    con.execute("DELETE FROM price_snapshots WHERE snapshot_date = ?", [day])
-    con.execute("DELETE FROM provider_runs WHERE snapshot_date = ?", [day])
+    con.execute(bench_sql("remove_day_snapshots"), {"day": day})
+    con.execute(bench_sql("remove_day_runs"), {"day": day})
 
 
 class _Warehouse:
@@ -89,7 +88,7 @@ class _Warehouse:
     def __init__(self, path: Path, days: int, end: dt.date, offers_per_provider: int) -> None:
         self.path = path
         self.con = connect_writer(path)
-        self.con.execute("SET enable_progress_bar = false")
+        self.con.execute(bench_sql("quiet"))
         start = time.perf_counter()
         self.rows = generate_history(self.con, days=days, end=end, offers_per_provider=offers_per_provider)
         self.generate_s = time.perf_counter() - start
@@ -144,12 +143,7 @@ def measure(
 
 def _measure(short: _Warehouse, long: _Warehouse, repeats: int, end: dt.date) -> list[Figure]:
     queries = {
-        "latest_prices": ("SELECT * FROM analytics.latest_prices", []),
-        "price_history_one_gpu": ("SELECT * FROM analytics.price_history WHERE gpu = ?", [HISTORY_GPU]),
-        "cheapest_by_gpu_one_date": (
-            "SELECT * FROM analytics.cheapest_by_gpu WHERE snapshot_date = ?",
-            [end],
-        ),
+        name: (bench_sql(f"standard/{name}"), params) for name, params in standard_query_params(end).items()
     }
     scale = {
         "rows": {"short": short.rows, "long": long.rows},

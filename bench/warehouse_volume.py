@@ -40,6 +40,7 @@ from typing import Any
 import duckdb
 
 from bench.figures import Bound, Figure
+from bench.sql_files import bench_sql, standard_query_params
 from bench.synthetic_history import DEFAULT_END
 from bench.volume_history import generate_volume_history, pool_sizes
 
@@ -48,7 +49,6 @@ FIVE_YEARS = 1826
 ONE_YEAR = 365
 QUERY_TARGET_MS = 1000.0  # issue 38: every standard query under 1 s at five years
 PEAK_RSS_TARGET_MB = 2000.0
-HISTORY_GPU = "h100-sxm"
 QUERIES = ("latest_prices", "price_history_one_gpu", "cheapest_by_gpu_one_date", "best_offer_per_workload")
 ROWS_VAR = "BENCH_VOLUME_ROWS"
 DIR_VAR = "BENCH_VOLUME_DIR"
@@ -71,7 +71,7 @@ def _run_query(name: str, path: Path, end: dt.date, repeats: int) -> dict[str, A
     from gpuprice.warehouse.connection import connect_reader
 
     con = connect_reader(path)
-    con.execute("SET enable_progress_bar = false")
+    con.execute(bench_sql("quiet"))
     split: dict[str, list[float]] = {}  # parts of one run's time, where it has parts
 
     if name == "best_offer_per_workload":
@@ -92,14 +92,7 @@ def _run_query(name: str, path: Path, end: dt.date, repeats: int) -> dict[str, A
             split["offers"].append(len(offers))
             return int((ranked["rank"] == 1).sum())
     else:
-        sql, params = {
-            "latest_prices": ("SELECT * FROM analytics.latest_prices", []),
-            "price_history_one_gpu": ("SELECT * FROM analytics.price_history WHERE gpu = ?", [HISTORY_GPU]),
-            "cheapest_by_gpu_one_date": (
-                "SELECT * FROM analytics.cheapest_by_gpu WHERE snapshot_date = ?",
-                [end],
-            ),
-        }[name]
+        sql, params = bench_sql(f"standard/{name}"), standard_query_params(end)[name]
 
         def run() -> int:
             return len(con.execute(sql, params).fetchdf())
@@ -173,19 +166,13 @@ def _build(
 
     con = connect_writer(path)
     try:
-        con.execute("SET enable_progress_bar = false")
+        con.execute(bench_sql("quiet"))
         start = time.perf_counter()
         added = generate_volume_history(
             con, rows=rows, days=days, end=end, pools=pools, progress=lambda t: _progress(f"{path.stem}: {t}")
         )
         seconds = time.perf_counter() - start
-        per_provider = dict(
-            con.execute(
-                "SELECT provider, round(count(*) / count(DISTINCT snapshot_date)) FROM price_snapshots "
-                "WHERE snapshot_date = ? GROUP BY provider ORDER BY provider",
-                [end],
-            ).fetchall()
-        )
+        per_provider = dict(con.execute(bench_sql("rows_per_provider_on"), {"day": end}).fetchall())
         built: dict[str, Any] = {
             "rows": added,
             "days": days,

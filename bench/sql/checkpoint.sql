@@ -1,0 +1,2 @@
+-- Fold the WAL into the database file once a history is generated.
+CHECKPOINT
