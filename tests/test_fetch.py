@@ -13,17 +13,12 @@ import httpx
 import pytest
 
 from gpuprice.scrapers.collect import collect_page, iter_live_pages
-from gpuprice.scrapers.fetch import (
-    FetchError,
-    FetchSettings,
-    PoliteFetcher,
-    RobotsDisallowed,
-    default_user_agent,
-    parse_retry_after,
-)
+from gpuprice.scrapers.fetch import FetchError, FetchSettings, PoliteFetcher, RobotsDisallowed
+from gpuprice.scrapers.http_exchange import parse_retry_after
 from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.rawstore import load_validators, lookup_validators, read_raw, store_raw
 from gpuprice.scrapers.robots import parse_robots
+from gpuprice.scrapers.user_agent import default_user_agent
 
 NOW = dt.datetime(2026, 10, 12, 6, 0, tzinfo=dt.UTC)
 TODAY = NOW.date()

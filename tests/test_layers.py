@@ -150,7 +150,8 @@ def test_a_missing_command_module_is_an_error(monkeypatch: pytest.MonkeyPatch) -
 # Modules that may touch os.environ, and why; every GPUPRICE_ setting is read by gpuprice.settings.
 ENVIRONMENT_READERS = {
     "gpuprice.settings": "the settings object, built at the edges",
-    "gpuprice.scrapers.fetch": "User-Agent and API keys, from an injectable mapping that defaults to the environment",
+    "gpuprice.scrapers.fetch": "API keys, from an injectable mapping that defaults to the environment",
+    "gpuprice.scrapers.user_agent": "the User-Agent, from an injectable mapping that defaults to the environment",
     "gpuprice.scrapers.git_history": "copies the environment for the git processes it runs (prompts off)",
 }
 
