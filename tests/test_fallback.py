@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuprice.scrapers.fallback import NO_GPU_REASON
+from gpuprice.scrapers.fallback_reader import NO_GPU_REASON
 from gpuprice.scrapers.offer import Offer, ParseReport, RejectedRow, StructureMissing
 from gpuprice.scrapers.registry import parse_page
 from gpuprice.warehouse import writes

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 
-from gpuprice.scrapers.fallback import GPU_NAME
+from gpuprice.scrapers.fallback_reader import GPU_NAME
 from gpuprice.scrapers.grids import div_grid_cells
 from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.offer import Offer, ParseResult, PriceUnit, StructureMissing, Tier

@@ -31,7 +31,7 @@ from decimal import Decimal
 
 from bs4 import BeautifulSoup, Tag
 
-from gpuprice.scrapers.fallback import GPU_NAME
+from gpuprice.scrapers.fallback_reader import GPU_NAME
 from gpuprice.scrapers.gpu_names import normalize_gpu
 from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.next_data import flight_payload, is_rsc_reference, unescape_string_body

@@ -33,7 +33,7 @@ from typing import Any
 
 from bs4 import BeautifulSoup, Tag
 
-from gpuprice.scrapers.fallback import GPU_NAME
+from gpuprice.scrapers.fallback_reader import GPU_NAME
 from gpuprice.scrapers.grids import class_named_grids, div_grids
 from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.next_data import embedded_json_values, flight_payload, flight_rows
