@@ -64,6 +64,10 @@ class ModelArch(BaseModel):
     qk_rope_head_dim: int = Field(default=0, ge=0)
     v_head_dim: int | None = Field(default=None, ge=1)
     cross_attention_layers: int = Field(default=0, ge=0, description="T5 decoder blocks")
+    # config.json ``final_logit_softcapping`` (Gemma 2: 30.0): transformers' Gemma2ForCausalLM
+    # computes logits / cap, tanh, * cap; tanh's backward reads its output, so one more
+    # logits-sized tensor is saved beside the logits the loss reads.
+    logit_softcapping: bool = False
 
     @model_validator(mode="after")
     def _consistent(self) -> ModelArch:

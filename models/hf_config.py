@@ -245,6 +245,7 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
         dense_bias=_dense_bias(cfg, family),
         position_embeddings=_position_embeddings(cfg, family),
         embedding_norm=family == "bloom",
+        logit_softcapping=bool(data.get("final_logit_softcapping")),
     )
     if experts > 1:
         fields.update(_moe_fields(cfg, layers, intermediate))

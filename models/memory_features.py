@@ -200,15 +200,18 @@ def _dequant_buffer(setup: TrainingSetup, arch: ModelArch) -> float:
     return dequant
 
 
-def _logit_bytes(setup: TrainingSetup, fp32_head: bool) -> float:
+def _logit_bytes(setup: TrainingSetup, arch: ModelArch, fp32_head: bool) -> float:
     """Bytes per logit element the loss keeps (0 when the loss never materialises the logits)."""
+    if setup.loss == "fused":
+        return 0.0
+    # Soft-capped logits (Gemma 2): tanh's saved output, one more tensor in the head's dtype.
+    softcap = (4.0 if fp32_head or setup.precision == "fp32" else 2.0) if arch.logit_softcapping else 0.0
     if setup.loss == "full":
         # autocast (bf16-mixed) runs cross_entropy in fp32 whatever the code does
         upcast = fp32_head or DEFAULTS[setup.framework].loss_upcasts or setup.precision == "bf16-mixed"
-        return (LOGIT_BYTES_32 if fp32_head else LOGIT_BYTES_UPCAST) if upcast else LOGIT_BYTES_16
-    if setup.loss == "chunked":
-        return CHUNKED_LOGIT_BYTES[1 if fp32_head else 0]
-    return 0.0
+        kept = (LOGIT_BYTES_32 if fp32_head else LOGIT_BYTES_UPCAST) if upcast else LOGIT_BYTES_16
+        return kept + softcap
+    return CHUNKED_LOGIT_BYTES[1 if fp32_head else 0] + softcap
 
 
 def _eager_scores(setup: TrainingSetup, arch: ModelArch, act_bytes: float) -> tuple[float, float]:
@@ -259,7 +262,7 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
     offloaded = setup.cpu_offload_activations or (ac == "full" and defaults.offloads_checkpoints)
     layers = float(arch.num_layers)
     resident = min(layers, OFFLOADED_RESIDENT_LAYERS) if offloaded else layers
-    logit_bytes = _logit_bytes(setup, fp32_head)
+    logit_bytes = _logit_bytes(setup, arch, fp32_head)
     # torch.optim.AdamW(foreach=True) (_multi_tensor_adam): exp_avg_sq_sqrt = torch._foreach_sqrt(
     # exp_avg_sqs) is a new tensor per parameter in the state dtype, alive until addcdiv_ has used
     # it. 8-bit optimizers (bitsandbytes) and fused AdamW update in place in one kernel.

@@ -302,6 +302,8 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
     """The framework behaviours and recipe choices behind an estimate, one line each."""
     defaults = DEFAULTS[setup.framework]
     lines = [defaults.summary, _LOSS_TEXT[setup.loss], _AC_TEXT[setup.activation_checkpointing]]
+    if setup.arch.logit_softcapping and setup.loss != "fused":
+        lines.append("soft-capped logits (tanh): its saved output is one more logits-sized tensor")
     if setup.compile or defaults.fused_kernels:
         lines.append("fused elementwise kernels: no fp32 norm copies or activation outputs saved")
     else:

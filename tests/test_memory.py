@@ -606,3 +606,24 @@ def test_without_accumulation_gradients_take_the_memory_backward_frees() -> None
     with_ga = estimate_memory(TrainingSetup(**lora), BARE)
     without = estimate_memory(TrainingSetup(gradient_accumulation=False, **lora), BARE)
     assert with_ga.per_gpu_gb - without.per_gpu_gb == pytest.approx(with_ga.breakdown.gradients)
+
+
+def test_soft_capped_logits_keep_tanh_output() -> None:
+    # transformers Gemma2ForCausalLM: logits / cap -> tanh -> * cap; tanh's backward reads its
+    # output, one more logits-sized tensor in the head's dtype (config final_logit_softcapping).
+    from gpuprice.models.architectures import find_model
+    from gpuprice.models.hf_config import arch_from_config
+
+    gemma2 = find_model("google/gemma-2-9b")
+    assert gemma2 is not None and gemma2.logit_softcapping
+    plain = gemma2.model_copy(update={"logit_softcapping": False})
+    setups = [
+        TrainingSetup(arch=a, method="lora", precision="bf16-true", seq_len=4096, micro_batch=1)
+        for a in (gemma2, plain)
+    ]
+    capped, uncapped = (estimate_memory(s).breakdown.logits for s in setups)
+    assert capped - uncapped == pytest.approx(4096 * 256000 * 2 / 1e9, rel=1e-6)
+    config = {"model_type": "gemma2", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2}
+    config |= {"intermediate_size": 128, "vocab_size": 1000}
+    assert arch_from_config({**config, "final_logit_softcapping": 30.0}).logit_softcapping
+    assert not arch_from_config({**config, "final_logit_softcapping": None}).logit_softcapping

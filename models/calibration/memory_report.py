@@ -4,8 +4,9 @@
     python -m gpuprice.models.calibration.memory_report
 
 Groups: method, framework, sequence-length band and source; columns: in-sample (shipped
-constants), leave-one-source-out, leave-one-source-family-out and, for the unseen holdout
-(``tests/data/measured_memory_holdout.csv``), the shipped constants (never fitted to it).
+constants), leave-one-source-out, leave-one-source-family-out and, for each unseen holdout
+(:data:`HOLDOUTS`), the shipped constants (never fitted to it). Last, every completed run whose
+card the catalog knows that the product judges ``does_not_fit`` at margin 0.
 """
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ from gpuprice.models.calibration.memory_fit import (
 from gpuprice.models.memory import PreparedSetups
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
+# Unseen sources, in the order they were added; never used to calibrate anything.
+HOLDOUTS = {
+    "ms-swift": DATA / "measured_memory_holdout.csv",
+    "universal-llm-trainer": DATA / "measured_memory_holdout2.csv",
+}
 
 
 def seq_band(m: Measured) -> str:
@@ -72,17 +78,46 @@ def main() -> None:
     ):
         print(f"#### By {title}\n")
         print("\n".join(grouped(rows, columns, key)) + "\n")
-    unseen = select_rows(DATA / "measured_memory_holdout.csv").measured
-    shipped = {
-        "shipped constants (never fitted to it)": PreparedSetups([m.setup for m in unseen]).per_gpu_gb()
-    }
-    for title, key in (
-        ("method", lambda m: m.setup.method),
-        ("sequence length", seq_band),
-        ("attention", lambda m: m.setup.attention),
-    ):
-        print(f"#### Unseen holdout (ms-swift) by {title}\n")
-        print("\n".join(grouped(unseen, shipped, key)) + "\n")
+    for name, path in HOLDOUTS.items():
+        unseen = select_rows(path).measured
+        shipped = {
+            "shipped constants (never fitted to it)": PreparedSetups([m.setup for m in unseen]).per_gpu_gb()
+        }
+        for title, key in (
+            ("method", lambda m: m.setup.method),
+            ("sequence length", seq_band),
+            ("attention", lambda m: m.setup.attention),
+        ):
+            print(f"#### Unseen holdout ({name}) by {title}\n")
+            print("\n".join(grouped(unseen, shipped, key)) + "\n")
+    print("#### Completed runs judged does_not_fit at margin 0\n")
+    print("\n".join(completed_but_not_fitting()) + "\n")
+
+
+def completed_but_not_fitting() -> list[str]:
+    """Every measured (completed) run, public and unseen, whose card the catalog names, that the
+    product judges ``does_not_fit`` at margin 0: one line each, and the count judged."""
+    from gpuprice.errors import BadInput
+    from gpuprice.models.catalog import resolve_gpu
+    from gpuprice.models.memory import estimate_memory
+
+    judged, lines = 0, []
+    for path in (DATA / "measured_memory_public.csv", *HOLDOUTS.values()):
+        for m in select_rows(path).measured:
+            try:
+                capacity = resolve_gpu(m.row["gpu"]).usable_memory_gb
+            except BadInput:
+                continue  # no card named, or one the catalog does not carry
+            judged += 1
+            estimate = estimate_memory(m.setup.model_copy(update={"margin": 0.0}))
+            if estimate.verdict(capacity).verdict == "does_not_fit":
+                lines.append(
+                    f"* {m.source}: {m.setup.arch.name} {m.setup.method}, seq {m.setup.seq_len} x "
+                    f"{m.setup.micro_batch}, {m.row['gpu']}: device {estimate.device_gb:.1f} GB "
+                    f"predicted vs {capacity:.1f} GB (measured {m.gb:.1f} GB {m.setup.memory_metric}, "
+                    f"{estimate.per_gpu_gb / m.gb - 1:+.0%})"
+                )
+    return [f"{len(lines)} of {judged} completed runs on a catalog card:", "", *lines]
 
 
 if __name__ == "__main__":
