@@ -43,6 +43,14 @@ class ThroughputParameters(BaseModel):
         sibling, ratio = ASSUMED_FAMILY_RATIOS[family]  # type: ignore[index]
         return self.efficiency_of(sibling) * ratio  # a sibling may borrow in turn
 
+    def borrowed_from(self, family: str) -> str | None:
+        """The measured family whose efficiency ``family`` borrows (None: it has its own)."""
+        while family not in self.family_efficiency:
+            family = ASSUMED_FAMILY_RATIOS[family][0]  # type: ignore[index]
+            if family in self.family_efficiency:
+                return family
+        return None
+
     def complete(self) -> ThroughputParameters:
         """The same parameters with every family's efficiency filled in (assumed ones derived)."""
         table = dict(self.family_efficiency)

@@ -178,4 +178,4 @@ def test_estimate_json_has_a_throughput_band(cli) -> None:
     data = json.loads(cli(*args, "--tokens", "1B", "--usd-per-gpu-hour", "2", "--json").out)
     band = data["tokens_per_sec_band"]
     assert band["low"] < data["tokens_per_sec_per_gpu"] < band["high"]
-    assert band["validation"] == "out-of-sample, leave-one-source-out"
+    assert band["validation"].startswith("out-of-sample")

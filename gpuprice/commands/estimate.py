@@ -29,7 +29,7 @@ from gpuprice.models.frameworks import defaults_of as framework_defaults
 from gpuprice.models.memory import TrainingSetup, estimate_memory
 from gpuprice.models.memory_setup import keeps_scores
 from gpuprice.models.throughput import Throughput, predict_throughput, time_breakdown
-from gpuprice.models.throughput_band import throughput_band
+from gpuprice.models.throughput_band import band_for_gpu
 from gpuprice.quantities import parse_number
 from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS
 
@@ -149,8 +149,8 @@ def estimate_result(
         "offer": offer,
         "cost_note": note,
         "tokens": round(tokens),
-        # out-of-sample band of tokens/s (leave-one-source-out over the public fine-tuning runs)
-        "tokens_per_sec_band": throughput_band(speed.tokens_per_sec_per_gpu),
+        # out-of-sample band of tokens/s for the method (models/throughput_band.py)
+        "tokens_per_sec_band": band_for_gpu(speed.tokens_per_sec_per_gpu, setup.method, request.gpu),
         "hfu": round(speed.hfu, 4),
         "flops_per_token": speed.flops_per_token,
         "communication_share": round(speed.communication_share, 4),

@@ -17,7 +17,7 @@ from gpuprice.models.calibration.throughput_rows import (
     benchmark_case,
     cases_from_benchmarks,
     row_number,
-    source_of,
+    source_family,
 )
 from gpuprice.models.throughput import evaluate
 from gpuprice.models.throughput_parameters import (
@@ -150,9 +150,9 @@ def leave_one_source_out(
     rows: Sequence[Mapping[str, object]], *, iterations: int = 1500, restarts: int = 2
 ) -> np.ndarray:
     """|predicted / measured - 1| of each row, predicted by parameters refitted (from the priors)
-    on every other source's rows."""
+    on every other source family's rows (a repository's or paper's tables leave together)."""
     errors = np.zeros(len(rows))
-    sources = [source_of(r) for r in rows]
+    sources = [source_family(r) for r in rows]
     for source in sorted(set(sources)):
         train = [r for r, s in zip(rows, sources, strict=True) if s != source]
         test = [i for i, s in enumerate(sources) if s == source]

@@ -24,6 +24,7 @@ from gpuprice.models.calibration.throughput_rows import (
     cases_from_benchmarks,
     load_benchmark_rows,
     row_number,
+    source_family,
 )
 from gpuprice.models.throughput import evaluate
 from gpuprice.models.throughput_parameters import CALIBRATED_PARAMETERS, PRIOR_PARAMETERS
@@ -36,7 +37,7 @@ WITHIN = 0.25  # the share of runs within +-25 % is reported beside the median
 
 def family_of(row: Mapping[str, object]) -> str:
     """A row's source family: the repository (``owner/name``) or paper its source names first."""
-    return str(row.get("source", "")).split()[0]
+    return source_family(row)
 
 
 @dataclass(frozen=True)

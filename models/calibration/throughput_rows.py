@@ -249,6 +249,13 @@ def source_of(row: Mapping[str, object]) -> str:
     return " ".join(text.split()[:2])
 
 
+def source_family(row: Mapping[str, object]) -> str:
+    """A row's source family: the repository (``owner/name``) or paper its source names first, so
+    that a framework's or an organisation's tables leave the fit together (issue 33)."""
+    text = _text(row, "source")
+    return text.split()[0] if text else ""
+
+
 def benchmark_case(row: Mapping[str, object]) -> BenchmarkCase:
     """Interpret one benchmark row (columns as in throughput_public.csv)."""
     gpus = int(row_number(row, "gpu_count") or 1)
