@@ -17,7 +17,7 @@ import pandas as pd
 
 from gpuprice.sources import PUBLIC_REPORT
 from gpuprice.warehouse.schema import BUNDLED_SOURCE_FILE
-from gpuprice.warehouse.sql_files import sql
+from gpuprice.warehouse.sql_files import sql, statement
 from gpuprice.warehouse.tables import SNAPSHOT_COLUMNS
 from gpuprice.warehouse.writes import transaction
 
@@ -31,7 +31,6 @@ def _now() -> dt.datetime:
 # "H100 SXM x8 [on_demand]"), and the date observed. Importing a row with a known key updates
 # its price; the same file twice changes nothing.
 PUBLIC_REPORT_KEY: tuple[str, ...] = ("provider", "sku", "observed_on")
-_PUBLIC_KEY_SQL = " AND ".join(f"p.{c} = i.{c}" for c in PUBLIC_REPORT_KEY)
 
 
 @dataclass(frozen=True)
@@ -78,12 +77,8 @@ def replace_bundled_public_reports(
         con.execute(sql("writes/delete_public_report_quarantine"))
         con.register("_incoming_public", incoming)
         try:
-            cols = ", ".join(SNAPSHOT_COLUMNS)
-            con.execute(
-                f"""INSERT INTO price_snapshots ({cols})
-                    SELECT {cols} FROM _incoming_public i WHERE NOT EXISTS (
-                        SELECT 1 FROM price_snapshots p WHERE p.source = '{PUBLIC_REPORT}' AND {_PUBLIC_KEY_SQL})"""
-            )
+            insert = statement("writes/insert_bundled_public_reports", key=PUBLIC_REPORT_KEY)
+            con.execute(insert, {"source": PUBLIC_REPORT})
         finally:
             con.unregister("_incoming_public")
         _record_public_quarantine(con, quarantined, "public_report")
@@ -149,54 +144,21 @@ def merge_by_key(
     """
     if incoming.empty:
         return 0, 0, 0
-    on = " AND ".join(f"p.{c} IS NOT DISTINCT FROM i.{c}" for c in key)
-    differs = " OR ".join(
-        f"p.{c} <> CAST(i.{c} AS DECIMAL(12, 4))"
-        if c == "usd_per_gpu_hour"
-        else f"p.{c} IS DISTINCT FROM i.{c}"
-        for c in compare
-    )
-    first, last = incoming["observed_on"].min(), incoming["observed_on"].max()
-    # The source's rows in the input's date range (a constant range lets DuckDB skip row groups).
-    existing = f"(SELECT * FROM price_snapshots WHERE source = '{source}' AND observed_on BETWEEN ? AND ?)"
-    cols = ", ".join(SNAPSHOT_COLUMNS)
-    keys = ", ".join(key)
+    names = {"key": key, "compare": compare}
+    # The source's rows in the input's date range only (a constant range lets DuckDB skip row groups).
+    params = {"source": source, "first": incoming["observed_on"].min(), "last": incoming["observed_on"].max()}
     con.register("_incoming_history", incoming)
     try:
-        compared = con.execute(
-            f"""SELECT
-                    count(*) FILTER (WHERE p.provider IS NULL) AS added,
-                    count(*) FILTER (WHERE p.provider IS NOT NULL AND ({differs})) AS updated
-                FROM (SELECT * FROM _incoming_history QUALIFY row_number() OVER (PARTITION BY {keys}) = 1) i
-                LEFT JOIN {existing} p ON {on}""",
-            [first, last],
-        ).fetchone()
+        compared = con.execute(statement("writes/merge_compare", **names), params).fetchone()
         added, updated = (int(compared[0]), int(compared[1])) if compared else (0, 0)
         removed = 0
         if prune_within:
-            group = " AND ".join(f"g.{c} IS NOT DISTINCT FROM p.{c}" for c in prune_within)
-            gone = f"""source = '{source}' AND observed_on BETWEEN ? AND ?
-                AND EXISTS (SELECT 1 FROM _incoming_history g WHERE {group})
-                AND NOT EXISTS (SELECT 1 FROM _incoming_history i WHERE {on})"""
-            row = con.execute(
-                f"SELECT count(*) FROM price_snapshots p WHERE {gone}", [first, last]
-            ).fetchone()
+            pruned = statement("writes/merge_prune", key=key, prune_within=prune_within)
+            row = con.execute(pruned, params).fetchone()
             removed = int(row[0]) if row else 0
-            if removed:
-                con.execute(f"DELETE FROM price_snapshots p WHERE {gone}", [first, last])
         # Changed rows are replaced (and become the importer's); unchanged ones stay as they are.
-        con.execute(
-            f"""DELETE FROM price_snapshots p WHERE p.source = '{source}' AND p.observed_on BETWEEN ? AND ?
-                AND EXISTS (SELECT 1 FROM _incoming_history i WHERE {on} AND ({differs}))""",
-            [first, last],
-        )
-        con.execute(
-            f"""INSERT INTO price_snapshots ({cols})
-                SELECT {cols} FROM _incoming_history i WHERE NOT EXISTS (
-                    SELECT 1 FROM {existing} p WHERE {on})
-                QUALIFY row_number() OVER (PARTITION BY {keys}) = 1""",
-            [first, last],
-        )
+        con.execute(statement("writes/merge_delete_changed", **names), params)
+        con.execute(statement("writes/merge_insert", key=key), params)
     finally:
         con.unregister("_incoming_history")
     return added, updated, removed

@@ -22,7 +22,7 @@ from pathlib import Path
 import duckdb
 
 from gpuprice.errors import BadInput
-from gpuprice.warehouse.sql_files import sql
+from gpuprice.warehouse.sql_files import sql, statement
 
 LAKE_ALIAS = "lake"
 ENGINES = ("duckdb", "ducklake:<catalog>")
@@ -104,12 +104,9 @@ def extensions_for(target: LakeTarget) -> tuple[str, ...]:
 
 def load_extensions(con: duckdb.DuckDBPyConnection, names: tuple[str, ...]) -> None:
     """Load ``names`` from their installed files; DuckDB never downloads one at run time."""
-    from gpuprice.warehouse.connection import sql_literal
-
-    con.execute("SET autoinstall_known_extensions = false")
-    con.execute("SET autoload_known_extensions = false")  # every extension is named and loaded here
+    con.execute(sql("session/no_extension_autoloading"))  # every extension is named and loaded here
     for name in names:
-        con.execute(f"LOAD '{sql_literal(str(extension_path(name)))}'")
+        con.execute(statement("session/load_extension", path=str(extension_path(name))))
 
 
 _SECRET = re.compile(r"(password\s*=\s*)('[^']*'|[^\s'\"]+)|(://[^:/@\s]+:)[^@\s]+(@)", re.IGNORECASE)
@@ -134,8 +131,6 @@ def connect_lake(target: LakeTarget, *, read_only: bool = False) -> duckdb.DuckD
     BadInput, one line naming the setting and its (password-redacted) value, for a catalog that
     cannot be reached or opened (GPUPRICE_WAREHOUSE) and for a data folder that cannot be made or
     has gone missing under an existing lake (GPUPRICE_WAREHOUSE_DATA)."""
-    from gpuprice.warehouse.connection import sql_literal
-
     catalog = target.catalog
     setting = f"GPUPRICE_WAREHOUSE=ducklake:{redact(catalog)}"
     if "://" not in catalog and ":" not in catalog.split("/")[0]:
@@ -157,18 +152,20 @@ def connect_lake(target: LakeTarget, *, read_only: bool = False) -> duckdb.DuckD
     con = duckdb.connect(":memory:")
     try:
         load_extensions(con, extensions_for(target))
-        # Rows go to Parquet files, never inlined into the catalog: the files are what analysts
-        # and other engines read, whatever the catalog database is.
-        options = f"DATA_PATH '{sql_literal(target.data_path.rstrip('/') + '/')}', DATA_INLINING_ROW_LIMIT 0"
-        if read_only:
-            options += ", READ_ONLY"
+        attach = statement(
+            "lake/attach",
+            catalog=f"ducklake:{catalog}",
+            alias=LAKE_ALIAS,
+            data_path=target.data_path.rstrip("/") + "/",
+            read_only=read_only,
+        )
         try:
-            con.execute(f"ATTACH 'ducklake:{sql_literal(catalog)}' AS {LAKE_ALIAS} ({options})")
+            con.execute(attach)
         except duckdb.Error as exc:
             if "lock" in str(exc).lower():  # a local catalog file held by another process: waited on
                 raise
             raise BadInput(f"{setting}: cannot open the DuckLake catalog: {_catalog_failure(exc)}") from None
-        con.execute(f"USE {LAKE_ALIAS}")
+        con.execute(statement("session/use", database=LAKE_ALIAS))
         if data_missing and _has_data_files(con):
             raise BadInput(
                 f"GPUPRICE_WAREHOUSE_DATA={target.data_path}: the folder is missing, but the catalog"
@@ -181,7 +178,7 @@ def connect_lake(target: LakeTarget, *, read_only: bool = False) -> duckdb.DuckD
 
 
 def _has_data_files(con: duckdb.DuckDBPyConnection) -> bool:
-    row = con.execute(f"SELECT count(*) FROM __ducklake_metadata_{LAKE_ALIAS}.ducklake_data_file").fetchone()
+    row = con.execute(statement("lake/data_file_count", alias=LAKE_ALIAS)).fetchone()
     return bool(row and row[0])
 
 
@@ -203,11 +200,9 @@ def expire_snapshots(con: duckdb.DuckDBPyConnection, keep_days: float | None = N
     import datetime as dt
 
     days = _snapshot_days if keep_days is None else keep_days
-    cutoff = (dt.datetime.now(dt.UTC) - dt.timedelta(days=days)).isoformat()
-    expired = con.execute(
-        f"CALL ducklake_expire_snapshots('{LAKE_ALIAS}', older_than => TIMESTAMPTZ '{cutoff}')"
-    ).fetchall()
-    removed = con.execute(f"CALL ducklake_cleanup_old_files('{LAKE_ALIAS}', cleanup_all => true)").fetchall()
+    cutoff = dt.datetime.now(dt.UTC) - dt.timedelta(days=days)
+    expired = con.execute(sql("lake/expire_snapshots"), {"lake": LAKE_ALIAS, "cutoff": cutoff}).fetchall()
+    removed = con.execute(sql("lake/cleanup_old_files"), {"lake": LAKE_ALIAS}).fetchall()
     return len(expired), len(removed)
 
 

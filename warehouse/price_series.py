@@ -16,6 +16,8 @@ from typing import Any
 
 import duckdb
 
+from gpuprice.warehouse.sql_files import sql
+
 # What a day without any current price says, in the table and in JSON/CSV's ``reason``.
 NO_CURRENT_PRICE = "no current price"
 
@@ -90,12 +92,5 @@ def newest_pages(
 ) -> list[tuple[str, dt.date, int]]:
     """Per provider that ever listed ``gpu`` at ``tier`` by ``day``: the newest page with a list
     price for it and that page's age on ``day`` (oldest last): what to say when none is current."""
-    rows = con.execute(
-        """
-        SELECT provider, max(observed_on) AS seen FROM main.v_daily_prices
-        WHERE gpu = ? AND tier = ? AND price_basis = 'list' AND date <= ? AND observed_on <= ?
-        GROUP BY provider ORDER BY seen DESC, provider
-        """,
-        [gpu, tier, day, day],
-    ).fetchall()
+    rows = con.execute(sql("queries/newest_list_pages"), {"gpu": gpu, "tier": tier, "day": day}).fetchall()
     return [(provider, seen, (day - seen).days) for provider, seen in rows]

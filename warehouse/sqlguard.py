@@ -41,8 +41,8 @@ from typing import Any
 import duckdb
 
 from gpuprice.errors import BadInput
-from gpuprice.warehouse.connection import check_database_file, sql_literal
-from gpuprice.warehouse.sql_files import sql
+from gpuprice.warehouse.connection import check_database_file
+from gpuprice.warehouse.sql_files import sql, statement
 
 ALLOWED = "one SELECT (WITH, FROM-first, DESCRIBE, SUMMARIZE and SHOW included) or EXPLAIN of one"
 # Functions that act rather than compute, refused anywhere in the tree (lower-case names).
@@ -73,14 +73,9 @@ def open_guarded(analytics_file: Path, exports_dir: Path) -> duckdb.DuckDBPyConn
     # Spilling is off (an empty temp folder) when the folder is not a plain folder of the home.
     spill = str(temp) if not temp.is_symlink() and (temp.is_dir() or not temp.exists()) else ""
     con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False, "temp_directory": spill})
-    con.execute(f"ATTACH '{sql_literal(str(analytics_file))}' AS gpuprice (READ_ONLY)")
-    con.execute("USE gpuprice")
-    con.execute("SET autoload_known_extensions = false")
-    allowed = ", ".join(f"'{sql_literal(str(d))}/'" for d in allowed_directories(home, exports_dir))
-    con.execute(f"SET allowed_directories = [{allowed}]")
-    con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
-    con.execute("SET enable_external_access = false")
-    con.execute("SET lock_configuration = true")
+    con.execute(statement("session/attach_published_copy", path=str(analytics_file)))
+    allowed = [f"{d}/" for d in allowed_directories(home, exports_dir)]
+    con.execute(statement("session/guard_published_copy", allowed=allowed, memory_limit=MEMORY_LIMIT))
     return con
 
 

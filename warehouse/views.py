@@ -18,6 +18,7 @@ from gpuprice.warehouse.sql_files import (
     OFFER_KEY_TEXT,
     SNAPSHOT_ROW_KEY,
     sql,
+    statement,
 )
 from gpuprice.warehouse.staleness import MAX_OFFER_AGE_DAYS, MAX_PRICE_AGE_DAYS
 
@@ -32,8 +33,8 @@ __all__ = [
     "create_views",
 ]
 
-# The main views, each ``sql/views/<name>.sql``, in the order they are created (a view reads
-# only views above it).
+# The main views, each ``sql/views/<name>.sql`` (its CREATE VIEW main.<name>), in the order they
+# are created (a view reads only views above it).
 _VIEW_NAMES: tuple[str, ...] = (
     "v_latest_prices",
     "v_snapshots_in_force",
@@ -106,10 +107,10 @@ def create_views(con: duckdb.DuckDBPyConnection) -> None:
     con.begin()
     try:
         con.execute(sql("view_state/create_analytics_schema"))
-        for name, query in _BASE_VIEWS.items():
-            con.execute(f"CREATE OR REPLACE VIEW main.{name} AS {query}")
+        for create_view in _BASE_VIEWS.values():
+            con.execute(create_view)
         for name, source in _ANALYTICS.items():
-            con.execute(f"CREATE OR REPLACE VIEW analytics.{name} AS SELECT * FROM main.{source}")
+            con.execute(statement("view_state/create_analytics_view", name=name, source=source))
         con.execute(sql("view_state/clear_fingerprint"))
         con.execute(sql("view_state/record_fingerprint"), {"fingerprint": fingerprint})
         con.commit()
@@ -118,19 +119,18 @@ def create_views(con: duckdb.DuckDBPyConnection) -> None:
         raise
 
 
-def _store_sorted(con: duckdb.DuckDBPyConnection, table: str, view: str, order_by: str) -> None:
+def _store_sorted(con: duckdb.DuckDBPyConnection, table: str, view: str, order_by: tuple[str, ...]) -> None:
     """``CREATE TABLE table AS <the view's rows> ORDER BY order_by`` in two steps: the rows first,
     then sorted.
 
     One fused statement keeps the query's join state and the sort's runs pinned together, and
     runs out of a capped memory on a long history; each step alone spills to disk."""
-    con.execute(f"CREATE OR REPLACE TABLE main._staged_{table} AS FROM main.{view}")
+    staged = f"_staged_{table}"
+    con.execute(statement("view_state/stage_rows", staged=staged, view=view))
     try:
-        con.execute(
-            f"CREATE OR REPLACE TABLE main.{table} AS SELECT * FROM main._staged_{table} ORDER BY {order_by}"
-        )
+        con.execute(statement("view_state/sort_staged", table=table, staged=staged, order_by=order_by))
     finally:
-        con.execute(f"DROP TABLE IF EXISTS main._staged_{table}")
+        con.execute(statement("view_state/drop_staged", staged=staged))
 
 
 def materialize_price_history(con: duckdb.DuckDBPyConnection) -> int:
@@ -139,12 +139,12 @@ def materialize_price_history(con: duckdb.DuckDBPyConnection) -> int:
     The view computes windows over all history; analysts filter it by GPU, so the copy
     keeps the periods precomputed and sorted, which makes such a filter read a few row groups.
     """
-    _store_sorted(con, "price_periods", "v_price_history", "gpu, provider, valid_from, offer_key")
+    _store_sorted(con, "price_periods", "v_price_history", ("gpu", "provider", "valid_from", "offer_key"))
     # Views built on the periods (the daily series, price changes) read the stored ones: the same
     # rows, without computing the windows over all history again.
     con.execute(sql("view_state/read_stored_price_periods"))
     # The daily series (and the views built on it) read the precomputed rows, sorted by GPU.
-    _store_sorted(con, "daily_price_rows", "v_daily_prices", "gpu, date, provider, offer_key")
+    _store_sorted(con, "daily_price_rows", "v_daily_prices", ("gpu", "date", "provider", "offer_key"))
     con.execute(sql("view_state/read_stored_daily_prices"))
     row = con.execute(sql("view_state/count_price_periods")).fetchone()
     return int(row[0]) if row else 0

@@ -18,7 +18,7 @@ import pandas as pd
 
 from gpuprice.scrapers.offer import Offer, ParseReport, ParseResult
 from gpuprice.sources import SCRAPED_SOURCES
-from gpuprice.warehouse.sql_files import sql
+from gpuprice.warehouse.sql_files import sql, statement
 from gpuprice.warehouse.tables import PROVIDER_RUN_COLUMNS, RAW_PAGE_COLUMNS, SNAPSHOT_COLUMNS, column_names
 
 
@@ -76,8 +76,7 @@ def _insert_frame(
         return
     con.register("_incoming", frame)
     try:
-        cols = ", ".join(columns)
-        con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _incoming")
+        con.execute(statement("writes/insert_frame", table=table, columns=columns))
     finally:
         con.unregister("_incoming")
 
@@ -308,11 +307,7 @@ def _insert_runs(con: duckdb.DuckDBPyConnection, rows: Sequence[list[object]]) -
     if not rows:
         return
     _delete_runs(con, rows)
-    con.executemany(
-        f"INSERT INTO provider_runs ({', '.join(PROVIDER_RUN_COLUMNS)})"
-        f" VALUES ({', '.join('?' * len(PROVIDER_RUN_COLUMNS))})",
-        rows,
-    )
+    con.executemany(sql("writes/insert_provider_runs"), rows)
 
 
 def _delete_runs(con: duckdb.DuckDBPyConnection, rows: Sequence[list[object]]) -> None:

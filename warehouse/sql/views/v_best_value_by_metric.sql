@@ -1,5 +1,6 @@
 -- Per date, tier (on-demand / spot) and metric: the five best current list prices
 -- (v_current_list_offers).
+CREATE OR REPLACE VIEW main.v_best_value_by_metric AS
 WITH priced AS (
     SELECT * FROM main.v_current_list_offers WHERE tier IN ('on_demand', 'spot')
 ),

@@ -1,5 +1,6 @@
 -- Offers whose source states availability (Runpod stock, Vast.ai listing counts) with no
 -- capacity seen in the last CAPACITY_WATCH_DAYS days although reported throughout.
+CREATE OR REPLACE VIEW main.v_capacity_watch AS
 WITH newest AS (SELECT max(snapshot_date) AS d FROM main.price_snapshots WHERE source IN {scraped_sources}),
 seen AS (
     SELECT provider, gpu, gpu_raw, gpu_count, community,

@@ -2,6 +2,7 @@
 -- the catalog history's rows (list prices per GPU, count, tier and community; a scrape
 -- without regions compares with the catalog's cheapest region). ``differs``: either side
 -- lacks the offer, or the prices differ by more than half a percent.
+CREATE OR REPLACE VIEW main.v_catalog_vs_scrape AS
 WITH scraped AS (
     SELECT provider, coalesce(observed_on, snapshot_date) AS day, gpu, gpu_count, tier, community, region,
         min(CAST(usd_per_gpu_hour AS DOUBLE)) AS usd_per_gpu_hour, string_agg(DISTINCT sku, '; ') AS skus

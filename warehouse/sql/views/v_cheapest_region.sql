@@ -1,5 +1,6 @@
 -- Per snapshot date and offer (everything but the region): the cheapest region, named, with
 -- how many regions price it. Offers without regions are their own single row.
+CREATE OR REPLACE VIEW main.v_cheapest_region AS
 SELECT snapshot_date, provider, sku, gpu, gpu_raw, gpu_count, tier, community, commitment_months,
     price_basis, region AS cheapest_region, usd_per_gpu_hour, usd_per_instance_hour,
     count(*) OVER w AS regions,

@@ -1,6 +1,7 @@
 -- The buying guide's comparison: per date and workload, the best-ranked offer (within the
 -- workload's limits) among GPU clouds, hyperscalers (Azure, AWS, OCI) and the marketplace
 -- (Vast.ai), with its cost per checkpoint and how it compares with the best of the three.
+CREATE OR REPLACE VIEW main.v_cloud_vs_hyperscaler AS
 WITH kinds(provider, provider_kind) AS (VALUES {provider_kinds}),
 best AS (
     SELECT r.snapshot_date, r.workload, k.provider_kind, r.rank, r.provider, r.sku, r.gpu,

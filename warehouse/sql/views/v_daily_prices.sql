@@ -2,6 +2,7 @@
 -- snapshot date (last observation carried forward), with the date of the page it was last
 -- read from and that page's age in days. Analysts filter on age_days; the best-offer views
 -- below keep current prices only (warehouse/staleness.py).
+CREATE OR REPLACE VIEW main.v_daily_prices AS
 WITH newest AS (SELECT max(snapshot_date) AS d FROM main.price_snapshots),
 days AS (
     SELECT h.* EXCLUDE (valid_to), h.valid_to,

@@ -1,4 +1,5 @@
 -- Newest scraped (or replayed) snapshot per provider; public reports are history only.
+CREATE OR REPLACE VIEW main.v_latest_prices AS
 WITH newest AS (
     SELECT provider, max(snapshot_date) AS snapshot_date
     FROM main.provider_runs WHERE status = 'success' GROUP BY provider

@@ -2,6 +2,7 @@
 -- date of the page (observed_on), not the date a run filed it under: a page replayed on
 -- five dates is one observation. A scheduled price counts from its effective date, but not
 -- before the offer's previous page (which still showed the old price) nor its first page.
+CREATE OR REPLACE VIEW main.v_offer_observations AS
 WITH rows AS (
     SELECT *,
         -- the newest earlier page with this offer (a scheduled price cannot start before it)

@@ -1,4 +1,5 @@
 -- Every offer with the specs of its GPU and price-performance per offer.
+CREATE OR REPLACE VIEW main.v_offers_with_specs AS
 SELECT p.snapshot_date, p.provider, p.sku, p.gpu, p.gpu_raw, p.gpu_count, p.tier,
     p.community, p.commitment_months, p.region, p.price_basis, p.effective_from,
     p.available, p.capacity, p.interruption_bucket,

@@ -1,4 +1,5 @@
 -- Each price period that replaced an earlier one of the same offer (from price_history).
+CREATE OR REPLACE VIEW main.v_price_changes AS
 WITH h AS (
     SELECT *,
         lag(usd_per_gpu_hour) OVER w AS old_usd_per_gpu_hour,

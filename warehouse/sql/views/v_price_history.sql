@@ -2,6 +2,7 @@
 -- open period (valid_to NULL). A period ends where the offer's next price starts (a
 -- scheduled price ends it on its effective date) or on the provider's first later page
 -- without the offer. Partitioned by GPU first, so `WHERE gpu = ...` prunes the scan.
+CREATE OR REPLACE VIEW main.v_price_history AS
 WITH o AS (
     SELECT *,
         sum(CASE WHEN prev_price IS DISTINCT FROM usd_per_gpu_hour

@@ -1,6 +1,7 @@
 -- Per provider: newest successful snapshot and the date of its page, the latest attempt
 -- (its status and error: NULL when it succeeded), and the age against the newest snapshot
 -- date in the warehouse (the one notion of "now"), by the rule of warehouse/staleness.py.
+CREATE OR REPLACE VIEW main.v_provider_freshness AS
 WITH runs AS (
     SELECT provider,
         max(snapshot_date) FILTER (WHERE status = 'success') AS last_success_date,

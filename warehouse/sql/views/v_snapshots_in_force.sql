@@ -2,6 +2,7 @@
 -- a scheduled price ("Effective October 1") replaces the current one once its date has
 -- come, and imported history (a cited public report, a catalog's history) is only used for
 -- a provider and date without a scrape: the product's own scrape wins its day.
+CREATE OR REPLACE VIEW main.v_snapshots_in_force AS
 WITH scraped AS (
     SELECT DISTINCT provider, snapshot_date FROM main.provider_runs WHERE status = 'success'
 ),

@@ -1,0 +1,2 @@
+-- An extension from its installed file (a path: DuckDB binds no parameter in LOAD).
+LOAD {literal:path}
