@@ -186,8 +186,12 @@ def _kernel(f: Mapping[str, Any], gpus: Any, code: Any, c: MemoryConstants) -> d
     context = np.where(f["metric"] == 0, c.cuda_context_gb * GB, 0.0)
     overhead = buffers + step_extra + slack + context
     per_gpu = weights + grads + optim + activations + logits + overhead
-    # What must fit on the card whatever the metric reports: allocated + slack + CUDA context.
-    device = allocated * (1.0 + c.fragmentation) + cached + c.cuda_context_gb * GB
+    # What must fit on the card whatever the metric reports: allocated + fragmentation + CUDA
+    # context. Not the cached earlier loss regions: when cudaMalloc fails, the caching allocator
+    # frees its unused cached blocks and retries (pytorch c10/cuda/CUDACachingAllocator.cpp,
+    # malloc: release_cached_blocks() then alloc_block again), so they fill a larger card
+    # (nvidia-smi and reserved show them) but do not make a smaller one run out.
+    device = allocated * (1.0 + c.fragmentation) + c.cuda_context_gb * GB
     return {
         "weights": weights / GB,
         "gradients": grads / GB,

@@ -326,6 +326,12 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
     if setup.optimizer_in_backward:
         lines.append("optimizer step fused into backward: gradients freed as they are applied")
     lines.append(_attention_text(setup))
+    if setup.variable_lengths and setup.loss != "fused":
+        lines.append(
+            "variable-length batches: reserved/nvidia-smi also hold an earlier step's cached loss "
+            "region, freed by the allocator before an OOM: in per_gpu_gb (reserved, device), not in "
+            "device_gb or the verdict"
+        )
     lines.append(_METRIC_TEXT[setup.memory_metric])
     return tuple(lines)
 

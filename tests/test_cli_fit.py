@@ -270,7 +270,9 @@ def test_torchtitan_and_hf_differ_for_stated_reasons(cli) -> None:
         parts = data["breakdown"]
         assert parts["cuda_context_gb"] == 0 and parts["allocator_slack_gb"] > 0  # reserved metric
         assert data["per_gpu_gb"] == pytest.approx(sum(parts.values()), abs=1e-6)
-        assert data["device_gb"] > data["per_gpu_gb"]  # the device figure adds the CUDA context
+        # the device figure adds the CUDA context to allocated + fragmentation; the cached earlier
+        # loss regions of variable-length batches (in reserved) are freed before an OOM: not in it
+        assert data["device_gb"] > data["per_gpu_gb"] - parts["allocator_slack_gb"]
     assert titan["breakdown"]["weights"] < hf["breakdown"]["weights"]  # FSDP2: fp32 shards are the master
     assert titan["per_gpu_gb"] < hf["per_gpu_gb"]
     assert any("FSDP2" in line for line in titan["assumptions"])

@@ -97,7 +97,16 @@ def reported_gb(row: dict[str, str]) -> float:
     return value * GIB / GB if row["reported_unit"].strip().lower() == "gib" else value
 
 
+# nvidia-smi memory.total of cards the catalog does not carry. AWS's A10G: 23028 MiB, the figure
+# modal-labs/modal-client PR #2797 reports (Modal's GPU types are A10G, not A10; the catalog's a10
+# row cites the same reading).
+SMI_TOTAL_MIB = {"a10g": 23028}
+
+
 def oom_capacity_gb(row: dict[str, str], rows: Sequence[dict[str, str]]) -> float:
+    for family, mib in SMI_TOTAL_MIB.items():
+        if family in row["gpu"].lower():
+            return mib * 2**20 / GB
     # Usable bytes as the fit counts them: a sold "40 GB" card holds 40 GiB (catalog rule).
     for text in (row["gpu"], row["notes"]):
         found = re.search(r"(\d+(?:\.\d+)?)\s*GB", text, re.IGNORECASE)
