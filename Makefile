@@ -49,12 +49,13 @@ format: $(STAMP)
 # The webserver (UI on http://$(DEV_HOST):$(DEV_PORT)) and the daemon, on the code location
 # gpuprice.pipelines.definitions, with DAGSTER_HOME=$GPUPRICE_HOME/dagster: the instance the CLI's
 # runs are recorded in; its dagster.yaml is pipelines/dagster.yaml, refreshed when that changes.
+# pipelines/dev.py runs `dagster dev` and stops all it started within seconds of Ctrl-C or SIGTERM.
 DEV_HOST ?= 127.0.0.1
 DEV_PORT ?= 3000
 dev: $(STAMP)
 	@home=$$($(BIN)/python -m gpuprice.pipelines.instance) && \
 	  echo "DAGSTER_HOME=$$home" && \
-	  DAGSTER_HOME=$$home exec $(BIN)/dagster dev -m gpuprice.pipelines.definitions -h $(DEV_HOST) -p $(DEV_PORT)
+	  DAGSTER_HOME=$$home exec $(BIN)/python -m gpuprice.pipelines.dev $(DEV_HOST) $(DEV_PORT)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run
