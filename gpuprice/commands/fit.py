@@ -46,6 +46,7 @@ def _print_table(result: dict[str, Any]) -> None:
         ["cuda context", number(breakdown["cuda_context_gb"], 2)],
         ["allocator slack", number(breakdown["allocator_slack_gb"], 2)],
         ["peak (per_gpu_gb)", number(result["per_gpu_gb"], 2)],
+        ["device figure (what the verdict judges)", number(result["device_gb"], 2)],
         [f"planning (margin {result['margin']:.0%} of the card)", number(result["planning_gb"], 2)],
     ]
     print_table([Column("term"), Column("GB per GPU", numeric=True)], rows)
