@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,3 +72,53 @@ def offer_factory():
 
 
 D1, D2, D3, D4 = (dt.date(2026, 10, d) for d in (1, 2, 3, 4))
+
+
+# ----- the code under test changing while the suite runs -------------------------------------------
+# A worktree edited or rebased while a long test runs mixes two versions of the product inside one
+# test: a killed-backfill test once compared a reference made by the old ranking query with a rerun
+# made by the new one, and only the rankings differed. A failing test says so when it happens.
+REPO = Path(__file__).resolve().parents[1]
+_PACKAGE_DIRS = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+_SOURCE_DIRS = [REPO / folder for folder in _PACKAGE_DIRS.values()]
+_source_at_start: dict[str, tuple[int, int]] = {}
+
+
+def source_fingerprint() -> dict[str, tuple[int, int]]:
+    """(mtime_ns, size) of every file of the product's package folders, by path in the repository."""
+    files: dict[str, tuple[int, int]] = {}
+    for folder in _SOURCE_DIRS:
+        for path in folder.rglob("*"):
+            if "__pycache__" in path.parts or not path.is_file():
+                continue
+            try:
+                stat = path.stat()
+            except OSError:  # removed between the listing and the stat: counts as changed below
+                continue
+            files[str(path.relative_to(REPO))] = (stat.st_mtime_ns, stat.st_size)
+    return files
+
+
+def changed_sources(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]) -> list[str]:
+    return sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _source_at_start.update(source_fingerprint())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    report = yield
+    if report.failed and _source_at_start:
+        changed = changed_sources(_source_at_start, source_fingerprint())
+        if changed:
+            shown = ", ".join(changed[:10]) + (f" and {len(changed) - 10} more" if len(changed) > 10 else "")
+            report.sections.append(
+                (
+                    "the product's files changed while the suite ran",
+                    f"{len(changed)} files changed since the session started (an edit or a rebase in this"
+                    f" checkout?): {shown}. A test spanning the change may have run two versions of the code.",
+                )
+            )
+    return report
