@@ -229,6 +229,63 @@ def test_provider_freshness_marks_failed_and_old_providers_stale(con):
     assert rows["crusoe"] == (D3, True, "boom")  # failed today: yesterday's data stays, flagged
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_provider_freshness_is_one_macro_the_view_the_reports_and_the_published_copy_share(
+    engine: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The freshness rule is written once (macros/provider_freshness.sql): the view asks it as
+    of the newest snapshot date, the reports as of their day; the published copy holds the
+    macro, so analysts read the view without our Python, however they open the file."""
+    from gpuprice.warehouse.publish import publish_analytics_copy
+    from gpuprice.warehouse.queries import provider_freshness_as_of
+    from gpuprice.warehouse.sqlguard import open_guarded, run_query
+    from gpuprice.warehouse.writes import record_provider_run
+
+    use_engine(engine, tmp_path, monkeypatch)
+    con = connect_writer(tmp_path / "warehouse.duckdb")
+    now = dt.datetime.now(dt.UTC)
+    for provider, day, status in [
+        ("lambda", D1, "success"),
+        ("lambda", D4, "failed"),
+        ("nebius", D3, "success"),
+    ]:
+        error = None if status == "success" else "boom"
+        record_provider_run(
+            con, provider=provider, snapshot_date=day, source="archive", status=status, offers=3,
+            report=None, error=error, started_at=now,
+        )  # fmt: skip
+    query = "SELECT provider, last_status, last_error, as_of_date, days_behind, stale FROM analytics.provider_freshness"
+    expected = [
+        ("lambda", "failed", "boom", D4, (D4 - D1).days, True),
+        ("nebius", "success", None, D4, 1, False),
+    ]
+    assert table(con, query + " ORDER BY provider") == expected
+    as_of = provider_freshness_as_of(con, D3)  # before lambda's failure, two days behind: not stale yet
+    assert as_of[["provider", "last_status", "age_days", "stale"]].values.tolist() == [
+        ["lambda", "success", (D3 - D1).days, False],
+        ["nebius", "success", 0, False],
+    ]
+    copy = publish_analytics_copy(con, tmp_path / "warehouse.duckdb", tmp_path / "analytics.duckdb")
+    con.close()
+
+    reader = connect_reader(copy)  # the CLI's reader: attached as "gpuprice"
+    assert table(reader, query + " ORDER BY provider") == expected
+    reader.close()
+    guarded = open_guarded(copy, tmp_path / "exports")  # gpuprice sql
+    assert run_query(guarded, query + " ORDER BY provider", timeout_s=30, row_cap=10).rows == expected
+    guarded.close()
+    direct = duckdb.connect(str(copy), read_only=True)  # an analyst opening the file itself
+    assert table(direct, query.replace("analytics.", "main.v_") + " ORDER BY provider") == expected
+    assert table(direct, "SELECT provider FROM main.provider_freshness(DATE '2026-01-01')") == []
+    direct.close()
+    other = duckdb.connect()  # attached under another name, from another current database
+    other.execute(f"ATTACH '{copy}' AS published (READ_ONLY)")
+    assert (
+        table(other, query.replace("analytics.", "published.analytics.") + " ORDER BY provider") == expected
+    )
+    other.close()
+
+
 def _load_gpus(con):
     con.execute(
         """INSERT INTO dim_gpu (slug, vendor, architecture, memory_gb, memory_bandwidth_tbps, dense_bf16_tflops,

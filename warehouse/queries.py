@@ -78,9 +78,6 @@ def provider_freshness_as_of(con: duckdb.DuckDBPyConnection, day: dt.date) -> pd
     shows against a healthy provider); ``age_days`` and ``stale`` follow warehouse/staleness.py.
     """
     frame = con.execute(sql("queries/provider_freshness_as_of"), {"day": day}).fetchdf()
-    frame["last_status"] = [run["status"] for run in frame["last_run"]]
-    frame["last_error"] = [run["error"] for run in frame["last_run"]]
-    frame = frame.drop(columns=["last_run"])
     observed = [None if pd.isna(v) else pd.Timestamp(v).date() for v in frame["last_observed_on"]]
     frame["last_observed_on"] = observed
     frame["age_days"] = [None if o is None else (day - o).days for o in observed]

@@ -58,6 +58,9 @@ _VIEW_NAMES: tuple[str, ...] = (
     "v_workload_best_by_gpu",
 )
 _BASE_VIEWS: dict[str, str] = {name: sql(f"views/{name}") for name in _VIEW_NAMES}
+# Table macros the views call, each ``sql/macros/<name>.sql``, created before the views (stored
+# in the database beside them, so the published copy has them too).
+_MACROS: dict[str, str] = {name: sql(f"macros/{name}") for name in ("provider_freshness",)}
 
 # analytics.<name> -> main object it exposes.
 _ANALYTICS: dict[str, str] = {
@@ -90,7 +93,9 @@ ANALYTICS_VIEWS: tuple[str, ...] = tuple(_ANALYTICS)
 
 
 def _fingerprint() -> str:
-    text = repr(sorted(_BASE_VIEWS.items())) + repr(sorted(_ANALYTICS.items()))
+    text = (
+        repr(sorted(_MACROS.items())) + repr(sorted(_BASE_VIEWS.items())) + repr(sorted(_ANALYTICS.items()))
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -107,8 +112,8 @@ def create_views(con: duckdb.DuckDBPyConnection) -> None:
     con.begin()
     try:
         con.execute(sql("view_state/create_analytics_schema"))
-        for create_view in _BASE_VIEWS.values():
-            con.execute(create_view)
+        for create in (*_MACROS.values(), *_BASE_VIEWS.values()):
+            con.execute(create)
         for name, source in _ANALYTICS.items():
             con.execute(statement("view_state/create_analytics_view", name=name, source=source))
         con.execute(sql("view_state/clear_fingerprint"))
