@@ -11,13 +11,18 @@ import contextlib
 import datetime as dt
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 import duckdb
 import pandas as pd
 
 from gpuprice.scrapers.offer import Offer, ParseReport, ParseResult
 from gpuprice.sources import SCRAPED_SOURCES
+
+# The rows are built in snapshot_rows.py; SnapshotPartition and offers_frame are also named here,
+# beside the writes that store them (the pipeline's stages and the benchmarks use them so).
+from gpuprice.warehouse.snapshot_rows import PartitionRows, partition_rows, provider_run_row
+from gpuprice.warehouse.snapshot_rows import SnapshotPartition as SnapshotPartition
+from gpuprice.warehouse.snapshot_rows import offers_frame as offers_frame
 from gpuprice.warehouse.sql_files import sql, statement
 from gpuprice.warehouse.tables import PROVIDER_RUN_COLUMNS, RAW_PAGE_COLUMNS, SNAPSHOT_COLUMNS, column_names
 
@@ -37,38 +42,6 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-def offers_frame(
-    offers: Sequence[Offer],
-    *,
-    snapshot_date: dt.date,
-    source: str,
-    raw_sha256: str | None,
-    parser_version: str | None,
-    observed_on: dt.date | None = None,
-    source_file: str | None = None,
-    ingested_at: dt.datetime | None = None,
-) -> pd.DataFrame:
-    """Offers as price_snapshots rows; ``observed_on`` defaults to the snapshot date (a live page)."""
-    ingested_at = ingested_at or _now()
-    rows = []
-    for offer in offers:
-        data = offer.model_dump()
-        rows.append(
-            {
-                **{k: data.get(k) for k in SNAPSHOT_COLUMNS if k in data},
-                "snapshot_date": snapshot_date,
-                "source": source,
-                "raw_sha256": raw_sha256,
-                "parser_version": parser_version,
-                "ingested_at": ingested_at,
-                "observed_on": observed_on or snapshot_date,
-                "source_file": source_file,
-            }
-        )
-    frame = pd.DataFrame(rows, columns=list(SNAPSHOT_COLUMNS))
-    return frame
-
-
 def _insert_frame(
     con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame, columns: Sequence[str]
 ) -> None:
@@ -79,24 +52,6 @@ def _insert_frame(
         con.execute(statement("writes/insert_frame", table=table, columns=columns))
     finally:
         con.unregister("_incoming")
-
-
-@dataclass(frozen=True)
-class SnapshotPartition:
-    """One (provider, snapshot_date) partition to write: the parse that fills it and its page."""
-
-    snapshot_date: dt.date
-    result: ParseResult
-    raw_sha256: str | None
-    parser_version: str | None
-    started_at: dt.datetime | None = None
-    observed_on: dt.date | None = None  # the page's own date; None: the snapshot date (a live page)
-    source_file: str | None = None  # the page: URL or archive file name
-    run_id: str | None = None  # the Dagster run writing it (provider_runs.run_id)
-
-    @property
-    def observed(self) -> dt.date:
-        return self.observed_on or self.snapshot_date
 
 
 def replace_snapshot_partition(
@@ -151,68 +106,13 @@ def replace_snapshot_partitions(
     Each date ends exactly as ``replace_snapshot_partition`` would leave it; a parse shared by
     many dates (the same stored page replayed) is turned into rows once. Returns rows per date.
     """
-    if source not in SCRAPED_SOURCES:
-        raise ValueError(f"snapshot source {source!r}; valid: {', '.join(SCRAPED_SOURCES)}")
+    _check_partitions(source, partitions)
     if not partitions:
         return {}
-    for part in partitions:
-        if part.observed > part.snapshot_date:
-            raise ValueError(
-                f"page of {part.observed} cannot be filed under the earlier date {part.snapshot_date}"
-            )
-    now = _now()
-    frames: list[pd.DataFrame] = []
-    rejected: list[list[object]] = []
-    runs: list[list[object]] = []
-    template: dict[int, pd.DataFrame] = {}  # one frame per distinct parse, re-dated per partition
-    counts: dict[dt.date, int] = {}
-    for part in partitions:
-        base = template.get(id(part.result))
-        if base is None:
-            base = offers_frame(
-                part.result.offers,
-                snapshot_date=part.snapshot_date,
-                source=source,
-                raw_sha256=None,
-                parser_version=None,
-                ingested_at=now,
-            )
-            template[id(part.result)] = base
-        if not base.empty:
-            frames.append(
-                base.assign(
-                    snapshot_date=part.snapshot_date,
-                    raw_sha256=part.raw_sha256,
-                    parser_version=part.parser_version,
-                    observed_on=part.observed,
-                    source_file=part.source_file,
-                )
-            )
-        counts[part.snapshot_date] = len(base)
-        report = part.result.report
-        rejected.extend(
-            [part.snapshot_date, provider, r.raw, r.reason, part.raw_sha256, source, now]
-            for r in report.rejected
-        )
-        runs.append(
-            _provider_run_row(
-                provider=provider,
-                snapshot_date=part.snapshot_date,
-                source=source,
-                status="success",
-                offers=len(base),
-                report=report if with_report else None,
-                error=None,
-                started_at=part.started_at or now,
-                finished_at=now,
-                observed_on=part.observed,
-                run_id=part.run_id,
-            )
-        )
-    dates = sorted(counts)
+    rows = partition_rows(provider, source, partitions, with_report=with_report, now=_now())
     for attempt in range(COMMIT_ATTEMPTS):
         try:
-            _replace_partitions(con, provider, dates, frames, rejected, runs)
+            _replace_partitions(con, provider, rows)
             break
         except duckdb.TransactionException:
             # Another writer of a DuckLake committed first (a conflict on the same table's
@@ -220,31 +120,36 @@ def replace_snapshot_partitions(
             if attempt == COMMIT_ATTEMPTS - 1:
                 raise
             time.sleep(0.1 * 2**attempt)
-    return counts
+    return rows.counts
+
+
+def _check_partitions(source: str, partitions: Sequence[SnapshotPartition]) -> None:
+    """ValueError for a source other than a scrape or a replay, or a page filed before its date."""
+    if source not in SCRAPED_SOURCES:
+        raise ValueError(f"snapshot source {source!r}; valid: {', '.join(SCRAPED_SOURCES)}")
+    for part in partitions:
+        if part.observed > part.snapshot_date:
+            raise ValueError(
+                f"page of {part.observed} cannot be filed under the earlier date {part.snapshot_date}"
+            )
 
 
 # Tries of a partition write that loses a commit race to another DuckLake writer.
 COMMIT_ATTEMPTS = 5
 
 
-def _replace_partitions(
-    con: duckdb.DuckDBPyConnection,
-    provider: str,
-    dates: list[dt.date],
-    frames: list[pd.DataFrame],
-    rejected: list[list[object]],
-    runs: list[list[object]],
-) -> None:
+def _replace_partitions(con: duckdb.DuckDBPyConnection, provider: str, rows: PartitionRows) -> None:
     with transaction(con):
         # The dates as one list parameter (a registered frame costs ~2 ms more per statement);
         # provider_runs rows of these dates are replaced by _insert_runs below.
         for table in ("snapshots", "quarantine"):
-            con.execute(sql(f"writes/delete_scraped_{table}"), {"provider": provider, "dates": dates})
-        if frames:
-            _insert_frame(con, "price_snapshots", pd.concat(frames, ignore_index=True), SNAPSHOT_COLUMNS)
-        if rejected:
-            con.executemany(sql("writes/insert_quarantine"), rejected)
-        _insert_runs(con, runs)
+            con.execute(sql(f"writes/delete_scraped_{table}"), {"provider": provider, "dates": rows.dates})
+        if rows.frames:
+            frame = pd.concat(rows.frames, ignore_index=True)
+            _insert_frame(con, "price_snapshots", frame, SNAPSHOT_COLUMNS)
+        if rows.rejected:
+            con.executemany(sql("writes/insert_quarantine"), rows.rejected)
+        _insert_runs(con, rows.runs)
 
 
 def record_raw_page(con: duckdb.DuckDBPyConnection, page: dict) -> None:
@@ -263,40 +168,6 @@ def record_raw_pages(con: duckdb.DuckDBPyConnection, pages: Sequence[dict]) -> N
         keys = {"providers": "provider", "dates": "snapshot_date", "hashes": "sha256", "urls": "url"}
         con.execute(sql("writes/delete_raw_pages"), {k: frame[c].tolist() for k, c in keys.items()})
         _insert_frame(con, "raw_pages", frame, RAW_PAGE_COLUMNS)
-
-
-def _provider_run_row(
-    *,
-    provider: str,
-    snapshot_date: dt.date,
-    source: str,
-    status: str,
-    offers: int,
-    report: ParseReport | None,
-    error: str | None,
-    started_at: dt.datetime,
-    finished_at: dt.datetime | None = None,
-    observed_on: dt.date | None = None,
-    run_id: str | None = None,
-) -> list[object]:
-    """A provider_runs row, in the order of ``PROVIDER_RUN_COLUMNS``."""
-    row = {
-        "snapshot_date": snapshot_date,
-        "provider": provider,
-        "source": source,
-        "status": status,
-        "offers": offers,
-        "rejected": len(report.rejected) if report else 0,
-        "unknown_gpus": len(report.unknown_gpus) if report else 0,
-        "error": error,
-        "parse_report": report.model_dump_json() if report else None,
-        "started_at": started_at,
-        "finished_at": finished_at or _now(),
-        "parse_strategy": report.parse_strategy if report else None,
-        "observed_on": observed_on if status == "success" else None,  # a failure observed nothing
-        "run_id": run_id,
-    }
-    return [row[c] for c in PROVIDER_RUN_COLUMNS]
 
 
 _RUN_DATE, _RUN_PROVIDER = PROVIDER_RUN_COLUMNS.index("snapshot_date"), PROVIDER_RUN_COLUMNS.index("provider")
@@ -343,7 +214,7 @@ def record_provider_runs(con: duckdb.DuckDBPyConnection, runs: Sequence[dict]) -
                 for r in report.rejected
             )
     with transaction(con):
-        _insert_runs(con, [_provider_run_row(**run) for run in runs])
+        _insert_runs(con, [provider_run_row(**run) for run in runs])
         if cleared:
             con.executemany(sql("writes/delete_run_quarantine"), [list(key) for key in cleared])
             con.executemany(sql("writes/insert_quarantine"), quarantined)
