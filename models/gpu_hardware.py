@@ -1,7 +1,7 @@
 """GPU hardware facts the throughput model needs: family, dense peak, links (NVLink, PCIe, fabric).
 
 Catalog GPUs come from ``models/gpu_catalog.csv``; parts that appear only in public benchmarks
-(H20, A10G, H800, A800, MI250X) are listed here with their datasheet figures.
+(H20, H800, A800, MI250X) are listed here with their datasheet figures.
 """
 
 from __future__ import annotations
@@ -119,17 +119,15 @@ def _pcie_of(architecture: str, form_factor: str) -> str:
 
 
 # Parts that appear in public benchmarks but not in the GPU catalog (nobody rents them from the
-# tracked providers). Values: datasheets as compiled in gpu_peak_flops.csv (H20, A10G, MI250X per
+# tracked providers). Values: datasheets as compiled in gpu_peak_flops.csv (H20, MI250X per
 # OAM) and the H100/A100 export variants' (H800/A800) reduced NVLink (400 GB/s).
 BENCHMARK_ONLY_GPUS: dict[str, GpuProfile] = {
-    "a10g": GpuProfile("a10g", "ampere_workstation", 70.0, False, 0.6, None, "pcie", "gen4"),
     "h20": GpuProfile("h20", "hopper", 148.0, True, 4.0, 900.0, "sxm", "gen5"),
     "h800": GpuProfile("h800", "hopper", 989.0, True, 3.35, 400.0, "sxm", "gen5"),
     "a800": GpuProfile("a800", "ampere_datacenter", 312.0, False, 2.039, 400.0, "sxm", "gen4"),
     "mi250x": GpuProfile("mi250x", "cdna", 383.0, False, 3.2, 800.0, "sxm", "gen4"),
 }
 BENCHMARK_ONLY_PATTERNS: tuple[tuple[str, str], ...] = (
-    (r"\ba10g\b", "a10g"),
     (r"\bh20\b", "h20"),
     (r"\bh800\b", "h800"),
     (r"\ba800\b", "a800"),

@@ -35,9 +35,9 @@ Rules, in order of precedence:
    H200 -> h200-sxm, A100 (80 GB or unstated) -> a100-80gb-sxm (the 40 GB card is always
    labelled 40GB by the tracked providers), V100 -> v100 (the 32 GB SXM2 card).
 
-A10G (AWS's variant of the A10 with different clocks) is not the A10 and is not in the
-catalog, so it maps to ``"unknown"``; so do GB300, H20/H800/A800, Quadro RTX 6000 (24 GB) and
-other parts the catalog does not hold.
+A10G (AWS's variant of the A10 in EC2 G5 instances, with a lower tensor peak) is its own slug
+``a10g``, never the A10. GB300, H20/H800/A800, Quadro RTX 6000 (24 GB) and other parts the
+catalog does not hold map to ``"unknown"``.
 """
 
 from __future__ import annotations
@@ -300,6 +300,7 @@ _FAMILIES: dict[str, tuple[Callable[[str], bool], Callable[[_Hints], str]]] = {
     "l40": (_pattern(r"\bl40\b"), _fixed("l40")),
     "l4": (_pattern(r"\bl4\b"), _fixed("l4")),
     "a10": (_pattern(r"\ba10\b"), _fixed("a10")),
+    "a10g": (_pattern(r"\ba10g\b"), _fixed("a10g")),
     "a40": (_pattern(r"\ba40\b"), _fixed("a40")),
     "a30": (_pattern(r"\ba30\b"), _fixed("a30")),
     "workstation": (lambda text: bool(_workstation_numbers(text)), _workstation),

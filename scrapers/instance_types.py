@@ -37,7 +37,7 @@ class InstanceType(BaseModel):
     instance_type: str = Field(min_length=1)
     price_name: str = ""
     part_number: str = ""
-    gpu: str = Field(min_length=1, description="catalog slug or 'unknown' (A10G)")
+    gpu: str = Field(min_length=1, description="catalog slug or 'unknown'")
     gpu_raw: str = Field(min_length=1)
     gpu_count: int = Field(ge=1, le=64)
     vram_gb: float | None = Field(default=None, gt=0)

@@ -81,6 +81,7 @@ PEAK_ROWS = {
     "l40s": "L40S 48GB",
     "l4": "L4 24GB",
     "a10": "A10 24GB",
+    "a10g": "A10G 24GB (AWS g5)",
     "a6000": "RTX A6000 48GB",
     "rtx-6000-ada": "RTX 6000 Ada 48GB",
     "rtx-4090": "RTX 4090 24GB",

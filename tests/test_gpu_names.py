@@ -168,6 +168,9 @@ RUNPOD: list[tuple[str | None, str, str]] = [
     ("lambda", "On-demand 8x NVIDIA B200", "b200"),
     ("lambda", "On-demand 1x NVIDIA H100 PCIe", "h100-pcie"),
     ("lambda", "On-demand 1x NVIDIA A10", "a10"),
+    ("aws", "NVIDIA A10G", "a10g"),  # EC2 G5 (aws.amazon.com/ec2/instance-types/g5/)
+    (None, "A10G", "a10g"),  # nvidia-smi's name on g5 / Modal (modal-client PR #2797)
+    (None, "A10G-24GB", "a10g"),  # litgpt config_hub/finetune/README.md writes it so
     ("lambda", "On-demand 1x NVIDIA RTX A6000", "a6000"),
     ("lambda", "gpu_1x_a100_sxm4", "a100-40gb"),  # Lambda's un-sized A100 SKUs are 40 GB
     ("lambda", "gpu_8x_a100_80gb_sxm4", "a100-80gb-sxm"),
@@ -235,6 +238,9 @@ def test_every_observed_price_row_maps_to_a_catalog_gpu() -> None:
         ("L40S", "l40", "l40s"),
         ("L4", "l40", "l4"),
         ("A10", "a100-80gb-sxm", "a10"),
+        ("A10G", "a10", "a10g"),
+        ("NVIDIA A10G", "a10", "a10g"),
+        ("A10", "a10g", "a10"),
         ("H100 PCIe", "h100-sxm", "h100-pcie"),
     ],
 )
@@ -308,8 +314,6 @@ def test_form_factor_and_memory_rules(
         "Quantum Widget 4090",  # a bare number only counts with nothing else around it
         "TPU v5e",
         "Intel Gaudi 2",
-        "A10G",  # AWS variant of the A10 with other clocks: not the A10
-        "NVIDIA A10G",
         "GB300 NVL72",
         "NVIDIA H20",
         "H800 80GB",

@@ -34,9 +34,9 @@ def test_on_demand_and_spot_per_region_with_the_interruption_bucket() -> None:
         result,
         [
             offer(**P5, usd_per_gpu_hour=6.88, usd_per_instance_hour=55.04, region="us-east-1"),
-            # A10G is AWS's own A10 variant: listed in the CSV, mapped to unknown, never to a10
+            # A10G is AWS's own A10 variant (G5): its own slug a10g, never a10
             offer(
-                gpu="unknown",
+                gpu="a10g",
                 gpu_raw="NVIDIA A10G",
                 gpu_count=1,
                 vram_gb=24.0,
@@ -81,7 +81,7 @@ def test_on_demand_and_spot_per_region_with_the_interruption_bucket() -> None:
                 "reason": "operating system Windows, not Linux",
             },
         ],
-        "unknown_gpus": ["NVIDIA A10G", "p9.96xlarge"],
+        "unknown_gpus": ["p9.96xlarge"],
         "missing_columns": [],
         "unexpected_columns": [],
         "notes": [
