@@ -17,12 +17,11 @@ from pathlib import Path
 
 import duckdb
 
-from gpuprice.warehouse import connection, publish_delta
+from gpuprice.warehouse import connection, publish_delta, publish_whole
 from gpuprice.warehouse.connection import limit_memory, scalar, spill_dir, sql_literal
 from gpuprice.warehouse.lake import LAKE_ALIAS, expire_snapshots, is_lake
 from gpuprice.warehouse.publish_delta import Delta
 from gpuprice.warehouse.sql_files import sql
-from gpuprice.warehouse.views import materialize_price_history
 
 
 def publish_analytics_copy(con: duckdb.DuckDBPyConnection, warehouse_file: Path, target: Path) -> Path:
@@ -33,7 +32,8 @@ def publish_analytics_copy(con: duckdb.DuckDBPyConnection, warehouse_file: Path,
     previous copy whole (the next publish removes the temp file and starts again from it).
     It starts as a byte copy of the previous published copy, updated with what changed in the
     warehouse since (``publish_delta``); without a usable previous copy, it is built whole: the
-    warehouse's tables plus price_history and the daily series precomputed (``materialize_price_history``).
+    warehouse's tables plus price_history and the daily series precomputed a chunk of offers at
+    a time (``publish_whole``).
     """
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_copies(target.parent, holding_writer=not is_lake(con))
@@ -42,7 +42,7 @@ def publish_analytics_copy(con: duckdb.DuckDBPyConnection, warehouse_file: Path,
     try:
         delta = _update_previous(con, warehouse_file, target, tmp, scratch)
         if delta is None:
-            _build_whole(con, warehouse_file, tmp)
+            _build_whole(con, warehouse_file, tmp, scratch)
         copy = limit_memory(
             duckdb.connect(str(tmp)), spill_dir(warehouse_file), connection.PUBLISH_MEMORY_LIMIT
         )
@@ -104,8 +104,9 @@ def _update_previous(
     return delta
 
 
-def _build_whole(con: duckdb.DuckDBPyConnection, warehouse_file: Path, tmp: Path) -> None:
-    """The whole warehouse into ``tmp`` (a DuckLake's tables and views copied into one DuckDB file)."""
+def _build_whole(con: duckdb.DuckDBPyConnection, warehouse_file: Path, tmp: Path, scratch: Path) -> None:
+    """The whole warehouse into ``tmp`` (a DuckLake's tables and views copied into one DuckDB file),
+    its derived tables computed a chunk of offers at a time (``publish_whole``)."""
     if is_lake(con):
         con.execute(f"ATTACH '{sql_literal(str(tmp))}' AS _analytics_copy")
         try:
@@ -118,7 +119,7 @@ def _build_whole(con: duckdb.DuckDBPyConnection, warehouse_file: Path, tmp: Path
         os.chmod(tmp, 0o644)
     copy = limit_memory(duckdb.connect(str(tmp)), spill_dir(warehouse_file), connection.PUBLISH_MEMORY_LIMIT)
     try:
-        materialize_price_history(copy)
+        publish_whole.materialize(copy, scratch, spill_dir(warehouse_file))
     finally:
         copy.close()
 

@@ -149,6 +149,12 @@ def _sync_tables(con: duckdb.DuckDBPyConnection) -> int:
     return len(dates)
 
 
+def attach_scratch(con: duckdb.DuckDBPyConnection, scratch_file: Path, *, read_only: bool = False) -> None:
+    """Attach the scratch database as SCRATCH (a path: ATTACH binds no parameters)."""
+    mode = " (READ_ONLY)" if read_only else ""
+    con.execute(f"ATTACH '{sql_literal(str(scratch_file))}' AS {SCRATCH}{mode}")
+
+
 def _recompute(
     con: duckdb.DuckDBPyConnection, scratch_file: Path, newest: dt.date, warehouse_file: Path, first: dt.date
 ) -> tuple[int, int, int, int, int]:
@@ -162,7 +168,7 @@ def _recompute(
         create_views(scratch)
     finally:
         scratch.close()
-    con.execute(f"ATTACH '{sql_literal(str(scratch_file))}' AS {SCRATCH}")
+    attach_scratch(con, scratch_file)
     try:
         con.execute(sql("publish/window_rows"), {"first": first})
         con.execute(sql("publish/scratch_fill"))
@@ -182,7 +188,7 @@ def _recompute(
         periods, daily = scratch.execute(sql("publish/scratch_counts")).fetchone() or (0, 0)
     finally:
         scratch.close()
-    con.execute(f"ATTACH '{sql_literal(str(scratch_file))}' AS {SCRATCH} (READ_ONLY)")
+    attach_scratch(con, scratch_file, read_only=True)
     try:
         con.execute(sql("publish/derived_replace"))
     finally:

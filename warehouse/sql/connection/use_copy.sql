@@ -1,0 +1,2 @@
+-- A reader of a published copy works in it (attached as gpuprice).
+USE gpuprice
