@@ -24,9 +24,11 @@ where).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import json
 import os
+import resource
 import shutil
 import signal
 import statistics
@@ -43,12 +45,15 @@ from bench.figures import Bound, Figure
 from bench.sql_files import bench_sql, standard_query_params
 from bench.synthetic_history import DEFAULT_END
 from bench.volume_history import generate_volume_history, pool_sizes
+from bench.warehouse_scale import append_day, one_day_of_offers
 
 DEFAULT_ROWS = 200_000_000
 FIVE_YEARS = 1826
 ONE_YEAR = 365
 QUERY_TARGET_MS = 1000.0  # issue 38: every standard query under 1 s at five years
 PEAK_RSS_TARGET_MB = 2000.0
+APPEND_PUBLISH_TARGET_S = 10.0  # issue 38: append + publish one day under 10 s at five years
+APPEND_PUBLISH_RATIO = 1.5  # ... and within 1.5x of the same at one year
 QUERIES = ("latest_prices", "price_history_one_gpu", "cheapest_by_gpu_one_date", "best_offer_per_workload")
 ROWS_VAR = "BENCH_VOLUME_ROWS"
 DIR_VAR = "BENCH_VOLUME_DIR"
@@ -194,9 +199,68 @@ def _build(
                 built["publish_s"] = round(time.perf_counter() - start, 1)
                 built["copy_mb"] = round(copy.stat().st_size / 1e6)
                 built["queried"] = str(copy)
+                built.update(_append_and_publish(con, path, end))
     finally:
         con.close()
     return built
+
+
+def _append_and_publish(con: duckdb.DuckDBPyConnection, path: Path, end: dt.date) -> dict[str, Any]:
+    """The daily run's work on this history: the newest day's offers written again as the next
+    day's (``replace_snapshot_partition`` per provider) and the copy published (an update of the
+    copy just built); the two times, and what the update rewrote."""
+    from gpuprice.warehouse import publish
+    from gpuprice.warehouse.publish import publish_analytics_copy
+
+    offers = one_day_of_offers(con, end)
+    day = end + dt.timedelta(days=1)
+    start = time.perf_counter()
+    appended = append_day(con, day, offers)
+    middle = time.perf_counter()
+    publish_analytics_copy(con, path, analysts_copy(path))
+    done = time.perf_counter()
+    delta = publish.last_delta
+    _progress(
+        f"{path.stem}: appended {appended:,} offers in {middle - start:.1f} s, published in {done - middle:.1f} s"
+    )
+    return {
+        "appended_offers": appended,
+        "append_s": round(middle - start, 2),
+        "publish_day_s": round(done - middle, 2),
+        "append_publish_s": round(done - start, 2),
+        "delta": dataclasses.asdict(delta) if delta is not None else {"built_whole": 1},
+        "process_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+
+
+def _append_figures(long: dict[str, Any], short: dict[str, Any], scale: dict[str, Any]) -> list[Figure]:
+    if "append_publish_s" not in long or "append_publish_s" not in short:
+        return []  # no copy was published: nothing to update
+    return [
+        Figure(
+            name="volume.append_and_publish_one_day_s",
+            value=long["append_publish_s"],
+            unit="s",
+            baseline=f"same at {short['days']} days ({short['rows']:,} rows)",
+            baseline_value=short["append_publish_s"],
+            ratio_meaning=f"{long['days']}-day / {short['days']}-day time",
+            target=(
+                Bound(on="value", op="<=", limit=APPEND_PUBLISH_TARGET_S),
+                Bound(on="ratio", op="<=", limit=APPEND_PUBLISH_RATIO),
+            ),
+            details=scale,
+        ),
+        Figure(
+            name="volume.build_process_peak_rss_mb",
+            value=long["process_peak_rss_mb"],
+            unit="MB",
+            baseline="the same at one year (generation, whole publish, append, update)",
+            baseline_value=short["process_peak_rss_mb"],
+            ratio_meaning="peak RSS of the bench process after five years / after one year",
+            target=(Bound(on="value", op="<=", limit=PEAK_RSS_TARGET_MB),),
+            details=scale,
+        ),
+    ]
 
 
 def measure(
@@ -221,7 +285,7 @@ def measure(
         short = _build(short_path, rows * short_days // long_days, short_days, pools, end, publish)
         _progress(f"one year: {short}")
         scale = {"five_years": long, "one_year": short, "pools": pools, "repeats": repeats}
-        figures = []
+        figures = _append_figures(long, short, scale)
         for name in QUERIES:
             answers = {}
             for label, built in (("one_year", short), ("five_years", long)):

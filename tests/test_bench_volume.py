@@ -68,6 +68,10 @@ def test_the_figure_runs_on_a_tiny_history(tmp_path: Path) -> None:
     best = next(f for f in figures if f.name == "volume.best_offer_per_workload_ms")
     query = best.details["five_years"]["query"]
     assert query["finished"] and query["result_rows"] >= 1 and query["offers"] > 0
+    append = next(f for f in figures if f.name == "volume.append_and_publish_one_day_s")
+    five = append.details["five_years"]
+    assert five["appended_offers"] > 0 and "built_whole" not in five["delta"]  # an update, not a rebuild
+    assert five["delta"]["partitions"] == len(five["rows_on_newest_day"])  # one new partition a provider
     rss = next(f for f in figures if f.name == "volume.latest_prices_peak_rss_mb")
     assert 20 < rss.value < 2000  # the query process's own peak, not the bench's
     assert list(tmp_path.iterdir()) == []  # the warehouses are removed

@@ -58,8 +58,10 @@ def offers_as_of_range(
 ) -> dict[dt.date, pd.DataFrame]:
     """``offers_as_of`` for every date from ``first`` to ``last`` in one query (a backfill's batch)."""
     bases = list(price_bases) if price_bases is not None else None
+    start = con.execute(sql("queries/offers_as_of_start"), {"first": first, "last": last}).fetchone()
     frame = con.execute(
-        sql("queries/offers_as_of_range"), {"first": first, "last": last, "bases": bases}
+        sql("queries/offers_as_of_range"),
+        {"first": first, "last": last, "bases": bases, "start": (start and start[0]) or first},
     ).fetchdf()
     days = [first + dt.timedelta(days=n) for n in range((last - first).days + 1)]
     empty = frame.iloc[0:0].drop(columns="_as_of")
