@@ -2,7 +2,8 @@
 
 This is the single entry point the pipeline calls per provider and date. Whatever the source,
 the body is written to the raw page store before anyone parses it, and the returned
-:class:`CollectedPage` carries the ``raw_pages`` row describing it.
+:class:`CollectedPage` carries the ``raw_pages`` row describing it. Live pages are fetched here;
+recorded ones are replayed by ``scrapers/collect_archive.py``.
 """
 
 from __future__ import annotations
@@ -10,100 +11,26 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Generator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
-from gpuprice.scrapers.archive import (
-    SAMPLE_ARCHIVE,
-    ArchivedPage,
-    archive_dates,
-    archived_pages,
-    find_archived_page,
-    latest_at_or_before,
-    read_archived,
-)
+from gpuprice.scrapers.archive import SAMPLE_ARCHIVE
+from gpuprice.scrapers.collect_archive import collect_archived
+from gpuprice.scrapers.collected import CollectedPage, store_intact
 from gpuprice.scrapers.fetch import FetchError, PoliteFetcher
-from gpuprice.scrapers.gunzip import MAX_PAGE_BYTES
 from gpuprice.scrapers.multipage import DEFAULT_MAX_PAGES, PartFailure, fetch_combined
 from gpuprice.scrapers.offer import Provider
 from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.rawstore import (
-    PageKind,
-    RawPage,
-    RawStoreError,
     check_date,
     check_provider,
-    link_raw,
     lookup_validators,
-    read_raw,
     remember_validators,
-    store_raw,
 )
 from gpuprice.scrapers.redact import redact_credentials
 from gpuprice.sources import PAGE_SOURCES, PageSource
 
 log = logging.getLogger("gpuprice.collect")
-
-
-class NoArchivedPage(FileNotFoundError):
-    """The archive holds no page of this provider at or before the date."""
-
-    def __init__(
-        self, provider: str, snapshot_date: dt.date, archive_dir: Path, recorded: Sequence[dt.date]
-    ) -> None:
-        if not Path(archive_dir).is_dir():
-            hint = "the archive folder does not exist"
-        elif not recorded:
-            hint = f"it has no {provider} recordings"
-        else:
-            hint = f"{provider} recordings start {recorded[0].isoformat()}"
-        super().__init__(
-            f"no archived {provider} page at or before {snapshot_date.isoformat()} in {archive_dir} ({hint})"
-        )
-        self.provider = provider
-        self.snapshot_date = snapshot_date
-        self.archive_dir = Path(archive_dir)
-
-
-class CollectedPage(BaseModel):
-    """A body ready for the parser, with the raw_pages row that records it."""
-
-    model_config = ConfigDict(frozen=True)
-
-    provider: Provider
-    snapshot_date: dt.date
-    source: PageSource
-    kind: PageKind
-    body: bytes
-    raw: RawPage
-    # Live: the request that produced the body. Archive: None.
-    request: PageRequest | None = None
-    not_modified: bool = False
-    # The date of the page itself: the snapshot date when live, the recording's date in replay
-    # (which may be earlier: "the latest page at or before D").
-    page_date: dt.date
-    archived_path: Path | None = None
-    # Requests that failed before this one succeeded ("url: cause"), for the run log.
-    earlier_failures: tuple[str, ...] = ()
-    # Facts about how the page was chosen, for the parse report.
-    notes: tuple[str, ...] = ()
-
-
-def _store_intact(home: Path, provider: str, day: dt.date, url: str, body: bytes, **fields) -> RawPage:
-    """store_raw, then read the copy back: a damaged file already stored under the same digest
-    (store_raw leaves an existing file alone) is replaced, so one bad copy cannot fail every
-    later run that fetches the same content."""
-    raw = store_raw(home, provider, day, url, body, **fields)
-    try:
-        read_raw(raw.stored_path)
-    except (OSError, RawStoreError) as exc:
-        log.warning(
-            "%s %s: stored copy %s is damaged (%s); storing it again", provider, day, raw.stored_path, exc
-        )
-        Path(raw.stored_path).unlink(missing_ok=True)
-        raw = store_raw(home, provider, day, url, body, **fields)
-    return raw
 
 
 def _utc_today() -> dt.date:
@@ -180,6 +107,93 @@ def _live_requests(provider: str) -> list[PageRequest]:
     return list(provider_parser(provider).live_requests())
 
 
+@dataclass(frozen=True)
+class _Destination:
+    """Where a provider's live pages of one snapshot date are stored."""
+
+    provider: Provider
+    day: dt.date
+    home: Path
+    parser_version: str | None
+
+
+def _collect_combined(
+    to: _Destination, group: list[PageRequest], fetcher: PoliteFetcher, earlier: tuple[str, ...]
+) -> CollectedPage:
+    """A multi-request source fetched into one combined JSON page and stored; FetchError if not."""
+    request = group[0]
+    body, status = _fetch_group(to.provider, group, fetcher)
+    raw = store_intact(
+        to.home,
+        to.provider,
+        to.day,
+        request.url,
+        body,
+        kind="json",
+        http_status=status,
+        fetched_at=dt.datetime.now(dt.UTC),
+        parser_version=to.parser_version,
+    )
+    return CollectedPage(
+        provider=to.provider,
+        snapshot_date=to.day,
+        source="live",
+        kind="json",
+        body=body,
+        raw=raw,
+        request=request,
+        page_date=to.day,
+        earlier_failures=earlier,
+    )
+
+
+def _collect_request(
+    to: _Destination, request: PageRequest, fetcher: PoliteFetcher, earlier: tuple[str, ...]
+) -> CollectedPage:
+    """One request fetched (conditionally when the store has its validators) and stored; FetchError
+    if not. Stored before anything parses it, so a page that later fails to parse is kept."""
+    cached = lookup_validators(to.home, to.provider, request.url) if request.method == "GET" else None
+    fetched = fetcher.fetch(to.provider, request, cached=cached)
+    raw = store_intact(
+        to.home,
+        to.provider,
+        to.day,
+        request.url,
+        fetched.body,
+        kind=request.kind,
+        http_status=fetched.status,
+        etag=fetched.etag,
+        last_modified=fetched.last_modified,
+        fetched_at=fetched.fetched_at,
+        parser_version=to.parser_version,
+    )
+    if request.method == "GET":
+        remember_validators(to.home, raw, kind=request.kind)
+    return CollectedPage(
+        provider=to.provider,
+        snapshot_date=to.day,
+        source="live",
+        kind=request.kind,
+        body=fetched.body,
+        raw=raw,
+        request=request,
+        not_modified=fetched.not_modified,
+        page_date=to.day,
+        earlier_failures=earlier,
+    )
+
+
+def _nothing_fetched(
+    provider: str, ordered: Sequence[PageRequest], failures: Sequence[str], last_url: str, last_cause: str
+) -> FetchError:
+    """The error when no request brought a page: one source's own cause, or every failure."""
+    first = redact_credentials(ordered[0].url)
+    if len(_groups(ordered)) == 1:  # one request or one combined source: its own cause
+        return FetchError(provider, redact_credentials(last_url or first), last_cause)
+    summary = redact_credentials("; ".join(failures))
+    return FetchError(provider, first, f"all {len(ordered)} requests failed: {summary}")
+
+
 def iter_live_pages(
     provider: str,
     snapshot_date: dt.date | str,
@@ -203,6 +217,7 @@ def iter_live_pages(
     ordered = _ordered(requests if requests is not None else _live_requests(provider))
     if not ordered:
         raise FetchError(provider, "-", "the provider defines no live requests")
+    to = _Destination(provider=provider, day=day, home=home, parser_version=parser_version)
     own_fetcher = fetcher is None
     active = fetcher or PoliteFetcher()
     failures: list[str] = []
@@ -211,197 +226,26 @@ def iter_live_pages(
     yielded = False
     try:
         for group in _groups(ordered):
-            request = group[0]
-            if request.combine:
-                try:
-                    body, status = _fetch_group(provider, group, active)
-                except FetchError as exc:
-                    log.warning("%s", exc)
-                    failures.append(f"{exc.url}: {exc.cause}")
-                    last_cause, last_url = exc.cause, exc.url
-                    continue
-                raw = _store_intact(
-                    home,
-                    provider,
-                    day,
-                    request.url,
-                    body,
-                    kind="json",
-                    http_status=status,
-                    fetched_at=dt.datetime.now(dt.UTC),
-                    parser_version=parser_version,
-                )
-                yielded = True
-                yield CollectedPage(
-                    provider=provider,
-                    snapshot_date=day,
-                    source="live",
-                    kind="json",
-                    body=body,
-                    raw=raw,
-                    request=request,
-                    page_date=day,
-                    earlier_failures=tuple(failures),
-                )
-                continue
-            cached = lookup_validators(home, provider, request.url) if request.method == "GET" else None
+            combined = group[0].combine
             try:
-                fetched = active.fetch(provider, request, cached=cached)
+                if combined:
+                    page = _collect_combined(to, group, active, tuple(failures))
+                else:
+                    page = _collect_request(to, group[0], active, tuple(failures))
             except FetchError as exc:
                 log.warning("%s", exc)
                 failures.append(f"{exc.url}: {exc.cause}")
                 last_cause = exc.cause
+                if combined:  # a single request's failure leaves the URL to its first request
+                    last_url = exc.url
                 continue
-            # Stored before anything parses it, so a page that later fails to parse is kept.
-            raw = _store_intact(
-                home,
-                provider,
-                day,
-                request.url,
-                fetched.body,
-                kind=request.kind,
-                http_status=fetched.status,
-                etag=fetched.etag,
-                last_modified=fetched.last_modified,
-                fetched_at=fetched.fetched_at,
-                parser_version=parser_version,
-            )
-            if request.method == "GET":
-                remember_validators(home, raw, kind=request.kind)
             yielded = True
-            yield CollectedPage(
-                provider=provider,
-                snapshot_date=day,
-                source="live",
-                kind=request.kind,
-                body=fetched.body,
-                raw=raw,
-                request=request,
-                not_modified=fetched.not_modified,
-                page_date=day,
-                earlier_failures=tuple(failures),
-            )
+            yield page
     finally:
         if own_fetcher:
             active.close()
     if not yielded:
-        first = redact_credentials(ordered[0].url)
-        if len(_groups(ordered)) == 1:  # one request or one combined source: its own cause
-            raise FetchError(provider, redact_credentials(last_url or first), last_cause)
-        summary = redact_credentials("; ".join(failures))
-        raise FetchError(provider, first, f"all {len(ordered)} requests failed: {summary}")
-
-
-def collect_archived(
-    provider: str,
-    snapshot_date: dt.date | str,
-    *,
-    home: Path,
-    archive_dir: Path = SAMPLE_ARCHIVE,
-    parser_version: str | None = None,
-    max_bytes: int = MAX_PAGE_BYTES,
-) -> CollectedPage:
-    """Replay the latest recorded page at or before the date, storing it in the raw store."""
-    provider = check_provider(provider)
-    day = check_date(snapshot_date)
-    page = find_archived_page(archive_dir, provider, day)
-    if page is None:
-        raise NoArchivedPage(provider, day, archive_dir, archive_dates(archive_dir).get(provider, []))
-    body = read_archived(page.path, max_bytes)
-    raw = _store_intact(
-        home,
-        provider,
-        day,
-        f"archive://{provider}/{page.file_name}",
-        body,
-        kind=page.kind,
-        http_status=None,
-        fetched_at=dt.datetime.now(dt.UTC),
-        parser_version=parser_version,
-    )
-    if page.page_date != day:
-        log.info("%s %s: replaying the recording of %s", provider, day, page.page_date)
-    return CollectedPage(
-        provider=provider,
-        snapshot_date=day,
-        source="archive",
-        kind=page.kind,
-        body=body,
-        raw=raw,
-        page_date=page.page_date,
-        archived_path=page.path,
-        notes=_twin_notes(page),
-    )
-
-
-def _twin_notes(page: ArchivedPage) -> tuple[str, ...]:
-    """The parse-report note when one date has several recordings (which one was replayed, why)."""
-    if not page.also_recorded:
-        return ()
-    return (
-        f"archive: replayed {page.file_name}, not {', '.join(page.also_recorded)} recorded for the same "
-        "date (a .json API recording is preferred to an .html page, a plain file to its .gz)",
-    )
-
-
-def collect_archived_range(
-    provider: str,
-    dates: Sequence[dt.date],
-    *,
-    home: Path,
-    archive_dir: Path,
-    parser_version: str | None = None,
-    max_bytes: int = MAX_PAGE_BYTES,
-) -> dict[dt.date, CollectedPage | Exception]:
-    """``collect_archived`` for many dates at once (a backfill): per date the page or why not.
-
-    Each recording is read, hashed and compressed once; the other dates that replay it get a
-    link to the same stored copy (``link_raw``), so a year of one unchanged page costs one read.
-    """
-    provider = check_provider(provider)
-    recordings = archived_pages(archive_dir, provider)
-    seen: dict[Path, tuple[bytes, RawPage]] = {}
-    collected: dict[dt.date, CollectedPage | Exception] = {}
-    for day in dates:
-        page = latest_at_or_before(recordings, day)
-        if page is None:
-            recorded = sorted({p.page_date for p in recordings})
-            collected[day] = NoArchivedPage(provider, day, archive_dir, recorded)
-            continue
-        now = dt.datetime.now(dt.UTC)
-        try:
-            if page.path in seen:
-                body, first = seen[page.path]
-                raw = link_raw(home, first, day, fetched_at=now, parser_version=parser_version)
-            else:
-                body = read_archived(page.path, max_bytes)
-                raw = _store_intact(
-                    home,
-                    provider,
-                    day,
-                    f"archive://{provider}/{page.file_name}",
-                    body,
-                    kind=page.kind,
-                    http_status=None,
-                    fetched_at=now,
-                    parser_version=parser_version,
-                )
-                seen[page.path] = (body, raw)
-        except (OSError, ValueError) as exc:  # unreadable recording or raw store: this date fails
-            collected[day] = exc
-            continue
-        collected[day] = CollectedPage(
-            provider=provider,
-            snapshot_date=day,
-            source="archive",
-            kind=page.kind,
-            body=body,
-            raw=raw,
-            page_date=page.page_date,
-            archived_path=page.path,
-            notes=_twin_notes(page),
-        )
-    return collected
+        raise _nothing_fetched(provider, ordered, failures, last_url, last_cause)
 
 
 def collect_page(

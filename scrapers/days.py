@@ -202,7 +202,7 @@ def choose_live_page(
 def _archived(
     provider: str, days: Sequence[dt.date], *, home: Path, archive_dir: Path, parser_version: str
 ) -> dict[dt.date, DayPage | DayFailure]:
-    from gpuprice.scrapers.collect import collect_archived_range
+    from gpuprice.scrapers.collect_archive import collect_archived_range
 
     found: dict[dt.date, DayPage | DayFailure] = {}
     pages = collect_archived_range(

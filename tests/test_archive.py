@@ -19,7 +19,8 @@ from gpuprice.scrapers.archive import (
     parse_archive_name,
     read_archived,
 )
-from gpuprice.scrapers.collect import NoArchivedPage, collect_page
+from gpuprice.scrapers.collect import collect_page
+from gpuprice.scrapers.collected import NoArchivedPage
 from gpuprice.scrapers.rawstore import RawStoreError, read_raw
 
 D = dt.date.fromisoformat

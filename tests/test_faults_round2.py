@@ -442,7 +442,7 @@ def test_magnitudes_are_bounded(argv, words):
 
 
 def test_json_and_html_for_one_date_is_a_documented_choice_named_in_the_report(tmp_path: Path):
-    from gpuprice.scrapers.collect import collect_archived
+    from gpuprice.scrapers.collect_archive import collect_archived
 
     with _Scenario("archive_twins"):
         archive = tmp_path / "archive"
