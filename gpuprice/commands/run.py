@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from typing import Annotated
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -12,6 +14,12 @@ from gpuprice.commands import metavars
 from gpuprice.commands.validation import parse_date, parse_providers
 from gpuprice.errors import BadInput
 from gpuprice.sources import PAGE_SOURCES
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from gpuprice.pipelines.day_run import ProviderOutcome, RunSummary
+    from gpuprice.settings import Settings
 
 
 def run(
@@ -38,10 +46,46 @@ def run(
     """Scrape (or replay) every provider for a date, then rank, publish and report."""
     from rich.console import Console
 
-    from gpuprice.scrapers.archive import archive_or_sample
     from gpuprice.settings import Settings
 
     settings = Settings.from_env()
+    inputs = _checked_inputs(settings, date, source, providers)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    out = Console(highlight=False, soft_wrap=True)
+    started = time.perf_counter()
+    summary = _run_with_progress(err, inputs, settings.warehouse_path, settings.workloads, reports)
+    for p in summary.providers:
+        out.print(_provider_line(p, inputs.day), markup=False)
+    out.print(f"warehouse: {summary.warehouse}", markup=False)
+    out.print(f"analytics: {summary.analytics}", markup=False)
+    if summary.reports:
+        out.print(f"reports:   {summary.reports[0].parent}", markup=False)
+    _print_headlines(out, summary)
+    for error in summary.other_errors:
+        err.print(f"error: {error}", markup=False, highlight=False)
+    err.print(f"[dim]done in {time.perf_counter() - started:.1f} s[/dim]")
+    if summary.failed or summary.other_errors:
+        raise typer.Exit(1)
+
+
+@dataclass(frozen=True)
+class _RunInputs:
+    """The run's options, checked: the date, the source, the providers, the folders."""
+
+    day: dt.date
+    source: str
+    providers: list[str]
+    home: Path
+    archive: Path
+
+
+def _checked_inputs(
+    settings: Settings, date: str | None, source: str | None, providers: str | None
+) -> _RunInputs:
+    """Every option and setting checked before Dagster starts: BadInput (one line) for the first
+    that is wrong, in the order a user would fix them."""
+    from gpuprice.scrapers.archive import archive_or_sample
+
     source = settings.source if source is None else source
     if source not in PAGE_SOURCES:
         raise BadInput(f"unknown source {source!r}; valid: archive, live")
@@ -67,77 +111,70 @@ def run(
         from gpuprice.models.workloads import load_workloads
 
         load_workloads(settings.workloads)
+    return _RunInputs(day=day, source=source, providers=chosen, home=home, archive=archive)
 
-    from gpuprice.pipelines.orchestration import run_day
 
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
-    out = Console(highlight=False, soft_wrap=True)
-    started = time.perf_counter()
+def _run_with_progress(
+    err: Console, inputs: _RunInputs, warehouse: Path, workloads: Path | None, reports: bool
+) -> RunSummary:
+    """run_day with a bar of its steps on stderr; a warehouse held past GPUPRICE_LOCK_TIMEOUT, or
+    too little free space, fails the run here, before any step (BadInput, one line)."""
     from gpuprice.commands.progress_display import stage_bar
     from gpuprice.disk import check_free_space
     from gpuprice.pipelines import progress
+    from gpuprice.pipelines.orchestration import run_day
     from gpuprice.warehouse.connection import WarehouseBusy, wait_for_writer
 
     # Steps the assets report: pages, parse and load per provider, rankings, export, reports.
-    steps = 3 * len(chosen) + 2 + (1 if reports else 0)
+    steps = 3 * len(inputs.providers) + 2 + (1 if reports else 0)
     try:
-        # A warehouse held past GPUPRICE_LOCK_TIMEOUT, or too little free space, fails the run
-        # here, before any step.
-        wait_for_writer(settings.warehouse_path)
-        check_free_space(home)
+        wait_for_writer(warehouse)
+        check_free_space(inputs.home)
         with (
-            stage_bar(f"run {day}", steps, err) as (say, advance),
+            stage_bar(f"run {inputs.day}", steps, err) as (say, advance),
             progress.listening(lambda stage, n: advance(1)),
         ):
-            summary = run_day(
-                day,
-                source=source,
-                providers=chosen,
-                home=home,
-                archive_dir=archive,
-                workloads=settings.workloads,
+            return run_day(
+                inputs.day,
+                source=inputs.source,
+                providers=inputs.providers,
+                home=inputs.home,
+                archive_dir=inputs.archive,
+                workloads=workloads,
                 progress=say,
                 render_reports=reports,
             )
     except WarehouseBusy as exc:  # another run kept the warehouse past the wait: one line, like bad input
         raise BadInput(str(exc)) from None
+
+
+def _provider_line(p: ProviderOutcome, day: dt.date) -> str:
+    """``runpod  ok  12 offers, page of ..., N days old (notes)`` or ``runpod  FAILED  <error>``."""
     from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS, STALE_AFTER_DAYS, age_days
 
-    for p in summary.providers:
-        if p.status == "success":
-            # The page's own date and age, against the date run for: a replayed old page says so.
-            age = age_days(p.observed_on, day)
-            page = ""
-            if p.observed_on is not None and age is not None:
-                stale = (
-                    f" (stale: over {MAX_PRICE_AGE_DAYS} days, its prices are not used)"
-                    if age > MAX_PRICE_AGE_DAYS
-                    else " (stale)"
-                    if age > STALE_AFTER_DAYS
-                    else ""
-                )
-                page = f", page of {p.observed_on.isoformat()}, {age} day{'s' if age != 1 else ''} old{stale}"
-            extra = []
-            if p.parse_strategy == "fallback":
-                extra.append("fallback")
-            if p.rejected:
-                extra.append(f"{p.rejected} quarantined")
-            if p.unknown_gpus:
-                extra.append(f"{p.unknown_gpus} unknown GPU names")
-            note = f" ({', '.join(extra)})" if extra else ""
-            out.print(f"{p.provider:<14} ok      {p.offers:>4} offers{page}{note}", markup=False)
-        else:
-            out.print(f"{p.provider:<14} FAILED  {p.error}", markup=False)
-    out.print(f"warehouse: {summary.warehouse}", markup=False)
-    out.print(f"analytics: {summary.analytics}", markup=False)
-    if summary.reports:
-        out.print(f"reports:   {summary.reports[0].parent}", markup=False)
-    _print_headlines(out, summary)
-    for error in summary.other_errors:
-        err.print(f"error: {error}", markup=False, highlight=False)
-    err.print(f"[dim]done in {time.perf_counter() - started:.1f} s[/dim]")
-    if summary.failed or summary.other_errors:
-        raise typer.Exit(1)
+    if p.status != "success":
+        return f"{p.provider:<14} FAILED  {p.error}"
+    # The page's own date and age, against the date run for: a replayed old page says so.
+    age = age_days(p.observed_on, day)
+    page = ""
+    if p.observed_on is not None and age is not None:
+        stale = (
+            f" (stale: over {MAX_PRICE_AGE_DAYS} days, its prices are not used)"
+            if age > MAX_PRICE_AGE_DAYS
+            else " (stale)"
+            if age > STALE_AFTER_DAYS
+            else ""
+        )
+        page = f", page of {p.observed_on.isoformat()}, {age} day{'s' if age != 1 else ''} old{stale}"
+    extra = []
+    if p.parse_strategy == "fallback":
+        extra.append("fallback")
+    if p.rejected:
+        extra.append(f"{p.rejected} quarantined")
+    if p.unknown_gpus:
+        extra.append(f"{p.unknown_gpus} unknown GPU names")
+    note = f" ({', '.join(extra)})" if extra else ""
+    return f"{p.provider:<14} ok      {p.offers:>4} offers{page}{note}"
 
 
 HEADLINE_GPUS = ("h100-sxm", "h200-sxm", "b200")
