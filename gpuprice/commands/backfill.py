@@ -5,13 +5,18 @@ from __future__ import annotations
 import datetime as dt
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from gpuprice.commands import metavars
 from gpuprice.commands.validation import parse_date, parse_providers
 from gpuprice.errors import BadInput
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from gpuprice.pipelines.backfill_run import BackfillSummary
 
 SOURCES = ("archive", "raw")
 
@@ -107,27 +112,73 @@ def _run(
     reports: bool,
 ) -> None:
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+    from gpuprice.warehouse.connection import WarehouseBusy
+
+    _check_before_run(home, workloads)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    out = Console(highlight=False, soft_wrap=True)
+    started = time.perf_counter()
+    try:
+        summary = _run_with_bar(
+            err,
+            start,
+            end,
+            source=source,
+            providers=providers,
+            home=home,
+            archive=archive,
+            workloads=workloads,
+            reports=reports,
+        )
+    except WarehouseBusy as exc:
+        raise BadInput(str(exc)) from None
+    dates = (end - start).days + 1
+    _print_summary(out, summary, dates, home)
+    for error in summary.other_errors:
+        err.print(f"error: {error}", markup=False, highlight=False)
+    err.print(f"[dim]{dates} dates in {time.perf_counter() - started:.1f} s[/dim]")
+    if summary.failed or summary.other_errors:
+        raise typer.Exit(1)
+
+
+def _check_before_run(home: Path, workloads: Path | None) -> None:
+    """What fails a backfill before any step, as one line: the warehouse held past
+    GPUPRICE_LOCK_TIMEOUT, too little free space, a bad GPUPRICE_WORKLOADS file."""
     from gpuprice.disk import check_free_space
-    from gpuprice.pipelines.orchestration import run_backfill
     from gpuprice.warehouse.connection import WarehouseBusy, wait_for_writer
 
-    try:  # a warehouse held past GPUPRICE_LOCK_TIMEOUT fails the backfill here, before any step
+    try:
         wait_for_writer(home / "warehouse.duckdb")
     except WarehouseBusy as exc:
         raise BadInput(str(exc)) from None
-    check_free_space(home)  # too little free space: one line, before any step
-    if workloads is not None:  # a bad GPUPRICE_WORKLOADS file: one line now, not per date and step
+    check_free_space(home)
+    if workloads is not None:  # one line now, not per date and step
         from gpuprice.models.workloads import load_workloads
 
         load_workloads(workloads)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
-    out = Console(highlight=False, soft_wrap=True)
+
+
+def _run_with_bar(
+    err: Console,
+    start: dt.date,
+    end: dt.date,
+    *,
+    source: str,
+    providers: list[str],
+    home: Path,
+    archive: Path,
+    workloads: Path | None,
+    reports: bool,
+) -> BackfillSummary:
+    """run_backfill, with a bar of dates done on stderr."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from gpuprice.pipelines.orchestration import run_backfill
+
     dates = (end - start).days + 1
     # Each date passes 3 stages per provider (pages, parse, load), then rankings and export.
     stages = 3 * len(providers) + 2
-    started = time.perf_counter()
     bar = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -143,22 +194,24 @@ def _run(
         if stage != "reports":
             bar.advance(task, n / stages)
 
-    try:
-        with bar:
-            summary = run_backfill(
-                start,
-                end,
-                source=source,
-                providers=providers,
-                home=home,
-                archive_dir=archive,
-                workloads=workloads,
-                render_reports=reports,
-                on_progress=advance,
-            )
-            bar.update(task, completed=dates)
-    except WarehouseBusy as exc:
-        raise BadInput(str(exc)) from None
+    with bar:
+        summary = run_backfill(
+            start,
+            end,
+            source=source,
+            providers=providers,
+            home=home,
+            archive_dir=archive,
+            workloads=workloads,
+            render_reports=reports,
+            on_progress=advance,
+        )
+        bar.update(task, completed=dates)
+    return summary
+
+
+def _print_summary(out: Console, summary: BackfillSummary, dates: int, home: Path) -> None:
+    """One line per provider, then where the warehouse, the analytics copy and the reports are."""
     for p in summary.providers:
         if p.dates_failed:
             out.print(
@@ -178,8 +231,3 @@ def _run(
     out.print(f"analytics: {summary.analytics}", markup=False)
     if summary.reports:
         out.print(f"reports:   {len(summary.reports)} files under {home / 'reports'}", markup=False)
-    for error in summary.other_errors:
-        err.print(f"error: {error}", markup=False, highlight=False)
-    err.print(f"[dim]{dates} dates in {time.perf_counter() - started:.1f} s[/dim]")
-    if summary.failed or summary.other_errors:
-        raise typer.Exit(1)
