@@ -574,3 +574,74 @@ def test_workloads_table_fits_the_terminal(cli, monkeypatch: pytest.MonkeyPatch,
     assert res.code == 0, res.err
     assert max(len(line) for line in res.out.splitlines()) <= columns, res.out
     assert "llama-3.1-8b-continued-pretraining" in res.out  # names are never cut
+
+
+# ------------------------------------------------------------------ the throughput error band
+def test_rank_shows_the_throughput_band_as_hours_and_cost(cli, published) -> None:
+    """Every ranked offer carries hours_band / cost_band around its hours and total cost, taken from
+    the one band rule (models/throughput_band.py) for its method and GPU; CSV adds the ends last."""
+    from gpuprice.models.throughput_band import gpu_speed_band
+
+    rows = _rank_json(cli, "--workload", "llama-3.1-8b-lora", "--date", D1.isoformat())
+    assert rows
+    for row in rows:
+        hours, cost = row["hours_band"], row["cost_band"]
+        assert hours["low"] < row["hours"] < hours["high"], row
+        assert cost["low"] < row["total_cost_usd"] < cost["high"], row
+        short, long = gpu_speed_band("lora", row["gpu"]).hours(row["hours"])
+        assert hours == pytest.approx({"low": short, "high": long}, abs=1e-3)
+    res = cli("rank", "--workload", "llama-3.1-8b-lora", "--date", D1.isoformat(), "--format", "csv")
+    table = list(csv.reader(io.StringIO(res.out)))
+    assert table[0][-4:] == ["hours_low", "hours_high", "total_cost_low_usd", "total_cost_high_usd"]
+    assert float(table[1][-2]) == rows[0]["cost_band"]["low"]
+    wide = cli("rank", "--workload", "llama-3.1-8b-lora", "--date", D1.isoformat(), "--wide")
+    low, high = rows[0]["cost_band"]["low"], rows[0]["cost_band"]["high"]
+    assert "total $ band" in wide.out and f"{low:,.2f}-{high:,.2f}" in wide.out
+
+
+def test_estimate_and_rank_give_one_band(cli, published) -> None:
+    """The same method on the same GPU: estimate's hours band is the same fraction of its hours as
+    rank's, and its cost band is the run cost at those hours."""
+    rank_row = next(
+        r
+        for r in _rank_json(cli, "--workload", "llama-3.1-8b-lora", "--date", D1.isoformat())
+        if r["gpu"] == "a100-80gb-sxm" and r["gpu_count"] == 1
+    )
+    res = cli(
+        "estimate", "--model", "meta-llama/Llama-3.1-8B", "--method", "lora", "--gpu", "a100-80gb-sxm",
+        "--tokens", "100M", "--usd-per-gpu-hour", "2", "--json",
+    )  # fmt: skip
+    assert res.code == 0, res.err
+    est = json.loads(res.out)
+    for answer in (est, rank_row):
+        band = answer["hours_band"]
+        answer["ratios"] = (band["low"] / answer["hours"], band["high"] / answer["hours"])
+    assert est["ratios"] == pytest.approx(rank_row["ratios"], rel=1e-3)
+    assert est["ratios"][0] < 1 < est["ratios"][1]
+    assert est["cost_band"] == pytest.approx(
+        {"low": 2 * est["hours_band"]["low"], "high": 2 * est["hours_band"]["high"]}, abs=0.01
+    )
+    fast = est["tokens_per_sec_band"]["high"] / est["tokens_per_sec_per_gpu"]
+    assert est["ratios"][0] == pytest.approx(1 / fast, rel=1e-3)
+    given_hours = json.loads(
+        cli(
+            "estimate", "--params-b", "8", "--method", "lora", "--gpu", "a100-80gb-sxm", "--hours", "3",
+            "--usd-per-gpu-hour", "2", "--json",
+        ).out
+    )  # fmt: skip
+    assert given_hours["hours_band"] is None and given_hours["cost_band"] is None
+    assert given_hours["tokens_band"]["low"] < given_hours["tokens"] < given_hours["tokens_band"]["high"]
+
+
+def test_a_borrowed_efficiency_widens_hours_and_cost(cli, home) -> None:
+    """A GPU whose family borrows an efficiency gets a wider hours band than a measured family."""
+    spans = {}
+    for gpu in ("a100-80gb-sxm", "rtx-4090"):
+        res = cli(
+            "estimate", "--params-b", "1", "--method", "lora", "--gpu", gpu, "--tokens", "1e8",
+            "--usd-per-gpu-hour", "1", "--json",
+        )  # fmt: skip
+        est = json.loads(res.out)
+        spans[gpu] = (est["hours_band"]["high"] - est["hours_band"]["low"]) / est["hours"]
+        assert ("borrowed_efficiency_from" in est["tokens_per_sec_band"]) == (gpu == "rtx-4090")
+    assert spans["rtx-4090"] > spans["a100-80gb-sxm"] + 0.2

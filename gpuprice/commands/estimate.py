@@ -29,7 +29,7 @@ from gpuprice.models.frameworks import defaults_of as framework_defaults
 from gpuprice.models.memory import TrainingSetup, estimate_memory
 from gpuprice.models.memory_setup import keeps_scores
 from gpuprice.models.throughput import Throughput, predict_throughput, time_breakdown
-from gpuprice.models.throughput_band import band_for_gpu
+from gpuprice.models.throughput_band import SpeedBand, band_dict, gpu_speed_band, low_high
 from gpuprice.quantities import parse_number
 from gpuprice.warehouse.staleness import MAX_PRICE_AGE_DAYS
 
@@ -138,6 +138,7 @@ def estimate_result(
             f"{gpu_memory:g} GB of {request.gpu}{_fitting_sharding_hint(setup, gpu_memory)}"
         )
     cost = run_cost(setup.gpus, hours, price)
+    band = gpu_speed_band(setup.method, request.gpu)
     return {
         "tokens_per_sec_per_gpu": round(speed.tokens_per_sec_per_gpu, 2),
         "mfu": round(speed.mfu, 4),
@@ -149,8 +150,10 @@ def estimate_result(
         "offer": offer,
         "cost_note": note,
         "tokens": round(tokens),
-        # out-of-sample band of tokens/s for the method (models/throughput_band.py)
-        "tokens_per_sec_band": band_for_gpu(speed.tokens_per_sec_per_gpu, setup.method, request.gpu),
+        # out-of-sample band of tokens/s for the method (models/throughput_band.py), and what it
+        # makes of the hours and cost (--tokens) or of the tokens trained (--hours)
+        "tokens_per_sec_band": band_dict(band, speed.tokens_per_sec_per_gpu),
+        **run_band(band, request, hours, tokens, price, setup.gpus),
         "hfu": round(speed.hfu, 4),
         "flops_per_token": speed.flops_per_token,
         "communication_share": round(speed.communication_share, 4),
@@ -165,6 +168,26 @@ def estimate_result(
         **band_fields(setup, memory),
         **{k: v for k, v in check.items() if k != "gpu"},
     }
+
+
+def run_band(
+    band: SpeedBand, request: RunRequest, hours: float, tokens: float, price: float | None, gpus: int
+) -> dict[str, Any]:
+    """``hours_band`` and ``cost_band`` {low, high} (the run's cost at the band's hours; null
+    without a price) for a given length in tokens; ``tokens_band`` for given hours (hours and
+    cost are then the assumption, so their bands are null)."""
+    if request.hours is not None:
+        return {
+            "hours_band": None,
+            "cost_band": None,
+            "tokens_band": low_high(*band.tokens_per_sec(tokens), 0),
+        }
+    short, long = band.hours(hours)
+    cost_band = None
+    if price is not None:
+        ends = [run_cost(gpus, h, price).cost_usd or 0.0 for h in (short, long)]
+        cost_band = low_high(ends[0], ends[1], 2)
+    return {"hours_band": low_high(short, long, 4), "cost_band": cost_band, "tokens_band": None}
 
 
 def _predicted_speed(setup: TrainingSetup, gpu: str) -> Throughput:
@@ -261,6 +284,7 @@ def _print_summary(result: dict[str, Any]) -> None:
         console.print(f"  cost        ${result['cost_usd']:,.2f} at {rate}{source}", soft_wrap=True)
         if not result["fits"]:
             console.print(f"              NOT a runnable setup, {result['cost_note']}", soft_wrap=True)
+    console.print(f"  band        {_speed_band_text(result)}", soft_wrap=True, markup=False)
     console.print(f"  memory      {result['band_note']}", soft_wrap=True, markup=False)
     console.print(
         f"              {result['gpu']} ({result['gpu_memory_gb']:g} GB usable), margin {result['margin']:.0%}: "
@@ -268,6 +292,23 @@ def _print_summary(result: dict[str, Any]) -> None:
         soft_wrap=True,
         markup=False,
     )
+
+
+def _speed_band_text(result: dict[str, Any]) -> str:
+    """The throughput band in one line: what it rests on, then hours and cost (or tokens)."""
+    band = result["tokens_per_sec_band"]
+    rests = (
+        f"{band['coverage']:.0%} of {band['runs']} measured {band['runs_like']} runs "
+        f"({band['validation'].split(':')[0]}) within {band['low_pct']:+g}%/{band['high_pct']:+g}% tokens/s"
+    )
+    if band.get("borrowed_efficiency_from"):
+        rests += f", widened {band['widened_pct']:g}% ({result['gpu']} borrows {band['borrowed_efficiency_from']}'s efficiency)"
+    if result["tokens_band"] is not None:
+        return f"{result['tokens_band']['low']:,.0f}-{result['tokens_band']['high']:,.0f} tokens: {rests}"
+    hours = f"{result['hours_band']['low']:,.2f}-{result['hours_band']['high']:,.2f} h"
+    if result["cost_band"] is not None:
+        hours += f", ${result['cost_band']['low']:,.2f}-{result['cost_band']['high']:,.2f}"
+    return f"{hours}: {rests}"
 
 
 @with_model_options

@@ -17,6 +17,7 @@ import pandas as pd
 from gpuprice.commands.output import write_csv, write_json
 from gpuprice.commands.tables import Column, number, print_table
 from gpuprice.models.cost import COST_COMPONENTS
+from gpuprice.models.throughput_band import low_high
 
 FORMATS = ("table", "json", "csv")
 # Contract fields first, then the rest of the ranking row.
@@ -68,6 +69,13 @@ TERM_COLUMNS = (
     "dataset_gb",
     "model_download_gb",
 )
+# The throughput error band's ends as CSV columns, after every other column: (record field, end).
+BAND_CSV_COLUMNS = {
+    "hours_low": ("hours_band", "low"),
+    "hours_high": ("hours_band", "high"),
+    "total_cost_low_usd": ("cost_band", "low"),
+    "total_cost_high_usd": ("cost_band", "high"),
+}
 _ROUND = {
     "per_gpu_gb": 3,
     "headroom_gb": 3,
@@ -98,6 +106,12 @@ def _value(name: str, value: Any) -> Any:
     return value
 
 
+def _band(row: dict[Any, Any], low: str, high: str, digits: int) -> dict[str, float] | None:
+    """``{low, high}`` from two ranking columns; None where the ranking has none (stored before)."""
+    ends = (_value(low, row.get(low)), _value(high, row.get(high)))
+    return None if None in ends else low_high(ends[0], ends[1], digits)
+
+
 def ranking_records(ranked: pd.DataFrame) -> list[dict[str, Any]]:
     """The ``rank --format json`` objects."""
     records = [
@@ -108,6 +122,9 @@ def ranking_records(ranked: pd.DataFrame) -> list[dict[str, Any]]:
         record.setdefault("observed_on", record.get("price_snapshot_date"))
         if "band_low_gb" in row:  # the out-of-sample error band around per_gpu_gb
             record["band_gb"] = {"low": round(row["band_low_gb"], 3), "high": round(row["band_high_gb"], 3)}
+        # the throughput error band (models/throughput_band.py) as hours and total cost
+        record["hours_band"] = _band(row, "hours_low", "hours_high", 4)
+        record["cost_band"] = _band(row, "total_cost_low_usd", "total_cost_high_usd", 2)
     return records
 
 
@@ -127,6 +144,7 @@ TABLE_COLUMNS = (
     Column("tier", 0, wrap=True),
     Column("$/GPU-h", 1, numeric=True),
     Column("total $", 0, numeric=True),
+    Column("total $ band", 2, numeric=True),
     Column("$/checkpoint", 0, numeric=True),
     Column("GPU time $", 4, numeric=True),
     Column("start-up $", 5, numeric=True),
@@ -168,6 +186,7 @@ def _print_table(records: list[dict[str, Any]], title: str, *, wide: bool = Fals
                 tier_label(r),
                 number(r["usd_per_gpu_hour"], 2),
                 _money(r["total_cost_usd"]),
+                range_text(r.get("cost_band"), _money),
                 _money(r["cost_per_checkpoint_usd"]),
                 _money(r["run_cost_usd"]),
                 _money(terms.get("orchestration_usd", 0.0)),
@@ -183,13 +202,21 @@ def _print_table(records: list[dict[str, Any]], title: str, *, wide: bool = Fals
     print_table(TABLE_COLUMNS, rows, title=title, wide=wide)
 
 
+def range_text(band: dict[str, float] | None, text: Any) -> str:
+    """A band as ``low-high`` in the table's number format ('' where the ranking has none)."""
+    return "" if not band else f"{text(band['low'])}-{text(band['high'])}"
+
+
 def csv_columns() -> list[str]:
-    return [c for c in JSON_FIELDS if c != "cost_terms"] + list(TERM_COLUMNS)
+    return [c for c in JSON_FIELDS if c != "cost_terms"] + list(TERM_COLUMNS) + list(BAND_CSV_COLUMNS)
 
 
 def _cell(record: dict[str, Any], column: str) -> Any:
     if column in TERM_COLUMNS:
         return (record["cost_terms"] or {}).get(column)
+    if column in BAND_CSV_COLUMNS:
+        field, end = BAND_CSV_COLUMNS[column]
+        return (record.get(field) or {}).get(end)
     value = record[column]
     return "; ".join(value) if column in ("warnings", "excluded_by") else value
 

@@ -11,6 +11,7 @@ import datetime as dt
 import numpy as np
 import pandas as pd
 
+from gpuprice.models.ranking.bands import BAND_COLUMNS, band_columns
 from gpuprice.models.ranking.configurations import Configs
 from gpuprice.models.ranking.cost_terms import cost_terms_json
 from gpuprice.models.ranking.limits import excluded_by
@@ -57,6 +58,7 @@ RANKING_COLUMNS: tuple[str, ...] = (
     "region",
     "preemption_rate_per_node_hour",
     "preemption_rate_source",
+    *BAND_COLUMNS,
 )
 
 
@@ -146,6 +148,7 @@ def ranking_frame(
             "excluded_by": excluded,
             "region": cols["region"],
             **_preemption_columns(workloads, ranked, cols["bucket"]),
+            **band_columns(ranked, cols["gpu"], workloads),
         },
         columns=list(RANKING_COLUMNS),
     )

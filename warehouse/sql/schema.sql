@@ -139,7 +139,11 @@ CREATE TABLE workload_rankings (
     excluded_by                    VARCHAR[],             -- limits the offer breaks
     region                         VARCHAR,               -- where the offer runs (its cheapest region)
     preemption_rate_per_node_hour  DOUBLE,                -- spot preemption rate costed
-    preemption_rate_source         VARCHAR                -- where that rate comes from
+    preemption_rate_source         VARCHAR,               -- where that rate comes from
+    hours_low                      DOUBLE,                -- hours at the throughput band's fast end
+    hours_high                     DOUBLE,                -- hours at the throughput band's slow end
+    total_cost_low_usd             DOUBLE,                -- total cost at hours_low
+    total_cost_high_usd            DOUBLE                 -- total cost at hours_high
 );
 
 CREATE TABLE schema_version (
