@@ -61,6 +61,11 @@ class SpeedBand:
         return hours / fast, hours / slow
 
 
+def borrowed_widening() -> float:
+    """How much wider (each side) the band is on a GPU whose family borrows an efficiency."""
+    return float(_table().get("borrowed_family_widening", 0.0))
+
+
 @functools.cache
 def speed_band(
     method: str | None, borrowed_family: str | None = None, pretraining: bool = False
@@ -72,7 +77,7 @@ def speed_band(
     bands = data["bands"]
     key = "pretrain" if pretraining else (method if method and method in bands else "finetune")
     band = bands[key]
-    widen = float(data.get("borrowed_family_widening", 0.0)) if borrowed_family else 0.0
+    widen = borrowed_widening() if borrowed_family else 0.0
     return SpeedBand(
         key=key,
         runs=int(band["runs"]),

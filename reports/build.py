@@ -112,6 +112,7 @@ def build_workload_report(
         price_history=loading.price_history(con, history_gpus, week, changes),
         changes=relevant_changes,
         best_fit=_fit_of(best, fit_rows),
+        speed_band_note=workload_info.speed_band_note(method),
         comparison=comparison.cloud_vs_hyperscaler(con, name, ranked_on),
         no_capacity=list(no_capacity),
     )

@@ -161,6 +161,12 @@ class RankedOffer(_Frozen):
     price_snapshot_date: dt.date | None = None
     observed_on: dt.date | None = None
     excluded_by: list[str] = Field(default_factory=list, description="'price_age': not a current price")
+    # The throughput error band (models/throughput_band.py) as the ranking costed it; None in
+    # rankings stored before it was kept.
+    hours_low: float | None = None
+    hours_high: float | None = None
+    total_cost_low_usd: float | None = None
+    total_cost_high_usd: float | None = None
 
     @property
     def current(self) -> bool:
@@ -317,6 +323,9 @@ class WorkloadReport(_Frozen):
     )
     best_fit: MemoryFitRow | None = Field(
         default=None, description="the memory-fit row of the recommended offer's setup"
+    )
+    speed_band_note: str | None = Field(
+        default=None, description="what the hours and cost ranges rest on (the throughput band)"
     )
 
     @property

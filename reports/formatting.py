@@ -24,6 +24,13 @@ def usd(value: float | None) -> str:
     return f"{sign}${abs(value):,.2f}"
 
 
+def usd_range(low: float | None, high: float | None) -> str:
+    """$1,234-$1,567: a band's ends ('' when the band is unknown)."""
+    if _missing(low) or _missing(high):
+        return ""
+    return f"{usd(low)}–{usd(high)}"
+
+
 def usd_rate(value: float | None) -> str:
     """A price per GPU-hour: cents, or more digits when cents would hide the price ($0.045)."""
     if _missing(value):
@@ -54,6 +61,13 @@ def hours(value: float | None) -> str:
     if abs(value) < 1:
         return f"{value:.2f} h"
     return f"{value:,.1f} h"
+
+
+def hours_range(low: float | None, high: float | None) -> str:
+    """12.1–15.3 h: a band's ends ('' when the band is unknown)."""
+    if _missing(low) or _missing(high):
+        return ""
+    return f"{hours(low).removesuffix(' h')}–{hours(high)}"
 
 
 def duration(value: float | None) -> str:

@@ -74,7 +74,21 @@ def sharding_label(sharding: str | None) -> str:
     return "no sharding" if sharding in (None, "", "none") else str(sharding)
 
 
+def cost_range(offer: Any) -> str:
+    """The total cost at the ends of the throughput error band ('' for rankings without it)."""
+    return fmt.usd_range(
+        getattr(offer, "total_cost_low_usd", None), getattr(offer, "total_cost_high_usd", None)
+    )
+
+
+def hours_range(offer: Any) -> str:
+    """The compute hours at the ends of the throughput error band ('' for rankings without it)."""
+    return fmt.hours_range(getattr(offer, "hours_low", None), getattr(offer, "hours_high", None))
+
+
 _FILTERS = {
+    "cost_range": cost_range,
+    "hours_range": hours_range,
     "qualifiers": qualifiers,
     "sharding_label": sharding_label,
     "usd": fmt.usd,

@@ -262,6 +262,21 @@ def band_note(method: str | None) -> str | None:
     ).replace("  ", " ")
 
 
+def speed_band_note(method: str | None) -> str | None:
+    """One sentence on the hours and cost ranges beside each ranked offer (models/throughput_band.py)."""
+    from gpuprice.models.throughput_band import borrowed_widening, speed_band
+
+    if not method:
+        return None
+    band = speed_band(method)
+    return (
+        f"Range: the total cost at the ends of the throughput error band: {band.coverage:.0%} of "
+        f"{band.runs} measured {band.key} runs ({band.validation.split(':')[0]}) ran within "
+        f"{band.low:+.0%}/{band.high:+.0%} of the predicted tokens/s; wider on GPUs whose efficiency "
+        f"is borrowed from a measured family (+{borrowed_widening():.0%} each side)."
+    )
+
+
 def planning_margin(rows: Sequence[MemoryFitRow]) -> float | None:
     """The margin the memory-fit sweep applied: the fraction of the card kept free
     (planning_gb = per_gpu_gb / (1 - margin), models/fit_verdict.py)."""

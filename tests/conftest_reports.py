@@ -408,6 +408,18 @@ RANKED: list[tuple] = [
 ]
 
 
+def _throughput_band(
+    workload: str, gpu: str, price: float, count: int, hours: float, spot: bool
+) -> list[float]:
+    """hours_low/high and total_cost_low/high_usd as the ranking stores them: the one band rule
+    (models/throughput_band.py) for the workload's method on the GPU, the costs at those hours."""
+    from gpuprice.models.throughput_band import gpu_speed_band
+
+    short, long = gpu_speed_band(workload.rsplit("-", 1)[-1], gpu).hours(hours)
+    costs = [cost_terms(price, count, h, spot=spot)["total_usd"] for h in (short, long)]
+    return [short, long, *costs]
+
+
 def insert_rankings(con: duckdb.DuckDBPyConnection, snapshot: dt.date = LAST_DAY) -> None:
     rows = []
     for workload, provider, sku, gpu, count, tier, community, price, hours, warnings in RANKED:
@@ -474,6 +486,7 @@ def insert_rankings(con: duckdb.DuckDBPyConnection, snapshot: dt.date = LAST_DAY
                 warnings,
                 snapshot,
                 NOW,
+                *_throughput_band(workload, gpu, price, count, hours, tier == "spot"),
             ]
         )
     columns = [
@@ -501,6 +514,10 @@ def insert_rankings(con: duckdb.DuckDBPyConnection, snapshot: dt.date = LAST_DAY
         "warnings",
         "price_snapshot_date",
         "computed_at",
+        "hours_low",
+        "hours_high",
+        "total_cost_low_usd",
+        "total_cost_high_usd",
     ]
     _insert(con, "workload_rankings", columns, values)
 

@@ -263,14 +263,17 @@ def test_index_shows_freshness_changes_cheapest_and_links(written: dict[str, Pat
     # The answer first: one row per workload with the best offer, its total, cost per checkpoint,
     # hours, warnings and price age, before every other section.
     assert text.index("Best offer per workload") < text.index("Price changes this week")
-    assert "llama-3.1-70b-qlora md runpod · 1× h100-sxm · spot $29.80 $2.98 16.0 h spot 0 d" in text
+    assert (
+        "llama-3.1-70b-qlora md runpod · 1× h100-sxm · spot $29.80 $23.76–$46.84 $2.98 16.0 h spot 0 d"
+        in text
+    )
 
 
 def test_summary_leads_with_total_cost_and_warnings(written: dict[str, Path]) -> None:
     text = written["summary.md"].read_text()
     assert "| Workload | Best offer | Total cost | Per checkpoint | GPU time | Wall time | Warnings |" in text
     assert (
-        "| llama-3.1-70b-qlora | 1× h100-sxm at runpod, spot | $29.80 | $2.98 | $24.50 | 16.0 h | spot |"
+        "| llama-3.1-70b-qlora | 1× h100-sxm at runpod, spot | $29.80 ($23.76–$46.84) | $2.98 | $24.50 | 16.0 h | spot |"
         in text
     )
 
@@ -329,12 +332,12 @@ def test_markdown_report_of_a_multi_gpu_workload(written: dict[str, Path]) -> No
     assert "Fewest GPUs: 2× h200-sxm (zero3)" in text
     # Total cost and cost per checkpoint first, then GPU time, start-up, rework, other, wall time.
     assert (
-        "| 1 | lambda | 8× b200 | on-demand | $4.99 | $504.79 | $50.48 | $479.04 | $23.95 | $0.00 | $1.80 | 12.6 h |"
-        in text
+        "| 1 | lambda | 8× b200 | on-demand | $4.99 | $504.79 | $384.48–$938.73 | $50.48 | $479.04 | $23.95 | $0.00 "
+        "| $1.80 | 12.6 h |" in text
     )
     assert (
-        "| 3 | coreweave | 8× h200-sxm | on-demand | $6.31 | $1,041.69 | $104.17 | $1,009.60 | $30.29 |"
-        in text
+        "| 3 | coreweave | 8× h200-sxm | on-demand | $6.31 | $1,041.69 | $881.78–$1,534.69 | $104.17 | $1,009.60 "
+        "| $30.29 |" in text
     )
 
 
@@ -612,3 +615,27 @@ def test_a_template_cache_that_cannot_be_written_only_costs_the_compile(tmp_path
     cache = CompiledTemplateCache(str(gone))  # its folder vanishes: every write fails
     env = Environment(loader=DictLoader({"page.j2": "{{ 1 + 1 }}"}), bytecode_cache=cache)
     assert env.get_template("page.j2").render() == "2"
+
+
+@pytest.mark.slow
+def test_rankings_show_the_throughput_band_as_stored(written: dict[str, Path], con) -> None:
+    """Every ranked offer's total-cost range in the reports is the one the ranking stored
+    (hours_low/high, total_cost_low/high_usd: models/throughput_band.py's rule), with the note
+    saying what it rests on; the answer line leads with it."""
+    from gpuprice.reports import formatting as fmt
+
+    text = written["llama-3.1-8b-full.md"].read_text()
+    stored = con.execute(
+        "SELECT rank, coalesce(total_cost_usd, json_extract(cost_terms, '$.total_usd')::DOUBLE), "
+        "total_cost_low_usd, total_cost_high_usd FROM workload_rankings "
+        "WHERE workload = 'llama-3.1-8b-full' ORDER BY rank"
+    ).fetchall()
+    assert stored and "| Total cost | Range | Per checkpoint |" in text
+    for rank, total, low, high in stored:
+        assert low < total < high
+        assert f"| {rank} |" in text and f"| {fmt.usd(total)} | {fmt.usd_range(low, high)} |" in text
+    answer = next(line for line in text.splitlines() if line.startswith("**Recommended"))
+    assert "over the throughput band" in answer
+    assert (
+        "Range: the total cost at the ends of the throughput error band: 90% of 26 measured full runs" in text
+    )
