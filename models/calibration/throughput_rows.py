@@ -91,6 +91,8 @@ def _benchmark_method(workload: str, precision: str) -> str:
 
 def _benchmark_precision(precision: str) -> str:
     text = precision.lower()
+    if "bf16-true" in text:  # pure bf16: weights, gradients and optimizer states in bf16
+        return "bf16-true"
     if "fp8" in text or "float8" in text:
         return "fp8"
     if "fp32" in text or "float32" in text or text == "tf32":
@@ -193,8 +195,9 @@ def _framework(row: Mapping[str, object]) -> str:
 
 def _optimizer_bytes(row: Mapping[str, object], framework: str) -> float:
     """One optimizer step's HBM bytes per parameter: AdamW as the framework runs it (foreach or
-    fused, fp32 states under mixed precision, 16-bit under the framework's bf16-true), 8-bit
-    AdamW where the row says so (torchtune's table from "+8bit AdamW" down)."""
+    fused, fp32 states under mixed precision, 16-bit under bf16-true: the row's when it says
+    so, else the framework's default), 8-bit AdamW where the row says so (torchtune's table from
+    "+8bit AdamW" down)."""
     from gpuprice.models.frameworks import DEFAULTS
     from gpuprice.models.throughput import optimizer_step_bytes
 
@@ -202,7 +205,9 @@ def _optimizer_bytes(row: Mapping[str, object], framework: str) -> float:
     text = f"{_text(row, 'notes')} {_text(row, 'optimizer')}".lower()
     eight_bit = "8bit adamw" in text or "adamw8bit" in text or "+8bit" in text
     optimizer = "adamw8bit" if eight_bit else "adamw"
-    return optimizer_step_bytes(optimizer, defaults.adamw_step, defaults.precision)
+    stated = _benchmark_precision(_text(row, "precision"))
+    precision = stated if stated == "bf16-true" else defaults.precision
+    return optimizer_step_bytes(optimizer, defaults.adamw_step, precision)
 
 
 def _benchmark_shape(model: str, params_b: float | None) -> ModelShape:
