@@ -79,6 +79,37 @@ SNAPSHOT_SCHEMA = dg.TableSchema(
 )
 
 
+def _stage_specs(
+    raw_key: dg.AssetKey, parsed_key: dg.AssetKey, snapshot_key: dg.AssetKey, provider: str
+) -> list[dg.AssetSpec]:
+    """The step's three assets: the stored page, the parsed offers, the snapshot partition."""
+    return [
+        dg.AssetSpec(
+            raw_key,
+            kinds={"python", "file"},
+            description=f"{provider}: the pricing page for the day, stored gzipped and content-addressed before parsing.",
+        ),
+        # Skippable: a page that cannot be parsed, or fails a blocking check, stops here.
+        dg.AssetSpec(
+            parsed_key,
+            deps=[raw_key],
+            kinds={"python"},
+            skippable=True,
+            description=f"{provider}: offers parsed from the stored page, with the parse report (not yet published).",
+        ),
+        dg.AssetSpec(
+            snapshot_key,
+            deps=[parsed_key],
+            kinds={"duckdb"},
+            skippable=True,
+            description=f"{provider}: the day's partition of price_snapshots (replaced in one transaction).",
+            # On the definition, not on each materialization: the UI shows it all the same,
+            # and each day's events no longer carry the same 6 KB of columns.
+            metadata={"dagster/column_schema": SNAPSHOT_SCHEMA},
+        ),
+    ]
+
+
 def build_provider_assets(provider: str) -> dg.AssetsDefinition:
     raw_key, parsed_key, snapshot_key = (
         provider_asset_key(s, provider) for s in ("raw", "parsed", "snapshot")
@@ -86,31 +117,7 @@ def build_provider_assets(provider: str) -> dg.AssetsDefinition:
 
     @dg.multi_asset(
         name=provider_step(provider),
-        specs=[
-            dg.AssetSpec(
-                raw_key,
-                kinds={"python", "file"},
-                description=f"{provider}: the pricing page for the day, stored gzipped and content-addressed before parsing.",
-            ),
-            # Skippable: a page that cannot be parsed, or fails a blocking check, stops here.
-            dg.AssetSpec(
-                parsed_key,
-                deps=[raw_key],
-                kinds={"python"},
-                skippable=True,
-                description=f"{provider}: offers parsed from the stored page, with the parse report (not yet published).",
-            ),
-            dg.AssetSpec(
-                snapshot_key,
-                deps=[parsed_key],
-                kinds={"duckdb"},
-                skippable=True,
-                description=f"{provider}: the day's partition of price_snapshots (replaced in one transaction).",
-                # On the definition, not on each materialization: the UI shows it all the same,
-                # and each day's events no longer carry the same 6 KB of columns.
-                metadata={"dagster/column_schema": SNAPSHOT_SCHEMA},
-            ),
-        ],
+        specs=_stage_specs(raw_key, parsed_key, snapshot_key, provider),
         check_specs=check_specs(provider),
         # A range run (gpuprice backfill) selects only the snapshot: see the module's docstring.
         can_subset=True,
