@@ -33,6 +33,13 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow and not browser"
 
+# mypy checks the installed namespace (gpuprice.scrapers is scrapers/, ...) through a link tree made
+# here, since it cannot follow the default editable install's import hook (python/mypy#13392) and
+# has no option mapping a package to another folder. The documented alternatives were tried and
+# rejected: setuptools' editable_mode=strict links only the files present at install time (a module
+# added later is neither importable nor type-checked until `make install` runs again, and mypy
+# then also wants a py.typed marker); editable_mode=compat puts scrapers/, models/... on sys.path
+# as top-level packages, which the package mapping exists to prevent.
 TYPECHECK := build/typecheck/gpuprice
 lint: $(STAMP)
 	$(BIN)/ruff check .
