@@ -61,6 +61,8 @@ GATED_TYPES = frozenset(
         "yi",
         "cohere",
         "granite",
+        "llama4",
+        "llama4_text",
     }
 )
 UNGATED_TYPES = frozenset(
@@ -264,17 +266,56 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
 
 def _moe_fields(cfg: _Config, layers: int, intermediate: int) -> dict[str, Any]:
     """Mixture-of-experts widths: the expert MLP, shared experts (a count, or one wide shared
-    expert counted in expert widths) and the leading dense layers."""
+    expert counted in expert widths) and how many blocks are dense."""
+    if cfg.has("intermediate_size_mlp"):
+        return _llama4_moe_fields(cfg, layers)
     moe_width = cfg.int_(("moe_intermediate_size", "expert_intermediate_size"), "expert MLP width")
     shared = cfg.int_(("n_shared_experts", "num_shared_experts"), "shared expert count", 0) or 0
     shared_width = cfg.int_(("shared_expert_intermediate_size",), "shared expert width")
     if shared_width and (moe_width or intermediate):
         shared = max(shared, round(shared_width / (moe_width or intermediate)))
+    dense = min(layers, cfg.int_(("first_k_dense_replace",), "leading dense layers", 0) or 0)
+    # Qwen2-MoE / Qwen3-MoE (transformers' Qwen2MoeDecoderLayer): block i is sparse when i is not
+    # in ``mlp_only_layers`` and (i + 1) % ``decoder_sparse_step`` == 0; the others are dense.
+    step = cfg.int_(("decoder_sparse_step",), "sparse layer step", 1) or 1
+    mlp_only = _layer_list(cfg, "mlp_only_layers", layers)
+    if step > 1 or mlp_only:
+        sparse = [i for i in range(layers) if i not in mlp_only and (i + 1) % step == 0]
+        dense = layers - len(sparse)
+    return {"moe_intermediate_size": moe_width, "num_shared_experts": shared, "dense_layers": dense}
+
+
+def _llama4_moe_fields(cfg: _Config, layers: int) -> dict[str, Any]:
+    """Llama 4 (transformers' modeling_llama4.py): ``intermediate_size`` is the width of each
+    routed expert (``Llama4TextExperts.expert_dim``) and of the one ``shared_expert`` every
+    ``Llama4TextMoe`` adds; dense blocks use ``Llama4TextMLP(intermediate_size=config.
+    intermediate_size_mlp)``. Block i is MoE when it is in ``moe_layers``, which
+    ``Llama4TextConfig`` defaults to range(step - 1, layers, step) with step =
+    ``interleave_moe_layer_step`` (Scout 1: all 48 blocks; Maverick 2: every other one)."""
+    expert_width = cfg.int_(INTERMEDIATE, "MLP width", required=True)
+    dense_width = cfg.int_(("intermediate_size_mlp",), "dense MLP width", required=True)
+    moe_layers = _layer_list(cfg, "moe_layers", layers)
+    if not cfg.has("moe_layers"):
+        step = cfg.int_(("interleave_moe_layer_step",), "MoE layer step", 1) or 1
+        moe_layers = set(range(step - 1, layers, step))
     return {
-        "moe_intermediate_size": moe_width,
-        "num_shared_experts": shared,
-        "dense_layers": min(layers, cfg.int_(("first_k_dense_replace",), "leading dense layers", 0) or 0),
+        "intermediate_size": dense_width,
+        "moe_intermediate_size": expert_width,
+        "num_shared_experts": 1,
+        "dense_layers": layers - len(moe_layers),
     }
+
+
+def _layer_list(cfg: _Config, key: str, layers: int) -> set[int]:
+    """A config's list of block indices (``mlp_only_layers``, ``moe_layers``), checked."""
+    value = cfg.data.get(key)
+    if value is None:
+        return set()
+    if not isinstance(value, list) or not all(
+        isinstance(i, int) and not isinstance(i, bool) and 0 <= i < layers for i in value
+    ):
+        raise BadInput(f"{cfg.path}: {key} must be a list of block indices 0-{layers - 1}, got {value!r}")
+    return set(value)
 
 
 def _latent_attention_fields(cfg: _Config, head_dim: int) -> dict[str, Any]:
