@@ -57,7 +57,9 @@ class ModelArch(BaseModel):
     embedding_norm: bool = False
     moe_intermediate_size: int | None = Field(default=None, ge=1)
     num_shared_experts: int = Field(default=0, ge=0)
-    dense_layers: int = Field(default=0, ge=0, description="dense blocks of an MoE model (leading or interleaved)")
+    dense_layers: int = Field(
+        default=0, ge=0, description="dense blocks of an MoE model (leading or interleaved)"
+    )
     # Multi-head latent attention (DeepSeek-V2): K/V come from a low-rank latent.
     kv_lora_rank: int | None = Field(default=None, ge=1)
     q_lora_rank: int | None = Field(default=None, ge=1)

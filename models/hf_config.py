@@ -63,6 +63,9 @@ GATED_TYPES = frozenset(
         "granite",
         "llama4",
         "llama4_text",
+        "gpt_oss",
+        "phimoe",
+        "ministral",
     }
 )
 UNGATED_TYPES = frozenset(
@@ -96,9 +99,12 @@ LAYERNORM_TYPES = frozenset(
         "mpt",
     }
 )
-# Families whose LM head shares the embedding matrix unless the config says otherwise.
+# Families whose LM head shares the embedding matrix unless the config says otherwise (T5: the
+# PretrainedConfig default tie_word_embeddings=True, which t5-base's config.json leaves implicit;
+# T5 v1.1 / FLAN-T5 / mT5 configs set it to false).
 TIED_BY_DEFAULT = frozenset(
     {
+        "t5",
         "gemma",
         "gemma2",
         "gemma3_text",
@@ -131,6 +137,19 @@ FAMILY_ALIASES = {
     "stablelm-epoch": "stablelm",
 }
 FALCON = ("falcon", "falcon_new")
+
+# Fields a family's config.json may leave out because transformers' config class defaults them:
+# Gemma 3's published configs (e.g. google/gemma-3-27b-it text_config) omit vocab_size, and the
+# 4B omits the head counts, relying on Gemma3TextConfig's defaults (configuration_gemma3.py:
+# vocab_size=262_208, num_attention_heads=8, num_key_value_heads=4, head_dim=256).
+FAMILY_DEFAULTS: dict[str, dict[str, int]] = {
+    "gemma3_text": {
+        "vocab_size": 262_208,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 4,
+        "head_dim": 256,
+    },
+}
 
 
 # The largest integer any config field can hold: a vocabulary or a context of a billion is
@@ -201,9 +220,11 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
     # Multimodal wrappers (Llava, Gemma 3, Mllama...) keep the language model under text_config.
     if not any(k in data for k in HIDDEN) and isinstance(data.get("text_config"), dict):
         data = {"model_type": data.get("model_type"), **data["text_config"]}
-    cfg = _Config(data, path)
     model_type = str(data.get("model_type") or "unknown").lower()
     family = FAMILY_ALIASES.get(model_type, model_type)
+    defaults = FAMILY_DEFAULTS.get(family, {})
+    data = {**defaults, **{k: v for k, v in data.items() if v is not None or k not in defaults}}
+    cfg = _Config(data, path)
 
     hidden = cfg.int_(HIDDEN, "hidden size", required=True)
     heads = cfg.int_(HEADS, "attention head count", required=True)
@@ -239,7 +260,11 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
         gated_mlp=gated,
         num_experts=experts,
         experts_per_token=min(
-            experts, cfg.int_(("num_experts_per_tok", "moe_top_k", "top_k"), "experts per token", 1) or 1
+            experts,
+            cfg.int_(
+                ("num_experts_per_tok", "experts_per_token", "moe_top_k", "top_k"), "experts per token", 1
+            )
+            or 1,
         ),
         norm_type="layernorm" if family in LAYERNORM_TYPES else "rmsnorm",
         norms_per_layer=_norms_per_layer(cfg, family),
