@@ -178,6 +178,17 @@ def _cli(home: Path, *args: str) -> subprocess.Popen:
     )
 
 
+def _finish(process: subprocess.Popen, timeout: float = 600) -> bytes:
+    """The stderr of a backfill process once it ends; killed (not left running) past ``timeout``."""
+    try:
+        _, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise AssertionError(f"{' '.join(map(str, process.args))} ran over {timeout:g} s; killed") from None
+    return err
+
+
 def _error_lines(stderr: bytes) -> list[str]:
     return [line for line in stderr.decode(errors="replace").splitlines() if line.startswith("error:")]
 
@@ -187,7 +198,7 @@ def test_a_killed_backfill_rerun_ends_identical_to_an_uninterrupted_one(tmp_path
     args = ("--from", "2026-08-01", "--to", "2026-10-06")
     reference = tmp_path / "reference"
     done = _cli(reference, *args)
-    _, done_err = done.communicate(timeout=600)
+    done_err = _finish(done)
     killed = tmp_path / "killed"
     victim = _cli(killed, *args)
     # Kill it mid-way: once pages of some providers are stored, i.e. inside the run's steps.
@@ -201,7 +212,7 @@ def test_a_killed_backfill_rerun_ends_identical_to_an_uninterrupted_one(tmp_path
     victim.send_signal(signal.SIGKILL)
     victim.wait()
     rerun = _cli(killed, *args)
-    _, err = rerun.communicate(timeout=600)
+    err = _finish(rerun)
     assert rerun.returncode == done.returncode, err
     # Both exit 1 (azure has no page for most dates): a step failing outside the providers (the
     # rankings, the analytics copy) would exit 1 too, so the error lines must match as well.
