@@ -2,8 +2,11 @@
 
 Exists apart from the model options (model_options.py) because reading a CSV has its own rules:
 headers are option names (a column that is no option is ignored with a note, a near-miss is an
-error), every row is validated before anything is printed, and every error names the file and
-line.
+error), an empty cell means the option's default (or the command line's value), and every row is
+validated before anything is printed: one bad row is exit 2 with one line naming the file, the
+line, the data row and, where one cell is to blame, its column ("runs.csv line 3 (row 2, column
+gpu): unknown GPU 'A10X' ..."); no partial output, so a caller never pairs results with the
+wrong rows.
 """
 
 from __future__ import annotations
@@ -24,16 +27,24 @@ from gpuprice.models.memory import TrainingSetup
 
 
 class BatchRow(BaseModel):
-    """One data row of a --batch CSV: its line number and non-empty cells by column name."""
+    """One data row of a --batch CSV: its line number, its number among the data rows (1 = the
+    first row after the header) and its non-empty cells by column name."""
 
     model_config = ConfigDict(frozen=True)
 
     path: Path
     line: int
+    row: int
     values: dict[str, str]
 
-    def where(self) -> str:
-        return f"{self.path} line {self.line}"
+    def where(self, message: str = "") -> str:
+        """Where in the file, with the column whose cell the message quotes (when exactly one)."""
+        quoted = [k for k, v in self.values.items() if repr(v) in message or (len(v) > 2 and v in message)]
+        column = f", column {quoted[0]}" if len(quoted) == 1 else ""
+        return f"{self.path} line {self.line} (row {self.row}{column})"
+
+    def error(self, exc: BadInput) -> BadInput:
+        return BadInput(f"{self.where(str(exc))}: {exc}")
 
 
 def _normalize_header(name: str) -> str:
@@ -79,7 +90,7 @@ def read_batch_csv(
             if "config" in values:
                 config = Path(values["config"]).expanduser()
                 values["config"] = str(config if config.is_absolute() else (path.parent / config))
-            rows.append(BatchRow(path=path, line=line, values=values))
+            rows.append(BatchRow(path=path, line=line, row=len(rows) + 1, values=values))
     except csv.Error as exc:
         raise BadInput(f"{path} line {reader.line_num}: malformed CSV ({exc})") from None
     if header is None:
@@ -127,7 +138,7 @@ def setup_from_batch_row(row: BatchRow, defaults: Mapping[str, Any] | None = Non
         merged.update(cells)
         return setup_from_options(**merged)
     except BadInput as exc:
-        raise BadInput(f"{row.where()}: {exc}") from None
+        raise row.error(exc) from None
 
 
 def run_batch(
@@ -146,6 +157,6 @@ def run_batch(
         try:
             results.append(row_result(row, setup))
         except BadInput as exc:
-            raise BadInput(f"{row.where()}: {exc}") from None
+            raise row.error(exc) from None
     for result in results:
         write_json(result, indent=None)
