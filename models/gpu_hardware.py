@@ -1,7 +1,7 @@
 """GPU hardware facts the throughput model needs: family, dense peak, links (NVLink, PCIe, fabric).
 
 Catalog GPUs come from ``models/gpu_catalog.csv``; parts that appear only in public benchmarks
-(H20, H800, A800, MI250X) are listed here with their datasheet figures.
+(H20, MI250X) are listed here with their datasheet figures.
 """
 
 from __future__ import annotations
@@ -120,17 +120,13 @@ def _pcie_of(architecture: str, form_factor: str) -> str:
 
 # Parts that appear in public benchmarks but not in the GPU catalog (nobody rents them from the
 # tracked providers). Values: datasheets as compiled in gpu_peak_flops.csv (H20, MI250X per
-# OAM) and the H100/A100 export variants' (H800/A800) reduced NVLink (400 GB/s).
+# OAM). The H800/A800 export variants are catalog rows now (fit and estimate accept them).
 BENCHMARK_ONLY_GPUS: dict[str, GpuProfile] = {
     "h20": GpuProfile("h20", "hopper", 148.0, True, 4.0, 900.0, "sxm", "gen5"),
-    "h800": GpuProfile("h800", "hopper", 989.0, True, 3.35, 400.0, "sxm", "gen5"),
-    "a800": GpuProfile("a800", "ampere_datacenter", 312.0, False, 2.039, 400.0, "sxm", "gen4"),
     "mi250x": GpuProfile("mi250x", "cdna", 383.0, False, 3.2, 800.0, "sxm", "gen4"),
 }
 BENCHMARK_ONLY_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"\bh20\b", "h20"),
-    (r"\bh800\b", "h800"),
-    (r"\ba800\b", "a800"),
     (r"\bmi250x?\b", "mi250x"),
 )
 

@@ -36,7 +36,8 @@ Rules, in order of precedence:
    labelled 40GB by the tracked providers), V100 -> v100 (the 32 GB SXM2 card).
 
 A10G (AWS's variant of the A10 in EC2 G5 instances, with a lower tensor peak) is its own slug
-``a10g``, never the A10. GB300, H20/H800/A800, Quadro RTX 6000 (24 GB) and other parts the
+``a10g``, never the A10. H800 and A800 (the export variants with NVLink capped at 400 GB/s)
+are their own slugs. GB300, H20, Quadro RTX 6000 (24 GB) and other parts the
 catalog does not hold map to ``"unknown"``.
 """
 
@@ -296,6 +297,9 @@ _FAMILIES: dict[str, tuple[Callable[[str], bool], Callable[[_Hints], str]]] = {
     "h200": (_pattern(r"\bh200(?![0-9a-z])"), _h200),
     "h100": (_pattern(r"\bh100(?![0-9a-z])"), _h100),
     "a100": (_pattern(r"\ba100(?![0-9a-z])"), _a100),
+    "h800": (_pattern(r"\bh800(?![0-9a-z])"), _fixed("h800")),
+    # "A800 40GB Active" is a PCIe workstation card, not the 80 GB export A100: it stays unknown.
+    "a800": (_pattern(r"\ba800(?![0-9a-z])(?!.*(?:\b40\s*gb|\bactive\b))"), _fixed("a800")),
     "l40s": (_pattern(r"\bl40s\b"), _fixed("l40s")),
     "l40": (_pattern(r"\bl40\b"), _fixed("l40")),
     "l4": (_pattern(r"\bl4\b"), _fixed("l4")),

@@ -72,6 +72,8 @@ PEAK_ROWS = {
     "a100-40gb": "A100 SXM/PCIe 40/80GB",
     "a100-80gb-pcie": "A100 SXM/PCIe 40/80GB",
     "a100-80gb-sxm": "A100 SXM/PCIe 40/80GB",
+    "a800": "A100 SXM/PCIe 40/80GB",
+    "h800": "H100 SXM 80GB",
     "h100-sxm": "H100 SXM 80GB",
     "h100-pcie": "H100 PCIe 80GB",
     "h100-nvl": "H100 NVL 94GB",

@@ -171,6 +171,10 @@ RUNPOD: list[tuple[str | None, str, str]] = [
     ("aws", "NVIDIA A10G", "a10g"),  # EC2 G5 (aws.amazon.com/ec2/instance-types/g5/)
     (None, "A10G", "a10g"),  # nvidia-smi's name on g5 / Modal (modal-client PR #2797)
     (None, "A10G-24GB", "a10g"),  # litgpt config_hub/finetune/README.md writes it so
+    (None, "NVIDIA A800-SXM4-80GB", "a800"),  # nvidia-smi name of the export A100 (ms-swift, XTuner runs)
+    (None, "A800 80GB", "a800"),
+    (None, "NVIDIA H800", "h800"),
+    (None, "H800 80GB HBM3", "h800"),
     ("lambda", "On-demand 1x NVIDIA RTX A6000", "a6000"),
     ("lambda", "gpu_1x_a100_sxm4", "a100-40gb"),  # Lambda's un-sized A100 SKUs are 40 GB
     ("lambda", "gpu_8x_a100_80gb_sxm4", "a100-80gb-sxm"),
@@ -316,8 +320,7 @@ def test_form_factor_and_memory_rules(
         "Intel Gaudi 2",
         "GB300 NVL72",
         "NVIDIA H20",
-        "H800 80GB",
-        "A800 80GB",
+        "NVIDIA A800 40GB Active",  # a PCIe workstation card, not the 80 GB export A100
         "RTX A2000",
         "RTX 4500 Ada",
         "NVIDIA RTX 4000 SFF Ada Generation",  # 70 W small-form-factor card, not the RTX 4000 Ada
