@@ -14,7 +14,7 @@ import duckdb
 from gpuprice.errors import BadInput
 from gpuprice.warehouse.lake import LakeTarget, connect_lake, lake_target
 from gpuprice.warehouse.schema import migrate
-from gpuprice.warehouse.sql_files import sql
+from gpuprice.warehouse.sql_files import sql, statement
 from gpuprice.warehouse.views import create_views
 
 
@@ -55,10 +55,10 @@ def limit_memory(
     it estimates small into a nested loop join plus an aggregate, and its estimate of the daily
     series' left side (a generated series per price period) is far too small on a fresh database
     (a publish's scratch database: 682 k rows took 463 s that way, 3.4 s as an ASOF join)."""
-    con.execute(f"SET memory_limit = '{limit or WAREHOUSE_MEMORY_LIMIT}'")
+    con.execute(statement("connection/memory_limit", limit=limit or WAREHOUSE_MEMORY_LIMIT))
     con.execute(sql("connection/batch_settings"))
     if spill_to is not None:
-        con.execute(f"SET temp_directory = '{sql_literal(str(spill_to))}'")
+        con.execute(statement("connection/spill_to", path=str(spill_to)))
     return con
 
 
@@ -232,9 +232,7 @@ def connect_reader(path: Path) -> duckdb.DuckDBPyConnection:
     """
     check_database_file(path, "published copy")
     con = duckdb.connect(":memory:")
-    # ATTACH takes no bound parameters in DuckDB 1.4: the path goes in as an escaped literal.
-    con.execute(f"ATTACH '{sql_literal(str(path))}' AS gpuprice (READ_ONLY)")
-    con.execute(sql("connection/use_copy"))
+    con.execute(statement("session/attach_published_copy", path=str(path)))
     return con
 
 
@@ -242,8 +240,3 @@ def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None)
     """The single value a query returns (None when it returns no row)."""
     row = con.execute(sql, params or []).fetchone()
     return row[0] if row is not None else None
-
-
-def sql_literal(text: str) -> str:
-    """``text`` as the inside of a single-quoted SQL string literal."""
-    return text.replace("'", "''")

@@ -18,10 +18,10 @@ from pathlib import Path
 import duckdb
 
 from gpuprice.warehouse import connection, publish_delta, publish_whole
-from gpuprice.warehouse.connection import limit_memory, scalar, spill_dir, sql_literal
+from gpuprice.warehouse.connection import limit_memory, scalar, spill_dir
 from gpuprice.warehouse.lake import LAKE_ALIAS, expire_snapshots, is_lake
 from gpuprice.warehouse.publish_delta import Delta
-from gpuprice.warehouse.sql_files import sql
+from gpuprice.warehouse.sql_files import sql, statement
 
 
 def publish_analytics_copy(con: duckdb.DuckDBPyConnection, warehouse_file: Path, target: Path) -> Path:
@@ -48,7 +48,7 @@ def publish_analytics_copy(con: duckdb.DuckDBPyConnection, warehouse_file: Path,
         )
         try:
             _finish(copy, delta)
-            copy.execute("CHECKPOINT")
+            copy.execute(sql("publish/checkpoint"))
         finally:
             copy.close()
         os.chmod(tmp, 0o444)  # read-only on disk too: analysts cannot write to it by accident
@@ -90,7 +90,7 @@ def _update_previous(
     os.chmod(tmp, 0o644)
     delta = None
     try:
-        con.execute(f"ATTACH '{sql_literal(str(tmp))}' AS {publish_delta.COPY}")
+        con.execute(statement("publish/attach_copy", path=str(tmp)))
     except duckdb.Error:  # not a database this DuckDB can open: built whole
         tmp.unlink(missing_ok=True)
         return None
@@ -108,13 +108,13 @@ def _build_whole(con: duckdb.DuckDBPyConnection, warehouse_file: Path, tmp: Path
     """The whole warehouse into ``tmp`` (a DuckLake's tables and views copied into one DuckDB file),
     its derived tables computed a chunk of offers at a time (``publish_whole``)."""
     if is_lake(con):
-        con.execute(f"ATTACH '{sql_literal(str(tmp))}' AS _analytics_copy")
+        con.execute(statement("publish/attach_copy", path=str(tmp)))
         try:
-            con.execute(f"COPY FROM DATABASE {LAKE_ALIAS} TO _analytics_copy")
+            con.execute(statement("publish/copy_lake", lake=LAKE_ALIAS))
         finally:
-            con.execute("DETACH _analytics_copy")
+            con.execute(sql("publish/detach_copy"))
     else:
-        con.execute("CHECKPOINT")  # folds the WAL into the file, so the file alone is complete
+        con.execute(sql("publish/checkpoint"))
         shutil.copyfile(warehouse_file, tmp)
         os.chmod(tmp, 0o644)
     copy = limit_memory(duckdb.connect(str(tmp)), spill_dir(warehouse_file), connection.PUBLISH_MEMORY_LIMIT)
@@ -176,18 +176,11 @@ def export_parquet(con: duckdb.DuckDBPyConnection, dates: Iterable[dt.date], roo
         folder.mkdir(parents=True, exist_ok=True)
         final = folder / "data.parquet"
         tmp = folder / ".data.parquet.tmp"
-        count = scalar(con, "SELECT count(*) FROM price_snapshots WHERE snapshot_date = ?", [day])
+        count = scalar(con, sql("publish/partition_count"), [day])
         if count == 0:
             final.unlink(missing_ok=True)
             continue
-        # The date as a parameter; the path as an escaped literal (COPY ... TO takes no bound
-        # parameter in DuckDB 1.4), so a GPUPRICE_HOME like /home/o'brien cannot end the string.
-        con.execute(
-            "COPY (SELECT * EXCLUDE (snapshot_date) FROM price_snapshots WHERE snapshot_date = ?"
-            f" ORDER BY provider, sku, gpu_count, tier) TO '{sql_literal(tmp.as_posix())}'"
-            " (FORMAT parquet, COMPRESSION zstd)",
-            [day],
-        )
+        con.execute(statement("publish/export_partition", path=tmp.as_posix()), [day])
         os.replace(tmp, final)
         written.append(final)
     return written

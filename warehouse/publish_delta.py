@@ -31,9 +31,9 @@ from pathlib import Path
 import duckdb
 
 from gpuprice.warehouse import connection
-from gpuprice.warehouse.connection import limit_memory, scalar, spill_dir, sql_literal
+from gpuprice.warehouse.connection import limit_memory, scalar, spill_dir
 from gpuprice.warehouse.schema import migrate
-from gpuprice.warehouse.sql_files import PLACEHOLDERS, sql
+from gpuprice.warehouse.sql_files import PLACEHOLDERS, sql, statement
 from gpuprice.warehouse.views import create_views
 
 COPY = PLACEHOLDERS["analytics_copy"]  # the copy being built, as attached to the warehouse connection
@@ -144,15 +144,14 @@ def _sync_tables(con: duckdb.DuckDBPyConnection) -> int:
         con.execute(sql("publish/rankings_insert"), {"dates": dates})
     current = scalar(con, sql("publish/current_database"))
     for table in sorted(_tables(con, current) - set(PARTITIONED_TABLES) - set(DERIVED_TABLES)):
-        con.execute(f"DELETE FROM {COPY}.main.{table}")
-        con.execute(f"INSERT INTO {COPY}.main.{table} BY NAME SELECT * FROM main.{table}")
+        con.execute(statement("publish/replace_copy_table", table=table))
     return len(dates)
 
 
 def attach_scratch(con: duckdb.DuckDBPyConnection, scratch_file: Path, *, read_only: bool = False) -> None:
     """Attach the scratch database as SCRATCH (a path: ATTACH binds no parameters)."""
-    mode = " (READ_ONLY)" if read_only else ""
-    con.execute(f"ATTACH '{sql_literal(str(scratch_file))}' AS {SCRATCH}{mode}")
+    name = "publish/attach_scratch_read_only" if read_only else "publish/attach_scratch"
+    con.execute(statement(name, path=str(scratch_file)))
 
 
 def _recompute(

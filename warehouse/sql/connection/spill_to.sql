@@ -1,0 +1,2 @@
+-- Where work beyond the memory limit spills (a path: SET binds no parameter).
+SET temp_directory = {literal:path}

@@ -1,2 +1,0 @@
--- A reader of a published copy works in it (attached as gpuprice).
-USE gpuprice

@@ -1,0 +1,2 @@
+-- Folds the write-ahead log into the database file, so the file alone is complete.
+CHECKPOINT
