@@ -19,138 +19,23 @@ from pydantic import ValidationError
 from gpuprice.bounded_load import load_json
 from gpuprice.errors import BadInput, read_text_input
 from gpuprice.models.architectures import ModelArch
-
-HIDDEN = ("hidden_size", "n_embd", "d_model", "dim", "model_dim")
-LAYERS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
-HEADS = ("num_attention_heads", "n_head", "num_heads", "n_heads")
-VOCAB = ("vocab_size", "padded_vocab_size", "n_vocab")
-INTERMEDIATE = (
-    "intermediate_size",
-    "n_inner",
-    "ffn_hidden_size",
-    "d_ff",
-    "ffn_dim",
-    "ffn_hidden_dim",
-    "ff_intermediate_size",
+from gpuprice.models.hf_families import (
+    BIASED_TYPES,
+    FALCON,
+    FAMILY_ALIASES,
+    FAMILY_DEFAULTS,
+    GATED_TYPES,
+    HEADS,
+    HIDDEN,
+    INTERMEDIATE,
+    LAYERNORM_TYPES,
+    LAYERS,
+    PARALLEL_BLOCK_TYPES,
+    QKV_BIAS_TYPES,
+    TIED_BY_DEFAULT,
+    UNGATED_TYPES,
+    VOCAB,
 )
-
-GATED_TYPES = frozenset(
-    {
-        "llama",
-        "mistral",
-        "mixtral",
-        "qwen",
-        "qwen2",
-        "qwen2_moe",
-        "qwen3",
-        "qwen3_moe",
-        "gemma",
-        "gemma2",
-        "gemma3_text",
-        "phi3",
-        "chatglm",
-        "glm",
-        "glm4",
-        "stablelm",
-        "deepseek_v2",
-        "deepseek_v3",
-        "olmo",
-        "olmo2",
-        "internlm2",
-        "baichuan",
-        "yi",
-        "cohere",
-        "granite",
-        "llama4",
-        "llama4_text",
-        "gpt_oss",
-        "phimoe",
-        "ministral",
-    }
-)
-UNGATED_TYPES = frozenset(
-    {
-        "falcon",
-        "falcon_new",
-        "gpt_bigcode",
-        "gpt_neox",
-        "bloom",
-        "phi",
-        "gpt2",
-        "gptj",
-        "opt",
-        "starcoder2",
-        "mpt",
-    }
-)
-LAYERNORM_TYPES = frozenset(
-    {
-        "falcon",
-        "falcon_new",
-        "gpt_bigcode",
-        "gpt_neox",
-        "bloom",
-        "phi",
-        "stablelm",
-        "gpt2",
-        "gptj",
-        "opt",
-        "starcoder2",
-        "mpt",
-    }
-)
-# Families whose LM head shares the embedding matrix unless the config says otherwise (T5: the
-# PretrainedConfig default tie_word_embeddings=True, which t5-base's config.json leaves implicit;
-# T5 v1.1 / FLAN-T5 / mT5 configs set it to false).
-TIED_BY_DEFAULT = frozenset(
-    {
-        "t5",
-        "gemma",
-        "gemma2",
-        "gemma3_text",
-        "falcon",
-        "falcon_new",
-        "gpt_bigcode",
-        "bloom",
-        "gpt2",
-        "gptj",
-        "opt",
-        "mpt",
-    }
-)
-BIASED_TYPES = frozenset({"gpt_bigcode", "gpt_neox", "bloom", "phi", "gpt2", "opt", "starcoder2", "mpt"})
-QKV_BIAS_TYPES = frozenset({"qwen", "qwen2", "qwen2_moe"}) | BIASED_TYPES
-# Falcon-7B, GPT-J and Phi-1/2 run attention and MLP in parallel off one norm.
-PARALLEL_BLOCK_TYPES = frozenset({"phi", "gptj"})
-
-
-# Legacy / remote-code model types that share a family's layout.
-FAMILY_ALIASES = {
-    "t5": "t5",
-    "mt5": "t5",
-    "umt5": "t5",
-    "phi-msft": "phi",
-    "mixformer-sequential": "phi",
-    "refinedweb": "falcon_new",
-    "refinedwebmodel": "falcon",  # Falcon-40B / Falcon-7B remote code
-    "stablelm_epoch": "stablelm",
-    "stablelm-epoch": "stablelm",
-}
-FALCON = ("falcon", "falcon_new")
-
-# Fields a family's config.json may leave out because transformers' config class defaults them:
-# Gemma 3's published configs (e.g. google/gemma-3-27b-it text_config) omit vocab_size, and the
-# 4B omits the head counts, relying on Gemma3TextConfig's defaults (configuration_gemma3.py:
-# vocab_size=262_208, num_attention_heads=8, num_key_value_heads=4, head_dim=256).
-FAMILY_DEFAULTS: dict[str, dict[str, int]] = {
-    "gemma3_text": {
-        "vocab_size": 262_208,
-        "num_attention_heads": 8,
-        "num_key_value_heads": 4,
-        "head_dim": 256,
-    },
-}
-
 
 # The largest integer any config field can hold: a vocabulary or a context of a billion is
 # already beyond every published model; larger numbers only overflow the arithmetic.
