@@ -19,6 +19,7 @@ from gpuprice.scrapers.archive import (
 )
 from gpuprice.scrapers.collected import CollectedPage, NoArchivedPage, store_intact
 from gpuprice.scrapers.gunzip import MAX_PAGE_BYTES
+from gpuprice.scrapers.offer import Provider
 from gpuprice.scrapers.rawstore import RawPage, check_date, check_provider, link_raw
 
 log = logging.getLogger("gpuprice.collect")
@@ -40,7 +41,23 @@ def collect_archived(
     if page is None:
         raise NoArchivedPage(provider, day, archive_dir, archive_dates(archive_dir).get(provider, []))
     body = read_archived(page.path, max_bytes)
-    raw = store_intact(
+    raw = _store_recording(home, provider, day, page, body, dt.datetime.now(dt.UTC), parser_version)
+    if page.page_date != day:
+        log.info("%s %s: replaying the recording of %s", provider, day, page.page_date)
+    return _replayed(provider, day, page, body, raw)
+
+
+def _store_recording(
+    home: Path,
+    provider: str,
+    day: dt.date,
+    page: ArchivedPage,
+    body: bytes,
+    fetched_at: dt.datetime,
+    parser_version: str | None,
+) -> RawPage:
+    """A recording's body kept in the raw store for ``day``, as a replay (no HTTP status)."""
+    return store_intact(
         home,
         provider,
         day,
@@ -48,11 +65,14 @@ def collect_archived(
         body,
         kind=page.kind,
         http_status=None,
-        fetched_at=dt.datetime.now(dt.UTC),
+        fetched_at=fetched_at,
         parser_version=parser_version,
     )
-    if page.page_date != day:
-        log.info("%s %s: replaying the recording of %s", provider, day, page.page_date)
+
+
+def _replayed(
+    provider: Provider, day: dt.date, page: ArchivedPage, body: bytes, raw: RawPage
+) -> CollectedPage:
     return CollectedPage(
         provider=provider,
         snapshot_date=day,
@@ -107,30 +127,10 @@ def collect_archived_range(
                 raw = link_raw(home, first, day, fetched_at=now, parser_version=parser_version)
             else:
                 body = read_archived(page.path, max_bytes)
-                raw = store_intact(
-                    home,
-                    provider,
-                    day,
-                    f"archive://{provider}/{page.file_name}",
-                    body,
-                    kind=page.kind,
-                    http_status=None,
-                    fetched_at=now,
-                    parser_version=parser_version,
-                )
+                raw = _store_recording(home, provider, day, page, body, now, parser_version)
                 seen[page.path] = (body, raw)
         except (OSError, ValueError) as exc:  # unreadable recording or raw store: this date fails
             collected[day] = exc
             continue
-        collected[day] = CollectedPage(
-            provider=provider,
-            snapshot_date=day,
-            source="archive",
-            kind=page.kind,
-            body=body,
-            raw=raw,
-            page_date=page.page_date,
-            archived_path=page.path,
-            notes=_twin_notes(page),
-        )
+        collected[day] = _replayed(provider, day, page, body, raw)
     return collected
