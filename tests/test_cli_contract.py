@@ -42,3 +42,40 @@ def test_tables_offer_wide(cli) -> None:
     for command in ("rank", "workloads", "sql", "history"):
         help_text = cli(command, "--help").out
         assert re.search(r"--wide\s+Show every column", help_text), command
+
+
+def _contract_fit_options() -> list[tuple[str, list[str]]]:
+    """(option, listed values) from the contract's `gpuprice fit` table (tests/data/CONTRACT.md);
+    values are listed only for options whose cell is a comma list of plain words."""
+    from tests.conftest import TEST_DATA
+
+    text = (TEST_DATA / "CONTRACT.md").read_text()
+    section = text.split("## gpuprice fit", 1)[1].split("\n## ", 1)[0]
+    options: list[tuple[str, list[str]]] = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or not re.fullmatch(r"--[a-z][a-z-]*( .*)?", cells[0]):
+            continue
+        option = cells[0].split()[0]
+        words = [w.strip() for w in cells[1].split(",")]
+        values = words if len(words) > 1 and all(re.fullmatch(r"[a-z0-9_-]+", w) for w in words) else []
+        options.append((option, values))
+    return options
+
+
+def test_fit_and_estimate_accept_every_option_and_value_of_the_contract(cli) -> None:
+    """Acceptance checks use the contract's option names and values: each is in `--help` of fit
+    and estimate (estimate takes fit's model options), every listed value among its choices."""
+    options = _contract_fit_options()
+    assert len(options) >= 18  # the table as read from the file
+    assert ("--attention", ["flash", "sdpa", "eager"]) in options
+    for command in ("fit", "estimate"):
+        help_text = re.sub(r"\s+", " ", cli(command, "--help").out)
+        for option, values in options:
+            if command == "estimate" and option in ("--margin", "--memory-metric"):
+                continue  # fit's verdict options
+            assert option in help_text, (command, option)
+            if values:
+                listed = re.search(re.escape(option) + r"(?: -\S+)? \[([a-z0-9_|-]+)\]", help_text)
+                assert listed, (command, option)
+                assert set(values) <= set(listed.group(1).split("|")), (command, option, values)
