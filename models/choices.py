@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 Method = Literal["full", "lora", "qlora"]
-Optimizer = Literal["adamw", "adamw8bit", "paged_adamw8bit", "sgd"]
+# paged_adamw (bitsandbytes' 32-bit PagedAdamW, HF's ``paged_adamw_32bit``) is an extra value beside
+# the contract's four: fp32 states in CUDA unified memory that page to CPU RAM (memory_calibration.md).
+Optimizer = Literal["adamw", "adamw8bit", "paged_adamw8bit", "sgd", "paged_adamw"]
 Precision = Literal["fp32", "bf16-mixed", "bf16-true"]
 LoraTargets = Literal["all", "qv"]
 # How a job spreads its states over GPUs, as a user picks it (fsdp is ZeRO-3's tier).
@@ -22,9 +24,11 @@ MemoryStrategy = Literal["none", "zero2", "zero3", "fsdp", "offload"]
 MemoryMetric = Literal["device", "reserved", "allocated"]
 
 # --framework: whose documented defaults apply (models/frameworks.py); --loss: how the loss sees the
-# logits; --activation-checkpointing: what backward recomputes.
+# logits (full: the framework's whole-logits loss; full-16bit: cross-entropy straight on the 16-bit
+# logits, no fp32 upcast, as custom loops calling nn.CrossEntropyLoss on ``output.logits`` do);
+# --activation-checkpointing: what backward recomputes.
 Framework = Literal["hf", "torchtune", "torchtitan", "litgpt", "unsloth"]
-LossKernel = Literal["full", "chunked", "fused"]
+LossKernel = Literal["full", "chunked", "fused", "full-16bit"]
 ActivationCheckpointing = Literal["none", "selective", "full"]
 # --attention: the attention kernel. flash (FlashAttention-2 / SDPA's flash backend) and sdpa
 # (PyTorch scaled_dot_product_attention: flash or memory-efficient backends) keep no seq x seq

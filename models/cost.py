@@ -45,6 +45,8 @@ _STATE_BYTES = {
     ("adamw8bit", True): 2.0,
     ("paged_adamw8bit", False): 2.0,
     ("paged_adamw8bit", True): 2.0,
+    ("paged_adamw", False): 8.0,  # bitsandbytes' 32-bit states are fp32 whatever the param dtype
+    ("paged_adamw", True): 8.0,
     ("sgd", False): 4.0,
     ("sgd", True): 2.0,
 }

@@ -192,6 +192,14 @@ def _kernel(f: Mapping[str, Any], gpus: Any, code: Any, c: MemoryConstants) -> d
     # malloc: release_cached_blocks() then alloc_block again), so they fill a larger card
     # (nvidia-smi and reserved show them) but do not make a smaller one run out.
     device = allocated * (1.0 + c.fragmentation) + c.cuda_context_gb * GB
+    # Paged optimizers (bitsandbytes): the states live in CUDA unified memory, which the driver
+    # pages out to CPU RAM when the GPU runs short; one tensor's states are prefetched while its
+    # update runs. What must stay resident is the rest (both the backward and the step moment hold
+    # every state, so the same bytes leave either). per_gpu_gb keeps them: the peak if nothing
+    # paged out. Outside the caching allocator, so no fragmentation on them.
+    sharded_states = np.where(code >= 1, 1.0 / n, 1.0)
+    paged = np.where(offload, 0.0, np.maximum(f["paged"] - f["paged_unit"], 0.0) * sharded_states)
+    device = device - paged * (1.0 + c.fragmentation)
     return {
         "weights": weights / GB,
         "gradients": grads / GB,
@@ -203,6 +211,7 @@ def _kernel(f: Mapping[str, Any], gpus: Any, code: Any, c: MemoryConstants) -> d
         "allocator_slack": slack / GB,
         "per_gpu": per_gpu / GB,
         "device": device / GB,
+        "paged": paged / GB,
     }
 
 
@@ -218,6 +227,7 @@ def estimate_memory(setup: TrainingSetup, constants: MemoryConstants = DEFAULT_C
         per_gpu_gb=per_gpu,
         planning_gb=planning_gb(per_gpu, setup.margin),
         device_gb=float(out["device"]),
+        paged_optimizer_gb=float(out["paged"]),
         margin=setup.margin,
         breakdown=Breakdown(**parts),
         cuda_context_gb=float(out["cuda_context"]),

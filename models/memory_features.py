@@ -141,6 +141,8 @@ FEATURE_NAMES = (
     "step_temp_sharded",  # the same under ZeRO/FSDP (0 where DeepSpeed's FusedAdam steps in place)
     "scores",  # bytes of attention scores one layer keeps for backward (eager / explicit scores)
     "scores_bwd",  # bytes alive while one layer's score backward runs, plus the shared 4D mask
+    "paged",  # optimizer-state bytes a paged optimizer keeps in unified memory (evictable to CPU RAM)
+    "paged_unit",  # the states of the largest tensor, prefetched to the GPU while its step runs
 )
 _METRIC_CODE = {"device": 0, "reserved": 1, "allocated": 2}
 _AC_CODE = {"none": 0, "selective": 1, "full": 2}
@@ -162,6 +164,10 @@ def _per_param_bytes(precision: str, optimizer: str) -> tuple[float, float, floa
     master = 4.0 if precision == "bf16-mixed" else 0.0
     if optimizer == "adamw":
         states = 4.0 if precision == "bf16-true" else 8.0
+    elif optimizer == "paged_adamw":
+        # bitsandbytes' 32-bit optimizers keep both states in fp32 whatever the parameter dtype
+        # (``Optimizer2State.init_state``: optim_bits 32 -> get_state_buffer(p, dtype=torch.float32))
+        states = 8.0
     elif optimizer in ("adamw8bit", "paged_adamw8bit"):
         states = EIGHT_BIT_STATE_BYTES
     else:  # sgd with momentum
@@ -206,9 +212,11 @@ def _logit_bytes(setup: TrainingSetup, arch: ModelArch, fp32_head: bool) -> floa
         return 0.0
     # Soft-capped logits (Gemma 2): tanh's saved output, one more tensor in the head's dtype.
     softcap = (4.0 if fp32_head or setup.precision == "fp32" else 2.0) if arch.logit_softcapping else 0.0
-    if setup.loss == "full":
-        # autocast (bf16-mixed) runs cross_entropy in fp32 whatever the code does
-        upcast = fp32_head or DEFAULTS[setup.framework].loss_upcasts or setup.precision == "bf16-mixed"
+    if setup.loss in ("full", "full-16bit"):
+        # autocast (bf16-mixed) runs cross_entropy in fp32 whatever the code does; full-16bit is
+        # cross-entropy on the 16-bit logits as given (no .float()), full the framework's own loss
+        framework_upcasts = setup.loss == "full" and DEFAULTS[setup.framework].loss_upcasts
+        upcast = fp32_head or framework_upcasts or setup.precision == "bf16-mixed"
         kept = (LOGIT_BYTES_32 if fp32_head else LOGIT_BYTES_UPCAST) if upcast else LOGIT_BYTES_16
         return kept + softcap
     return CHUNKED_LOGIT_BYTES[1 if fp32_head else 0] + softcap
@@ -230,6 +238,36 @@ def _eager_scores(setup: TrainingSetup, arch: ModelArch, act_bytes: float) -> tu
     kept, backward = (4.0, 8.0) if setup.precision == "fp32" else (6.0, 10.0)
     mask = float(setup.micro_batch) * float(setup.seq_len) ** 2 * act_bytes
     return elements * kept, elements * backward + mask
+
+
+# bitsandbytes pages a state only for tensors of at least 1e5 elements (``get_state_buffer``:
+# ``if not self.is_paged or p.numel() < 1e5: torch.zeros_like(...)``, else ``F.get_paged``).
+PAGED_MIN_ELEMENTS = 100_000
+
+
+def _paged_states(setup: TrainingSetup, arch: ModelArch, trainable: int) -> tuple[float, float]:
+    """(state bytes a paged optimizer keeps in CUDA unified memory, state bytes of the largest
+    tensor) before sharding; (0, 0) for optimizers whose states live in device memory.
+
+    bitsandbytes' paged optimizers allocate the states of every tensor of at least 1e5 elements
+    with ``cudaMallocManaged`` (``F.get_paged`` -> ``cget_managed_ptr``, csrc/pythonInterface.cpp),
+    which the driver pages out to CPU RAM when the GPU runs short, and prefetch one tensor's states
+    (``prefetch_state``, ``cudaMemPrefetchAsync``) just before its update. The moments are paged, the
+    fp32 master under bf16-mixed is the parameter itself (device memory), the 8-bit block scales are
+    ordinary device tensors. Full fine-tuning: every weight matrix is above the threshold (the norm
+    vectors are not, and are negligible). LoRA adapters (r x d) are paged only when the narrowest
+    one reaches the threshold (r 16 x 4096 = 65,536 does not): otherwise counted as resident."""
+    if setup.optimizer not in ("paged_adamw", "paged_adamw8bit"):
+        return 0.0, 0.0
+    if setup.method != "full" and setup.lora_rank * min(arch.hidden_size, arch.kv_width) < PAGED_MIN_ELEMENTS:
+        return 0.0, 0.0
+    per_param = 8.0 if setup.optimizer == "paged_adamw" else 2.0  # two fp32 or two uint8 moments
+    widest = max(arch.intermediate_size, arch.expert_width, arch.q_width)
+    if setup.method == "full":
+        largest = max(arch.embedding_params, arch.head_params, arch.hidden_size * widest)
+    else:
+        largest = setup.lora_rank * widest
+    return trainable * per_param, min(largest, trainable) * per_param
 
 
 def setup_features(setup: TrainingSetup) -> dict[str, float]:
@@ -270,6 +308,7 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
     if setup.optimizer == "adamw" and defaults.adamw_step == "foreach":
         step_temp = trainable * (2.0 if setup.precision == "bf16-true" else 4.0)
     scores, scores_bwd = _eager_scores(setup, arch, act_bytes)
+    paged, paged_unit = _paged_states(setup, arch, trainable)
     return {
         "train_w": trainable * w_b,
         "train_w_sharded": trainable * sharded_w_b,
@@ -294,4 +333,6 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
         "step_temp_sharded": 0.0 if setup.framework == "hf" else step_temp,
         "scores": scores,
         "scores_bwd": scores_bwd,
+        "paged": paged,
+        "paged_unit": paged_unit,
     }

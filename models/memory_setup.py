@@ -224,7 +224,15 @@ class MemoryEstimate(BaseModel):
         description="predicted peak per GPU as memory_metric counts it, overhead included, margin excluded"
     )
     planning_gb: float = Field(description="per_gpu_gb / (1 - margin): the card that keeps the margin free")
-    device_gb: float = Field(description="the device figure (CUDA context included) that fits judges")
+    device_gb: float = Field(
+        description="the device figure (CUDA context included) that fits judges: what must stay "
+        "resident on the card (a paged optimizer's evictable states left out)"
+    )
+    paged_optimizer_gb: float = Field(
+        default=0.0,
+        description="part of per_gpu_gb: paged optimizer states that page out to CPU RAM when the card "
+        "runs short (in per_gpu_gb, not in device_gb or the verdict)",
+    )
     margin: float
     breakdown: Breakdown
     cuda_context_gb: float = Field(description="part of overhead: CUDA context (device metric only)")
@@ -272,6 +280,7 @@ class MemoryEstimate(BaseModel):
             },
             "memory_metric": self.memory_metric,
             "device_gb": round(self.device_gb, 3),
+            "paged_optimizer_gb": round(self.paged_optimizer_gb, 3),
             "device_planning_gb": round(self.device_planning_gb, 3),
             "assumptions": list(self.assumptions),
             "total_params": self.total_params,
@@ -284,6 +293,8 @@ _LOSS_TEXT = {
     "full": "loss: whole logits upcast to fp32 (16-bit logits + fp32 copy + fp32 gradient)",
     "chunked": "loss: chunked cross-entropy (one 16-bit logits copy; fp32 one chunk at a time)",
     "fused": "loss: fused linear cross-entropy (no logits tensor)",
+    "full-16bit": "loss: cross-entropy on the whole 16-bit logits, no fp32 upcast (16-bit log-softmax, "
+    "its gradient and the input gradient; autocast still upcasts under bf16-mixed)",
 }
 _AC_TEXT = {
     "none": "activations: every saved tensor kept (no recomputation)",
@@ -325,6 +336,12 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
         )
     if setup.optimizer_in_backward:
         lines.append("optimizer step fused into backward: gradients freed as they are applied")
+    if setup.optimizer in ("paged_adamw", "paged_adamw8bit"):
+        lines.append(
+            "paged optimizer (bitsandbytes): states of tensors >= 1e5 elements live in CUDA unified "
+            "memory and page out to CPU RAM when the card runs short (slower steps): in per_gpu_gb "
+            "(the peak if nothing paged out), not in device_gb or the verdict (paged_optimizer_gb)"
+        )
     lines.append(_attention_text(setup))
     if setup.variable_lengths and setup.loss != "fused":
         lines.append(

@@ -48,6 +48,10 @@ OPTIMIZER_STEP_BYTES = {
     ("adamw8bit", "fused"): 16.0,
     ("paged_adamw8bit", "foreach"): 16.0,
     ("paged_adamw8bit", "fused"): 16.0,
+    # bitsandbytes' 32-bit PagedAdamW: one optimizer_update_32bit kernel per tensor on fp32 states
+    # (as fused AdamW: 28 B); paging states back from CPU RAM is not counted here.
+    ("paged_adamw", "foreach"): 28.0,
+    ("paged_adamw", "fused"): 28.0,
     ("sgd", "foreach"): 28.0,
     ("sgd", "fused"): 28.0,
 }
@@ -93,7 +97,8 @@ def optimizer_step_bytes(
     except KeyError:
         valid = sorted({o for o, _ in OPTIMIZER_STEP_BYTES})
         raise BadInput(f"unknown optimizer {optimizer!r}; valid: {', '.join(valid)}") from None
-    states = 0.5 if precision == "bf16-true" and not optimizer.endswith("8bit") else 1.0
+    # bitsandbytes' states are 8-bit or fp32 whatever the parameter dtype
+    states = 0.5 if precision == "bf16-true" and optimizer in ("adamw", "sgd") else 1.0
     return base * states + GRAD_CLIP_BYTES * states
 
 

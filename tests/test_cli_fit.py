@@ -315,6 +315,23 @@ def test_bad_new_option_values_exit_2_with_one_line(cli, option, value) -> None:
     assert result.code == 2 and len(result.err.strip().splitlines()) == 1 and "valid" in result.err
 
 
+def test_paged_adamw_and_the_16bit_loss_are_extra_values(cli) -> None:
+    # beside the contract's values: 32-bit PagedAdamW (bitsandbytes) and a loss on the 16-bit logits
+    result = cli(
+        "fit", "--params-b", "7", "--method", "full", "--precision", "bf16-true", "--optimizer",
+        "paged_adamw", "--loss", "full-16bit", "--gpu", "rtx-4090", "--margin", "0", "--json",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert data["paged_optimizer_gb"] > 50 and data["optimizer"] == "paged_adamw"
+    assert data["device_gb"] < data["per_gpu_gb"] - 50
+    assert data["headroom_gb"] == pytest.approx(data["gpu_memory_gb"] - data["device_gb"], abs=2e-3)
+    assert any("paged optimizer" in line for line in data["assumptions"])
+    bad = one_line_error(cli("fit", "--params-b", "7", "--method", "full", "--optimizer", "paged"))
+    for value in ("adamw", "adamw8bit", "paged_adamw8bit", "sgd", "paged_adamw"):
+        assert value in bad
+
+
 # ----- GPUs named as catalogs and nvidia-smi name them ------------------------------------------
 @pytest.mark.parametrize(
     ("name", "slug"),

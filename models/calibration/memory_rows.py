@@ -234,7 +234,9 @@ def _parse_method(method: Any, precision_text: str, sharding: str) -> tuple[str,
         optimizer = "paged_adamw8bit" if "paged" in m else "adamw8bit"
     elif "sgd" in m:
         optimizer = "sgd"
-    else:  # adamw, pagedadamw (32-bit paged: same steady-state size as AdamW)
+    elif "paged" in m:  # bitsandbytes' 32-bit PagedAdamW (torchtune README: "Uses PagedAdamW")
+        optimizer = "paged_adamw"
+    else:
         optimizer = "adamw"
     if not p or p.startswith(("unknown", "?", "n/a", "likely")):
         raise UnusableRow(f"precision {precision_text!r} is unknown")
@@ -321,8 +323,13 @@ def _row_arch(row: Mapping[str, Any]) -> ModelArch:
 
 
 def _row_loss(row: Mapping[str, Any], framework: str, techniques: Collection[str], notes: str) -> str | None:
-    """The loss kernel the row used: chunked when the notes say so; torchtune's cumulative table
-    (and its README before 2024-08) ran the whole fp32 loss; None leaves the framework default."""
+    """The loss kernel the row used: the row's ``loss`` column where the source's code says how the
+    loss is computed (universal-llm-trainer: ``full-16bit``); chunked when the notes say so;
+    torchtune's cumulative table (and its README before 2024-08) ran the whole fp32 loss; None
+    leaves the framework default."""
+    stated = str(row.get("loss", "") or "").strip().lower()
+    if stated:
+        return stated
     loss = "chunked" if "chunked" in techniques else None
     if framework == "torchtune" and (
         "applied cumulatively" in notes.lower()
