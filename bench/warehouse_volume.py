@@ -17,8 +17,14 @@ are its own:
 A query process that runs past ``query_timeout_s`` is stopped and reported as not finished
 (value = the timeout, marked). The size is a parameter: ``python -m bench.warehouse_volume
 --rows 50M`` or ``BENCH_VOLUME_ROWS=50M make bench``; disk use is about 22 bytes a row (4.4 GB at
-200 M) in a temporary folder removed at the end (``--workdir`` or ``BENCH_VOLUME_DIR`` chooses
-where).
+200 M) per warehouse and as much again for its copy, in a temporary folder removed at the end.
+
+Kept and reused: with ``--workdir DIR`` (or ``BENCH_VOLUME_DIR``) the warehouses and their copies
+stay in DIR, each finished step recorded beside them (``five_years.generated.json``,
+``.published.json``, ``.appended.json``). A later run with the same parameters skips what is
+recorded as done: it appends and publishes one more day on each kept history (the state brought
+up to date the way a daily run would, with the code of that run) and queries again. Each long
+step prints a progress line with the elapsed time and the load average.
 """
 
 from __future__ import annotations
@@ -151,87 +157,180 @@ def _query_in_process(name: str, path: Path, end: dt.date, repeats: int, timeout
 
 # --- the figure ----------------------------------------------------------------------------------
 
+_STARTED = time.perf_counter()
+
 
 def _progress(text: str) -> None:
-    print(f"[bench] volume: {text}", file=sys.stderr, flush=True)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    elapsed = time.perf_counter() - _STARTED
+    print(f"[bench] volume +{elapsed:.0f}s load {load:.1f}: {text}", file=sys.stderr, flush=True)
+
+
+def _peak_rss_mb() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def _load() -> float:
+    return round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else float("nan")
 
 
 def analysts_copy(warehouse: Path) -> Path:
     return warehouse.with_suffix(".analytics.duckdb")
 
 
-def _build(
-    path: Path, rows: int, days: int, pools: dict[str, int], end: dt.date, publish: bool
-) -> dict[str, Any]:
-    """Generate the warehouse, then publish the analysts' copy from it as ``gpuprice run`` does
-    (``publish_analytics_copy``; a first publish builds the copy whole). ``queried``: the file
-    the queries read: the copy, or the warehouse itself when publishing is off or failed (its
-    views then compute the derived series over the whole history)."""
+def _marker(path: Path, step: str) -> Path:
+    """``five_years.generated.json``: what a finished step of a kept warehouse recorded."""
+    return path.with_suffix(f".{step}.json")
+
+
+def _write_marker(path: Path, step: str, record: dict[str, Any] | list[Any]) -> None:
+    marker = _marker(path, step)
+    tmp = marker.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(record, indent=1, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, marker)
+
+
+def _newest_date(con: duckdb.DuckDBPyConnection) -> dt.date:
+    newest = con.execute(bench_sql("newest_date")).fetchall()[0][0]
+    if newest is None:
+        raise RuntimeError("the warehouse holds no snapshot")
+    return newest
+
+
+def _generated(path: Path, rows: int, days: int, pools: dict[str, int], end: dt.date) -> dict[str, Any]:
+    """The warehouse of ``days`` days at about ``rows`` rows: generated, or kept from an earlier
+    run in the same folder (its ``.generated.json`` says it was finished, with these parameters)."""
+    from gpuprice.warehouse.connection import connect_writer
+
+    wanted = {"rows_requested": rows, "days": days, "end": end.isoformat(), "pools": pools}
+    marker = _marker(path, "generated")
+    if marker.is_file() and path.is_file():
+        kept: dict[str, Any] = json.loads(marker.read_text(encoding="utf-8"))
+        differing = [k for k, v in wanted.items() if kept.get(k) != v]
+        if differing:
+            raise ValueError(
+                f"{path} was generated with other {', '.join(differing)}: choose another --workdir or remove it"
+            )
+        _progress(f"{path.stem}: kept ({kept['rows']:,} rows, generated in {kept['generate_s']} s)")
+        return kept
+    for step in ("published", "appended"):  # a new history: what was done to an old one is void
+        _marker(path, step).unlink(missing_ok=True)
+    for stale in (path, path.with_suffix(".duckdb.wal"), analysts_copy(path)):
+        stale.unlink(missing_ok=True)
+    _progress(f"{path.stem}: generating {rows:,} rows over {days} days")
+    con = connect_writer(path)
+    try:
+        con.execute(bench_sql("quiet"))
+        start = time.perf_counter()
+        load = _load()
+        added = generate_volume_history(
+            con, rows=rows, days=days, end=end, pools=pools, progress=lambda t: _progress(f"{path.stem}: {t}")
+        )
+        seconds = time.perf_counter() - start
+        per_provider = dict(con.execute(bench_sql("rows_per_provider_on"), {"day": end}).fetchall())
+    finally:
+        con.close()
+    built = {
+        **wanted,
+        "rows": added,
+        "generate_s": round(seconds, 1),
+        "generate_load": [load, _load()],
+        "file_mb": round(path.stat().st_size / 1e6),
+        "rows_on_newest_day": {k: int(v) for k, v in per_provider.items()},
+        "generate_peak_rss_mb": _peak_rss_mb(),
+    }
+    _write_marker(path, "generated", built)
+    _progress(f"{path.stem}: {added:,} rows in {seconds:.0f} s ({added / max(seconds, 1e-9):,.0f} rows/s)")
+    return built
+
+
+def _published(path: Path) -> dict[str, Any]:
+    """The first publish of the analysts' copy, as ``gpuprice run`` does it
+    (``publish_analytics_copy``; a first publish builds the copy whole), or the kept one."""
+    from gpuprice.warehouse.connection import connect_writer
+    from gpuprice.warehouse.publish import publish_analytics_copy
+
+    marker = _marker(path, "published")
+    if marker.is_file() and analysts_copy(path).is_file():
+        kept: dict[str, Any] = json.loads(marker.read_text(encoding="utf-8"))
+        _progress(f"{path.stem}: copy kept (built whole in {kept.get('publish_s')} s)")
+        return kept
+    _progress(f"{path.stem}: publishing the analysts' copy (built whole)")
+    con = connect_writer(path)
+    start = time.perf_counter()
+    load = _load()
+    record: dict[str, Any]
+    try:
+        con.execute(bench_sql("quiet"))
+        copy = publish_analytics_copy(con, path, analysts_copy(path))
+    except duckdb.Error as exc:  # the figure says so and the queries read the warehouse
+        record = {
+            "publish_error": f"{type(exc).__name__}: {str(exc).splitlines()[0]}",
+            "publish_failed_after_s": round(time.perf_counter() - start, 1),
+        }
+        _progress(f"{path.stem}: publish failed: {record['publish_error']}")
+        return record  # not recorded: the next run tries again
+    finally:
+        con.close()
+    record = {
+        "publish_s": round(time.perf_counter() - start, 1),
+        "publish_load": [load, _load()],
+        "copy_mb": round(copy.stat().st_size / 1e6),
+        "publish_peak_rss_mb": _peak_rss_mb(),
+    }
+    _write_marker(path, "published", record)
+    _progress(f"{path.stem}: copy built whole in {record['publish_s']} s, {record['copy_mb']:,} MB")
+    return record
+
+
+def _append_and_publish(path: Path) -> dict[str, Any]:
+    """The daily run's work on this history: the newest day's offers written again as the next
+    day's (``replace_snapshot_partition`` per provider) and the copy published (an update of the
+    copy the last publish left); the two times, and what the update rewrote. Each call adds a
+    day, so a kept warehouse measured again grows by one day, as the product's would."""
+    from gpuprice.warehouse import publish
     from gpuprice.warehouse.connection import connect_writer
     from gpuprice.warehouse.publish import publish_analytics_copy
 
     con = connect_writer(path)
     try:
         con.execute(bench_sql("quiet"))
+        newest = _newest_date(con)
+        offers = one_day_of_offers(con, newest)
+        day = newest + dt.timedelta(days=1)
+        load = _load()
         start = time.perf_counter()
-        added = generate_volume_history(
-            con, rows=rows, days=days, end=end, pools=pools, progress=lambda t: _progress(f"{path.stem}: {t}")
-        )
-        seconds = time.perf_counter() - start
-        per_provider = dict(con.execute(bench_sql("rows_per_provider_on"), {"day": end}).fetchall())
-        built: dict[str, Any] = {
-            "rows": added,
-            "days": days,
-            "generate_s": round(seconds, 1),
-            "file_mb": round(path.stat().st_size / 1e6),
-            "rows_on_newest_day": {k: int(v) for k, v in per_provider.items()},
-            "queried": str(path),
-        }
-        if publish:
-            _progress(f"{path.stem}: {added:,} rows in {seconds:.0f} s; publishing the analysts' copy")
-            start = time.perf_counter()
-            try:
-                copy = publish_analytics_copy(con, path, analysts_copy(path))
-            except duckdb.Error as exc:  # the figure says so and the queries read the warehouse
-                built["publish_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
-                built["publish_failed_after_s"] = round(time.perf_counter() - start, 1)
-                _progress(f"{path.stem}: publish failed: {built['publish_error']}")
-            else:
-                built["publish_s"] = round(time.perf_counter() - start, 1)
-                built["copy_mb"] = round(copy.stat().st_size / 1e6)
-                built["queried"] = str(copy)
-                built.update(_append_and_publish(con, path, end))
+        appended = append_day(con, day, offers)
+        middle = time.perf_counter()
+        publish_analytics_copy(con, path, analysts_copy(path))
+        done = time.perf_counter()
     finally:
         con.close()
-    return built
-
-
-def _append_and_publish(con: duckdb.DuckDBPyConnection, path: Path, end: dt.date) -> dict[str, Any]:
-    """The daily run's work on this history: the newest day's offers written again as the next
-    day's (``replace_snapshot_partition`` per provider) and the copy published (an update of the
-    copy just built); the two times, and what the update rewrote."""
-    from gpuprice.warehouse import publish
-    from gpuprice.warehouse.publish import publish_analytics_copy
-
-    offers = one_day_of_offers(con, end)
-    day = end + dt.timedelta(days=1)
-    start = time.perf_counter()
-    appended = append_day(con, day, offers)
-    middle = time.perf_counter()
-    publish_analytics_copy(con, path, analysts_copy(path))
-    done = time.perf_counter()
     delta = publish.last_delta
     _progress(
-        f"{path.stem}: appended {appended:,} offers in {middle - start:.1f} s, published in {done - middle:.1f} s"
+        f"{path.stem}: appended {appended:,} offers for {day} in {middle - start:.1f} s, "
+        f"published in {done - middle:.1f} s"
     )
-    return {
+    record = {
+        "appended_day": day.isoformat(),
         "appended_offers": appended,
         "append_s": round(middle - start, 2),
         "publish_day_s": round(done - middle, 2),
         "append_publish_s": round(done - start, 2),
+        "append_publish_load": [load, _load()],
         "delta": dataclasses.asdict(delta) if delta is not None else {"built_whole": 1},
-        "process_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "process_peak_rss_mb": _peak_rss_mb(),
     }
+    marker = _marker(path, "appended")
+    history = json.loads(marker.read_text(encoding="utf-8")) if marker.is_file() else []
+    _write_marker(path, "appended", [*history, record])
+    return record
+
+
+def _peak_of_steps(built: dict[str, Any]) -> float:
+    """The highest peak RSS a step of this warehouse's build recorded (each step's process)."""
+    keys = ("generate_peak_rss_mb", "publish_peak_rss_mb", "process_peak_rss_mb")
+    return max(float(built[k]) for k in keys if built.get(k) is not None)
 
 
 def _append_figures(long: dict[str, Any], short: dict[str, Any], scale: dict[str, Any]) -> list[Figure]:
@@ -253,15 +352,30 @@ def _append_figures(long: dict[str, Any], short: dict[str, Any], scale: dict[str
         ),
         Figure(
             name="volume.build_process_peak_rss_mb",
-            value=long["process_peak_rss_mb"],
+            value=max(_peak_of_steps(long), _peak_of_steps(short)),
             unit="MB",
             baseline="the publish step's memory cap (per connection)",
             baseline_value=float(PUBLISH_MEMORY_LIMIT.removesuffix("GB")) * 1000,
-            ratio_meaning="peak RSS of the bench process (both histories generated, published, updated) / the cap",
+            ratio_meaning="highest peak RSS of the bench's build steps (generate, publish whole, append + publish) / the cap",
             target=(Bound(on="value", op="<=", limit=PEAK_RSS_TARGET_MB),),
             details=scale,
         ),
     ]
+
+
+def _prepare(
+    path: Path, rows: int, days: int, pools: dict[str, int], end: dt.date, publish: bool
+) -> dict[str, Any]:
+    """Generate (or keep) the warehouse and, when publishing, build (or keep) its copy and run
+    one day's append + publish. ``queried``: the file the queries read: the copy, or the
+    warehouse itself when publishing is off or failed (its views then compute the derived series
+    over the whole history)."""
+    built = {**_generated(path, rows, days, pools, end), "queried": str(path)}
+    if publish:
+        built.update(_published(path))
+        if "publish_error" not in built:
+            built.update(_append_and_publish(path), queried=str(analysts_copy(path)))
+    return built
 
 
 def measure(
@@ -274,25 +388,33 @@ def measure(
     days: tuple[int, int] = (FIVE_YEARS, ONE_YEAR),
     publish: bool = True,
 ) -> list[Figure]:
+    """The figures. Without ``workdir`` (or BENCH_VOLUME_DIR) the warehouses live in a temporary
+    folder removed at the end; with it they are kept there, and a later run with the same
+    parameters reuses them: it skips the generation and the first publish, appends and publishes
+    one more day and queries again (the newer code measured on the same history)."""
     rows = rows or parse_count(os.environ.get(ROWS_VAR, str(DEFAULT_ROWS)))
     workdir = workdir or (Path(os.environ[DIR_VAR]) if os.environ.get(DIR_VAR) else None)
     long_days, short_days = days
     pools = pool_sizes(rows, long_days)
-    tmp = Path(tempfile.mkdtemp(prefix="gpuprice-volume-", dir=workdir))
+    folder = workdir if workdir is not None else Path(tempfile.mkdtemp(prefix="gpuprice-volume-"))
+    folder.mkdir(parents=True, exist_ok=True)
     try:
-        long_path, short_path = tmp / "five_years.duckdb", tmp / "one_year.duckdb"
-        long = _build(long_path, rows, long_days, pools, end, publish)
-        _progress(f"five years: {long}")
-        short = _build(short_path, rows * short_days // long_days, short_days, pools, end, publish)
+        long_path, short_path = folder / "five_years.duckdb", folder / "one_year.duckdb"
+        # both histories first (cheap), the one-year copy before the five-year one's long build
+        _generated(long_path, rows, long_days, pools, end)
+        short = _prepare(short_path, rows * short_days // long_days, short_days, pools, end, publish)
         _progress(f"one year: {short}")
+        long = _prepare(long_path, rows, long_days, pools, end, publish)
+        _progress(f"five years: {long}")
         scale = {"five_years": long, "one_year": short, "pools": pools, "repeats": repeats}
         figures = _append_figures(long, short, scale)
         for name in QUERIES:
             answers = {}
             for label, built in (("one_year", short), ("five_years", long)):
-                answers[label] = _query_in_process(
-                    name, Path(built["queried"]), end, repeats, query_timeout_s
-                )
+                queried = Path(built["queried"])
+                newest = dt.date.fromisoformat(built.get("appended_day", end.isoformat()))
+                answers[label] = _query_in_process(name, queried, newest, repeats, query_timeout_s)
+                answers[label]["load"] = _load()
                 _progress(f"{name} at {label}: {answers[label]}")
             five, one = answers["five_years"], answers["one_year"]
             figures.append(
@@ -328,7 +450,8 @@ def measure(
             )
         return figures
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if workdir is None:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -340,7 +463,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per query process")
-    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="keep the warehouses here and reuse them on the next run (default: a temporary folder, removed)",
+    )
+    parser.add_argument("--output", type=Path, default=None, help="also write the figures to this JSON file")
     parser.add_argument(
         "--no-publish", action="store_true", help="query the warehouse itself, without an analysts' copy"
     )
@@ -362,6 +491,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     for figure in figures:
         print(figure.line(), flush=True)
+    if args.output is not None:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        results = {
+            "generated_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+            "figures": [figure.model_dump(mode="json") for figure in figures],
+        }
+        args.output.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return 0
 
 
