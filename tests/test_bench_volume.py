@@ -74,7 +74,25 @@ def test_the_figure_runs_on_a_tiny_history(tmp_path: Path) -> None:
     assert five["delta"]["partitions"] == len(five["rows_on_newest_day"])  # one new partition a provider
     rss = next(f for f in figures if f.name == "volume.latest_prices_peak_rss_mb")
     assert 20 < rss.value < 2000  # the query process's own peak, not the bench's
-    assert list(tmp_path.iterdir()) == []  # the warehouses are removed
+    assert five["appended_day"] == "2026-10-07"
+    # a kept folder is reused: no history generated or built whole again, one more day appended
+    again = warehouse_volume.measure(300_000, repeats=1, days=(8, 3), workdir=tmp_path, query_timeout_s=300)
+    append = next(f for f in again if f.name == "volume.append_and_publish_one_day_s")
+    assert append.details["five_years"]["generate_s"] == five["generate_s"]
+    assert append.details["five_years"]["appended_day"] == "2026-10-08"
+    assert "built_whole" not in append.details["five_years"]["delta"]
+    with pytest.raises(ValueError, match="other rows_requested"):
+        warehouse_volume.measure(400_000, repeats=1, days=(8, 3), workdir=tmp_path)
+
+
+@pytest.mark.slow
+def test_without_a_workdir_the_warehouses_are_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(warehouse_volume.tempfile, "tempdir", str(tmp_path))
+    monkeypatch.delenv(warehouse_volume.DIR_VAR, raising=False)
+    warehouse_volume.measure(20_000, repeats=1, days=(2, 1), publish=False, query_timeout_s=300)
+    assert list(tmp_path.iterdir()) == []
 
 
 def _processes_reading(path: Path) -> list[int]:
