@@ -332,11 +332,11 @@ def test_markdown_report_of_a_multi_gpu_workload(written: dict[str, Path]) -> No
     assert "Fewest GPUs: 2× h200-sxm (zero3)" in text
     # Total cost and cost per checkpoint first, then GPU time, start-up, rework, other, wall time.
     assert (
-        "| 1 | lambda | 8× b200 | on-demand | $4.99 | $504.79 | $384.48–$938.73 | $50.48 | $479.04 | $23.95 | $0.00 "
+        "| 1 | lambda | 8× b200 | on-demand | $4.99 | $504.79 | $386.53–$1,015.30 | $50.48 | $479.04 | $23.95 | $0.00 "
         "| $1.80 | 12.6 h |" in text
     )
     assert (
-        "| 3 | coreweave | 8× h200-sxm | on-demand | $6.31 | $1,041.69 | $881.78–$1,534.69 | $104.17 | $1,009.60 "
+        "| 3 | coreweave | 8× h200-sxm | on-demand | $6.31 | $1,041.69 | $887.25–$1,631.33 | $104.17 | $1,009.60 "
         "| $30.29 |" in text
     )
 
@@ -637,5 +637,5 @@ def test_rankings_show_the_throughput_band_as_stored(written: dict[str, Path], c
     answer = next(line for line in text.splitlines() if line.startswith("**Recommended"))
     assert "over the throughput band" in answer
     assert (
-        "Range: the total cost at the ends of the throughput error band: 90% of 26 measured full runs" in text
+        "Range: the total cost at the ends of the throughput error band: 90% of 31 measured full runs" in text
     )

@@ -81,14 +81,15 @@ def test_pretraining_holdout_is_within_the_calibrated_accuracy(scored: list[Scor
 def test_fine_tuning_rows_of_expressible_sources_meet_the_issue_target(scored: list[Scored]) -> None:
     """Issue 33's target (median fine-tuning error <= 15 % on unseen sources) on every holdout
     family whose setup the model's inputs express (EXCLUDED_FAMILIES states why the rest is not);
-    achieved 6.5 %, 92 % within 25 % over 26 runs from ms-swift, VectorLM and XTuner."""
+    achieved 6.5 %, 92 % within 25 % over 26 runs from ms-swift, VectorLM and XTuner; with
+    Liger-Kernel's 5 HF Trainer runs (third unseen source, +16..+60 %) 6.9 %, 84 % over 31."""
     from gpuprice.models.calibration.throughput_band_table import EXCLUDED_FAMILIES
 
     rows = [s for s in scored if s.finetune and s.family not in EXCLUDED_FAMILIES]
     summary = summarize(rows)
     assert summary.runs >= 24 and len({s.family for s in rows}) >= 3
     assert summary.median_abs <= 0.15  # the issue's target
-    assert summary.median_abs <= 0.075 and summary.within >= 0.85  # guard just above what is achieved
+    assert summary.median_abs <= 0.075 and summary.within >= 0.8  # guard just above what is achieved
 
 
 def test_a_row_stating_pure_bf16_is_read_as_bf16_true() -> None:

@@ -30,6 +30,7 @@ DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
 HOLDOUTS = {
     "ms-swift": DATA / "measured_memory_holdout.csv",
     "universal-llm-trainer": DATA / "measured_memory_holdout2.csv",
+    "Liger-Kernel HF example": DATA / "measured_memory_holdout3.csv",
 }
 
 
