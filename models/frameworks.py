@@ -103,6 +103,10 @@ class FrameworkDefaults:
     # the default; torchtune recipes pass fused=True; torchtitan's optimizer implementation
     # defaults to "fused".
     adamw_step: str = "foreach"
+    # transformers models get the batch's 2-D attention mask and, when some token is padding, pass
+    # SDPA a 4-D mask (no FlashAttention backend: models/throughput_attention.py). torchtune,
+    # torchtitan, litgpt and Unsloth call their causal kernels without a padding mask.
+    passes_padding_mask: bool = False
 
 
 DEFAULTS: dict[str, FrameworkDefaults] = {
@@ -122,6 +126,7 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         summary="transformers: whole logits upcast to fp32 in the loss; eager RMSNorm/SwiGLU; "
         "its gradient checkpointing wraps whole layers (selective = PyTorch's op-level policy on the "
         "blocks); ZeRO keeps 16-bit params + fp32 master",
+        passes_padding_mask=True,
     ),
     "torchtune": FrameworkDefaults(
         "torchtune",

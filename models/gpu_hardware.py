@@ -74,6 +74,29 @@ DEFAULT_FABRIC_GBPS: dict[GpuFamily, float] = {
 FALLBACK_FABRIC_GBPS = 100.0
 FABRIC_EFFICIENCY = 0.9
 
+# FP32 on the CUDA cores (no tensor cores) as a share of the dense BF16 tensor peak, per family,
+# from the datasheets' FP32 and dense BF16 figures. It is the rate of fp32 matmuls as PyTorch runs
+# them by default: ``torch.backends.cuda.matmul.allow_tf32`` is False since PyTorch 1.12 (TF32
+# only when a trainer or user turns it on), so a job trained in fp32 runs its GEMMs here.
+#   A100 19.5 / 312; H100 SXM 67 / 989 (PCIe 51 / 756); B200 ~75 / 2250 (HGX B200: 600 TFLOPS FP32
+#   per 8 GPUs); A6000 38.7 / 154.8, A10 31.2 / 125; L40S 91.6 / 362, RTX 6000 Ada 91.1 / 364;
+#   RTX PRO 6000 Blackwell ~126 / 503.8; V100 15.7 / 125; T4 8.1 / 65; MI300X 163.4 / 1307.4.
+# GeForce cards (form factor "consumer") run FP32-accumulate tensor math at half rate, so their
+# CUDA-core FP32 is half the dense BF16 figure (RTX 4090 82.6 / 165.2, 5090 104.8 / 209.5, 3090
+# 35.6 / 71).
+FP32_SHARE: dict[GpuFamily, float] = {
+    "ampere_datacenter": 19.5 / 312,
+    "hopper": 67.0 / 989,
+    "blackwell": 75.0 / 2250,
+    "ampere_workstation": 0.25,
+    "ada_workstation": 0.25,
+    "geforce": 0.25,  # the non-consumer member: RTX PRO 6000 Blackwell
+    "volta": 0.125,
+    "turing": 0.125,
+    "cdna": 0.125,
+}
+CONSUMER_FP32_SHARE = 0.5
+
 
 @dataclass(frozen=True)
 class GpuProfile:
@@ -87,6 +110,11 @@ class GpuProfile:
     nvlink_gbps: float | None  # bidirectional GB/s per GPU, None = PCIe only
     form_factor: str
     pcie: str  # key of PCIE_BUSBW_GBS
+
+
+def fp32_share(profile: GpuProfile) -> float:
+    """FP32 CUDA-core peak / dense BF16 tensor peak of a GPU (see FP32_SHARE)."""
+    return CONSUMER_FP32_SHARE if profile.form_factor == "consumer" else FP32_SHARE[profile.family]
 
 
 def _family_of(architecture: str, form_factor: str, memory_bandwidth_tbps: float) -> GpuFamily:

@@ -46,9 +46,11 @@ from gpuprice.models.gpu_hardware import (  # re-exported: callers import the ha
     PCIE_BUSBW_GBS,
     GpuProfile,
     collective_busbw_gbs,
+    fp32_share,
     gpu_profile,
     intra_node_busbw_gbs,
 )
+from gpuprice.models.throughput_attention import attention_inputs
 from gpuprice.models.throughput_core import CaseResult, Cases, evaluate
 from gpuprice.models.throughput_frame import (
     FRAME_INPUT_COLUMNS,
@@ -143,13 +145,17 @@ class Throughput(BaseModel):
     dequant_share: float = Field(description="share of step time spent dequantising the 4-bit base")
     optimizer_share: float = Field(default=0.0, description="share of step time in the optimizer step")
     overhead_share: float = Field(default=0.0, description="share of step time in fixed per-layer costs")
-    eager_share: float = Field(default=0.0, description="share of step time streaming eager attention scores")
+    eager_share: float = Field(
+        default=0.0,
+        description="share of step time streaming eager attention scores or an SDPA mask through HBM",
+    )
     grad_accum: int = 1
 
 
 def time_breakdown(speed: Throughput) -> dict[str, float]:
     """Shares of the time per token: matmul and attention compute, the fixed per-layer cost,
-    4-bit dequantisation, eager attention's score traffic, the optimizer step and exposed
+    4-bit dequantisation, eager attention's score traffic (and a masked SDPA's mask reads), the
+    optimizer step and exposed
     communication (they sum to 1)."""
     parts = {
         "overhead": speed.overhead_share,
@@ -191,12 +197,16 @@ def predict_throughput(
     grad_accum: int = 1,
     optimizer: str = "adamw",
     adamw_step: str = "foreach",
+    attention: str | None = None,
 ) -> Throughput:
     """Tokens/s per GPU, MFU and FLOPs per token of one training configuration.
 
     ``arch`` is a ``ModelArch`` (or a :class:`ModelShape`); ``gpus`` over 8 are whole nodes joined
     by ``fabric_gbps_per_gpu`` (default per GPU family, see DEFAULT_FABRIC_GBPS). ``grad_accum``
     micro-batches share one optimizer step (``optimizer`` with ``adamw_step`` "foreach"/"fused").
+    ``attention`` (flash, sdpa, eager; None: the fused causal kernel) with ``framework`` and
+    ``micro_batch`` decides whether SDPA gets a padding mask and whether it runs in fp32
+    (:mod:`gpuprice.models.throughput_attention`).
     """
     check_config(method, sharding, gpus, seq_len, micro_batch)
     if grad_accum < 1:
@@ -218,8 +228,21 @@ def predict_throughput(
         grad_accum=np.array([grad_accum], dtype=float),
         optimizer_bytes=np.array([optimizer_step_bytes(optimizer, adamw_step, precision)]),
     )
+    heads = float(getattr(arch, "num_heads", 0) or round(shape.hidden / 128))
     if keeps_scores:  # eager / explicit-score attention (memory_setup.keeps_scores)
-        cases.score_heads = np.array([float(getattr(arch, "num_heads", 0))])
+        cases.score_heads = np.array([heads])
+    if attention is not None:
+        masked, element, fp32_attn = attention_inputs(
+            framework,
+            attention,
+            micro_batch,
+            precision,
+            heads,
+            keeps_scores,
+            str(getattr(arch, "model_type", "")),
+        )
+        cases.masked_heads, cases.mask_bytes = np.array([masked]), np.array([element])
+        cases.fp32_attention = np.array([fp32_attn])
     result = evaluate(cases, params)
     return Throughput(
         tokens_per_sec_per_gpu=float(result.tokens_per_sec_per_gpu[0]),
@@ -275,7 +298,10 @@ def cases_from_columns(
         qlora=method == "qlora",
         checkpointing=checkpointing.astype(bool),
         compiled=compiled.astype(bool),
-        precision_factor=np.array([precision_factor(p) for p in precision], dtype=float),
+        precision_factor=np.array(
+            [precision_factor(p, m) for p, m in zip(precision, method, strict=True)], dtype=float
+        ),
+        fp32_share=np.array([fp32_share(p) for p in profile]),
         peak_flops=np.array([p.peak_tflops * 1e12 for p in profile]),
         has_fp8=np.array([p.has_fp8 for p in profile]),
         memory_bw=np.array([p.memory_bandwidth_tbps * 1e12 for p in profile]),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpuprice.models.gpu_hardware import ALL_FAMILIES, GPUS_PER_NODE
+from gpuprice.models.throughput_attention import CAUSAL_SKIP, FP32_ATTENTION_RATE, MEM_EFFICIENT_SLOWDOWN
 from gpuprice.models.throughput_parameters import CALIBRATED_PARAMETERS, ThroughputParameters
 
 # HBM bytes per attention score under eager attention (transformers' eager_attention_forward),
@@ -36,7 +37,9 @@ class Cases:
     qlora: np.ndarray  # bool
     checkpointing: np.ndarray  # bool
     compiled: np.ndarray  # bool: torch.compile or a framework's fused kernels (Unsloth)
-    precision_factor: np.ndarray  # 1 = BF16/FP16, 0.5 = FP32 (TF32), -1 marks FP8 (gain applied if supported)
+    # 1 = BF16/FP16 tensor math, 0 marks FP32 on the CUDA cores (the GPU's fp32_share), -1 marks FP8
+    # (gain applied if supported)
+    precision_factor: np.ndarray
     peak_flops: np.ndarray  # FLOP/s
     has_fp8: np.ndarray  # bool
     memory_bw: np.ndarray  # bytes/s
@@ -55,6 +58,16 @@ class Cases:
     step_comm_bytes_per_param: np.ndarray | None = None
     # bool: optimizer states sharded over the GPUs (ZeRO-2/3, FSDP, Megatron), None: not sharded
     sharded_states: np.ndarray | None = None
+    # FP32 CUDA-core peak / dense BF16 peak per GPU (gpu_hardware.fp32_share), for precision
+    # factor 0 (None: 0.5, the TF32 rate, for callers that do not know the GPU).
+    fp32_share: np.ndarray | None = None
+    # Attention heads that get an explicit padding mask under SDPA (memory-efficient kernel, full
+    # s x s, mask read per head: throughput_attention), 0 / None: the fused causal kernel; and the
+    # mask's bytes per element.
+    masked_heads: np.ndarray | None = None
+    mask_bytes: np.ndarray | None = None
+    # bool: q, k, v reach SDPA in fp32 (memory-efficient kernel at the 3 x TF32 rate), None: no
+    fp32_attention: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.n_params)
@@ -85,20 +98,34 @@ def evaluate(cases: Cases, params: ThroughputParameters = CALIBRATED_PARAMETERS)
     recompute_attn = np.where(cases.checkpointing, attn / 3.0, 0.0)
 
     fp8 = cases.precision_factor < 0
-    precision = np.where(fp8, np.where(cases.has_fp8, params.fp8_speedup, 1.0), cases.precision_factor)
-    efficiency = (
+    fp32_share = cases.fp32_share if cases.fp32_share is not None else 0.5
+    fp32 = cases.precision_factor == 0
+    precision = np.where(
+        fp8,
+        np.where(cases.has_fp8, params.fp8_speedup, 1.0),
+        np.where(fp32, fp32_share, cases.precision_factor),
+    )
+    efficiency16 = (
         family_eff
         * cases.hidden
         / (cases.hidden + params.half_width)
-        * precision
         * np.where(cases.full, 1.0, params.lora_efficiency)
         * np.where(cases.compiled, params.compile_speedup, 1.0)
     )
-    rate = cases.peak_flops * efficiency
+    rate = cases.peak_flops * efficiency16 * precision
+    # Attention kernels (throughput_attention): the calibrated fused causal kernel; fp32 inputs
+    # run the memory-efficient kernel at the 3 x TF32 rate; an explicit padding mask makes it
+    # compute every tile (no causal half skipped) at the memory-efficient kernel's speed.
+    no_heads = np.zeros_like(layers)
+    masked_heads = cases.masked_heads if cases.masked_heads is not None else no_heads
+    masked = masked_heads > 0
+    fp32_attn = cases.fp32_attention if cases.fp32_attention is not None else np.zeros_like(masked)
     attention_rate = (
-        rate
+        np.where(fp32_attn, cases.peak_flops * efficiency16 * FP32_ATTENTION_RATE, rate)
         * params.attention_efficiency
         * np.where(_NEW_MMA[cases.family], params.hopper_attention_factor, 1.0)
+        / np.where(masked | fp32_attn, MEM_EFFICIENT_SLOWDOWN, 1.0)
+        / np.where(masked, CAUSAL_SKIP, 1.0)
     )
     compute = (dense + recompute_dense) / rate + (attn + recompute_attn) / attention_rate
 
@@ -111,6 +138,10 @@ def evaluate(cases: Cases, params: ThroughputParameters = CALIBRATED_PARAMETERS)
     heads = cases.score_heads if cases.score_heads is not None else np.zeros_like(layers)
     score_bytes = EAGER_SCORE_TRAFFIC_BYTES + np.where(cases.checkpointing, EAGER_SCORE_FORWARD_BYTES, 0.0)
     eager = layers * heads * seq * score_bytes / cases.memory_bw
+    # The explicit mask is read for every head on every pass (forward, backward, recomputed
+    # forward): memory-bound, L x masked heads x s x bytes per token.
+    element = cases.mask_bytes if cases.mask_bytes is not None else 2.0
+    eager = eager + layers * masked_heads * seq * element * (2.0 + cases.checkpointing) / cases.memory_bw
     passes = 2.0 + cases.checkpointing
     dequant = np.where(
         cases.qlora,

@@ -13,7 +13,13 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from gpuprice.models.gpu_hardware import FAMILY_CODE, GpuProfile, collective_busbw_gbs, gpu_profile
+from gpuprice.models.gpu_hardware import (
+    FAMILY_CODE,
+    GpuProfile,
+    collective_busbw_gbs,
+    fp32_share,
+    gpu_profile,
+)
 from gpuprice.models.throughput_core import Cases, evaluate
 from gpuprice.models.throughput_parameters import CALIBRATED_PARAMETERS, ThroughputParameters
 from gpuprice.models.throughput_recipe import (
@@ -58,7 +64,8 @@ def predict_frame(frame: pd.DataFrame, params: ThroughputParameters = CALIBRATED
 
     Optional columns: ``grad_accum`` (micro-batches per optimizer step, default 1),
     ``optimizer_bytes`` (HBM bytes per parameter of one optimizer step, default foreach AdamW on
-    fp32 states: :func:`~gpuprice.models.throughput_recipe.optimizer_step_bytes`), ``score_heads``.
+    fp32 states: :func:`~gpuprice.models.throughput_recipe.optimizer_step_bytes`), ``score_heads``,
+    ``masked_heads``, ``mask_bytes`` and ``fp32_attention`` (:mod:`~gpuprice.models.throughput_attention`).
     Returns FRAME_OUTPUT_COLUMNS (tokens_per_sec_per_gpu, mfu, hfu, flops_per_token,
     communication_share, dequant_share) aligned with ``frame``.
     """
@@ -175,7 +182,12 @@ def cases_from_arrays(columns: Mapping[str, np.ndarray]) -> Cases:
         qlora=per_method("qlora"),
         checkpointing=np.broadcast_to(np.asarray(columns["grad_checkpointing"], dtype=bool), (size,)),
         compiled=np.broadcast_to(np.asarray(columns.get("compile", False), dtype=bool), (size,)),
-        precision_factor=np.array([precision_factor(p) for p in precisions])[precision_codes],
+        precision_factor=np.where(
+            per_method("qlora"),
+            np.array([precision_factor(p, "qlora") for p in precisions])[precision_codes],
+            np.array([precision_factor(p) for p in precisions])[precision_codes],
+        ),
+        fp32_share=per_gpu([fp32_share(p) for p in profiles]),
         peak_flops=per_gpu([p.peak_tflops * 1e12 for p in profiles]),
         has_fp8=per_gpu([p.has_fp8 for p in profiles], bool),
         memory_bw=per_gpu([p.memory_bandwidth_tbps * 1e12 for p in profiles]),
@@ -184,6 +196,13 @@ def cases_from_arrays(columns: Mapping[str, np.ndarray]) -> Cases:
         busbw=busbw,
         comm_bytes_per_param=comm,
         score_heads=optional("score_heads"),
+        masked_heads=optional("masked_heads"),
+        mask_bytes=optional("mask_bytes"),
+        fp32_attention=(
+            np.broadcast_to(np.asarray(columns["fp32_attention"], dtype=bool), (size,))
+            if "fp32_attention" in columns
+            else None
+        ),
         grad_accum=optional("grad_accum"),
         optimizer_bytes=optional("optimizer_bytes"),
         step_comm_bytes_per_param=step_comm,

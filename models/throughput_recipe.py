@@ -59,15 +59,24 @@ GRAD_CLIP_BYTES = 4.0
 NF4_BYTES_PER_PARAM = 0.5625  # 4 bits + one fp32 absmax per 64 weights (QLoRA paper)
 
 
-PRECISION_FACTORS = {"fp32": 0.5, "bf16-mixed": 1.0, "bf16-true": 1.0, "fp16-mixed": 1.0, "fp8": -1.0}
+# Matmul rate of a precision regime against the BF16 tensor rate: 1 for 16-bit tensor math; 0 marks
+# fp32, which runs on the CUDA cores at the GPU's own share (gpu_hardware.fp32_share: PyTorch keeps
+# TF32 off for matmuls by default); -1 marks FP8 (Transformer Engine's gain where the GPU has FP8).
+PRECISION_FACTORS = {"fp32": 0.0, "bf16-mixed": 1.0, "bf16-true": 1.0, "fp16-mixed": 1.0, "fp8": -1.0}
 
 
-def precision_factor(precision: str) -> float:
-    """Compute-rate factor of a precision regime (TF32 runs at half the BF16 tensor rate)."""
+def precision_factor(precision: str, method: str = "full") -> float:
+    """Compute-rate factor (or marker, see PRECISION_FACTORS) of a precision regime for ``method``.
+
+    QLoRA under fp32 (the model loaded in fp32, no autocast) keeps its 4-bit matmuls at the 16-bit
+    rate: bitsandbytes dequantises to ``bnb_4bit_compute_dtype`` and multiplies there, bf16 in the
+    QLoRA recipes (transformers' and PEFT's examples); its attention stays fp32
+    (throughput_attention.fp32_attention)."""
     try:
-        return PRECISION_FACTORS[precision]
+        factor = PRECISION_FACTORS[precision]
     except KeyError:
         raise BadInput(f"unknown precision {precision!r}; valid: {', '.join(PRECISION_FACTORS)}") from None
+    return 1.0 if precision == "fp32" and method == "qlora" else factor
 
 
 def comm_bytes_per_param(method: str, sharding: str, precision: str) -> float:

@@ -103,11 +103,12 @@ def test_small_models_and_small_micro_batches_underutilise() -> None:
     assert tps(mb=1, seq=512).mfu < tps(mb=8, seq=2048).mfu
 
 
-def test_fp32_runs_at_half_the_tensor_rate() -> None:
-    # Many micro-batches per optimizer step: the (precision-independent) optimizer step is amortised.
+def test_fp32_runs_at_the_cuda_core_fp32_rate() -> None:
+    # PyTorch keeps TF32 off for matmuls by default: fp32 GEMMs run on the CUDA cores (H100 67 of
+    # 989 TFLOP/s). Many micro-batches per optimizer step amortise the optimizer step.
     bf16 = tps(mb=4, grad_accum=256)
     fp32 = predict_throughput(LLAMA_8B, "full", "h100-sxm", 1, 2048, 4, False, "fp32", "none", grad_accum=256)
-    assert fp32.tokens_per_sec_per_gpu == pytest.approx(bf16.tokens_per_sec_per_gpu / 2, rel=0.1)
+    assert fp32.tokens_per_sec_per_gpu == pytest.approx(bf16.tokens_per_sec_per_gpu * 67 / 989, rel=0.1)
 
 
 def test_the_optimizer_step_is_a_memory_bound_pass_once_per_step() -> None:

@@ -208,6 +208,7 @@ def _predicted_speed(setup: TrainingSetup, gpu: str) -> Throughput:
         grad_accum=setup.grad_accum,
         optimizer=setup.optimizer,
         adamw_step=framework_defaults(setup.framework).adamw_step,
+        attention=setup.attention,
     )
 
 

@@ -15,8 +15,10 @@ import numpy as np
 import pandas as pd
 
 from gpuprice.errors import BadInput
+from gpuprice.models.choices import ATTENTIONS
 from gpuprice.models.gpu_hardware import BENCHMARK_ONLY_GPUS, BENCHMARK_ONLY_PATTERNS, GpuProfile, gpu_profile
 from gpuprice.models.throughput import Cases, ModelShape, cases_from_columns, evaluate
+from gpuprice.models.throughput_attention import attention_inputs
 from gpuprice.models.throughput_parameters import (
     CALIBRATED_PARAMETERS,
     ThroughputParameters,
@@ -45,6 +47,12 @@ class BenchmarkCase:
     score_heads: float = 0.0
     # HBM bytes per trainable parameter of one optimizer step (throughput.optimizer_step_bytes).
     optimizer_bytes: float = 84.0
+    # SDPA with a padding mask / fp32 inputs (throughput_attention.attention_inputs): from the
+    # row's ``attention`` column (a contract value), its framework and micro-batch; a row that
+    # names no attention ran a fused causal kernel without padding.
+    masked_heads: float = 0.0
+    mask_bytes: float = 2.0
+    fp32_attention: bool = False
 
 
 def _text(row: Mapping[str, object], key: str) -> str:
@@ -183,6 +191,13 @@ def _attention_heads(model: str, shape: ModelShape) -> float:
     return float(arch.num_heads) if arch is not None else max(1.0, round(shape.hidden / 128))
 
 
+def _model_type(model: str) -> str:
+    from gpuprice.models.architectures import find_model
+
+    arch = find_model(model) if model else None
+    return arch.model_type if arch is not None else ""
+
+
 def _framework(row: Mapping[str, object]) -> str:
     """The trainer a row's source documents, for its documented defaults (frameworks.DEFAULTS):
     the repository name when it is one of them (pytorch/torchtune -> torchtune), else hf."""
@@ -267,21 +282,35 @@ def benchmark_case(row: Mapping[str, object]) -> BenchmarkCase:
     precision_text = _text(row, "precision")
     checkpoint_text = _text(row, "act_ckpt").lower()
     shape = _benchmark_shape(_text(row, "model"), row_number(row, "params_b"))
-    eager = _text(row, "attention").lower().startswith("eager")
+    attention = _text(row, "attention").lower()
+    eager = attention.startswith("eager")
+    precision = _benchmark_precision(precision_text)
+    micro_batch = max(1, int(row_number(row, "micro_batch") or 1))
+    heads = _attention_heads(_text(row, "model"), shape)
+    masked, element, fp32_attn = (
+        attention_inputs(
+            _framework(row), attention, micro_batch, precision, heads, eager, _model_type(_text(row, "model"))
+        )
+        if attention in ATTENTIONS
+        else (0.0, 2.0, False)
+    )
     return BenchmarkCase(
         shape=shape,
         profile=benchmark_gpu(_text(row, "gpu")),
         method=_benchmark_method(_text(row, "workload"), precision_text),
         gpus=gpus,
         seq_len=int(row_number(row, "seq_len") or 2048),
-        micro_batch=max(1, int(row_number(row, "micro_batch") or 1)),
+        micro_batch=micro_batch,
         checkpointing=checkpoint_text in ("true", "yes", "1", "full", "on"),
         compiled=_compiled(_text(row, "notes")),
-        precision=_benchmark_precision(precision_text),
+        precision=precision,
         sharding=_benchmark_sharding(_text(row, "sharding"), gpus),
         grad_accum=max(1, int(row_number(row, "grad_accum") or 1)),
-        score_heads=_attention_heads(_text(row, "model"), shape) if eager else 0.0,
+        score_heads=heads if eager else 0.0,
         optimizer_bytes=_optimizer_bytes(row, _framework(row)),
+        masked_heads=masked,
+        mask_bytes=element,
+        fp32_attention=fp32_attn,
     )
 
 
@@ -303,6 +332,9 @@ def cases_from_benchmarks(cases: Sequence[BenchmarkCase]) -> Cases:
     )
     if any(c.score_heads for c in cases):
         batch.score_heads = np.array([c.score_heads for c in cases], dtype=float)
+    batch.masked_heads = np.array([c.masked_heads for c in cases], dtype=float)
+    batch.mask_bytes = np.array([c.mask_bytes for c in cases], dtype=float)
+    batch.fp32_attention = np.array([c.fp32_attention for c in cases], dtype=bool)
     return batch
 
 

@@ -150,6 +150,7 @@ def _throughput(
     from gpuprice.models.memory_setup import keeps_scores
 
     items, shapes, w = workloads.items, workloads.shapes, fits["workload"]
+    attention = [_attention_inputs(x.setup(), float(x.arch().num_heads)) for x in items]
 
     def per(values: list[Any]) -> np.ndarray:
         return np.asarray(values)[w]
@@ -175,7 +176,26 @@ def _throughput(
             "score_heads": per(
                 [float(x.arch().num_heads) if keeps_scores(x.setup()) else 0.0 for x in items]
             ),
+            # SDPA with a padding mask or fp32 inputs (models/throughput_attention.py)
+            "masked_heads": per([a[0] for a in attention]),
+            "mask_bytes": per([a[1] for a in attention]),
+            "fp32_attention": per([a[2] for a in attention]),
         }
+    )
+
+
+def _attention_inputs(setup: Any, heads: float) -> tuple[float, float, bool]:
+    from gpuprice.models.memory_setup import keeps_scores
+    from gpuprice.models.throughput_attention import attention_inputs
+
+    return attention_inputs(
+        setup.framework,
+        setup.attention,
+        setup.micro_batch,
+        setup.precision,
+        heads,
+        keeps_scores(setup),
+        setup.arch.model_type,
     )
 
 
