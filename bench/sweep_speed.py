@@ -157,6 +157,9 @@ def _baseline(workload: Workload, gpu: str, memory_gb: float, counts: list[int])
 
 
 def _speed(workload: Workload, gpu: str, gpus: int, sharding: str) -> Any:
+    from gpuprice.models.memory_setup import keeps_scores
+
+    setup = workload.setup(gpus=gpus, sharding=sharding)
     return predict_throughput(
         workload.arch(),
         workload.method,
@@ -167,6 +170,9 @@ def _speed(workload: Workload, gpu: str, gpus: int, sharding: str) -> Any:
         grad_checkpointing=workload.uses_checkpointing,
         precision=workload.precision,
         sharding=sharding,
+        framework=setup.framework,
+        keeps_scores=keeps_scores(setup),
+        attention=setup.attention,  # SDPA with a padding mask / fp32 (models/throughput_attention.py)
     )
 
 
