@@ -319,6 +319,9 @@ def _append_and_publish(path: Path) -> dict[str, Any]:
         "append_publish_s": round(done - start, 2),
         "append_publish_load": [load, _load()],
         "delta": dataclasses.asdict(delta) if delta is not None else {"built_whole": 1},
+        # how the publish made the copy, where the product says ("in_place", "byte_copy", "whole")
+        "publish_method": getattr(publish, "last_method", None),
+        "copy_mb_after": round(analysts_copy(path).stat().st_size / 1e6),
         "process_peak_rss_mb": _peak_rss_mb(),
     }
     marker = _marker(path, "appended")
@@ -364,17 +367,22 @@ def _append_figures(long: dict[str, Any], short: dict[str, Any], scale: dict[str
 
 
 def _prepare(
-    path: Path, rows: int, days: int, pools: dict[str, int], end: dt.date, publish: bool
+    path: Path, rows: int, days: int, pools: dict[str, int], end: dt.date, publish: bool, appends: int
 ) -> dict[str, Any]:
     """Generate (or keep) the warehouse and, when publishing, build (or keep) its copy and run
-    one day's append + publish. ``queried``: the file the queries read: the copy, or the
-    warehouse itself when publishing is off or failed (its views then compute the derived series
-    over the whole history)."""
+    ``appends`` days of append + publish in a row (the last is the figure: the daily run's steady
+    state; the others are in ``appends``). ``queried``: the file the queries read: the copy, or
+    the warehouse itself when publishing is off or failed (its views then compute the derived
+    series over the whole history)."""
     built = {**_generated(path, rows, days, pools, end), "queried": str(path)}
     if publish:
         built.update(_published(path))
         if "publish_error" not in built:
-            built.update(_append_and_publish(path), queried=str(analysts_copy(path)))
+            runs = [_append_and_publish(path) for _ in range(max(appends, 1))]
+            built.update(runs[-1], queried=str(analysts_copy(path)))
+            built["appends"] = [
+                {k: r[k] for k in ("appended_day", "append_s", "publish_day_s")} for r in runs
+            ]
     return built
 
 
@@ -387,6 +395,7 @@ def measure(
     workdir: Path | None = None,
     days: tuple[int, int] = (FIVE_YEARS, ONE_YEAR),
     publish: bool = True,
+    appends: int = 1,
 ) -> list[Figure]:
     """The figures. Without ``workdir`` (or BENCH_VOLUME_DIR) the warehouses live in a temporary
     folder removed at the end; with it they are kept there, and a later run with the same
@@ -402,9 +411,9 @@ def measure(
         long_path, short_path = folder / "five_years.duckdb", folder / "one_year.duckdb"
         # both histories first (cheap), the one-year copy before the five-year one's long build
         _generated(long_path, rows, long_days, pools, end)
-        short = _prepare(short_path, rows * short_days // long_days, short_days, pools, end, publish)
+        short = _prepare(short_path, rows * short_days // long_days, short_days, pools, end, publish, appends)
         _progress(f"one year: {short}")
-        long = _prepare(long_path, rows, long_days, pools, end, publish)
+        long = _prepare(long_path, rows, long_days, pools, end, publish, appends)
         _progress(f"five years: {long}")
         scale = {"five_years": long, "one_year": short, "pools": pools, "repeats": repeats}
         figures = _append_figures(long, short, scale)
@@ -469,6 +478,12 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="keep the warehouses here and reuse them on the next run (default: a temporary folder, removed)",
     )
+    parser.add_argument(
+        "--appends",
+        type=int,
+        default=1,
+        help="days appended and published in a row on each history; the last one is the figure",
+    )
     parser.add_argument("--output", type=Path, default=None, help="also write the figures to this JSON file")
     parser.add_argument(
         "--no-publish", action="store_true", help="query the warehouse itself, without an analysts' copy"
@@ -488,6 +503,7 @@ def main(argv: list[str] | None = None) -> int:
         workdir=args.workdir,
         days=tuple(args.days),
         publish=not args.no_publish,
+        appends=args.appends,
     )
     for figure in figures:
         print(figure.line(), flush=True)

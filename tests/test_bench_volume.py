@@ -76,10 +76,16 @@ def test_the_figure_runs_on_a_tiny_history(tmp_path: Path) -> None:
     assert 20 < rss.value < 2000  # the query process's own peak, not the bench's
     assert five["appended_day"] == "2026-10-07"
     # a kept folder is reused: no history generated or built whole again, one more day appended
-    again = warehouse_volume.measure(300_000, repeats=1, days=(8, 3), workdir=tmp_path, query_timeout_s=300)
+    again = warehouse_volume.measure(
+        300_000, repeats=1, days=(8, 3), workdir=tmp_path, query_timeout_s=300, appends=2
+    )
     append = next(f for f in again if f.name == "volume.append_and_publish_one_day_s")
     assert append.details["five_years"]["generate_s"] == five["generate_s"]
-    assert append.details["five_years"]["appended_day"] == "2026-10-08"
+    assert [a["appended_day"] for a in append.details["five_years"]["appends"]] == [
+        "2026-10-08",
+        "2026-10-09",
+    ]
+    assert append.details["five_years"]["appended_day"] == "2026-10-09"  # the figure: the last day
     assert "built_whole" not in append.details["five_years"]["delta"]
     with pytest.raises(ValueError, match="other rows_requested"):
         warehouse_volume.measure(400_000, repeats=1, days=(8, 3), workdir=tmp_path)
