@@ -173,6 +173,7 @@ def _speed(workload: Workload, gpu: str, gpus: int, sharding: str) -> Any:
         framework=setup.framework,
         keeps_scores=keeps_scores(setup),
         attention=setup.attention,  # SDPA with a padding mask / fp32 (models/throughput_attention.py)
+        lora_targets=setup.lora_targets,
     )
 
 

@@ -50,6 +50,7 @@ from gpuprice.models.gpu_hardware import (  # re-exported: callers import the ha
     gpu_profile,
     intra_node_busbw_gbs,
 )
+from gpuprice.models.throughput_adapters import adapter_bytes_per_token, fp32_adapters
 from gpuprice.models.throughput_attention import attention_inputs
 from gpuprice.models.throughput_core import CaseResult, Cases, evaluate
 from gpuprice.models.throughput_frame import (
@@ -149,6 +150,9 @@ class Throughput(BaseModel):
         default=0.0,
         description="share of step time streaming eager attention scores or an SDPA mask through HBM",
     )
+    adapter_share: float = Field(
+        default=0.0, description="share of step time in fp32 LoRA adapters' casts and sums (PEFT, bf16-true)"
+    )
     grad_accum: int = 1
 
 
@@ -161,6 +165,7 @@ def time_breakdown(speed: Throughput) -> dict[str, float]:
         "overhead": speed.overhead_share,
         "dequant": speed.dequant_share,
         "eager_attention": speed.eager_share,
+        "adapters": speed.adapter_share,
         "optimizer_step": speed.optimizer_share,
         "communication": speed.communication_share,
     }
@@ -198,6 +203,7 @@ def predict_throughput(
     optimizer: str = "adamw",
     adamw_step: str = "foreach",
     attention: str | None = None,
+    lora_targets: str | None = None,
 ) -> Throughput:
     """Tokens/s per GPU, MFU and FLOPs per token of one training configuration.
 
@@ -206,7 +212,8 @@ def predict_throughput(
     micro-batches share one optimizer step (``optimizer`` with ``adamw_step`` "foreach"/"fused").
     ``attention`` (flash, sdpa, eager; None: the fused causal kernel) with ``framework`` and
     ``micro_batch`` decides whether SDPA gets a padding mask and whether it runs in fp32
-    (:mod:`gpuprice.models.throughput_attention`).
+    (:mod:`gpuprice.models.throughput_attention`). ``lora_targets`` (all, qv; None: not counted)
+    adds PEFT's fp32-adapter traffic where it applies (:mod:`gpuprice.models.throughput_adapters`).
     """
     check_config(method, sharding, gpus, seq_len, micro_batch)
     if grad_accum < 1:
@@ -243,6 +250,12 @@ def predict_throughput(
         )
         cases.masked_heads, cases.mask_bytes = np.array([masked]), np.array([element])
         cases.fp32_attention = np.array([fp32_attn])
+    if (
+        lora_targets is not None
+        and fp32_adapters(framework, method, precision)
+        and hasattr(arch, "gated_mlp")
+    ):
+        cases.adapter_bytes = np.array([adapter_bytes_per_token(arch, lora_targets, grad_checkpointing)])
     result = evaluate(cases, params)
     return Throughput(
         tokens_per_sec_per_gpu=float(result.tokens_per_sec_per_gpu[0]),
@@ -259,6 +272,7 @@ def predict_throughput(
         optimizer_share=float(result.optimizer_share[0]),
         overhead_share=float(result.overhead_share[0]),
         eager_share=float(result.eager_share[0]),
+        adapter_share=float(result.adapter_share[0]),
         grad_accum=grad_accum,
     )
 

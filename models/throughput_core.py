@@ -68,6 +68,9 @@ class Cases:
     mask_bytes: np.ndarray | None = None
     # bool: q, k, v reach SDPA in fp32 (memory-efficient kernel at the 3 x TF32 rate), None: no
     fp32_attention: np.ndarray | None = None
+    # HBM bytes per token of PEFT's fp32 adapters on a bf16 base without autocast
+    # (throughput_adapters), None / 0: none
+    adapter_bytes: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.n_params)
@@ -85,6 +88,7 @@ class CaseResult:
     optimizer_share: np.ndarray  # share of step time in the optimizer step
     overhead_share: np.ndarray  # share of step time in the fixed per-layer cost
     eager_share: np.ndarray  # share of step time streaming eager attention scores through HBM
+    adapter_share: np.ndarray  # share of step time in fp32 adapters' casts and sums (PEFT, bf16-true)
 
 
 def evaluate(cases: Cases, params: ThroughputParameters = CALIBRATED_PARAMETERS) -> CaseResult:
@@ -142,6 +146,7 @@ def evaluate(cases: Cases, params: ThroughputParameters = CALIBRATED_PARAMETERS)
     # forward): memory-bound, L x masked heads x s x bytes per token.
     element = cases.mask_bytes if cases.mask_bytes is not None else 2.0
     eager = eager + layers * masked_heads * seq * element * (2.0 + cases.checkpointing) / cases.memory_bw
+    adapters = (cases.adapter_bytes if cases.adapter_bytes is not None else 0.0) / cases.memory_bw
     passes = 2.0 + cases.checkpointing
     dequant = np.where(
         cases.qlora,
@@ -168,7 +173,7 @@ def evaluate(cases: Cases, params: ThroughputParameters = CALIBRATED_PARAMETERS)
 
     nodes = np.ceil(cases.gpus / GPUS_PER_NODE)
     stretch = 1.0 + params.node_scaling_loss * np.log2(np.maximum(nodes, 1.0))
-    seconds = (compute + overhead + dequant + eager + optimizer + exposed) * stretch
+    seconds = (compute + overhead + dequant + eager + adapters + optimizer + exposed) * stretch
 
     tokens = 1.0 / seconds
     model_flops = dense + attn
@@ -184,6 +189,7 @@ def evaluate(cases: Cases, params: ThroughputParameters = CALIBRATED_PARAMETERS)
         optimizer_share=optimizer * stretch / seconds,
         overhead_share=overhead * stretch / seconds,
         eager_share=eager * stretch / seconds,
+        adapter_share=adapters * stretch / seconds,
     )
 
 

@@ -65,7 +65,8 @@ def predict_frame(frame: pd.DataFrame, params: ThroughputParameters = CALIBRATED
     Optional columns: ``grad_accum`` (micro-batches per optimizer step, default 1),
     ``optimizer_bytes`` (HBM bytes per parameter of one optimizer step, default foreach AdamW on
     fp32 states: :func:`~gpuprice.models.throughput_recipe.optimizer_step_bytes`), ``score_heads``,
-    ``masked_heads``, ``mask_bytes`` and ``fp32_attention`` (:mod:`~gpuprice.models.throughput_attention`).
+    ``masked_heads``, ``mask_bytes`` and ``fp32_attention`` (:mod:`~gpuprice.models.throughput_attention`),
+    ``adapter_bytes`` (:mod:`~gpuprice.models.throughput_adapters`).
     Returns FRAME_OUTPUT_COLUMNS (tokens_per_sec_per_gpu, mfu, hfu, flops_per_token,
     communication_share, dequant_share) aligned with ``frame``.
     """
@@ -197,6 +198,7 @@ def cases_from_arrays(columns: Mapping[str, np.ndarray]) -> Cases:
         comm_bytes_per_param=comm,
         score_heads=optional("score_heads"),
         masked_heads=optional("masked_heads"),
+        adapter_bytes=optional("adapter_bytes"),
         mask_bytes=optional("mask_bytes"),
         fp32_attention=(
             np.broadcast_to(np.asarray(columns["fp32_attention"], dtype=bool), (size,))

@@ -104,3 +104,28 @@ def test_qlora_loaded_in_fp32_keeps_its_4bit_matmuls_at_the_16bit_rate_and_atten
     ratio = fp32.tokens_per_sec_per_gpu / bf16.tokens_per_sec_per_gpu
     # slower (attention in fp32 on the memory-efficient kernel), far from a full-fp32 job's 1/16
     assert 0.2 < ratio < 0.9  # 8K tokens: fp32 attention (x12 its 16-bit time) dominates
+
+
+# ---------------------------------------------------------------- PEFT's fp32 adapters (bf16-true)
+def test_fp32_adapters_on_a_bf16_base_cost_their_casts_and_sums() -> None:
+    from gpuprice.models.throughput_adapters import adapter_bytes_per_token, adapter_widths, fp32_adapters
+
+    assert fp32_adapters("hf", "lora", "bf16-true") and fp32_adapters("hf", "qlora", "bf16-true")
+    assert not fp32_adapters("hf", "lora", "bf16-mixed")  # autocast runs the adapters in bf16
+    assert not fp32_adapters("torchtune", "lora", "bf16-true") and not fp32_adapters(
+        "hf", "full", "bf16-true"
+    )
+    # Llama-3.1-8B, all linears: q/k/v/o + gate/up/down read 6 x 4096 + 14336 and write
+    # 4096 + 2 x 1024 + 4096 + 2 x 14336 + 4096 per layer
+    ins, outs = adapter_widths(LLAMA_8B, "all")
+    assert ins == 32 * (6 * 4096 + 14336) and outs == 32 * (4096 + 2 * 1024 + 4096 + 2 * 14336 + 4096)
+    assert adapter_widths(LLAMA_8B, "qv") == (32 * 2 * 4096, 32 * (4096 + 1024))
+    # forward 10 B per input and 28 B per output element, backward 20 / 28, forward again with AC
+    assert adapter_bytes_per_token(LLAMA_8B, "all", True) == pytest.approx(40 * ins + 84 * outs)
+    pure = speed(method="lora", precision="bf16-true", attention="flash", lora_targets="all")
+    mixed = speed(method="lora", precision="bf16-mixed", attention="flash", lora_targets="all")
+    assert 0.05 < pure.adapter_share < 0.2 and mixed.adapter_share == 0
+    assert pure.tokens_per_sec_per_gpu < mixed.tokens_per_sec_per_gpu
+    qv = speed(method="lora", precision="bf16-true", attention="flash", lora_targets="qv")
+    assert speed(method="lora", precision="bf16-true").adapter_share == 0  # targets not given: not counted
+    assert pure.adapter_share > 3 * qv.adapter_share

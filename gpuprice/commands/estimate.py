@@ -209,6 +209,7 @@ def _predicted_speed(setup: TrainingSetup, gpu: str) -> Throughput:
         optimizer=setup.optimizer,
         adamw_step=framework_defaults(setup.framework).adamw_step,
         attention=setup.attention,
+        lora_targets=setup.lora_targets,
     )
 
 

@@ -53,6 +53,10 @@ class BenchmarkCase:
     masked_heads: float = 0.0
     mask_bytes: float = 2.0
     fp32_attention: bool = False
+    # HBM bytes per token of PEFT's fp32 adapters on a bf16 base without autocast
+    # (throughput_adapters): hf LoRA/QLoRA rows under bf16-true, unless the row says the adapters
+    # were cast to bf16 with the model ("after the LoRA wrap": VectorLM's model.bfloat16()).
+    adapter_bytes: float = 0.0
 
 
 def _text(row: Mapping[str, object], key: str) -> str:
@@ -198,6 +202,18 @@ def _model_type(model: str) -> str:
     return arch.model_type if arch is not None else ""
 
 
+def _adapter_bytes(row: Mapping[str, object], method: str, precision: str, checkpointing: bool) -> float:
+    from gpuprice.models.architectures import find_model
+    from gpuprice.models.throughput_adapters import adapter_bytes_per_token, fp32_adapters
+
+    arch = find_model(_text(row, "model")) if _text(row, "model") else None
+    cast_with_model = "after the lora wrap" in _text(row, "notes").lower()
+    if arch is None or cast_with_model or not fp32_adapters(_framework(row), method, precision):
+        return 0.0
+    targets = _text(row, "lora_targets").lower() or "all"
+    return adapter_bytes_per_token(arch, targets, checkpointing)
+
+
 def _framework(row: Mapping[str, object]) -> str:
     """The trainer a row's source documents, for its documented defaults (frameworks.DEFAULTS):
     the repository name when it is one of them (pytorch/torchtune -> torchtune), else hf."""
@@ -294,14 +310,16 @@ def benchmark_case(row: Mapping[str, object]) -> BenchmarkCase:
         if attention in ATTENTIONS
         else (0.0, 2.0, False)
     )
+    method = _benchmark_method(_text(row, "workload"), precision_text)
+    checkpointing = checkpoint_text in ("true", "yes", "1", "full", "on")
     return BenchmarkCase(
         shape=shape,
         profile=benchmark_gpu(_text(row, "gpu")),
-        method=_benchmark_method(_text(row, "workload"), precision_text),
+        method=method,
         gpus=gpus,
         seq_len=int(row_number(row, "seq_len") or 2048),
         micro_batch=micro_batch,
-        checkpointing=checkpoint_text in ("true", "yes", "1", "full", "on"),
+        checkpointing=checkpointing,
         compiled=_compiled(_text(row, "notes")),
         precision=precision,
         sharding=_benchmark_sharding(_text(row, "sharding"), gpus),
@@ -311,6 +329,7 @@ def benchmark_case(row: Mapping[str, object]) -> BenchmarkCase:
         masked_heads=masked,
         mask_bytes=element,
         fp32_attention=fp32_attn,
+        adapter_bytes=_adapter_bytes(row, method, precision, checkpointing),
     )
 
 
@@ -335,6 +354,7 @@ def cases_from_benchmarks(cases: Sequence[BenchmarkCase]) -> Cases:
     batch.masked_heads = np.array([c.masked_heads for c in cases], dtype=float)
     batch.mask_bytes = np.array([c.mask_bytes for c in cases], dtype=float)
     batch.fp32_attention = np.array([c.fp32_attention for c in cases], dtype=bool)
+    batch.adapter_bytes = np.array([c.adapter_bytes for c in cases], dtype=float)
     return batch
 
 

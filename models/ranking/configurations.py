@@ -180,6 +180,8 @@ def _throughput(
             "masked_heads": per([a[0] for a in attention]),
             "mask_bytes": per([a[1] for a in attention]),
             "fp32_attention": per([a[2] for a in attention]),
+            # PEFT's fp32 adapters on a bf16 base without autocast (models/throughput_adapters.py)
+            "adapter_bytes": per([_adapter_bytes(x.setup()) for x in items]),
         }
     )
 
@@ -197,6 +199,14 @@ def _attention_inputs(setup: Any, heads: float) -> tuple[float, float, bool]:
         keeps_scores(setup),
         setup.arch.model_type,
     )
+
+
+def _adapter_bytes(setup: Any) -> float:
+    from gpuprice.models.throughput_adapters import adapter_bytes_per_token, fp32_adapters
+
+    if not fp32_adapters(setup.framework, setup.method, setup.precision):
+        return 0.0
+    return adapter_bytes_per_token(setup.arch, setup.lora_targets, setup.grad_checkpointing)
 
 
 def _pcie_collectives(cards: Sequence[Card], card: np.ndarray, gpus: np.ndarray) -> np.ndarray:
