@@ -180,8 +180,8 @@ def test_publishing_a_long_history_spills_past_the_memory_cap_instead_of_failing
         analyst.close()
     spill = connection.spill_dir(wh)
     assert not spill.exists() or not any(spill.iterdir())
-    # the copy (one of the pair analytics.duckdb links to in turn), and no temp file
+    # the two copies analytics.duckdb links to in turn, and no temp file
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        [".analytics-copy-a.duckdb", "analytics.duckdb", "warehouse.duckdb"]
+        [".analytics-copy-a.duckdb", ".analytics-copy-b.duckdb", "analytics.duckdb", "warehouse.duckdb"]
         + ([spill.name] if spill.exists() else [])
     )

@@ -68,7 +68,8 @@ def publish_analytics_copy(con: duckdb.DuckDBPyConnection, warehouse_file: Path,
 
     The standby copy is updated in place when it can be (see the module's doc), else rebuilt in a
     temp file from the current copy (a byte copy updated with what changed) or whole, then
-    ``target`` is linked to it. A crash at any point leaves ``target`` on the previous copy,
+    ``target`` is linked to it; after a whole build the other copy is made its byte copy, so the
+    next publish is in place. A crash at any point leaves ``target`` on the previous copy,
     whole: a standby killed mid-update is marked unusable first (its publish state dropped) and
     rebuilt by the next publish; a killed temp file is removed by the next publish.
     """
@@ -83,6 +84,8 @@ def publish_analytics_copy(con: duckdb.DuckDBPyConnection, warehouse_file: Path,
         if delta is None:
             delta = _rebuild(con, warehouse_file, target if target.is_file() else None, standby, scratch)
         _link(standby, target)
+        if delta is None:  # built whole: the other copy (missing, or of another format) becomes its twin
+            _duplicate(standby, second if standby == first else first)
     finally:
         scratch.unlink(missing_ok=True)
     global last_delta
@@ -185,6 +188,21 @@ def _finish_file(path: Path, warehouse_file: Path, delta: Delta | None) -> None:
     finally:
         copy.close()
     os.chmod(path, 0o444)  # read-only on disk too: analysts cannot write to it by accident
+
+
+def _duplicate(copy: Path, other: Path) -> None:
+    """``other`` replaced by a byte copy of ``copy`` (written beside it, then renamed: a reader
+    holding ``other`` keeps its file), so the next publish updates it in place. After a whole
+    build only: the other copy is then missing or of another format, and this one byte copy,
+    made once, replaces the one the next publish would make."""
+    tmp = _temp_file(other.parent)
+    try:
+        shutil.copyfile(copy, tmp)
+        os.chmod(tmp, 0o444)
+        _wal(other).unlink(missing_ok=True)
+        os.replace(tmp, other)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _link(copy: Path, target: Path) -> None:
