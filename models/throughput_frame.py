@@ -47,6 +47,19 @@ FRAME_INPUT_COLUMNS = (
 )
 
 
+# Columns predict_frame passes on when present (cases_from_arrays reads them).
+OPTIONAL_COLUMNS = (
+    "compile",
+    "grad_accum",
+    "optimizer_bytes",
+    "score_heads",
+    "masked_heads",
+    "mask_bytes",
+    "fp32_attention",
+    "adapter_bytes",
+)
+
+
 FRAME_OUTPUT_COLUMNS = (
     "tokens_per_sec_per_gpu",
     "mfu",
@@ -73,7 +86,8 @@ def predict_frame(frame: pd.DataFrame, params: ThroughputParameters = CALIBRATED
     missing = [c for c in FRAME_INPUT_COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(f"predict_frame: missing columns {missing}")
-    columns = {name: frame[name].to_numpy() for name in FRAME_INPUT_COLUMNS}
+    names = [*FRAME_INPUT_COLUMNS, *(c for c in OPTIONAL_COLUMNS if c in frame.columns)]
+    columns = {name: frame[name].to_numpy() for name in names}
     return pd.DataFrame(predict_columns(columns, params), index=frame.index)
 
 

@@ -129,3 +129,57 @@ def test_fp32_adapters_on_a_bf16_base_cost_their_casts_and_sums() -> None:
     qv = speed(method="lora", precision="bf16-true", attention="flash", lora_targets="qv")
     assert speed(method="lora", precision="bf16-true").adapter_share == 0  # targets not given: not counted
     assert pure.adapter_share > 3 * qv.adapter_share
+
+
+def test_the_ranking_sweep_and_a_single_prediction_agree_on_the_new_terms() -> None:
+    """predict_frame (the ranking's vectorised path) with the attention and adapter columns gives
+    what predict_throughput gives for the same setup."""
+    import pandas as pd
+
+    from gpuprice.models.throughput import ModelShape, predict_frame
+    from gpuprice.models.throughput_adapters import adapter_bytes_per_token
+    from gpuprice.models.throughput_attention import attention_inputs
+
+    shape = ModelShape.of(LLAMA_8B)
+    rows, singles = [], []
+    for precision, method in (("bf16-true", "lora"), ("fp32", "qlora"), ("bf16-mixed", "full")):
+        masked, element, fp32_attn = attention_inputs("hf", "sdpa", 2, precision, 32.0, False, "llama")
+        adapters = adapter_bytes_per_token(LLAMA_8B, "all", True) if precision == "bf16-true" else 0.0
+        rows.append(
+            dict(
+                gpu="a100-80gb-sxm",
+                gpus=1,
+                method=method,
+                seq_len=8192,
+                micro_batch=2,
+                grad_checkpointing=True,
+                precision=precision,
+                sharding="none",
+                n_params=shape.n_params,
+                n_active_params=shape.n_active_params,
+                layers=shape.layers,
+                hidden=shape.hidden,
+                attn_width=shape.attn_width,
+                masked_heads=masked,
+                mask_bytes=element,
+                fp32_attention=fp32_attn,
+                adapter_bytes=adapters,
+            )
+        )
+        singles.append(
+            predict_throughput(
+                LLAMA_8B,
+                method,
+                "a100-80gb-sxm",
+                1,
+                8192,
+                2,
+                True,
+                precision,
+                "none",
+                attention="sdpa",
+                lora_targets="all",
+            ).tokens_per_sec_per_gpu
+        )
+    out = predict_frame(pd.DataFrame(rows))
+    assert list(out["tokens_per_sec_per_gpu"]) == pytest.approx(singles)
