@@ -107,6 +107,13 @@ class FrameworkDefaults:
     # SDPA a 4-D mask (no FlashAttention backend: models/throughput_attention.py). torchtune,
     # torchtitan, litgpt and Unsloth call their causal kernels without a padding mask.
     passes_padding_mask: bool = False
+    # ``--sharding fsdp`` under bf16-mixed keeps fp32 flat parameters as the master copy (no 16-bit
+    # copy): accelerate's ``Accelerator.prepare_model`` upcasts every trainable FSDP flat parameter
+    # to fp32 when mixed precision is on (huggingface/accelerate src/accelerate/accelerator.py
+    # @00093722: ``param.data = param.data.to(torch.float32)  # upcasting``, warning "Upcasted low
+    # precision parameters ... because mixed precision turned on in FSDP"). ``zero3`` stays
+    # DeepSpeed's accounting (16-bit params + fp32 master).
+    fsdp_fp32_master: bool = False
 
 
 DEFAULTS: dict[str, FrameworkDefaults] = {
@@ -119,6 +126,7 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         qlora_saves_linear_inputs=True,
         qlora_fp32_rest=True,
         sharded_fp32_master=False,
+        fsdp_fp32_master=True,
         loss_upcasts=True,
         dequant_per_linear=False,
         fsdp_unit_grads_whole=False,

@@ -130,14 +130,17 @@ __all__ = [
 
 
 # ----- the kernel --------------------------------------------------------------------------------
-def _kernel(f: Mapping[str, Any], gpus: Any, code: Any, c: MemoryConstants) -> dict[str, Any]:
-    """Per-GPU GB by term. Inputs broadcast against each other; same float64 ops for any shape."""
+def _kernel(
+    f: Mapping[str, Any], gpus: Any, code: Any, c: MemoryConstants, fsdp: Any = False
+) -> dict[str, Any]:
+    """Per-GPU GB by term. Inputs broadcast against each other; same float64 ops for any shape.
+    ``fsdp`` marks ``--sharding fsdp`` (same code as zero3; its sharded copy may differ)."""
     n = gpus.astype(np.float64)
     zero3 = code >= 2
     offload = code == 3
     inflight_w = np.where(zero3, 2.0 * f["unit_w"], 0.0)
     inflight_g = np.where(zero3, f["unit_g"], 0.0)
-    sharded_state = (f["train_w_sharded"] + f["frozen_w"]) / n
+    sharded_state = (np.where(fsdp, f["train_w_fsdp"], f["train_w_sharded"]) + f["frozen_w"]) / n
     weights = (
         np.where(offload, 0.0, np.where(zero3, sharded_state, f["train_w"] + f["frozen_w"])) + inflight_w
     )
@@ -218,7 +221,13 @@ def _kernel(f: Mapping[str, Any], gpus: Any, code: Any, c: MemoryConstants) -> d
 def estimate_memory(setup: TrainingSetup, constants: MemoryConstants = DEFAULT_CONSTANTS) -> MemoryEstimate:
     """Predicted peak memory per GPU (GB) with its breakdown."""
     feats = {k: np.float64(v) for k, v in setup_features(setup).items()}
-    out = _kernel(feats, np.int64(setup.gpus), np.int64(_STRATEGY_CODE[setup.sharding]), constants)
+    out = _kernel(
+        feats,
+        np.int64(setup.gpus),
+        np.int64(_STRATEGY_CODE[setup.sharding]),
+        constants,
+        np.bool_(setup.sharding == "fsdp"),
+    )
     parts = {k: float(out[k]) for k in BREAKDOWN_TERMS}
     per_gpu = float(out["per_gpu"])
     arch = framework_arch(setup)
@@ -253,9 +262,10 @@ class PreparedSetups:
         self._feats = {k: np.array([r[k] for r in rows], dtype=np.float64) for k in FEATURE_NAMES}
         self._gpus = np.array([s.gpus for s in setups], dtype=np.int64)
         self._codes = np.array([_STRATEGY_CODE[s.sharding] for s in setups], dtype=np.int64)
+        self._fsdp = np.array([s.sharding == "fsdp" for s in setups], dtype=bool)
 
     def per_gpu_gb(self, constants: MemoryConstants = DEFAULT_CONSTANTS) -> np.ndarray:
-        return _kernel(self._feats, self._gpus, self._codes, constants)["per_gpu"]
+        return _kernel(self._feats, self._gpus, self._codes, constants, self._fsdp)["per_gpu"]
 
 
 def per_gpu_gb_many(
@@ -319,7 +329,8 @@ def fit_sweep(
     feats = {k: np.array([r[k] for r in rows], dtype=np.float64).reshape(n_s, 1, 1, 1) for k in FEATURE_NAMES}
     gpus = np.array(counts, dtype=np.int64).reshape(1, 1, n_c, 1)
     codes = np.array([_STRATEGY_CODE[s] for s in strategies], dtype=np.int64).reshape(1, 1, 1, n_k)
-    out = _kernel(feats, gpus, codes, constants)
+    fsdp = np.array([s == "fsdp" for s in strategies], dtype=bool).reshape(1, 1, 1, n_k)
+    out = _kernel(feats, gpus, codes, constants, fsdp)
     shape = (n_s, n_g, n_c, n_k)
     per_gpu = np.broadcast_to(out["per_gpu"], shape)
     margins = np.array([s.margin for s in resolved], dtype=np.float64).reshape(n_s, 1, 1, 1)

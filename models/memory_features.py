@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from gpuprice.models.architectures import ModelArch
 from gpuprice.models.frameworks import DEFAULTS
-from gpuprice.models.memory_setup import TrainingSetup, keeps_scores
+from gpuprice.models.memory_setup import TrainingSetup, keeps_scores, sharded_fp32_master
 
 # ----- fixed facts (sources in the module docstring) ---------------------------------------------
 NF4_BYTES = 4.5 / 8  # 4-bit + fp32 absmax per 64 weights
@@ -120,7 +120,8 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float]:
 
 FEATURE_NAMES = (
     "train_w",  # trainable working weights, bytes (unsharded)
-    "train_w_sharded",  # the same under ZeRO-3/FSDP (0 when the sharded fp32 params are the master)
+    "train_w_sharded",  # the same under ZeRO-3 (0 when the sharded fp32 params are the master)
+    "train_w_fsdp",  # the same under --sharding fsdp (0 for FSDP2 and accelerate's fp32 flat params)
     "frozen_w",  # frozen base weights, bytes
     "grads",  # gradient bytes
     "grads_sharded",  # gradient bytes ZeRO-3/FSDP shards (whole blocks when a unit mixes frozen weights)
@@ -290,8 +291,10 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
         unit_g = unit * g_b
     if setup.optimizer_in_backward:  # each gradient is applied and freed as soon as it is reduced
         grads = min(grads, unit * g_b)
-    # FSDP2 mixed precision (torchtitan): the sharded fp32 parameters are the master copy
-    sharded_w_b = 0.0 if defaults.sharded_fp32_master and setup.precision == "bf16-mixed" else w_b
+    # FSDP2 mixed precision (torchtitan), accelerate's FSDP (hf): the sharded fp32 parameters are
+    # the master copy
+    sharded_w_b = 0.0 if sharded_fp32_master(setup, "zero3") else w_b
+    fsdp_w_b = 0.0 if sharded_fp32_master(setup, "fsdp") else w_b
     tokens = setup.seq_len * setup.micro_batch
     per_layer, selective = _activation_elements(setup)
     dequant = _dequant_buffer(setup, arch)
@@ -312,6 +315,7 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
     return {
         "train_w": trainable * w_b,
         "train_w_sharded": trainable * sharded_w_b,
+        "train_w_fsdp": trainable * fsdp_w_b,
         "frozen_w": frozen_w,
         "grads": grads,
         "grads_sharded": grads_sharded,
@@ -326,7 +330,7 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
         "logits": tokens * arch.vocab_size * logit_bytes,
         "dequant": dequant,
         "metric": float(_METRIC_CODE[setup.memory_metric]),
-        "accumulates": float(setup.gradient_accumulation),
+        "accumulates": float(setup.grad_accum > 1),
         "variable": float(setup.variable_lengths),
         "step_temp": step_temp,
         # hf shards with DeepSpeed ZeRO, whose "AdamW" is deepspeed.ops.adam.FusedAdam (in place)

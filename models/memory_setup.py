@@ -46,19 +46,17 @@ class MemoryConstants(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     cuda_context_gb: float = Field(
-        default=1.8, ge=0, le=5, description="CUDA context + kernels, device metric only"
+        default=1.9, ge=0, le=5, description="CUDA context + kernels, device metric only"
     )
     fragmentation: float = Field(
-        default=0.01, ge=0, le=1, description="reserved-but-unused share of the allocated peak"
+        default=0.0, ge=0, le=1, description="reserved-but-unused share of the allocated peak"
     )
-    activation_factor: float = Field(
-        default=1.06, gt=0, le=5, description="multiplies the saved-tensor count"
-    )
+    activation_factor: float = Field(default=1.1, gt=0, le=5, description="multiplies the saved-tensor count")
     qlora_dequant_layers: float = Field(
-        default=2.5, ge=0, le=10, description="blocks dequantized to bf16 at once"
+        default=2.25, ge=0, le=10, description="blocks dequantized to bf16 at once"
     )
     comm_buffer_gb: float = Field(
-        default=1.5, ge=0, le=10, description="NCCL / bucket buffers per rank, gpus > 1"
+        default=1.6, ge=0, le=10, description="NCCL / bucket buffers per rank, gpus > 1"
     )
 
 
@@ -90,12 +88,9 @@ class TrainingSetup(BaseModel):
     loss: LossKernel = "full"
     cpu_offload_activations: bool = False
     optimizer_in_backward: bool = False
-    # Gradients persist across micro-batches (accumulation): they coexist with the next forward's
-    # activations. False = one micro-batch per optimizer step with zero_grad(set_to_none=True)
-    # (PyTorch's default since 2.0): gradients are allocated in backward as activations are freed.
-    gradient_accumulation: bool = True
-    # Micro-batches per optimizer step, for the throughput model's once-per-step terms (optimizer
-    # step, DDP all-reduce, ZeRO-2 gather). The memory peak keeps ``gradient_accumulation`` above.
+    # Micro-batches per optimizer step (HF Trainer's default 1). The throughput model's
+    # once-per-step terms (optimizer step, DDP all-reduce, ZeRO-2 gather) and the memory peak's
+    # gradients (:attr:`gradient_accumulation`) both follow it.
     grad_accum: int = Field(default=1, ge=1, le=65_536)
     # Batches of varying length (None: the framework's data path, FrameworkDefaults.variable_lengths)
     variable_lengths: bool = True
@@ -107,6 +102,14 @@ class TrainingSetup(BaseModel):
     margin: float = Field(default=DEFAULT_MARGIN, ge=MARGIN_MIN, le=MARGIN_MAX)
     qlora_double_quant: bool = True
     memory_metric: MemoryMetric = "device"
+
+    @property
+    def gradient_accumulation(self) -> bool:
+        """Do gradients persist across micro-batches (``grad_accum`` > 1)? Then they coexist with
+        the next forward's activations. With one micro-batch per step, ``zero_grad(set_to_none=True)``
+        (PyTorch's default since 2.0; HF Trainer, torchtune) frees them after each step and backward
+        allocates them as it releases the saved activations."""
+        return self.grad_accum > 1
 
     @model_validator(mode="before")
     @classmethod
@@ -320,7 +323,7 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
     else:
         lines.append("eager kernels: RMSNorm keeps an fp32 copy of its input; act(gate) saved")
     if setup.method == "full" and setup.sharding in ("zero3", "fsdp") and setup.precision == "bf16-mixed":
-        if defaults.sharded_fp32_master:
+        if sharded_fp32_master(setup):
             lines.append("sharded state: fp32 params (= master) + fp32 grads + AdamW states, 16 B/param / N")
         else:
             lines.append(
@@ -330,9 +333,15 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
         setup.activation_checkpointing == "full" and defaults.offloads_checkpoints
     ):
         lines.append("saved activations offloaded to CPU RAM (two layers resident)")
-    if not setup.gradient_accumulation and not setup.optimizer_in_backward:
+    if setup.gradient_accumulation and not setup.optimizer_in_backward:
         lines.append(
-            "no gradient accumulation: gradients take the memory backward frees (peak holds the larger)"
+            f"gradient accumulation ({setup.grad_accum} micro-batches per step): gradients persist "
+            "beside the next forward's activations"
+        )
+    elif not setup.optimizer_in_backward:
+        lines.append(
+            "one micro-batch per step (grad_accum 1): zero_grad(set_to_none=True) frees the gradients, "
+            "so they take the memory backward frees (peak holds the larger)"
         )
     if setup.optimizer_in_backward:
         lines.append("optimizer step fused into backward: gradients freed as they are applied")
@@ -351,6 +360,19 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
         )
     lines.append(_METRIC_TEXT[setup.memory_metric])
     return tuple(lines)
+
+
+def sharded_fp32_master(setup: TrainingSetup, sharding: str | None = None) -> bool:
+    """Are the sharded fp32 parameters the master copy under ZeRO-3/FSDP (16 B/param for full
+    bf16-mixed AdamW, not DeepSpeed's 18)? FSDP2 with ``MixedPrecisionPolicy`` (torchtitan) for
+    either sharding value; accelerate's FSDP (hf ``--sharding fsdp``), which upcasts the flat
+    parameters to fp32 (``FrameworkDefaults.fsdp_fp32_master``). ``sharding`` overrides the setup's
+    (sweeps try every strategy on one setup)."""
+    if setup.precision != "bf16-mixed":
+        return False
+    defaults = DEFAULTS[setup.framework]
+    sharding = setup.sharding if sharding is None else sharding
+    return defaults.sharded_fp32_master or (defaults.fsdp_fp32_master and sharding == "fsdp")
 
 
 def keeps_scores(setup: TrainingSetup) -> bool:

@@ -33,7 +33,9 @@ BARE = MemoryConstants(
 
 
 def setup(**kw) -> TrainingSetup:
-    base = dict(arch=LLAMA2_7B, method="full")
+    # two micro-batches per step: gradients persist beside the activations, so the breakdown shows
+    # every state term (one micro-batch frees them: test_without_accumulation_...)
+    base = dict(arch=LLAMA2_7B, method="full", grad_accum=2)
     base.update(kw)
     return TrainingSetup(**base)
 
@@ -209,11 +211,15 @@ def test_zero2_divides_gradients_and_optimizer_only() -> None:
 
 def test_zero3_divides_weights_and_adds_units_in_flight() -> None:
     one = estimate_memory(setup(), BARE).breakdown
+    unit = LLAMA2_7B.largest_layer_params
     for sharding in ("zero3", "fsdp"):
         eight = estimate_memory(setup(gpus=8, sharding=sharding), BARE).breakdown
-        unit = LLAMA2_7B.largest_layer_params
-        assert eight.weights == pytest.approx(one.weights / 8 + 2 * unit * 2 / GB)
+        # hf + fsdp: accelerate's fp32 flat parameters are the master, no sharded 16-bit copy
+        sharded = one.weights / 8 if sharding == "zero3" else 0.0
+        assert eight.weights == pytest.approx(sharded + 2 * unit * 2 / GB)
         assert eight.gradients == pytest.approx(one.gradients / 8 + unit * 2 / GB)
+    pure = estimate_memory(setup(gpus=8, sharding="fsdp", precision="bf16-true"), BARE).breakdown
+    assert pure.weights == pytest.approx(LLAMA2_7B.n_params * 2 / 8 / GB + 2 * unit * 2 / GB)
 
 
 def test_offload_keeps_only_units_in_flight() -> None:
@@ -495,7 +501,9 @@ def test_catalog_name_with_a_different_size_falls_back_to_params_b() -> None:
 
 # ----- issue 15: framework, checkpointing, compile, loss, offload, metric ----------------------------
 def _peak(**kw) -> float:
-    base = dict(arch=LLAMA3_8B, method="full", seq_len=4096, micro_batch=2, precision="bf16-true")
+    base = dict(
+        arch=LLAMA3_8B, method="full", seq_len=4096, micro_batch=2, precision="bf16-true", grad_accum=2
+    )
     base.update(kw)
     return estimate_memory(TrainingSetup(**base))
 
@@ -541,10 +549,34 @@ def test_framework_defaults_are_applied() -> None:
 
 
 def test_torchtitan_fsdp2_keeps_no_16bit_copy_of_the_sharded_params() -> None:
-    kw = dict(gpus=32, sharding="fsdp", precision="bf16-mixed", activation_checkpointing="selective")
-    titan, hf = _peak(framework="torchtitan", **kw), _peak(framework="hf", **kw)
-    assert hf.breakdown.weights - titan.breakdown.weights == pytest.approx(2 * LLAMA3_8B.n_params / 32 / GB)
-    assert titan.breakdown.activations == hf.breakdown.activations
+    kw = dict(gpus=32, precision="bf16-mixed", activation_checkpointing="selective")
+    titan = _peak(framework="torchtitan", sharding="fsdp", **kw)
+    deepspeed = _peak(framework="hf", sharding="zero3", **kw)  # 16-bit params + fp32 master: 18 B
+    assert deepspeed.breakdown.weights - titan.breakdown.weights == pytest.approx(
+        2 * LLAMA3_8B.n_params / 32 / GB
+    )
+    assert titan.breakdown.activations == deepspeed.breakdown.activations
+
+
+def test_hf_accelerate_fsdp_keeps_16_bytes_per_param_not_deepspeeds_18() -> None:
+    # accelerate's Accelerator.prepare_model upcasts every trainable FSDP flat parameter to fp32
+    # under mixed precision (huggingface/accelerate src/accelerate/accelerator.py @00093722): the
+    # fp32 shard is the master copy, no 16-bit copy persists. DeepSpeed ZeRO-3 keeps one.
+    n = LLAMA2_7B.n_params
+    fsdp = setup(gpus=8, sharding="fsdp", precision="bf16-mixed", framework="hf")
+    zero3 = setup(gpus=8, sharding="zero3", precision="bf16-mixed", framework="hf")
+    unit = LLAMA2_7B.largest_layer_params
+    in_flight = (2 * unit * 2 + unit * 2) / GB  # two gathered 16-bit units + one unit's gradients
+    fsdp_b, zero3_b = estimate_memory(fsdp, BARE).breakdown, estimate_memory(zero3, BARE).breakdown
+    assert fsdp_b.weights + fsdp_b.gradients + fsdp_b.optimizer - in_flight == pytest.approx(16 * n / 8 / GB)
+    assert zero3_b.weights + zero3_b.gradients + zero3_b.optimizer - in_flight == pytest.approx(
+        18 * n / 8 / GB
+    )
+    assert any("16 B/param" in line for line in estimate_memory(fsdp).assumptions)
+    assert any("18 B/param" in line for line in estimate_memory(zero3).assumptions)
+    # not under bf16-true (no fp32 copy at all) and not for other frameworks' FSDP
+    pure = setup(gpus=8, sharding="fsdp", precision="bf16-true", framework="hf")
+    assert estimate_memory(pure, BARE).breakdown.optimizer == pytest.approx(4 * n / 8 / GB)
 
 
 def test_memory_metric_changes_the_report_not_the_verdict() -> None:
@@ -561,7 +593,15 @@ def test_memory_metric_changes_the_report_not_the_verdict() -> None:
 def test_litgpt_fsdp_lora_shards_whole_block_gradients() -> None:
     # Fabric FSDP wraps each Block (adapters + frozen weights, use_orig_params=True): PyTorch's
     # FSDP docs say the gradient memory is then as if nothing were frozen.
-    kw = dict(arch=LLAMA2_7B, method="lora", precision="bf16-true", gpus=2, sharding="fsdp", seq_len=1304)
+    kw = dict(
+        arch=LLAMA2_7B,
+        method="lora",
+        precision="bf16-true",
+        gpus=2,
+        sharding="fsdp",
+        seq_len=1304,
+        grad_accum=2,
+    )
     litgpt = estimate_memory(TrainingSetup(framework="litgpt", **kw), BARE)
     tune = estimate_memory(TrainingSetup(framework="torchtune", **kw), BARE)
     blocks = LLAMA2_7B.n_params - LLAMA2_7B.embedding_params - LLAMA2_7B.head_params
@@ -594,18 +634,25 @@ def test_litgpt_bf16_mixed_qlora_keeps_the_rest_in_fp32() -> None:
 
 def test_without_accumulation_gradients_take_the_memory_backward_frees() -> None:
     # zero_grad(set_to_none=True): gradients are allocated in backward as activations are freed.
+    # One rule: accumulation follows grad_accum (default 1, HF Trainer's), in fit and estimate alike.
     kw = dict(arch=LLAMA3_8B, method="full", precision="bf16-true", seq_len=4096, micro_batch=2)
-    summed = estimate_memory(TrainingSetup(**kw), BARE)
-    single = estimate_memory(TrainingSetup(gradient_accumulation=False, **kw), BARE)
+    summed = estimate_memory(TrainingSetup(grad_accum=4, **kw), BARE)
+    single = estimate_memory(TrainingSetup(**kw), BARE)
+    assert (
+        not TrainingSetup(**kw).gradient_accumulation
+        and TrainingSetup(grad_accum=2, **kw).gradient_accumulation
+    )
+    assert estimate_memory(TrainingSetup(grad_accum=2, **kw), BARE).per_gpu_gb == summed.per_gpu_gb
     b = summed.breakdown
     expected = summed.per_gpu_gb - b.gradients - b.activations - b.logits
     expected += max(b.gradients, b.activations + b.logits)
     assert single.per_gpu_gb == pytest.approx(expected)
     assert single.breakdown.total() == pytest.approx(single.per_gpu_gb)
-    assert any("accumulation" in line for line in single.assumptions)
+    assert any("one micro-batch per step" in line for line in single.assumptions)
+    assert any("gradient accumulation (4 micro-batches" in line for line in summed.assumptions)
     lora = dict(kw, method="lora")  # the adapters' small gradients fit in what backward frees
-    with_ga = estimate_memory(TrainingSetup(**lora), BARE)
-    without = estimate_memory(TrainingSetup(gradient_accumulation=False, **lora), BARE)
+    with_ga = estimate_memory(TrainingSetup(grad_accum=8, **lora), BARE)
+    without = estimate_memory(TrainingSetup(**lora), BARE)
     assert with_ga.per_gpu_gb - without.per_gpu_gb == pytest.approx(with_ga.breakdown.gradients)
 
 

@@ -27,18 +27,21 @@ MEASURED_CSV = TEST_DATA / "measured_memory_public.csv"
 # Issue 33's targets on the earlier holdouts (leave-one-source-out): median <= 10 %, >= 75 % within
 # 20 %; on measured runs from a source never fitted to (tests/data/measured_memory_holdout.csv,
 # ms-swift on HF Trainer): median <= 12 %, >= 65 % within 20 %. Achieved (memory_calibration.md):
-# in-sample 6.8 % / 83.7 %, LOSO 9.5 % / 81.7 %, leave-one-source-FAMILY-out 10.6 % / 78.8 %
-# (median 0.6 points over the 10 % target: reported, not hidden), unseen holdout 11.4 % / 75 %.
-# Issue 15's in-sample 6 % / 85 % is no longer met (6.8 % / 83.7 %): the loss count (12 B/logit
-# where the code upcasts, 6 B where litgpt's does not) replaced a figure chosen for its score.
+# in-sample 5.4 % / 82.7 %, LOSO 7.6 % / 80.8 %, leave-one-source-FAMILY-out 7.9 % / 79.8 %,
+# unseen holdout 11.3 % / 75 % (gradient accumulation following grad_accum: rows that state no
+# accumulation, and the many that state nothing, free their gradients after each step; before it:
+# 6.8 % / 83.7 %, 9.5 % / 81.7 %, 10.6 % / 78.8 %, 11.4 % / 75 %; one row more outside 20 %).
+# Issue 15's in-sample 6 % / 85 %: the median is met, the share within 20 % is not (82.7 %): the
+# loss count (12 B/logit where the code upcasts, 6 B where litgpt's does not) replaced a figure
+# chosen for its score.
 TARGET_LOSO_MEDIAN, TARGET_LOSO_WITHIN = 10.0, 75.0
 TARGET_UNSEEN_MEDIAN, TARGET_UNSEEN_WITHIN = 12.0, 65.0
-GUARD_MEDIAN, GUARD_WITHIN = 7.0, 83.0
-GUARD_LOSO_MEDIAN, GUARD_LOSO_WITHIN = 9.6, 81.0
-GUARD_FAMILY_MEDIAN, GUARD_FAMILY_WITHIN = 10.7, 78.0
-GUARD_UNSEEN_MEDIAN, GUARD_UNSEEN_WITHIN = 11.5, 74.0
+GUARD_MEDIAN, GUARD_WITHIN = 5.6, 82.0
+GUARD_LOSO_MEDIAN, GUARD_LOSO_WITHIN = 7.8, 80.0
+GUARD_FAMILY_MEDIAN, GUARD_FAMILY_WITHIN = 8.0, 79.0
+GUARD_UNSEEN_MEDIAN, GUARD_UNSEEN_WITHIN = 11.4, 74.0
 # The per-method LOSO medians (full, lora, qlora) may not get worse than this.
-GUARD_LOSO_BY_METHOD = {"full": 14.5, "lora": 9.2, "qlora": 8.8}
+GUARD_LOSO_BY_METHOD = {"full": 9.6, "lora": 7.6, "qlora": 7.5}
 HOLDOUT_CSV = TEST_DATA / "measured_memory_holdout.csv"
 
 
@@ -75,7 +78,19 @@ def test_optimisation_rows_carry_their_inputs(selection: Selection) -> None:
     assert by_index[58].method == "qlora" and by_index[58].cpu_offload_activations  # "(same)" as LoRA
     assert by_index[46].optimizer_in_backward and by_index[46].sharding == "offload"
     assert not by_index[46].gradient_accumulation  # "bs=2, no grad accumulation"
-    assert by_index[85].gradient_accumulation  # Qwen: "bs1 GA8"
+    assert by_index[85].gradient_accumulation and by_index[85].grad_accum == 8  # Qwen: "bs1 GA8"
+    # A row that states nothing takes the CLI's default, one micro-batch per step (gradients freed)
+    assert by_index[51].grad_accum == 1 and not by_index[51].gradient_accumulation
+
+
+def test_the_unseen_rows_carry_their_stated_accumulation() -> None:
+    # ms-swift "GA 16"; universal-llm-trainer "GA 32" / "GA 1"; Liger "gradient_accumulation_steps 1"
+    swift = select_rows(HOLDOUT_CSV).measured
+    assert {m.setup.grad_accum for m in swift} == {16}
+    trainer = select_rows(TEST_DATA / "measured_memory_holdout2.csv").measured
+    assert {m.setup.grad_accum for m in trainer} == {1, 32}
+    liger = select_rows(TEST_DATA / "measured_memory_holdout3.csv").measured
+    assert {m.setup.grad_accum for m in liger} == {1}
 
 
 def test_units_converted_from_gib(selection: Selection) -> None:
@@ -225,7 +240,7 @@ def test_completed_runs_judged_does_not_fit_at_margin_zero() -> None:
     # Issue 33: no completed run predicted "does not fit" when the margin is zero. Down from 4 to 2:
     # torchtune's Llama-2-70B PagedAdamW run (paged states leave the verdict) and universal-llm-
     # trainer's Gemma-2-9B LoRA (its 16-bit loss stated). Left: Answer.AI's Mistral-7B QLoRA on
-    # 2 x RTX 4090, 24.2 GB reserved measured + the calibrated 1.8 GB context > the 25.8 GB card
+    # 2 x RTX 4090, 24.2 GB reserved measured + the calibrated 1.9 GB context > the 25.8 GB card
     # (memory_calibration.md, "What still misses"). This guard keeps the list from growing.
     from gpuprice.errors import BadInput
     from gpuprice.models.catalog import resolve_gpu

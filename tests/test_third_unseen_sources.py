@@ -12,7 +12,9 @@ check does (``fit --batch`` / ``estimate --batch`` on a CSV with only the contra
 
 First scores (before anything was changed for them), models/memory_calibration.md and
 models/mfu_calibration.md, "Third unseen source": memory 35.5 % median |error|, 20 % within 20 %
-(+35 % signed; through ``fit --batch``, which keeps gradients beside the activations, 55.6 % / 0 %);
+(+35 % signed; through ``fit --batch``, which then kept gradients beside the activations, 55.6 % / 0 %;
+after h33mem2's two physical rules, gradients freed with one micro-batch per step and accelerate's
+fp32 FSDP master: 27.4 % / 20 % (+27 %) both ways);
 throughput fms-fsdp 6.8 % / 100 % within 25 %, Liger-Kernel 29.6 % / 40 % (+30 %, too fast).
 The guards sit just above those figures (the issue's targets are asserted where they are met), so
 a change that makes the models worse on these sources fails here.
@@ -64,12 +66,13 @@ def test_memory_rows_cite_a_commit_and_parse_without_exclusions() -> None:
 def test_memory_third_unseen_source_does_not_regress() -> None:
     # First score with the shipped constants: 35.5 % median |error|, 20 % within 20 %, +35 %
     # signed (over: the rows are set at the 512-token cap; the measured steps' batches averaged
-    # 229-416 padded tokens). Not the issue's target (<= 12 % / >= 65 %).
+    # 229-416 padded tokens). Not the issue's target (<= 12 % / >= 65 %). After accelerate's fp32
+    # FSDP master (16 B/param, not 18; models/memory_calibration.md): 27.4 % / 20 % (+27 %).
     unseen = select_rows(HOLDOUT3_CSV)
     predicted = PreparedSetups([m.setup for m in unseen.measured]).per_gpu_gb()
     measured = np.array([m.gb for m in unseen.measured])
     median, within = stats(predicted, measured)
-    assert median <= 37.0 and within >= 20.0, (median, within)
+    assert median <= 28.0 and within >= 20.0, (median, within)
     # every run completed on an A100 80GB: none may be judged does_not_fit at margin 0
     for m in unseen.measured:
         estimate = estimate_memory(m.setup.model_copy(update={"margin": 0.0}))
@@ -95,10 +98,12 @@ def _contract_memory_csv(path: Path) -> list[float]:
 
 
 def test_memory_through_fit_batch_does_not_regress(cli, home, tmp_path: Path) -> None:
-    # `fit --batch` has no gradient-accumulation column, so the planner's conservative sum keeps
-    # the fp32 gradient shards beside the activations: first score 55.6 % / 0 % within 20 %
-    # (+56 %), and gemma-7b (measured 55.4 GB allocated, 82.2 GB reserved on an 85.9 GB card)
-    # judged does_not_fit at margin 0 (91.1 GB device predicted).
+    # `fit --batch` without a grad_accum column: first score 55.6 % / 0 % within 20 % (+56 %),
+    # when the memory model kept the fp32 gradient shards beside the activations whatever
+    # grad_accum said, and gemma-7b (measured 55.4 GB allocated, 82.2 GB reserved on an 85.9 GB
+    # card) judged does_not_fit at margin 0 (91.1 GB device). Now accumulation follows grad_accum
+    # (default 1: gradients freed after each step) and hf + fsdp keeps 16 B/param: 27.4 % / 20 %
+    # (+27 %), the holdout tooling's figure, and no run judged does_not_fit (gemma 76.3 GB device).
     batch = tmp_path / "memory.csv"
     measured = np.array(_contract_memory_csv(batch))
     result = cli("fit", "--batch", str(batch))
@@ -106,8 +111,8 @@ def test_memory_through_fit_batch_does_not_regress(cli, home, tmp_path: Path) ->
     answers = [json.loads(line) for line in result.out.splitlines() if line.strip()]
     predicted = np.array([a["per_gpu_gb"] for a in answers])
     median, within = stats(predicted, measured)
-    assert len(answers) == 5 and median <= 57.0, (median, within)
-    assert sum(a["verdict"] == "does_not_fit" for a in answers) <= 1
+    assert len(answers) == 5 and median <= 28.0 and within >= 20.0, (median, within)
+    assert not any(a["verdict"] == "does_not_fit" for a in answers)
 
 
 # ----- throughput --------------------------------------------------------------------------------

@@ -185,11 +185,21 @@ def techniques_of(notes: str, previous: frozenset[str] = frozenset()) -> frozens
     return frozenset(found)
 
 
-# A source stating one micro-batch per optimizer step ("no grad accumulation", "GA 1").
-_NO_ACCUMULATION = re.compile(
-    r"no grad(?:ient)?[ _]accum|grad(?:ient)?[ _]accumulation(?:[ _]steps)?\s*[=:]?\s*1\b|\bGA\s*=?\s*1\b",
+# What a source states about micro-batches per optimizer step: "no grad accumulation" (1),
+# "GA 8", "gradient_accumulation_steps 1". Unstated: 1, the CLI's default (HF Trainer's).
+_NO_ACCUMULATION = re.compile(r"no grad(?:ient)?[ _]accum", re.IGNORECASE)
+_GRAD_ACCUM = re.compile(
+    r"grad(?:ient)?[ _]accumulation(?:[ _](?:steps|iters))?\s*[=:]?\s*(\d+)\b|\bGA\s*=?\s*(\d+)\b",
     re.IGNORECASE,
 )
+
+
+def _grad_accum(notes: str) -> int:
+    """Micro-batches per optimizer step as the row's source states it (1 when unstated)."""
+    if _NO_ACCUMULATION.search(notes):
+        return 1
+    found = _GRAD_ACCUM.search(notes)
+    return int(found.group(1) or found.group(2)) if found else 1
 
 
 def _parse_sharding(value: Any) -> str:
@@ -383,7 +393,7 @@ def setup_from_measurement_row(
                 "loss": loss,
                 "cpu_offload_activations": "offload" in techniques,
                 "optimizer_in_backward": "optimizer_in_backward" in techniques,
-                "gradient_accumulation": not _NO_ACCUMULATION.search(notes),
+                "grad_accum": _grad_accum(notes),
                 "activation_checkpointing": checkpointing,
                 "method": method,
                 "optimizer": optimizer,
