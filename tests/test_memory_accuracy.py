@@ -236,6 +236,22 @@ def test_second_unseen_source_holdout() -> None:
         assert estimate.verdict(capacity).verdict == "does_not_fit"
 
 
+def test_every_unseen_source_together_meets_the_issue_target() -> None:
+    # Issue 33's target is over the sources the model was never fitted to, together: ms-swift (40),
+    # universal-llm-trainer (12) and Liger-Kernel's HF example (5): 8.9 % / 75 % (-4 %) when added.
+    # Liger alone misses (27.4 %): its rows sit at a 512-token cap the logs do not resolve.
+    rows = [
+        m
+        for path in (HOLDOUT_CSV, HOLDOUT2_CSV, TEST_DATA / "measured_memory_holdout3.csv")
+        for m in select_rows(path).measured
+    ]
+    assert len(rows) == 57
+    predicted = PreparedSetups([m.setup for m in rows]).per_gpu_gb()
+    median, within = stats(predicted, np.array([m.gb for m in rows]))
+    assert median <= TARGET_UNSEEN_MEDIAN and within >= TARGET_UNSEEN_WITHIN, (median, within)
+    assert median <= 9.5 and within >= 74.0, (median, within)
+
+
 def test_completed_runs_judged_does_not_fit_at_margin_zero() -> None:
     # Issue 33: no completed run predicted "does not fit" when the margin is zero. Down from 4 to 2:
     # torchtune's Llama-2-70B PagedAdamW run (paged states leave the verdict) and universal-llm-

@@ -91,6 +91,15 @@ def main() -> None:
         ):
             print(f"#### Unseen holdout ({name}) by {title}\n")
             print("\n".join(grouped(unseen, shipped, key)) + "\n")
+    # The target is over every unseen source at once: one table, a row per source.
+    together = [(name, m) for name, path in HOLDOUTS.items() for m in select_rows(path).measured]
+    unseen_all = [m for _, m in together]
+    source_of = {id(m): name for name, m in together}
+    shipped_all = {
+        "shipped constants (never fitted to any)": PreparedSetups([m.setup for m in unseen_all]).per_gpu_gb()
+    }
+    print("#### Unseen holdouts together, by source\n")
+    print("\n".join(grouped(unseen_all, shipped_all, lambda m: source_of[id(m)])) + "\n")
     print("#### Completed runs judged does_not_fit at margin 0\n")
     print("\n".join(completed_but_not_fitting()) + "\n")
 
