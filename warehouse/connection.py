@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
+import os
 import re
 import time
 from collections.abc import Iterator
@@ -58,8 +60,23 @@ def limit_memory(
     con.execute(statement("connection/memory_limit", limit=limit or WAREHOUSE_MEMORY_LIMIT))
     con.execute(sql("connection/batch_settings"))
     if spill_to is not None:
-        con.execute(statement("connection/spill_to", path=str(spill_to)))
+        con.execute(statement("connection/spill_to", path=str(own_spill_dir(spill_to))))
     return con
+
+
+_INSTANCES = itertools.count(1)
+
+
+def own_spill_dir(spill_to: Path) -> Path:
+    """A folder beside ``spill_to`` for one database instance (``<spill_to>-<pid>-<n>``).
+
+    Two DuckDB instances given one ``temp_directory`` write the same file names in it
+    (``duckdb_temp_storage_DEFAULT-0.tmp``, ...): the second overwrites what the first spilled and
+    the first to close deletes both, so the other fails reading its own spilled pages ("Could not
+    read enough bytes"; a publish at 45 M rows: the warehouse connection's window join and the
+    scratch database both spilled). DuckDB creates the folder when it first spills and removes it
+    when the instance closes."""
+    return spill_to.with_name(f"{spill_to.name}-{os.getpid()}-{next(_INSTANCES)}")
 
 
 DUCKDB_MAGIC = b"DUCK"  # bytes 8-11 of every DuckDB database file (storage header)
