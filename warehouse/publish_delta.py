@@ -15,6 +15,13 @@ rewrites only that:
   the provider's rows from the earliest restart on. What the views compute before a restart
   depends only on earlier rows, which did not change. When the newest snapshot date moves on,
   every open period gets days to carry forward, so every provider with one takes part.
+- a restarted offer whose latest period was last seen before the cutoff is *carried*: the
+  window holds its rows from that last page on, not from the period's start (a period's course
+  from an observation on depends only on that observation: the price and basis it compares
+  with, the page dates that close it), and the period computed from there is joined to the
+  stored one (its start, the observations counted once, the newest observation's SKU and
+  source, relabelled on the earlier days' rows). So a new day reads about two days of rows
+  per continuing offer, not its whole period.
 
 A provider with a scheduled price in reach is computed from its whole history (a scheduled
 price's period depends on the offer's earlier pages), and anything the copy cannot be updated
@@ -62,6 +69,7 @@ class Delta:
     window_rows: int  # warehouse rows read to compute them
     periods: int  # periods written
     daily_rows: int  # daily rows written
+    carried: int = 0  # restarted offers read from their last page, their stored period continued
 
 
 def record_state(
@@ -125,8 +133,11 @@ def _update(con: duckdb.DuckDBPyConnection, warehouse_file: Path, scratch_file: 
     con.execute(sql("publish/restarts"), {"first": first})
     con.execute(sql("publish/window_starts"))
     con.execute(sql("publish/unstart_scheduled"))
+    con.execute(sql("publish/window_carry"))
     first = scalar(con, sql("publish/first_start"))
     counts = _recompute(con, scratch_file, new_newest, warehouse_file, first or dt.date.min)
+    if counts is None:
+        return None
     return Delta(int(partitions), ranking_dates, *counts)
 
 
@@ -156,10 +167,11 @@ def attach_scratch(con: duckdb.DuckDBPyConnection, scratch_file: Path, *, read_o
 
 def _recompute(
     con: duckdb.DuckDBPyConnection, scratch_file: Path, newest: dt.date, warehouse_file: Path, first: dt.date
-) -> tuple[int, int, int, int, int]:
+) -> tuple[int, int, int, int, int, int] | None:
     """The restarted offers' periods and daily rows, by the warehouse's views run on a scratch
     database that holds only the window's rows, written into the copy. Returns (providers,
-    offers, window rows, periods, daily rows)."""
+    offers, window rows, periods, daily rows, carried offers), or None when a carried period could not be
+    continued (the copy is then built another way)."""
     scratch_file.unlink(missing_ok=True)
     scratch = duckdb.connect(str(scratch_file))
     try:
@@ -171,7 +183,8 @@ def _recompute(
     try:
         con.execute(sql("publish/window_rows"), {"first": first})
         con.execute(sql("publish/scratch_fill"))
-        providers, offers, window_rows = con.execute(sql("publish/window_counts")).fetchone() or (0, 0, 0)
+        counted = con.execute(sql("publish/window_counts")).fetchone() or (0, 0, 0, 0)
+        providers, offers, window_rows, carried = counted
     finally:
         con.execute(sql("publish/detach_scratch"))
     scratch = limit_memory(
@@ -184,6 +197,9 @@ def _recompute(
         scratch.execute(sql("publish/scratch_periods"))
         scratch.execute(sql("publish/daily_from"))
         scratch.execute(sql("publish/scratch_daily"))
+        if scalar(scratch, sql("publish/carry_missing")):
+            return None
+        scratch.execute(sql("publish/carry_periods"))
         periods, daily = scratch.execute(sql("publish/scratch_counts")).fetchone() or (0, 0)
     finally:
         scratch.close()
@@ -193,4 +209,4 @@ def _recompute(
     finally:
         con.execute(sql("publish/detach_scratch"))
         scratch_file.unlink(missing_ok=True)
-    return int(providers), int(offers), int(window_rows), int(periods), int(daily)
+    return int(providers), int(offers), int(window_rows), int(periods), int(daily), int(carried)

@@ -1,0 +1,172 @@
+"""Incremental publishing of a new day reads each continuing offer from its last page only.
+
+An offer whose latest price period began before the changed dates and was last seen before them
+is read from that last page (its "carried" page), not from the period's start, and the period
+computed from there is joined to the stored one. These scenarios make every way a carried
+period can go: seen again at the same price (the period grows), at another price, not listed
+(closed by the provider's page), back after a gap at the same price (the gap's days filled in),
+listed under another SKU at the same price (the whole period's daily rows relabelled), a day
+restated after it was published, a provider missing a day, a failed run, a replayed page; the
+copy updated after each day must equal one built whole from the same warehouse.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from pathlib import Path
+
+from conftest import make_offer
+from gpuprice.warehouse import publish
+from gpuprice.warehouse.connection import connect_reader, connect_writer
+from gpuprice.warehouse.publish import publish_analytics_copy
+from gpuprice.warehouse.views import ANALYTICS_VIEWS
+from gpuprice.warehouse.writes import record_provider_run, replace_snapshot_partition
+
+START = dt.date(2026, 6, 1)
+GPUS = ("h100-sxm", "a100-80gb-sxm")
+REGIONS = ("us-east-1", "eu-west-1", "ap-south-1")
+COMPARED = (*ANALYTICS_VIEWS, "main.price_periods", "main.daily_price_rows")
+
+
+def _offers(rng: random.Random, provider: str, index: int) -> list:
+    """A provider's day: per (GPU, region) offer two SKUs at one price (either or both listed, so
+    the SKU an offer is read under changes while its price holds), gaps of a few days, and
+    prices stepping now and then."""
+    offers = []
+    for g, gpu in enumerate(GPUS):
+        for r, region in enumerate(REGIONS if provider == "aws" else (None,)):
+            key = g * 3 + r
+            if (index + key) % 9 in (4, 5) and key % 2:  # away two days in nine, back as it was
+                continue
+            if rng.random() < 0.1:
+                continue
+            price = round(1.5 + key * 0.25 + 0.1 * (((index + key) // (3 + key % 4)) % 3), 2)
+            listed = rng.choice((("a",), ("b",), ("a", "b")))
+            offers.extend(
+                make_offer(
+                    provider=provider,
+                    sku=f"{provider}-{gpu}-{sku}",
+                    gpu=gpu,
+                    gpu_raw=f"{gpu} {sku}",
+                    usd_per_gpu_hour=price,
+                    region=region,
+                )
+                for sku in listed
+            )
+    return offers
+
+
+def _write(con, provider: str, day: dt.date, offers: list, observed_on: dt.date | None = None) -> None:
+    replace_snapshot_partition(
+        con,
+        provider=provider,
+        snapshot_date=day,
+        offers=offers,
+        source="archive",
+        raw_sha256=None,
+        parser_version=None,
+        observed_on=observed_on,
+    )
+
+
+def _rows(path: Path) -> dict[str, list]:
+    reader = connect_reader(path)
+    try:
+        out = {}
+        for name in COMPARED:
+            relation = name if "." in name else f"analytics.{name}"
+            out[name] = reader.execute(f"SELECT * FROM {relation} ORDER BY ALL").fetchall()
+        return out
+    finally:
+        reader.close()
+
+
+def _assert_same_as_whole(con, tmp_path: Path, copy: Path) -> None:
+    whole = tmp_path / "whole" / "analytics.duckdb"
+    whole.parent.mkdir(exist_ok=True)
+    whole.unlink(missing_ok=True)
+    publish_analytics_copy(con, tmp_path / "warehouse.duckdb", whole)
+    assert publish.last_delta is None  # built whole
+    updated, built = _rows(copy), _rows(whole)
+    for name in COMPARED:
+        assert updated[name] == built[name], name
+
+
+def _publish(con, tmp_path: Path, copy: Path):
+    publish_analytics_copy(con, tmp_path / "warehouse.duckdb", copy)
+    return publish.last_delta
+
+
+def test_new_days_continue_the_stored_periods_and_equal_a_whole_build(tmp_path: Path):
+    rng = random.Random(7)
+    copy = tmp_path / "analytics.duckdb"
+    con = connect_writer(tmp_path / "warehouse.duckdb")
+    carried = 0
+    try:
+        for index in range(10):
+            for provider in ("aws", "lambda"):
+                _write(con, provider, START + dt.timedelta(days=index), _offers(rng, provider, index))
+        assert _publish(con, tmp_path, copy) is None
+        for index in range(10, 24):
+            day = START + dt.timedelta(days=index)
+            _write(con, "aws", day, _offers(rng, "aws", index))
+            if index % 5 != 2:  # lambda misses a day now and then
+                _write(con, "lambda", day, _offers(rng, "lambda", index))
+            if index == 15:  # a day restated after it was published
+                _write(con, "aws", day - dt.timedelta(days=2), _offers(rng, "aws", index + 40))
+            if index == 18:  # a failed run, and a page replayed under the next date
+                record_provider_run(
+                    con,
+                    provider="lambda",
+                    snapshot_date=day,
+                    source="archive",
+                    status="failed",
+                    offers=0,
+                    error="timeout",
+                    report=None,
+                    started_at=dt.datetime(2026, 6, 19, tzinfo=dt.UTC),
+                )
+                _write(
+                    con, "aws", day, _offers(rng, "aws", index - 1), observed_on=day - dt.timedelta(days=1)
+                )
+            delta = _publish(con, tmp_path, copy)
+            assert delta is not None
+            carried += delta.carried
+            # the window holds the carried pages and the new days, not the periods since they began
+            rows = con.execute("SELECT count(*) FROM price_snapshots").fetchone()[0]
+            if index >= 20:
+                assert delta.window_rows < rows / 4
+            if index % 3 == 0 or index in (15, 16, 18, 19):
+                _assert_same_as_whole(con, tmp_path, copy)
+        _assert_same_as_whole(con, tmp_path, copy)
+        assert carried > 0
+    finally:
+        con.close()
+
+
+def test_a_carried_period_relabels_its_earlier_days_when_its_newest_sku_changes(tmp_path: Path):
+    copy = tmp_path / "analytics.duckdb"
+    con = connect_writer(tmp_path / "warehouse.duckdb")
+
+    def day(index: int, sku: str) -> None:
+        offer = make_offer(provider="lambda", sku=sku, gpu_raw=f"H100 {sku}", usd_per_gpu_hour=2.5)
+        _write(con, "lambda", START + dt.timedelta(days=index), [offer])
+
+    try:
+        for index in range(5):
+            day(index, "x")
+        assert _publish(con, tmp_path, copy) is None
+        for index in range(5, 9):  # the same price under another SKU: one period, read as the newest
+            day(index, "y" if index % 2 else "x")
+            delta = _publish(con, tmp_path, copy)
+            assert delta is not None and delta.carried == 1
+            _assert_same_as_whole(con, tmp_path, copy)
+        reader = connect_reader(copy)
+        try:
+            skus = reader.execute("SELECT DISTINCT sku FROM main.daily_price_rows").fetchall()
+        finally:
+            reader.close()
+        assert skus == [("x",)]  # day 8 is read under x: every day of the one period says so
+    finally:
+        con.close()
