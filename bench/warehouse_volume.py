@@ -408,7 +408,12 @@ def measure(
     folder = workdir if workdir is not None else Path(tempfile.mkdtemp(prefix="gpuprice-volume-"))
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        long_path, short_path = folder / "five_years.duckdb", folder / "one_year.duckdb"
+        # Each warehouse in a folder of its own, as a home holds one: a publish removes every
+        # temp copy (.analytics-*.duckdb.tmp) in its folder as a killed run's leftovers, so a
+        # publish of one history beside the other's running build deleted the build's copy.
+        long_path, short_path = (folder / name / f"{name}.duckdb" for name in ("five_years", "one_year"))
+        long_path.parent.mkdir(exist_ok=True)
+        short_path.parent.mkdir(exist_ok=True)
         # both histories first (cheap), the one-year copy before the five-year one's long build
         _generated(long_path, rows, long_days, pools, end)
         short = _prepare(short_path, rows * short_days // long_days, short_days, pools, end, publish, appends)
