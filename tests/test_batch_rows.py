@@ -9,29 +9,15 @@ import json
 from pathlib import Path
 
 import pytest
+from test_hf_config_real import CASES
 
 CONTRACT_FIT_COLUMNS = (
     "model,config,params_b,method,optimizer,precision,seq_len,micro_batch,grad_checkpointing,"
     "activation_checkpointing,framework,compile,memory_metric,attention,margin,lora_rank,lora_targets,"
     "gpus,sharding,gpu"
 )
-LLAMA4_SCOUT = {  # meta-llama/Llama-4-Scout-17B-16E config.json: the fields the count reads
-    "model_type": "llama4",
-    "text_config": {
-        "model_type": "llama4_text",
-        "hidden_size": 5120,
-        "intermediate_size": 8192,
-        "intermediate_size_mlp": 16384,
-        "num_hidden_layers": 48,
-        "num_attention_heads": 40,
-        "num_key_value_heads": 8,
-        "head_dim": 128,
-        "vocab_size": 202048,
-        "num_local_experts": 16,
-        "num_experts_per_tok": 1,
-        "interleave_moe_layer_step": 1,
-    },
-}
+# meta-llama/Llama-4-Scout-17B-16E config.json, as tests/test_hf_config_real.py records it
+LLAMA4_SCOUT = next(case.config for case in CASES if case.repo == "meta-llama/Llama-4-Scout-17B-16E")
 
 
 def _one_line_error(result) -> str:

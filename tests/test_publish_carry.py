@@ -16,17 +16,15 @@ import datetime as dt
 import random
 from pathlib import Path
 
+from test_publish_incremental import _assert_same_as_whole, _publish, _write
+
 from conftest import make_offer
-from gpuprice.warehouse import publish
 from gpuprice.warehouse.connection import connect_reader, connect_writer
-from gpuprice.warehouse.publish import publish_analytics_copy
-from gpuprice.warehouse.views import ANALYTICS_VIEWS
-from gpuprice.warehouse.writes import record_provider_run, replace_snapshot_partition
+from gpuprice.warehouse.writes import record_provider_run
 
 START = dt.date(2026, 6, 1)
 GPUS = ("h100-sxm", "a100-80gb-sxm")
 REGIONS = ("us-east-1", "eu-west-1", "ap-south-1")
-COMPARED = (*ANALYTICS_VIEWS, "main.price_periods", "main.daily_price_rows")
 
 
 def _offers(rng: random.Random, provider: str, index: int) -> list:
@@ -55,47 +53,6 @@ def _offers(rng: random.Random, provider: str, index: int) -> list:
                 for sku in listed
             )
     return offers
-
-
-def _write(con, provider: str, day: dt.date, offers: list, observed_on: dt.date | None = None) -> None:
-    replace_snapshot_partition(
-        con,
-        provider=provider,
-        snapshot_date=day,
-        offers=offers,
-        source="archive",
-        raw_sha256=None,
-        parser_version=None,
-        observed_on=observed_on,
-    )
-
-
-def _rows(path: Path) -> dict[str, list]:
-    reader = connect_reader(path)
-    try:
-        out = {}
-        for name in COMPARED:
-            relation = name if "." in name else f"analytics.{name}"
-            out[name] = reader.execute(f"SELECT * FROM {relation} ORDER BY ALL").fetchall()
-        return out
-    finally:
-        reader.close()
-
-
-def _assert_same_as_whole(con, tmp_path: Path, copy: Path) -> None:
-    whole = tmp_path / "whole" / "analytics.duckdb"
-    whole.parent.mkdir(exist_ok=True)
-    whole.unlink(missing_ok=True)
-    publish_analytics_copy(con, tmp_path / "warehouse.duckdb", whole)
-    assert publish.last_delta is None  # built whole
-    updated, built = _rows(copy), _rows(whole)
-    for name in COMPARED:
-        assert updated[name] == built[name], name
-
-
-def _publish(con, tmp_path: Path, copy: Path):
-    publish_analytics_copy(con, tmp_path / "warehouse.duckdb", copy)
-    return publish.last_delta
 
 
 def test_new_days_continue_the_stored_periods_and_equal_a_whole_build(tmp_path: Path):
