@@ -24,6 +24,10 @@ PUBLIC_REPORT: Final = "public_report"
 CATALOG_HISTORY: Final = "catalog_history"
 # A provider's daily partition: what a run writes and replaces.
 SCRAPED_SOURCES: tuple[SnapshotSource, ...] = ("scrape", "archive")
+# Prices imported as history (cited reports, catalog history): every other snapshot source.
+IMPORTED_SOURCES: tuple[SnapshotSource, ...] = tuple(
+    s for s in get_args(SnapshotSource) if s not in SCRAPED_SOURCES
+)
 SNAPSHOT_SOURCE_OF: dict[PageSource, SnapshotSource] = {"live": "scrape", "archive": "archive"}
 
 

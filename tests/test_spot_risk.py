@@ -59,16 +59,3 @@ def test_aws_spot_uses_its_bucket_rate_others_the_default_and_each_says_which() 
     # the measured rate (about one preemption per 2,500 node-hours) is far below the assumed
     # default (one per 20), so AWS spot pays less rework than the default-rated spot offer
     assert rework["od"] < rework["p5.48xlarge"] < rework["spot"]
-
-
-def test_the_ranking_keeps_each_offers_cheapest_region_and_names_it() -> None:
-    job = get_workload("llama-3.1-8b-qlora")
-    offers = frame(
-        offer("aws", "p5.48xlarge", "h100-sxm", 8, 7.3616, region="eu-north-1"),
-        offer("aws", "p5.48xlarge", "h100-sxm", 8, 6.88, region="us-east-1"),
-        offer("aws", "p5.48xlarge", "h100-sxm", 8, 6.88, region="us-west-2"),
-    )
-    ranked = rank_offers(offers, [job], DAY)
-    assert ranked[["sku", "region", "usd_per_gpu_hour"]].values.tolist() == [
-        ["p5.48xlarge", "us-east-1", 6.88]
-    ]

@@ -37,7 +37,8 @@ def offers_as_of(
     con: duckdb.DuckDBPyConnection, day: dt.date, price_bases: tuple[str, ...] | None = DEFAULT_PRICE_BASES
 ) -> pd.DataFrame:
     """Per provider, the offers of its newest snapshot at or before ``day`` whose rows are in
-    force, as priced on ``day`` (what ``rank`` and the rankings read).
+    force, as priced on ``day``, each offer once at its cheapest region (what ``rank`` and the
+    rankings read).
 
     Which rows count is the rule of the best-offer views (``main.v_snapshots_in_force``): the
     product's own scrape wins its day, and imported prices (a cited public report, catalog history)
@@ -45,7 +46,10 @@ def offers_as_of(
     scrape is ranked as the views show it. A scheduled price whose date has come
     (``effective_from <= day``) replaces the offer's current price; one still in the future is left
     out. Only ``price_bases`` are returned (None: every basis); rows keep ``observed_on``, the date
-    of their page.
+    of their page. A hyperscaler states one price per region and a job runs in one of them: of an
+    offer's regions only the cheapest is returned (the first of equal ones by region, region-less
+    first), the rule analytics.cheapest_region shows (warehouse/sql_files.py, REGION_PEERS and
+    CHEAPEST_REGION_ORDER). The columns are the ranking's (queries/offers_as_of_range).
     """
     return offers_as_of_range(con, day, day, price_bases)[day]
 
@@ -63,6 +67,8 @@ def offers_as_of_range(
         sql("queries/offers_as_of_range"),
         {"first": first, "last": last, "bases": bases, "start": (start and start[0]) or first},
     ).fetchdf()
+    if first == last:  # one date (rank, the bench): no grouping to do
+        return {first: frame.drop(columns="_as_of")}
     days = [first + dt.timedelta(days=n) for n in range((last - first).days + 1)]
     empty = frame.iloc[0:0].drop(columns="_as_of")
     result = {day: empty for day in days}

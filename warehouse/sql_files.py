@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from importlib import resources
 
 from gpuprice.scrapers.offer import PROVIDER_KINDS
-from gpuprice.sources import SCRAPED_SOURCES, sql_values
+from gpuprice.sources import IMPORTED_SOURCES, SCRAPED_SOURCES, sql_values
 from gpuprice.warehouse.staleness import STALE_AFTER_DAYS, current_sql
 
 # The canonical offer key: what one offer is, whatever the source (a scrape, a replayed page,
@@ -40,6 +40,14 @@ OFFER_KEY_TEXT = (
 )
 # One row of one provider's snapshot (a scheduled price shares it with the current one).
 SNAPSHOT_ROW_KEY = "provider, sku, gpu_count, tier, community, commitment_months, region, price_basis"
+# The cheapest-region rule (a hyperscaler states one price per region and a job runs in one of
+# them): the fields that tell one offer's regions apart, and which of its regions counts: the
+# cheapest, the first of equal ones by region (region-less rows first), then source. One rule for
+# the ranking (queries/offers_as_of_range) and analytics.cheapest_region (views/v_cheapest_region
+# spells the same text out: its definition is fingerprinted by the published copy;
+# tests/test_cheapest_region.py holds the two together).
+REGION_PEERS = "provider, sku, gpu, gpu_count, tier, community, commitment_months, price_basis"
+CHEAPEST_REGION_ORDER = "usd_per_gpu_hour, region NULLS FIRST, source"
 # When an offer has several prices at one time, the list price speaks for it.
 BASIS_RANK = "CASE price_basis WHEN 'list' THEN 0 WHEN 'from' THEN 1 ELSE 2 END"
 # "No capacity seen for N days": an offer whose source states availability, reported all along,
@@ -49,6 +57,11 @@ CAPACITY_WATCH_DAYS = 7
 PLACEHOLDERS: dict[str, str] = {
     # the snapshot sources of a provider's daily partition (gpuprice.sources), as an IN list
     "scraped_sources": sql_values(SCRAPED_SOURCES),
+    # the other snapshot sources (imported history), as an IN list: unlike NOT IN {scraped_sources}
+    # it lets DuckDB skip row groups by their min/max source (a scraped history holds none)
+    "imported_sources": sql_values(IMPORTED_SOURCES),
+    "region_peers": REGION_PEERS,
+    "cheapest_region_order": CHEAPEST_REGION_ORDER,
     "offer_key": OFFER_KEY,
     "offer_key_text": OFFER_KEY_TEXT,
     "snapshot_row_key": SNAPSHOT_ROW_KEY,

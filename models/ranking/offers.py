@@ -1,9 +1,12 @@
 """The day's offers as the ranking reads them.
 
-Exists so that everything about an offer row (which offers can rank at all, which region of a
-hyperscaler's offer counts, how many GB its GPUs hold, how old its price is, which interruption
-class it belongs to) is decided in one place, once per offer, before any workload is looked at.
-The rest of the package only indexes the arrays of :class:`Offers`.
+Exists so that everything about an offer row (which offers can rank at all, how many GB its GPUs
+hold, how old its price is, which interruption class it belongs to) is decided in one place, once
+per offer, before any workload is looked at. The rest of the package only indexes the arrays of
+:class:`Offers`. Which region of a hyperscaler's offer counts is decided before the offers get
+here, where the rows are: ``warehouse.queries.offers_as_of`` returns each offer once, at its
+cheapest region (the rule analytics.cheapest_region shows too); a frame given here is ranked row
+by row.
 """
 
 from __future__ import annotations
@@ -41,17 +44,6 @@ _OFFER_COLUMNS_USED = frozenset(
         "region",
         "interruption_bucket",
     }
-)
-# Fields that tell one offer's regions apart: the ranking keeps each offer's cheapest region.
-_REGION_PEERS: tuple[str, ...] = (
-    "provider",
-    "sku",
-    "gpu",
-    "gpu_count",
-    "tier",
-    "community",
-    "commitment_months",
-    "price_basis",
 )
 # Interruption classes of offers (2 x spot + community): a configuration's node count and its
 # wall time depend on how often its capacity is taken away, so configurations are per class.
@@ -126,31 +118,15 @@ def _catalog_memory() -> dict[str, float]:
     return dict(zip(catalog["slug"].tolist(), catalog["memory_gb"].tolist(), strict=True))
 
 
-def _cheapest_region(offers: pd.DataFrame, price: np.ndarray) -> np.ndarray:
-    """True for each offer's cheapest region (the first of equal ones): a hyperscaler states one
-    price per region, and a job runs in one of them. Offers without regions are untouched."""
-    if "region" not in offers.columns or offers["region"].isna().all():
-        return np.ones(len(offers), dtype=bool)
-    peers = [c for c in _REGION_PEERS if c in offers.columns]
-    group = offers.groupby(peers, dropna=False, sort=False).ngroup().to_numpy()
-    price = np.where(np.isnan(price), np.inf, price)
-    order = np.lexsort((np.arange(len(offers)), price, group))
-    _, first = np.unique(group[order], return_index=True)
-    mask = np.zeros(len(offers), dtype=bool)
-    mask[order[first]] = True
-    return mask
-
-
 def _rankable(offers: pd.DataFrame, price: pd.Series, day: dt.date) -> np.ndarray:
-    """A catalog GPU, a positive price, at least one GPU, in force on ``day``, the cheapest region."""
+    """A catalog GPU, a positive price, at least one GPU, in force on ``day``."""
     effective = pd.to_datetime(_column(offers, "effective_from", None), errors="coerce")
-    keep = (
+    return (
         offers["gpu"].isin(_catalog_memory().keys()).to_numpy()
         & (price > 0).to_numpy()
         & (pd.to_numeric(offers["gpu_count"], errors="coerce") >= 1).to_numpy()
         & ~(effective > pd.Timestamp(day)).to_numpy()
     )
-    return keep & _cheapest_region(offers, np.where(keep, price.to_numpy(dtype=float), np.inf))
 
 
 def _cards(frame: pd.DataFrame) -> tuple[np.ndarray, list[Card]]:

@@ -37,8 +37,10 @@ def rank_offers(
 ) -> pd.DataFrame:
     """Every fitting offer x workload, ranked per workload by cost per checkpoint (ties: wall time).
 
-    ``offers`` has the warehouse ``price_snapshots`` columns; offers with GPU ``unknown`` (or not in
-    the catalog), without a positive price or with a scheduled future price are skipped. Returns
+    ``offers`` is ``warehouse.queries.offers_as_of``'s frame (the ``price_snapshots`` columns the
+    ranking reads, each offer once, at its cheapest region: every row given is ranked as an offer
+    of its own); offers with GPU ``unknown`` (or not in the catalog), without a positive price or
+    with a scheduled future price are skipped. Returns
     exactly RANKING_COLUMNS, workloads in the given order; ``warnings`` holds one list of
     "code: text" strings per row. Offers beyond a workload's limits (deadline, GPUs, nodes,
     budget) are left out, or with ``include_infeasible`` ranked after the others with the
