@@ -127,3 +127,49 @@ def test_a_carried_period_relabels_its_earlier_days_when_its_newest_sku_changes(
         assert skus == [("x",)]  # day 8 is read under x: every day of the one period says so
     finally:
         con.close()
+
+
+def test_offers_back_after_a_gap_new_offers_and_an_old_backfill_restart_as_a_whole_build_would(
+    tmp_path: Path,
+):
+    """An update reads whole only the stored periods that reach a cutoff; an offer whose last
+    period ended before its provider's cutoff (back after days away, at its old price or
+    another) or that has none (new) is looked up alone. Its last period may end before every
+    cutoff, or between another provider's earlier cutoff (a backfilled day) and its own."""
+    copy = tmp_path / "analytics.duckdb"
+    con = connect_writer(tmp_path / "warehouse.duckdb")
+
+    def offer(provider: str, sku: str, gpu: str, price: float, region: str | None = None):
+        return make_offer(
+            provider=provider, sku=sku, gpu=gpu, gpu_raw=gpu, usd_per_gpu_hour=price, region=region
+        )
+
+    def lambda_day(index: int) -> list:
+        offers = [offer("lambda", "steady", "h100-sxm", 2.5)]
+        if index < 3 or index >= 12:  # away nine days, back at its old price
+            offers.append(offer("lambda", "same", "a100-80gb-sxm", 1.5))
+        if index < 9 or index >= 13:  # away four days, back at another price
+            offers.append(offer("lambda", "moved", "l40s", 1.0 if index < 9 else 1.25))
+        if index >= 14:  # new
+            offers.append(offer("lambda", "new", "h200", 3.5))
+        return offers
+
+    def aws_day(index: int, price: float = 4.0) -> list:
+        return [offer("aws", "p5", "h100-sxm", price, region="us-east-1")]
+
+    try:
+        for index in range(8):
+            _write(con, "lambda", START + dt.timedelta(days=index), lambda_day(index))
+            _write(con, "aws", START + dt.timedelta(days=index), aws_day(index))
+        assert _publish(con, tmp_path, copy) is None
+        for index in range(8, 18):
+            day = START + dt.timedelta(days=index)
+            _write(con, "lambda", day, lambda_day(index))
+            _write(con, "aws", day, aws_day(index))
+            if index in (13, 16):  # an old aws day restated: aws's cutoff before lambda's closed periods end
+                _write(con, "aws", START + dt.timedelta(days=4 if index == 13 else 10), aws_day(index, 4.5))
+            delta = _publish(con, tmp_path, copy)
+            assert delta is not None and delta.offers > 0
+            _assert_same_as_whole(con, tmp_path, copy)
+    finally:
+        con.close()

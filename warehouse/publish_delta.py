@@ -22,6 +22,11 @@ rewrites only that:
   stored one (its start, the observations counted once, the newest observation's SKU and
   source, relabelled on the earlier days' rows). So a new day reads about two days of rows
   per continuing offer, not its whole period.
+- the stored periods read are those that reach a cutoff (open, or ended on or after it): an
+  offer's periods follow each other without overlap, so its latest period that began before
+  the cutoff is the one reaching it, else its last one; only offers without a reaching period
+  (new, or back after a gap) are looked up among all stored periods. So the periods read grow
+  with the offers alive, not with the history.
 
 A provider with a scheduled price in reach is computed from its whole history (a scheduled
 price's period depends on the offer's earlier pages), and anything the copy cannot be updated
