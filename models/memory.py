@@ -19,10 +19,14 @@ All sizes are GB = 1e9 bytes. Sources of every formula: ``/work/shared/reference
   output, MLP intermediates; gated MLPs keep four f-wide tensors). FlashAttention/SDPA is assumed,
   so there is no s^2 score term. Frozen linears do not keep their inputs (LoRA on q,v keeps fewer
   MLP tensors). K/V are counted at query width: SDPA paths repeat GQA heads before attention.
-  Gradient checkpointing keeps each layer's input plus one layer being recomputed.
+  Gradient checkpointing keeps each layer's input plus one layer being recomputed; that layer is
+  rebuilt only after the loss's backward has freed the logits, so the peak holds the larger of the
+  two moments, not their sum.
 * logits: b s V x 12 B where the loss upcasts (fp32 log-softmax + its gradient + the input
   gradient at the start of backward), 6 B for a 16-bit loss, 2 B chunked, 0 fused; plus, for the
-  reserved/device metrics under variable-length batches, one cached earlier loss region.
+  reserved/device metrics under variable-length batches, one cached earlier loss region; plus
+  the returned logits where the training loop keeps the model output through backward
+  (``logits_kept``).
 * optimizer step: weights + gradients + states + foreach AdamW's state-sized temporary, when that
   moment is larger than the backward peak. Eager attention: seq x seq scores per head.
 * overhead: CUDA context (visible to nvidia-smi, not to PyTorch's allocator counters), allocator
@@ -157,13 +161,19 @@ def _kernel(
         f["ac"] >= 2, f["act_ckpt"], np.where(f["ac"] >= 1, f["act_selective"], f["act_layer"])
     )
     recomputed = np.where(f["ac"] >= 1, f["act_layer"], 0.0)  # one layer rebuilt during backward
-    activations = c.activation_factor * (f["layers"] * kept_per_layer + recomputed)
+    stored = c.activation_factor * f["layers"] * kept_per_layer
     # Attention scores (eager / explicit-score models): every stored layer keeps them without
     # recomputation; with recomputation only the layer being rebuilt; plus one layer's backward.
-    activations = (
-        activations + np.where(f["ac"] >= 1, f["scores"], f["layers"] * f["scores"]) + f["scores_bwd"]
-    )
+    stored = stored + np.where(f["ac"] >= 1, 0.0, f["layers"] * f["scores"])
+    rebuilt = c.activation_factor * recomputed + np.where(f["ac"] >= 1, f["scores"], 0.0) + f["scores_bwd"]
     logits = f["logits"]
+    # With recomputation the rebuilt layer exists only while that layer's backward runs, after the
+    # loss's backward has released the logits region: the peak holds the larger of the two moments
+    # (the breakdown shows the rebuilt layer beyond the memory the loss freed). Without
+    # recomputation every layer's tensors are alive at the loss: they add.
+    activations = np.where(
+        f["ac"] >= 1, stored + np.maximum(rebuilt - logits + f["logits_held"], 0.0), stored + rebuilt
+    )
     # Without accumulation the gradients are allocated during backward while the saved activations
     # and the logits are released, so the peak holds the larger of the two; the breakdown then shows
     # only the gradients beyond the memory backward frees.
@@ -177,7 +187,9 @@ def _kernel(
     step_grads = np.where(
         offload, 0.0, np.where(zero3, f["grads_sharded"] / n, np.where(code >= 1, f["grads"] / n, f["grads"]))
     )
-    step_extra = np.maximum(weights + step_grads + optim + step_temp + buffers - allocated, 0.0)
+    step_extra = np.maximum(
+        weights + step_grads + optim + step_temp + buffers + f["logits_held"] - allocated, 0.0
+    )
     allocated = allocated + step_extra
     # Batches of varying length: the caching allocator cannot merge the freed vocabulary-sized loss
     # blocks of a shorter step into the larger ones the longest step needs (blocks never merge

@@ -144,6 +144,7 @@ FEATURE_NAMES = (
     "scores_bwd",  # bytes alive while one layer's score backward runs, plus the shared 4D mask
     "paged",  # optimizer-state bytes a paged optimizer keeps in unified memory (evictable to CPU RAM)
     "paged_unit",  # the states of the largest tensor, prefetched to the GPU while its step runs
+    "logits_held",  # bytes of returned logits the training loop keeps referenced through backward
 )
 _METRIC_CODE = {"device": 0, "reserved": 1, "allocated": 2}
 _AC_CODE = {"none": 0, "selective": 1, "full": 2}
@@ -221,6 +222,17 @@ def _logit_bytes(setup: TrainingSetup, arch: ModelArch, fp32_head: bool) -> floa
         kept = (LOGIT_BYTES_32 if fp32_head else LOGIT_BYTES_UPCAST) if upcast else LOGIT_BYTES_16
         return kept + softcap
     return CHUNKED_LOGIT_BYTES[1 if fp32_head else 0] + softcap
+
+
+def _held_logit_bytes(setup: TrainingSetup, arch: ModelArch, fp32_head: bool) -> float:
+    """Bytes per logit of the returned logits a loop keeps referenced through backward: the tensor
+    the loss reads (transformers before 4.46 returns the fp32 upcast, ``logits = logits.float()``
+    before the loss; 16-bit where nothing upcasts); 0 for chunked/fused losses or loops that drop it."""
+    if not setup.logits_kept or setup.loss not in ("full", "full-16bit"):
+        return 0.0
+    framework_upcasts = setup.loss == "full" and DEFAULTS[setup.framework].loss_upcasts
+    upcast = fp32_head or framework_upcasts or setup.precision in ("bf16-mixed", "fp32")
+    return 4.0 if upcast else 2.0
 
 
 def _eager_scores(setup: TrainingSetup, arch: ModelArch, act_bytes: float) -> tuple[float, float]:
@@ -304,6 +316,7 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
     layers = float(arch.num_layers)
     resident = min(layers, OFFLOADED_RESIDENT_LAYERS) if offloaded else layers
     logit_bytes = _logit_bytes(setup, arch, fp32_head)
+    held_bytes = _held_logit_bytes(setup, arch, fp32_head)
     # torch.optim.AdamW(foreach=True) (_multi_tensor_adam): exp_avg_sq_sqrt = torch._foreach_sqrt(
     # exp_avg_sqs) is a new tensor per parameter in the state dtype, alive until addcdiv_ has used
     # it. 8-bit optimizers (bitsandbytes) and fused AdamW update in place in one kernel.
@@ -327,7 +340,7 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
         "act_ckpt": tokens * arch.hidden_size * act_bytes,
         "layers": resident,
         "ac": float(_AC_CODE[ac]),
-        "logits": tokens * arch.vocab_size * logit_bytes,
+        "logits": tokens * arch.vocab_size * (logit_bytes + held_bytes),
         "dequant": dequant,
         "metric": float(_METRIC_CODE[setup.memory_metric]),
         "accumulates": float(setup.grad_accum > 1),
@@ -339,4 +352,5 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
         "scores_bwd": scores_bwd,
         "paged": paged,
         "paged_unit": paged_unit,
+        "logits_held": tokens * arch.vocab_size * held_bytes,
     }

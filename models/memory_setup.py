@@ -46,14 +46,16 @@ class MemoryConstants(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     cuda_context_gb: float = Field(
-        default=1.9, ge=0, le=5, description="CUDA context + kernels, device metric only"
+        default=1.7, ge=0, le=5, description="CUDA context + kernels, device metric only"
     )
     fragmentation: float = Field(
-        default=0.0, ge=0, le=1, description="reserved-but-unused share of the allocated peak"
+        default=0.03, ge=0, le=1, description="reserved-but-unused share of the allocated peak"
     )
-    activation_factor: float = Field(default=1.1, gt=0, le=5, description="multiplies the saved-tensor count")
+    activation_factor: float = Field(
+        default=1.12, gt=0, le=5, description="multiplies the saved-tensor count"
+    )
     qlora_dequant_layers: float = Field(
-        default=2.25, ge=0, le=10, description="blocks dequantized to bf16 at once"
+        default=2.5, ge=0, le=10, description="blocks dequantized to bf16 at once"
     )
     comm_buffer_gb: float = Field(
         default=1.6, ge=0, le=10, description="NCCL / bucket buffers per rank, gpus > 1"
@@ -87,6 +89,9 @@ class TrainingSetup(BaseModel):
     attention: Attention = "sdpa"
     loss: LossKernel = "full"
     cpu_offload_activations: bool = False
+    # The training loop keeps the model's output (with its logits) referenced through backward
+    # and the optimizer step (AnswerDotAI/fsdp_qlora train.py: ``output = None`` only after them).
+    logits_kept: bool = False
     optimizer_in_backward: bool = False
     # Micro-batches per optimizer step (HF Trainer's default 1). The throughput model's
     # once-per-step terms (optimizer step, DDP all-reduce, ZeRO-2 gather) and the memory peak's
@@ -302,8 +307,9 @@ _LOSS_TEXT = {
 _AC_TEXT = {
     "none": "activations: every saved tensor kept (no recomputation)",
     "selective": "activations: op-level selective recompute keeps block input, SDPA output and every "
-    "2nd matmul output",
-    "full": "activations: full recompute keeps each block input plus one block rebuilt in backward",
+    "2nd matmul output; the rebuilt rest after the loss's backward freed the logits (the larger counts)",
+    "full": "activations: full recompute keeps each block input plus one block rebuilt in backward, "
+    "after the loss's backward freed the logits (the peak holds the larger of the two)",
 }
 _METRIC_TEXT = {
     "device": "per_gpu_gb = device (nvidia-smi): CUDA context and allocator slack included",
@@ -350,6 +356,11 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
             "paged optimizer (bitsandbytes): states of tensors >= 1e5 elements live in CUDA unified "
             "memory and page out to CPU RAM when the card runs short (slower steps): in per_gpu_gb "
             "(the peak if nothing paged out), not in device_gb or the verdict (paged_optimizer_gb)"
+        )
+    if setup.logits_kept and setup.loss in ("full", "full-16bit"):
+        lines.append(
+            "the training loop keeps the model output referenced through backward and the step: its "
+            "logits (fp32 where the loss upcasts) stay beside the loss and the rebuilt layer"
         )
     lines.append(_attention_text(setup))
     if setup.variable_lengths and setup.loss != "fused":

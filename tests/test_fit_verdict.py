@@ -77,7 +77,7 @@ def test_cli_margin_is_one_line_exit_2(cli) -> None:
 
 
 def test_fit_json_shows_verdict_band_and_margin(cli) -> None:
-    args = ("fit", "--model", "meta-llama/Llama-3.1-8B", "--method", "lora", "--micro-batch", "4")
+    args = ("fit", "--model", "meta-llama/Llama-3.1-8B", "--method", "lora", "--micro-batch", "5")
     tight = json.loads(cli(*args, "--grad-checkpointing", "--gpu", "a100-40gb", "--json").out)
     assert tight["verdict"] == "tight" and tight["fits"] is True and tight["margin"] == 0.2
     assert tight["gpu_memory_gb"] == pytest.approx(42.95, abs=1e-3)
@@ -146,14 +146,14 @@ def test_rank_keeps_tight_offers_with_a_warning_and_drops_what_does_not_fit() ->
         )
 
     offers = pd.DataFrame([_offer("a40", "a100-40gb"), _offer("a80", "a100-80gb-sxm")])
-    ranked = rank_offers(offers, [job(4)], DAY)
+    ranked = rank_offers(offers, [job(5)], DAY)
     by_sku = {row["sku"]: row for row in ranked.to_dict(orient="records")}
     assert by_sku["a40"]["verdict"] == "tight" and by_sku["a80"]["verdict"] == "fits"
     assert any(w.startswith("tight-fit:") for w in by_sku["a40"]["warnings"])
     assert not any(w.startswith("tight-fit:") for w in by_sku["a80"]["warnings"])
     band = band_of("lora")
     assert by_sku["a80"]["band_high_gb"] == pytest.approx(by_sku["a80"]["per_gpu_gb"] * (1 + band.high))
-    assert "a40" not in set(rank_offers(offers, [job(6)], DAY)["sku"])  # peak above the card
+    assert "a40" not in set(rank_offers(offers, [job(7)], DAY)["sku"])  # peak above the card
 
 
 def test_batch_of_measured_runs_ignores_columns_that_are_no_options(cli, tmp_path) -> None:

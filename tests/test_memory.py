@@ -133,13 +133,48 @@ def test_full_finetune_activation_count_near_formula_sheet() -> None:
 
 
 def test_gradient_checkpointing_keeps_layer_inputs_plus_one_layer() -> None:
-    off = estimate_memory(setup(seq_len=4096, precision="bf16-true"), BARE).breakdown.activations
+    # No logits (fused loss): the layer inputs plus the one layer backward rebuilds.
+    off = estimate_memory(
+        setup(seq_len=4096, precision="bf16-true", loss="fused"), BARE
+    ).breakdown.activations
     on = estimate_memory(
-        setup(seq_len=4096, precision="bf16-true", grad_checkpointing=True), BARE
+        setup(seq_len=4096, precision="bf16-true", grad_checkpointing=True, loss="fused"), BARE
     ).breakdown.activations
     layer = off / LLAMA2_7B.num_layers
     inputs = 4096 * LLAMA2_7B.hidden_size * 2 * LLAMA2_7B.num_layers / GB
     assert on == pytest.approx(inputs + layer)
+
+
+def test_the_rebuilt_layer_and_the_loss_are_not_alive_together() -> None:
+    # Backward rebuilds a checkpointed layer only after the loss's backward freed the logits: the
+    # peak holds the layer inputs plus the larger of the two (the breakdown shows the rebuilt layer
+    # beyond the logits). Without recomputation every layer's tensors are alive at the loss.
+    def parts(**kw: object) -> tuple[float, float]:
+        b = estimate_memory(setup(seq_len=4096, precision="bf16-true", **kw), BARE).breakdown
+        return b.activations, b.logits
+
+    inputs = 4096 * LLAMA2_7B.hidden_size * 2 * LLAMA2_7B.num_layers / GB
+    layer = parts(loss="fused")[0] / LLAMA2_7B.num_layers
+    for loss in ("full", "chunked", "fused"):
+        logits = parts(loss=loss)[1]
+        activations, counted = parts(loss=loss, grad_checkpointing=True)
+        assert counted == pytest.approx(logits)
+        assert activations + counted == pytest.approx(inputs + max(layer, logits))
+        none, with_logits = parts(loss=loss)
+        assert none + with_logits == pytest.approx(layer * LLAMA2_7B.num_layers + logits)
+
+
+def test_a_loop_that_keeps_the_output_keeps_its_logits() -> None:
+    # AnswerDotAI/fsdp_qlora train.py holds `output` through backward and the step; transformers
+    # before 4.46 returns the fp32 upcast the loss read: 4 B a logit at the loss and beside the
+    # rebuilt layer. Loops that drop the output (HF Trainer's compute_loss) keep nothing.
+    one = dict(arch=LLAMA3_8B, method="lora", seq_len=4096, micro_batch=2, precision="bf16-true")
+    count = 2 * 4096 * 128256
+    dropped = estimate_memory(TrainingSetup(**one), BARE).breakdown.logits
+    kept = estimate_memory(TrainingSetup(**one, logits_kept=True), BARE).breakdown.logits
+    assert kept - dropped == pytest.approx(count * 4 / GB)
+    fused = TrainingSetup(**one, loss="fused", logits_kept=True)
+    assert estimate_memory(fused, BARE).breakdown.logits == 0
 
 
 def test_lora_on_qv_saves_fewer_activations_than_full_or_qlora() -> None:

@@ -332,6 +332,19 @@ def _row_arch(row: Mapping[str, Any]) -> ModelArch:
     return arch
 
 
+# Answer.AI's benchmarks ran its own loop, ``train.py`` (AnswerDotAI/fsdp_qlora @05ed9f2a): the
+# benchmark commands pass no --lora_rank / --lora_target_modules, so its defaults hold
+# (``lora_rank: int = 64``; ``lora_target_modules="all"`` -> ["k_proj", "q_proj", "v_proj",
+# "up_proj", "down_proj", "gate_proj"]: every block linear but o_proj, closest to "all"). The loop
+# keeps ``output = model(...)`` referenced through ``loss.backward()`` and ``optimizer.step()``
+# ("# Delete the output so more memory frees up before the next forward pass / output = None"
+# comes after both), so the logits transformers returns with labels stay alive: the fp32 upcast,
+# ``logits = logits.float()`` before the loss, in the releases of that time (transformers
+# ``MistralForCausalLM.forward`` @005a187e returns that upcast tensor in CausalLMOutputWithPast).
+_ANSWER_AI_TRAIN_PY = "answerdotai/fsdp_qlora"
+_ANSWER_AI_LORA = (64, "all")
+
+
 def _row_loss(row: Mapping[str, Any], framework: str, techniques: Collection[str], notes: str) -> str | None:
     """The loss kernel the row used: the row's ``loss`` column where the source's code says how the
     loss is computed (universal-llm-trainer: ``full-16bit``); chunked when the notes say so;
@@ -383,6 +396,9 @@ def setup_from_measurement_row(
         seq_len = fixes.get("seq_len", seq_len)
         if gpus > 1 and sharding in ("fsdp", "zero3"):
             checkpointing = _LITGPT_SHARDED_CHECKPOINTING
+    answer_ai = _ANSWER_AI_TRAIN_PY in str(row.get("source_url_or_repo_path", "")).lower()
+    if answer_ai:
+        rank, targets = _ANSWER_AI_LORA
     loss = _row_loss(row, framework, techniques, notes)
     try:
         return TrainingSetup.model_validate(
@@ -408,6 +424,7 @@ def setup_from_measurement_row(
                 "memory_metric": _parse_metric(row.get("memory_metric", "")),
                 "attention": _parse_attention(row, notes),
                 "variable_lengths": _variable_lengths(row, notes),
+                "logits_kept": answer_ai,
             }
         )
     except ValidationError as exc:
