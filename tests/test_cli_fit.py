@@ -268,7 +268,7 @@ def test_torchtitan_and_hf_differ_for_stated_reasons(cli) -> None:
     assert titan["activation_checkpointing"] == "selective" and titan["memory_metric"] == "reserved"
     for data in (titan, hf):
         parts = data["breakdown"]
-        # reserved metric: no CUDA context; slack = fragmentation (calibrated 0.0) + cached regions
+        # reserved metric: no CUDA context; slack = fragmentation (calibrated 0.03) + cached regions
         assert parts["cuda_context_gb"] == 0 and parts["allocator_slack_gb"] >= 0
         assert data["per_gpu_gb"] == pytest.approx(sum(parts.values()), abs=1e-6)
         # the device figure adds the CUDA context to allocated + fragmentation; the cached earlier
