@@ -281,6 +281,30 @@ def test_every_builtin_workload_ranks_a_realistic_market() -> None:
     assert "4090" not in set(qlora_70b["sku"])  # 24 GB cannot hold 35 GB of 4-bit weights
 
 
+def test_top_builds_only_the_first_rows_of_each_workload_as_the_whole_ranking_has_them() -> None:
+    offers = frame(
+        offer("runpod", "4090", "rtx-4090", 1, 0.69, community=True),
+        offer("runpod", "4090-spot", "rtx-4090", 1, 0.35, tier="spot"),
+        offer("lambda", "a100", "a100-80gb-sxm", 1, 1.29),
+        offer("lambda", "8x-h100", "h100-sxm", 8, 2.99),
+        offer("runpod", "h200", "h200-sxm", 1, 3.59),
+        offer("massedcompute", "8x-b200", "b200", 8, 5.43),
+        offer("crusoe", "l40s", "l40s", 1, 1.0, observed_on=DAY - dt.timedelta(days=60)),
+    )
+    workloads = load_workloads()
+    flags = dict(include_infeasible=True, include_stale=True)
+    whole = rank_offers(offers, workloads, DAY, **flags)
+    for top in (1, 2):
+        first = rank_offers(offers, workloads, DAY, top=top, **flags)
+        expected = whole[whole["rank"] <= top].reset_index(drop=True)
+        assert len(first) == len(expected) > len(workloads) * (top - 1)
+        pd.testing.assert_frame_equal(first, expected)
+    best = rank_offers(offers, workloads, DAY, top=1)
+    assert list(best["workload"]) == [w.name for w in workloads] and set(best["rank"]) == {1}
+    with pytest.raises(ValueError, match="top must be at least 1"):
+        rank_offers(offers, workloads, DAY, top=0)
+
+
 @pytest.mark.slow
 def test_ranking_a_large_random_day() -> None:
     """Twenty thousand random offers rank for every workload (the speed target is in bench/)."""

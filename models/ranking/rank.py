@@ -16,7 +16,7 @@ import pandas as pd
 from gpuprice.models.ranking.configurations import configurations
 from gpuprice.models.ranking.join import considered, match
 from gpuprice.models.ranking.offers import as_date, usable_offers
-from gpuprice.models.ranking.order import ranking_order
+from gpuprice.models.ranking.order import rank_numbers, ranking_order
 from gpuprice.models.ranking.priced import price_pairs
 from gpuprice.models.ranking.records import empty_ranking, ranking_frame
 from gpuprice.models.ranking.workload_table import WorkloadTable
@@ -34,6 +34,7 @@ def rank_offers(
     include_infeasible: bool = False,
     max_price_age_days: int = MAX_PRICE_AGE_DAYS,
     include_stale: bool = False,
+    top: int | None = None,
 ) -> pd.DataFrame:
     """Every fitting offer x workload, ranked per workload by cost per checkpoint (ties: wall time).
 
@@ -48,11 +49,15 @@ def rank_offers(
     consider are always left out. Offers whose price is not current (page more than
     ``max_price_age_days`` before the date) are left out, or with ``include_stale`` ranked after
     every current offer with ``price_age`` in ``excluded_by`` and a ``stale-price`` warning;
-    ``price_age_days`` is each price's age.
+    ``price_age_days`` is each price's age. ``top``: only the first ``top`` rows of each workload
+    (1: its best offer), the whole ranking's first rows; only their output rows are built (the
+    warnings, cost terms and bands of every row are most of a long ranking's time).
     """
     day = as_date(snapshot_date)
     if day is None:
         raise ValueError("rank_offers needs a snapshot_date")
+    if top is not None and top < 1:
+        raise ValueError(f"rank_offers: top must be at least 1, not {top}")
     if offers.empty or not workloads:
         return empty_ranking()
     usable = usable_offers(offers, day)
@@ -68,6 +73,8 @@ def rank_offers(
         return empty_ranking()
     priced = price_pairs(pairs, usable, configs, table, max_price_age_days)
     order = ranking_order(priced, table, include_infeasible=include_infeasible, include_stale=include_stale)
+    if top is not None:
+        order = order[rank_numbers(priced.workload[order], len(table)) <= top]
     if order.size == 0:
         return empty_ranking()
     return ranking_frame(
