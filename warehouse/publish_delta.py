@@ -188,6 +188,9 @@ def _recompute(
     try:
         con.execute(sql("publish/window_rows"), {"first": first})
         con.execute(sql("publish/scratch_fill"))
+        closed = scalar(con, sql("publish/closed_count")) or 0
+        if closed:  # offers whose last period ended before the cutoff: a scan of their GPUs' periods
+            con.execute(sql("publish/closed_periods"))
         counted = con.execute(sql("publish/window_counts")).fetchone() or (0, 0, 0, 0)
         providers, offers, window_rows, carried = counted
     finally:
@@ -210,6 +213,8 @@ def _recompute(
         scratch.close()
     attach_scratch(con, scratch_file, read_only=True)
     try:
+        if closed:  # before derived_replace inserts the new periods, which the same bounds would match
+            con.execute(sql("publish/closed_delete"))
         con.execute(sql("publish/derived_replace"))
     finally:
         con.execute(sql("publish/detach_scratch"))
