@@ -23,6 +23,7 @@ import pandas as pd
 from bench.sql_files import bench_sql
 from gpuprice.models.catalog import get_gpu, gpu_slugs, plausible_price_band
 from gpuprice.scrapers.offer import PROVIDERS
+from gpuprice.warehouse import partition_fingerprints
 
 # Offers per provider in the pool; about 80% are listed on a given day. 470 gives ~4.0 M rows over
 # five years (6 x 470 x 1826 x ~0.78), the scale the issue asks for.
@@ -73,5 +74,7 @@ def generate_history(
     finally:
         con.unregister("_bench_gpus")
     con.execute(bench_sql("provider_runs_from_snapshots"))
+    # rows written here, not by the product's writes: their partitions' fingerprints computed once
+    partition_fingerprints.refresh_all(con)
     con.execute(bench_sql("checkpoint"))
     return con.execute(bench_sql("snapshot_rows")).fetchall()[0][0] - before

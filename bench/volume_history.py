@@ -25,6 +25,7 @@ from bench.sql_files import bench_sql
 from bench.synthetic_history import DEFAULT_END, _gpu_table
 from gpuprice.scrapers.offer import PROVIDERS
 from gpuprice.scrapers.providers import aws
+from gpuprice.warehouse import partition_fingerprints
 
 HYPERSCALER_REGIONS: dict[str, list[str]] = {
     "aws": list(aws.REGIONS.values()),
@@ -103,6 +104,8 @@ def generate_volume_history(
             done = days - age_lo
             progress(f"{done}/{days} days, {time.perf_counter() - started:.0f} s")
     con.execute(bench_sql("provider_runs_from_snapshots"))
+    # rows written here, not by the product's writes: their partitions' fingerprints computed once
+    partition_fingerprints.refresh_all(con)
     con.execute(bench_sql("volume_drop"))
     con.execute(bench_sql("checkpoint"))
     return con.execute(bench_sql("snapshot_rows")).fetchall()[0][0] - before

@@ -27,8 +27,8 @@ import duckdb
 from bench.figures import Bound, Figure
 from bench.sql_files import bench_sql, standard_query_params
 from bench.synthetic_history import DEFAULT_END, DEFAULT_OFFERS_PER_PROVIDER, generate_history
-from gpuprice.scrapers.offer import Offer
-from gpuprice.warehouse import publish
+from gpuprice.scrapers.offer import PROVIDERS, Offer
+from gpuprice.warehouse import partition_fingerprints, publish
 from gpuprice.warehouse.connection import WAREHOUSE_MEMORY_LIMIT, connect_reader, connect_writer
 from gpuprice.warehouse.publish import publish_analytics_copy
 from gpuprice.warehouse.tables import SNAPSHOT_COLUMNS
@@ -80,6 +80,9 @@ def append_day(con: duckdb.DuckDBPyConnection, day: dt.date, offers: dict[str, l
 def _remove_day(con: duckdb.DuckDBPyConnection, day: dt.date) -> None:
     con.execute(bench_sql("remove_day_snapshots"), {"day": day})
     con.execute(bench_sql("remove_day_runs"), {"day": day})
+    partition_fingerprints.refresh(
+        con, [(provider, day) for provider in PROVIDERS]
+    )  # removed here, not by a write
 
 
 class _Warehouse:

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 import pytest
+from test_partition_fingerprints import assert_exact
 
 from bench import warehouse_volume
 from bench.volume_history import HYPERSCALER_REGIONS, OTHER_OFFERS, generate_volume_history, pool_sizes
@@ -53,6 +54,8 @@ def test_history_has_every_region_and_about_the_rows_asked(tmp_path: Path) -> No
         assert spread[0] > 5 and spread[1] > 1 and spread[2] == 1
         days = con.execute("SELECT count(DISTINCT snapshot_date) FROM provider_runs").fetchall()[0][0]
         assert days == 20
+        # written beside the product's writes: the partitions' fingerprints filled all the same
+        assert_exact(con)
     finally:
         con.close()
 

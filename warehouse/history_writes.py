@@ -16,6 +16,7 @@ import duckdb
 import pandas as pd
 
 from gpuprice.sources import PUBLIC_REPORT
+from gpuprice.warehouse import partition_fingerprints
 from gpuprice.warehouse.schema import BUNDLED_SOURCE_FILE
 from gpuprice.warehouse.sql_files import sql, statement
 from gpuprice.warehouse.tables import SNAPSHOT_COLUMNS
@@ -73,6 +74,11 @@ def replace_bundled_public_reports(
     incoming = _public_frame(frame, BUNDLED_SOURCE_FILE)
     with transaction(con):
         bundled = {"bundled_source_file": BUNDLED_SOURCE_FILE}
+        # the partitions of the bundled rows before the reload (a scan: a whole source's rows) and
+        # of the rows it inserts (the frame's)
+        partitions = partition_fingerprints.touched(
+            con, sql("writes/bundled_public_report_partitions"), bundled
+        )
         con.execute(sql("writes/delete_bundled_public_reports"), bundled)
         con.execute(sql("writes/delete_public_report_quarantine"))
         con.register("_incoming_public", incoming)
@@ -82,6 +88,7 @@ def replace_bundled_public_reports(
         finally:
             con.unregister("_incoming_public")
         _record_public_quarantine(con, quarantined, "public_report")
+        partition_fingerprints.refresh(con, partitions | partition_fingerprints.of_frame(incoming))
         count = con.execute(sql("writes/count_bundled_public_reports"), bundled).fetchone()
     return int(count[0]) if count else 0
 
@@ -106,7 +113,10 @@ def merge_public_reports(
             bundled = {"bundled_source_file": BUNDLED_SOURCE_FILE}
             row = con.execute(sql("writes/count_imported_public_reports"), bundled).fetchone()
             removed = int(row[0]) if row else 0
+            imported = sql("writes/imported_public_report_partitions")
+            partitions = partition_fingerprints.touched(con, imported, bundled)
             con.execute(sql("writes/delete_imported_public_reports"), bundled)
+            partition_fingerprints.refresh(con, partitions)
         added, updated, _ = merge_by_key(
             con, incoming, source=PUBLIC_REPORT, key=PUBLIC_REPORT_KEY, compare=_PUBLIC_COMPARE
         )
@@ -151,6 +161,11 @@ def merge_by_key(
     try:
         compared = con.execute(statement("writes/merge_compare", **names), params).fetchone()
         added, updated = (int(compared[0]), int(compared[1])) if compared else (0, 0)
+        # The partitions the merge may change: the input's, and those of the rows it may delete.
+        group = {"key": key, "prune_within": prune_within or key}
+        partitions = partition_fingerprints.touched(
+            con, statement("writes/merge_partitions", **group), params
+        )
         removed = 0
         if prune_within:
             pruned = statement("writes/merge_prune", key=key, prune_within=prune_within)
@@ -159,6 +174,7 @@ def merge_by_key(
         # Changed rows are replaced (and become the importer's); unchanged ones stay as they are.
         con.execute(statement("writes/merge_delete_changed", **names), params)
         con.execute(statement("writes/merge_insert", key=key), params)
+        partition_fingerprints.refresh(con, partitions)
     finally:
         con.unregister("_incoming_history")
     return added, updated, removed

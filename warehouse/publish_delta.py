@@ -44,7 +44,7 @@ import duckdb
 
 from gpuprice.warehouse import connection
 from gpuprice.warehouse.connection import limit_memory, scalar, spill_dir
-from gpuprice.warehouse.schema import migrate
+from gpuprice.warehouse.schema import COPY_NEUTRAL_VERSIONS, migrate
 from gpuprice.warehouse.sql_files import PLACEHOLDERS, sql, statement
 from gpuprice.warehouse.views import create_views
 
@@ -61,6 +61,9 @@ DERIVED_TABLES = (
     "publish_info",
 )
 PARTITIONED_TABLES = ("price_snapshots", "workload_rankings")
+# Tables of the warehouse only: the writers' partition fingerprints (the copy keeps its own,
+# published_partitions).
+WAREHOUSE_ONLY_TABLES = ("partition_fingerprints",)
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,10 @@ def record_state(
     compares them at the next publish), and how many periods were appended since they were sorted."""
     if partitions:
         copy.execute(sql("publish/record_partitions"))
-    copy.execute(sql("publish/publish_info"), {"format": PUBLISH_FORMAT, "unsorted": unsorted_periods})
+    copy.execute(
+        sql("publish/publish_info"),
+        {"format": PUBLISH_FORMAT, "unsorted": unsorted_periods, "neutral": list(COPY_NEUTRAL_VERSIONS)},
+    )
 
 
 def _tables(con: duckdb.DuckDBPyConnection, catalog: str) -> set[str]:
@@ -100,9 +106,10 @@ def reusable(con: duckdb.DuckDBPyConnection) -> bool:
     if not {"publish_info", "published_partitions", *DERIVED_TABLES} <= mine:
         return False
     current = scalar(con, sql("publish/current_database"))
-    if not (_tables(con, current) - set(DERIVED_TABLES)) <= mine:
+    if not (_tables(con, current) - set(DERIVED_TABLES) - set(WAREHOUSE_ONLY_TABLES)) <= mine:
         return False
-    row = con.execute(sql("publish/reusable"), {"format": PUBLISH_FORMAT}).fetchone()
+    parameters = {"format": PUBLISH_FORMAT, "neutral": list(COPY_NEUTRAL_VERSIONS)}
+    row = con.execute(sql("publish/reusable"), parameters).fetchone()
     return bool(row and row[0])
 
 
@@ -159,7 +166,8 @@ def _sync_tables(con: duckdb.DuckDBPyConnection) -> int:
         con.execute(sql("publish/rankings_delete"), {"dates": dates})
         con.execute(sql("publish/rankings_insert"), {"dates": dates})
     current = scalar(con, sql("publish/current_database"))
-    for table in sorted(_tables(con, current) - set(PARTITIONED_TABLES) - set(DERIVED_TABLES)):
+    skipped = {*PARTITIONED_TABLES, *DERIVED_TABLES, *WAREHOUSE_ONLY_TABLES}
+    for table in sorted(_tables(con, current) - skipped):
         con.execute(statement("publish/replace_copy_table", table=table))
     return len(dates)
 

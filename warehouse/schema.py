@@ -58,6 +58,10 @@ MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {
     version: functools.partial(_apply, name) for version, name in _FILES.items() if version > 1
 }
 SCHEMA_VERSION = max(MIGRATIONS)
+# Versions whose migration changes only the writers' own tables, which the analysts' copy does not
+# hold (publish_delta.WAREHOUSE_ONLY_TABLES): the schema version a copy is published from leaves
+# them out, so a copy published before one is still updated in place, not built whole.
+COPY_NEUTRAL_VERSIONS: tuple[int, ...] = (12,)
 
 
 def _count(con: duckdb.DuckDBPyConnection, query: str) -> int:

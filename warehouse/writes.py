@@ -17,6 +17,7 @@ import pandas as pd
 
 from gpuprice.scrapers.offer import Offer, ParseReport, ParseResult
 from gpuprice.sources import SCRAPED_SOURCES
+from gpuprice.warehouse import partition_fingerprints
 
 # The rows are built in snapshot_rows.py; SnapshotPartition and offers_frame are also named here,
 # beside the writes that store them (the pipeline's stages and the benchmarks use them so).
@@ -150,6 +151,7 @@ def _replace_partitions(con: duckdb.DuckDBPyConnection, provider: str, rows: Par
         if rows.rejected:
             con.executemany(sql("writes/insert_quarantine"), rows.rejected)
         _insert_runs(con, rows.runs)
+        partition_fingerprints.refresh(con, [(provider, day) for day in rows.dates])
 
 
 def record_raw_page(con: duckdb.DuckDBPyConnection, page: dict) -> None:

@@ -150,3 +150,11 @@ CREATE TABLE schema_version (
     version     INTEGER NOT NULL,            -- a migration applied
     applied_at  TIMESTAMPTZ NOT NULL         -- when
 );
+
+CREATE TABLE partition_fingerprints (
+    provider        VARCHAR NOT NULL,        -- provider of a (provider, snapshot_date) partition of price_snapshots
+    snapshot_date   DATE NOT NULL,           -- its snapshot date
+    row_count       BIGINT NOT NULL,         -- rows the partition holds
+    first_ingested  TIMESTAMPTZ NOT NULL,    -- the earliest ingested_at of its rows
+    last_ingested   TIMESTAMPTZ NOT NULL     -- the latest ingested_at of its rows
+);
