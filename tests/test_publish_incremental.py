@@ -255,3 +255,71 @@ def test_a_publish_killed_midway_leaves_the_previous_copy_and_a_rerun_converges(
         .execute("SELECT count(*) FROM main.price_snapshots")
         .fetchone()
     )
+
+
+PER_DAY_TABLES = ("provider_runs", "raw_pages", "quarantine")
+
+
+def _table_rows(path: Path, table: str) -> list:
+    reader = connect_reader(path)
+    try:
+        return reader.execute(f"SELECT * FROM main.{table} ORDER BY ALL").fetchall()
+    finally:
+        reader.close()
+
+
+def test_per_day_tables_are_updated_by_their_differing_days(tmp_path: Path):
+    """Runs, raw pages and quarantined rows are kept per provider and day: an update replaces the
+    days whose rows differ (a row added, changed in a column the run status does not show,
+    removed, duplicated; a quarantined row without a date) and the copy holds the warehouse's."""
+    wh, copy = tmp_path / "warehouse.duckdb", tmp_path / "analytics.duckdb"
+    rng = random.Random(5)
+    con = connect_writer(wh)
+
+    def page(provider: str, day: dt.date, sha: str) -> None:
+        con.execute(
+            "INSERT INTO raw_pages (provider, url, snapshot_date, fetched_at, sha256, bytes, stored_path) "
+            "VALUES (?, 'https://example.test/p', ?, TIMESTAMPTZ '2026-09-01 00:00:00+00', ?, 10, 'raw/x')",
+            [provider, day, sha],
+        )
+
+    def quarantined(provider: str, day: dt.date | None, row: str) -> None:
+        con.execute(
+            "INSERT INTO quarantine (snapshot_date, provider, raw_row, reason, source, quarantined_at) "
+            "VALUES (?, ?, ?, 'no price', 'scrape', TIMESTAMPTZ '2026-09-01 00:00:00+00')",
+            [day, provider, row],
+        )
+
+    try:
+        for index in range(4):
+            day = START + dt.timedelta(days=index)
+            for provider in PROVIDERS:
+                _write(con, provider, day, _offers(rng, provider, index))
+                page(provider, day, f"{provider}{index}")
+            quarantined("lambda", day, f"row {index}")
+        quarantined("aws", None, "undated")
+        assert _publish(con, tmp_path, copy) is None
+        steps = [
+            lambda: page("aws", START + dt.timedelta(days=4), "new"),
+            lambda: con.execute(
+                "UPDATE provider_runs SET offers = offers + 1 WHERE provider = 'runpod' AND snapshot_date = ?",
+                [START],
+            ),
+            lambda: con.execute(
+                "DELETE FROM raw_pages WHERE provider = 'lambda' AND snapshot_date = ?",
+                [START + dt.timedelta(days=1)],
+            ),
+            lambda: quarantined("lambda", START + dt.timedelta(days=2), "row 2"),  # a duplicate row
+            lambda: quarantined("aws", None, "undated too"),
+            lambda: con.execute("DELETE FROM quarantine WHERE snapshot_date IS NULL AND raw_row = 'undated'"),
+        ]
+        for step in steps:
+            step()
+            assert _publish(con, tmp_path, copy) is not None
+            assert publish.last_method == "in_place"
+            for table in PER_DAY_TABLES:
+                expected = con.execute(f"SELECT * FROM main.{table} ORDER BY ALL").fetchall()
+                assert _table_rows(copy, table) == expected, table
+        _assert_same_as_whole(con, tmp_path, copy)
+    finally:
+        con.close()

@@ -6,8 +6,9 @@ rewrites only that:
 
 - ``price_snapshots``: the (provider, snapshot_date) partitions whose rows differ (a fingerprint
   per partition, ``sql/publish/partition_fingerprints.sql``, is kept in the copy);
-- ``workload_rankings``: the snapshot dates whose rankings differ; the other warehouse tables
-  (runs, pages, quarantine, the GPU catalog, memory fit: small) are replaced whole;
+- ``workload_rankings``: the snapshot dates whose rankings differ; the tables kept per provider
+  and day (runs, pages, quarantine) their (provider, snapshot_date) groups that differ; the
+  other warehouse tables (the GPU catalog, memory fit: small) are replaced whole;
 - the derived ``price_periods`` and ``daily_price_rows``: per changed provider, a cutoff (the
   earliest date its rows can change); each offer whose periods reach the cutoff restarts at its
   latest period that began before it, and its periods and daily rows from there are computed
@@ -167,8 +168,12 @@ def _sync_tables(con: duckdb.DuckDBPyConnection) -> int:
         con.execute(sql("publish/rankings_insert"), {"dates": dates})
     current = scalar(con, sql("publish/current_database"))
     skipped = {*PARTITIONED_TABLES, *DERIVED_TABLES, *WAREHOUSE_ONLY_TABLES}
+    # Tables kept per provider and day (runs, pages, quarantine) grow with the history: only
+    # their differing (provider, snapshot_date) groups are replaced. The others are small.
+    per_day = {r[0] for r in con.execute(sql("publish/per_day_tables")).fetchall()}
     for table in sorted(_tables(con, current) - skipped):
-        con.execute(statement("publish/replace_copy_table", table=table))
+        name = "publish/replace_copy_partitions" if table in per_day else "publish/replace_copy_table"
+        con.execute(statement(name, table=table))
     return len(dates)
 
 
