@@ -80,11 +80,11 @@ def test_a_failed_write_leaves_the_previous_partition_whole(con, monkeypatch):
 
     write(con, "lambda", D1, [make_offer(), make_offer(sku="b", usd_per_gpu_hour=3.0)])
 
-    def insert_then_die(con_, table_, frame, columns):
+    def insert_then_die(con_, rows):
         con_.execute("DELETE FROM price_snapshots")  # damage inside the transaction...
         raise RuntimeError("disk full")  # ...then fail before COMMIT
 
-    monkeypatch.setattr(writes, "_insert_frame", insert_then_die)
+    monkeypatch.setattr(writes, "_insert_offers", insert_then_die)
     with pytest.raises(RuntimeError):
         write(con, "lambda", D1, [make_offer(sku="c")])
     assert table(con, "SELECT sku FROM price_snapshots ORDER BY sku") == [("b",), ("gpu_1x_h100_sxm",)]

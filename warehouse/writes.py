@@ -21,11 +21,11 @@ from gpuprice.warehouse import partition_fingerprints
 
 # The rows are built in snapshot_rows.py; SnapshotPartition and offers_frame are also named here,
 # beside the writes that store them (the pipeline's stages and the benchmarks use them so).
-from gpuprice.warehouse.snapshot_rows import PartitionRows, partition_rows, provider_run_row
+from gpuprice.warehouse.snapshot_rows import OFFER_COLUMNS, PartitionRows, partition_rows, provider_run_row
 from gpuprice.warehouse.snapshot_rows import SnapshotPartition as SnapshotPartition
 from gpuprice.warehouse.snapshot_rows import offers_frame as offers_frame
 from gpuprice.warehouse.sql_files import sql, statement
-from gpuprice.warehouse.tables import PROVIDER_RUN_COLUMNS, RAW_PAGE_COLUMNS, SNAPSHOT_COLUMNS, column_names
+from gpuprice.warehouse.tables import PROVIDER_RUN_COLUMNS, RAW_PAGE_COLUMNS, column_names
 
 
 @contextlib.contextmanager
@@ -145,13 +145,27 @@ def _replace_partitions(con: duckdb.DuckDBPyConnection, provider: str, rows: Par
         # provider_runs rows of these dates are replaced by _insert_runs below.
         for table in ("snapshots", "quarantine"):
             con.execute(sql(f"writes/delete_scraped_{table}"), {"provider": provider, "dates": rows.dates})
-        if rows.frames:
-            frame = pd.concat(rows.frames, ignore_index=True)
-            _insert_frame(con, "price_snapshots", frame, SNAPSHOT_COLUMNS)
+        _insert_offers(con, rows)
         if rows.rejected:
             con.executemany(sql("writes/insert_quarantine"), rows.rejected)
         _insert_runs(con, rows.runs)
         partition_fingerprints.refresh(con, [(provider, day) for day in rows.dates])
+
+
+def _insert_offers(con: duckdb.DuckDBPyConnection, rows: PartitionRows) -> None:
+    """Each partition's snapshot rows: its parse's offers (registered once, however many dates
+    replay it) with the partition's values of the other columns bound as parameters."""
+    for index, offers in enumerate(rows.offers):
+        inserts = [i.values for i in rows.inserts if i.parse == index]
+        if not inserts:
+            continue
+        con.register("_incoming", offers)
+        try:
+            insert = statement("writes/insert_partition", offer_columns=OFFER_COLUMNS)
+            for values in inserts:
+                con.execute(insert, values)
+        finally:
+            con.unregister("_incoming")
 
 
 def record_raw_page(con: duckdb.DuckDBPyConnection, page: dict) -> None:
