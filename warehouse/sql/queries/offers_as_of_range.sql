@@ -6,8 +6,8 @@
 -- (main.v_snapshots_in_force): the product's own scrape wins its day, and an imported price (a
 -- cited public report, catalog history) counts for a provider and date without a scrape.
 -- $bases: the price bases to keep (NULL: all); $start: queries/offers_as_of_start.
--- The columns are the ones the ranking and queries.cheapest_list_offer read: the windows below
--- carry every column they are given, so the page's hash, path and the like stay out.
+-- The columns are the ones the ranking (models/ranking/offers.py) and queries.cheapest_list_offer
+-- read: the windows below carry every column they are given, so the others stay out.
 WITH days AS (
     SELECT CAST(d AS DATE) AS as_of
     FROM range(CAST($first AS DATE), CAST($last AS DATE) + INTERVAL 1 DAY, INTERVAL 1 DAY) t(d)
@@ -18,11 +18,10 @@ newest AS (
     FROM days JOIN dated ON dated.snapshot_date <= days.as_of GROUP BY ALL
 ),
 priced AS (
-    SELECT n.as_of AS _as_of, p.snapshot_date, p.provider, p.sku, p.gpu, p.gpu_raw, p.gpu_count,
+    SELECT n.as_of AS _as_of, p.snapshot_date, p.provider, p.sku, p.gpu, p.gpu_count,
         p.vram_gb, p.tier, p.community, p.commitment_months, p.region,
         CAST(p.usd_per_gpu_hour AS DOUBLE) AS usd_per_gpu_hour,
-        CAST(p.usd_per_instance_hour AS DOUBLE) AS usd_per_instance_hour,
-        p.available, p.capacity, p.interruption_bucket, p.effective_from, p.source, p.price_basis,
+        p.interruption_bucket, p.effective_from, p.source, p.price_basis,
         p.observed_on
     FROM main.v_snapshots_in_force p JOIN newest n USING (provider, snapshot_date)
     -- $start (queries/offers_as_of_start) as a constant: the window of v_snapshots_in_force (by
