@@ -16,10 +16,12 @@ import datetime as dt
 import random
 from pathlib import Path
 
+import pandas as pd
 from test_publish_incremental import _assert_same_as_whole, _publish, _write
 
 from conftest import make_offer
 from gpuprice.warehouse.connection import connect_reader, connect_writer
+from gpuprice.warehouse.history_writes import merge_public_reports
 from gpuprice.warehouse.writes import record_provider_run
 
 START = dt.date(2026, 6, 1)
@@ -170,6 +172,69 @@ def test_offers_back_after_a_gap_new_offers_and_an_old_backfill_restart_as_a_who
                 _write(con, "aws", START + dt.timedelta(days=4 if index == 13 else 10), aws_day(index, 4.5))
             delta = _publish(con, tmp_path, copy)
             assert delta is not None and delta.offers > 0
+            _assert_same_as_whole(con, tmp_path, copy)
+    finally:
+        con.close()
+
+
+def test_imported_rows_on_scraped_days_stay_out_of_force_in_the_window(tmp_path: Path):
+    """A user's public reports of a scraped offer in the window: on the days it was scraped (the
+    scrape wins its day) and on a day whose run failed (the report is in force). The scratch
+    database holds the runs from each provider's window start on (the views join a run to its own
+    provider and date's rows only, and every window row is on or after the start); the copy
+    updated day by day equals one built whole."""
+    copy = tmp_path / "analytics.duckdb"
+    con = connect_writer(tmp_path / "warehouse.duckdb")
+    reports: list[dict] = []
+
+    def report(index: int) -> None:
+        day = START + dt.timedelta(days=index)
+        reports.append(
+            dict(
+                snapshot_date=day,
+                provider="lambda",
+                sku="H100 x1 [on_demand]",
+                gpu="h100-sxm",
+                gpu_raw="H100",
+                gpu_count=1,
+                tier="on_demand",
+                community=False,
+                usd_per_gpu_hour=1.99,
+                price_basis="list",
+            )
+        )
+        merge_public_reports(con, pd.DataFrame(reports), [], source_file="mine.csv")
+
+    def scraped(index: int) -> None:
+        _write(
+            con,
+            "lambda",
+            START + dt.timedelta(days=index),
+            [make_offer(provider="lambda", usd_per_gpu_hour=2.5)],
+        )
+
+    try:
+        for index in range(5):
+            scraped(index)
+            report(index)
+        assert _publish(con, tmp_path, copy) is None
+        for index in range(5, 11):
+            if index == 8:
+                record_provider_run(
+                    con,
+                    provider="lambda",
+                    snapshot_date=START + dt.timedelta(days=index),
+                    source="archive",
+                    status="failed",
+                    offers=0,
+                    error="timeout",
+                    report=None,
+                    started_at=dt.datetime(2026, 6, 9, tzinfo=dt.UTC),
+                )
+            else:
+                scraped(index)
+            report(index)
+            assert _publish(con, tmp_path, copy) is not None
             _assert_same_as_whole(con, tmp_path, copy)
     finally:
         con.close()

@@ -142,13 +142,13 @@ def _update(con: duckdb.DuckDBPyConnection, warehouse_file: Path, scratch_file: 
     ranking_dates = _sync_tables(con)
     if cut_providers == 0:
         return Delta(int(partitions), ranking_dates, 0, 0, 0, 0, 0)
-    first = scalar(con, sql("publish/first_cutoff"))
-    con.execute(sql("publish/restarts"), {"first": first})
+    cutoff = scalar(con, sql("publish/first_cutoff"))
+    con.execute(sql("publish/restarts"), {"first": cutoff})
     con.execute(sql("publish/window_starts"))
     con.execute(sql("publish/unstart_scheduled"))
     con.execute(sql("publish/window_carry"))
     first = scalar(con, sql("publish/first_start"))
-    counts = _recompute(con, scratch_file, new_newest, warehouse_file, first or dt.date.min)
+    counts = _recompute(con, scratch_file, new_newest, warehouse_file, first or dt.date.min, cutoff)
     if counts is None:
         return None
     return Delta(int(partitions), ranking_dates, *counts)
@@ -184,10 +184,18 @@ def attach_scratch(con: duckdb.DuckDBPyConnection, scratch_file: Path, *, read_o
 
 
 def _recompute(
-    con: duckdb.DuckDBPyConnection, scratch_file: Path, newest: dt.date, warehouse_file: Path, first: dt.date
+    con: duckdb.DuckDBPyConnection,
+    scratch_file: Path,
+    newest: dt.date,
+    warehouse_file: Path,
+    first: dt.date,
+    cutoff: dt.date,
 ) -> tuple[int, int, int, int, int, int] | None:
     """The restarted offers' periods and daily rows, by the warehouse's views run on a scratch
-    database that holds only the window's rows, written into the copy. Returns (providers,
+    database that holds only the window's rows, written into the copy. ``first``: where the
+    window's rows start; ``cutoff``: the earliest cutoff (the stored periods replaced are those
+    that reach it, and the closed offers' last ones: a constant, so the scans skip the others'
+    rows before reading them). Returns (providers,
     offers, window rows, periods, daily rows, carried offers), or None when a carried period could not be
     continued (the copy is then built another way)."""
     scratch_file.unlink(missing_ok=True)
@@ -201,9 +209,10 @@ def _recompute(
     try:
         con.execute(sql("publish/window_rows"), {"first": first})
         con.execute(sql("publish/scratch_fill"))
+        con.execute(sql("publish/old_periods"), {"cutoff": cutoff})
         closed = scalar(con, sql("publish/closed_count")) or 0
         if closed:  # offers whose last period ended before the cutoff: a scan of their GPUs' periods
-            con.execute(sql("publish/closed_periods"))
+            con.execute(sql("publish/closed_periods"), {"cutoff": cutoff})
         counted = con.execute(sql("publish/window_counts")).fetchone() or (0, 0, 0, 0)
         providers, offers, window_rows, carried = counted
     finally:
@@ -226,8 +235,10 @@ def _recompute(
         scratch.close()
     attach_scratch(con, scratch_file, read_only=True)
     try:
-        if closed:  # before derived_replace inserts the new periods, which the same bounds would match
-            con.execute(sql("publish/closed_delete"))
+        # before derived_replace inserts the new periods, which the same bounds would match
+        con.execute(sql("publish/periods_delete"), {"cutoff": cutoff})
+        if closed:
+            con.execute(sql("publish/closed_delete"), {"cutoff": cutoff})
         con.execute(sql("publish/derived_replace"))
     finally:
         con.execute(sql("publish/detach_scratch"))

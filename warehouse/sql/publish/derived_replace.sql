@@ -1,12 +1,7 @@
--- The restarted offers' periods from their restart and daily rows from their daily_from, in the
--- copy, replaced by the scratch database's (constant bounds first: most rows are older than every
--- restart and skip the join); a carried offer's daily rows before its carried page relabelled.
--- The periods replaced are those scratch_fill read as old_periods: the ones reaching the
--- earliest cutoff (publish/closed_delete removes the closed offers' last ones, when there are any).
-DELETE FROM _analytics_copy.main.price_periods t
-WHERE coalesce(t.valid_to, DATE '9999-12-31') >= (SELECT min(cutoff) FROM _pub_cut)
-  AND t.valid_from >= (SELECT min(restart) FROM _pub_restart)
-  AND EXISTS (SELECT 1 FROM _pub_restart r WHERE r.offer_key = t.offer_key AND t.valid_from >= r.restart);
+-- The restarted offers' daily rows from their daily_from, in the copy, replaced by the scratch
+-- database's (a bound first: most rows are older than every daily_from and skip the join), and
+-- their periods from the scratch database (the stored ones removed by publish/periods_delete);
+-- a carried offer's daily rows before its carried page relabelled.
 DELETE FROM _analytics_copy.main.daily_price_rows t
 WHERE t.date >= (SELECT min(daily_from) FROM _analytics_scratch.main.daily_from)
   AND EXISTS (SELECT 1 FROM _analytics_scratch.main.daily_from f WHERE f.offer_key = t.offer_key AND t.date >= f.daily_from);
