@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -61,7 +62,7 @@ def test_new_days_continue_the_stored_periods_and_equal_a_whole_build(tmp_path: 
     rng = random.Random(7)
     copy = tmp_path / "analytics.duckdb"
     con = connect_writer(tmp_path / "warehouse.duckdb")
-    carried = 0
+    carried = appended = written = 0
     try:
         for index in range(10):
             for provider in ("aws", "lambda"):
@@ -92,6 +93,8 @@ def test_new_days_continue_the_stored_periods_and_equal_a_whole_build(tmp_path: 
             delta = _publish(con, tmp_path, copy)
             assert delta is not None
             carried += delta.carried
+            appended += delta.appended_periods
+            written += delta.periods
             # the window holds the carried pages and the new days, not the periods since they began
             rows = con.execute("SELECT count(*) FROM price_snapshots").fetchone()[0]
             if index >= 20:
@@ -100,6 +103,8 @@ def test_new_days_continue_the_stored_periods_and_equal_a_whole_build(tmp_path: 
                 _assert_same_as_whole(con, tmp_path, copy)
         _assert_same_as_whole(con, tmp_path, copy)
         assert carried > 0
+        # a continued period is updated in place, not appended (out of GPU order)
+        assert 0 < appended < written
     finally:
         con.close()
 
@@ -238,3 +243,22 @@ def test_imported_rows_on_scraped_days_stay_out_of_force_in_the_window(tmp_path:
             _assert_same_as_whole(con, tmp_path, copy)
     finally:
         con.close()
+
+
+def test_a_continued_period_updated_in_place_sets_every_column(tmp_path: Path):
+    """publish/periods_update names the columns it sets: every column of the copy's periods but
+    the two that find the row (offer and start), so a column the views add is not left stale."""
+    con = connect_writer(tmp_path / "warehouse.duckdb")
+    try:
+        _write(con, "lambda", START, [make_offer(provider="lambda")])
+        assert _publish(con, tmp_path, tmp_path / "analytics.duckdb") is None
+    finally:
+        con.close()
+    reader = connect_reader(tmp_path / "analytics.duckdb")
+    try:
+        columns = {d[0] for d in reader.execute("SELECT * FROM main.price_periods LIMIT 0").description}
+    finally:
+        reader.close()
+    text = (Path(__file__).resolve().parents[1] / "warehouse/sql/publish/periods_update.sql").read_text()
+    assigned = set(re.findall(r"(\w+) = k\.\1\b", text.split("FROM")[0]))
+    assert assigned == columns - {"offer_key", "valid_from"}

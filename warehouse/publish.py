@@ -276,7 +276,7 @@ def _finish(copy: duckdb.DuckDBPyConnection, delta: Delta | None) -> None:
     unsorted = 0
     if delta is not None:
         previous, periods = copy.execute(sql("publish/unsorted_periods")).fetchone() or (0, 0)
-        unsorted = int(previous or 0) + delta.periods
+        unsorted = int(previous or 0) + delta.appended_periods
         if unsorted > UNSORTED_PERIODS_SHARE * (periods or 0):
             copy.execute(sql("publish/sort_periods"))
             unsorted = 0

@@ -79,6 +79,7 @@ class Delta:
     periods: int  # periods written
     daily_rows: int  # daily rows written
     carried: int = 0  # restarted offers read from their last page, their stored period continued
+    appended_periods: int = 0  # periods appended (the others written updated a stored one in place)
 
 
 def record_state(
@@ -190,13 +191,13 @@ def _recompute(
     warehouse_file: Path,
     first: dt.date,
     cutoff: dt.date,
-) -> tuple[int, int, int, int, int, int] | None:
+) -> tuple[int, int, int, int, int, int, int] | None:
     """The restarted offers' periods and daily rows, by the warehouse's views run on a scratch
     database that holds only the window's rows, written into the copy. ``first``: where the
     window's rows start; ``cutoff``: the earliest cutoff (the stored periods replaced are those
     that reach it, and the closed offers' last ones: a constant, so the scans skip the others'
     rows before reading them). Returns (providers,
-    offers, window rows, periods, daily rows, carried offers), or None when a carried period could not be
+    offers, window rows, periods, daily rows, carried offers, periods appended), or None when a carried period could not be
     continued (the copy is then built another way)."""
     scratch_file.unlink(missing_ok=True)
     scratch = duckdb.connect(str(scratch_file))
@@ -230,7 +231,9 @@ def _recompute(
         if scalar(scratch, sql("publish/carry_missing")):
             return None
         scratch.execute(sql("publish/carry_periods"))
+        scratch.execute(sql("publish/periods_kept"), {"cutoff": cutoff})
         periods, daily = scratch.execute(sql("publish/scratch_counts")).fetchone() or (0, 0)
+        appended = scalar(scratch, sql("publish/periods_appended")) or 0
     finally:
         scratch.close()
     attach_scratch(con, scratch_file, read_only=True)
@@ -239,8 +242,17 @@ def _recompute(
         con.execute(sql("publish/periods_delete"), {"cutoff": cutoff})
         if closed:
             con.execute(sql("publish/closed_delete"), {"cutoff": cutoff})
+        con.execute(sql("publish/periods_update"), {"cutoff": cutoff})
         con.execute(sql("publish/derived_replace"))
     finally:
         con.execute(sql("publish/detach_scratch"))
         scratch_file.unlink(missing_ok=True)
-    return int(providers), int(offers), int(window_rows), int(periods), int(daily), int(carried)
+    return (
+        int(providers),
+        int(offers),
+        int(window_rows),
+        int(periods),
+        int(daily),
+        int(carried),
+        int(appended),
+    )
