@@ -66,6 +66,24 @@ def make_offer(**overrides):
     return Offer(**base)
 
 
+def make_public_report_row(snapshot_date, usd_per_gpu_hour, **overrides) -> dict:
+    """One row of a public price report (an import's or the bundled reports' frame): a Lambda H100."""
+    row = dict(
+        snapshot_date=snapshot_date,
+        provider="lambda",
+        sku="H100 x1 [on_demand]",
+        gpu="h100-sxm",
+        gpu_raw="H100",
+        gpu_count=1,
+        tier="on_demand",
+        community=False,
+        usd_per_gpu_hour=usd_per_gpu_hour,
+        price_basis="list",
+    )
+    row.update(overrides)
+    return row
+
+
 @pytest.fixture
 def offer_factory():
     return make_offer

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 from test_publish_incremental import _assert_same_as_whole, _publish, _write
 
-from conftest import make_offer
+from conftest import make_offer, make_public_report_row
 from gpuprice.warehouse.connection import connect_reader, connect_writer
 from gpuprice.warehouse.history_writes import merge_public_reports
 from gpuprice.warehouse.sql_files import OFFER_KEY
@@ -195,20 +195,7 @@ def test_imported_rows_on_scraped_days_stay_out_of_force_in_the_window(tmp_path:
 
     def report(index: int) -> None:
         day = START + dt.timedelta(days=index)
-        reports.append(
-            dict(
-                snapshot_date=day,
-                provider="lambda",
-                sku="H100 x1 [on_demand]",
-                gpu="h100-sxm",
-                gpu_raw="H100",
-                gpu_count=1,
-                tier="on_demand",
-                community=False,
-                usd_per_gpu_hour=1.99,
-                price_basis="list",
-            )
-        )
+        reports.append(make_public_report_row(day, 1.99))
         merge_public_reports(con, pd.DataFrame(reports), [], source_file="mine.csv")
 
     def scraped(index: int) -> None:

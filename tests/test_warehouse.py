@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import D1, D2, D3, D4, make_offer
+from conftest import D1, D2, D3, D4, make_offer, make_public_report_row
 from gpuprice.scrapers.offer import ParseReport, RejectedRow
 from gpuprice.warehouse.connection import connect_reader, connect_writer
 from gpuprice.warehouse.schema import MIGRATIONS, SCHEMA_VERSION, V1_DDL, current_version
@@ -399,30 +399,8 @@ def test_public_reports_fill_only_dates_without_a_scrape(con):
     write(con, "lambda", D1, [make_offer(usd_per_gpu_hour=2.99)])
     reports = pd.DataFrame(
         [
-            dict(
-                snapshot_date=D1,
-                provider="lambda",
-                sku="H100 x1 [on_demand]",
-                gpu="h100-sxm",
-                gpu_raw="H100",
-                gpu_count=1,
-                tier="on_demand",
-                community=False,
-                usd_per_gpu_hour=2.49,
-                price_basis="list",
-            ),
-            dict(
-                snapshot_date=D2,
-                provider="lambda",
-                sku="H100 x1 [on_demand]",
-                gpu="h100-sxm",
-                gpu_raw="H100",
-                gpu_count=1,
-                tier="on_demand",
-                community=False,
-                usd_per_gpu_hour=2.59,
-                price_basis="list",
-            ),
+            make_public_report_row(D1, 2.49),
+            make_public_report_row(D2, 2.59),
         ]
     )
     replace_bundled_public_reports(con, reports, [])
