@@ -43,9 +43,7 @@ SNAPSHOT_ROW_KEY = "provider, sku, gpu_count, tier, community, commitment_months
 # The cheapest-region rule (a hyperscaler states one price per region and a job runs in one of
 # them): the fields that tell one offer's regions apart, and which of its regions counts: the
 # cheapest, the first of equal ones by region (region-less rows first), then source. One rule for
-# the ranking (queries/offers_as_of_range) and analytics.cheapest_region (views/v_cheapest_region
-# spells the same text out: its definition is fingerprinted by the published copy;
-# tests/test_cheapest_region.py holds the two together).
+# the ranking (queries/offers_as_of_range) and analytics.cheapest_region (views/v_cheapest_region).
 REGION_PEERS = "provider, sku, gpu, gpu_count, tier, community, commitment_months, price_basis"
 CHEAPEST_REGION_ORDER = "usd_per_gpu_hour, region NULLS FIRST, source"
 # When an offer has several prices at one time, the list price speaks for it.

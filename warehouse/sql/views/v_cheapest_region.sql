@@ -8,10 +8,6 @@ SELECT snapshot_date, provider, sku, gpu, gpu_raw, gpu_count, tier, community, c
     observed_on, age_days, source
 FROM main.v_offers_with_specs
 WHERE in_force AND {price_is_current}
-WINDOW w AS (PARTITION BY snapshot_date, provider, sku, gpu, gpu_count, tier, community,
-             commitment_months, price_basis)
-QUALIFY row_number() OVER (
-    PARTITION BY snapshot_date, provider, sku, gpu, gpu_count, tier, community, commitment_months,
-        price_basis
-    ORDER BY usd_per_gpu_hour, region NULLS FIRST, source
-) = 1
+WINDOW w AS (PARTITION BY snapshot_date, {region_peers})
+-- the rule the ranking's offers_as_of keeps too (warehouse/sql_files.py, REGION_PEERS)
+QUALIFY row_number() OVER (PARTITION BY snapshot_date, {region_peers} ORDER BY {cheapest_region_order}) = 1
