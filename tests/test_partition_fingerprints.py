@@ -20,7 +20,7 @@ from test_import_history import catalog_repo, commit, init_repo, runpod_csv  # n
 from test_publish_incremental import PROVIDERS, START, _assert_same_as_whole, _offers, _publish, _write
 from test_warehouse import use_engine
 
-from conftest import make_offer
+from conftest import make_offer, make_public_report_row
 from gpuprice.warehouse import publish
 from gpuprice.warehouse.connection import connect_writer
 from gpuprice.warehouse.history_writes import (
@@ -42,21 +42,6 @@ STORED = """SELECT provider, snapshot_date, row_count, first_ingested, last_inge
 def assert_exact(con: duckdb.DuckDBPyConnection) -> None:
     stored, aggregate = con.execute(STORED).fetchall(), con.execute(AGGREGATE).fetchall()
     assert stored == aggregate
-
-
-def _report(day: dt.date, price: float, sku: str = "H100 x1 [on_demand]", provider: str = "lambda") -> dict:
-    return dict(
-        snapshot_date=day,
-        provider=provider,
-        sku=sku,
-        gpu="h100-sxm",
-        gpu_raw="H100",
-        gpu_count=1,
-        tier="on_demand",
-        community=False,
-        usd_per_gpu_hour=price,
-        price_basis="list",
-    )
 
 
 def _day(index: int) -> dt.date:
@@ -99,19 +84,26 @@ def test_every_write_path_keeps_the_fingerprints_exact(tmp_path: Path, monkeypat
 
         # the bundled public reports: loaded, then reloaded with a row moved to another day
         replace_bundled_public_reports(
-            con, pd.DataFrame([_report(_day(1), 2.49), _report(_day(6), 2.59)]), []
+            con,
+            pd.DataFrame([make_public_report_row(_day(1), 2.49), make_public_report_row(_day(6), 2.59)]),
+            [],
         )
         assert_exact(con)
         replace_bundled_public_reports(
-            con, pd.DataFrame([_report(_day(1), 2.49), _report(_day(7), 2.59)]), []
+            con,
+            pd.DataFrame([make_public_report_row(_day(1), 2.49), make_public_report_row(_day(7), 2.59)]),
+            [],
         )
         assert_exact(con)
         assert ("lambda", _day(6)) not in {r[:2] for r in con.execute(STORED).fetchall()}
         # a user's public reports: added, one updated, then all replaced by another file
-        mine = [_report(_day(2), 1.99, sku="A100 x1 [on_demand]"), _report(_day(8), 1.89, provider="runpod")]
+        mine = [
+            make_public_report_row(_day(2), 1.99, sku="A100 x1 [on_demand]"),
+            make_public_report_row(_day(8), 1.89, provider="runpod"),
+        ]
         merge_public_reports(con, pd.DataFrame(mine), [], source_file="mine.csv")
         assert_exact(con)
-        mine[0] = _report(_day(2), 1.79, sku="A100 x1 [on_demand]")
+        mine[0] = make_public_report_row(_day(2), 1.79, sku="A100 x1 [on_demand]")
         counts = merge_public_reports(con, pd.DataFrame(mine), [], source_file="mine.csv")
         assert (counts.added, counts.updated) == (0, 1)
         assert_exact(con)
@@ -135,7 +127,7 @@ def _catalog_rows(day: dt.date, skus: list[str], price: float) -> pd.DataFrame:
 
     rows = [
         {
-            **_report(day, price, sku=sku, provider="runpod"),
+            **make_public_report_row(day, price, sku=sku, provider="runpod"),
             "observed_on": day,
             "source": "catalog_history",
             "ingested_at": dt.datetime.now(dt.UTC),

@@ -18,13 +18,12 @@ import re
 from pathlib import Path
 
 import pandas as pd
-from test_publish_incremental import _assert_same_as_whole, _publish, _write
+from test_publish_incremental import _assert_same_as_whole, _failed_run, _publish, _write
 
 from conftest import make_offer, make_public_report_row
 from gpuprice.warehouse.connection import connect_reader, connect_writer
 from gpuprice.warehouse.history_writes import merge_public_reports
 from gpuprice.warehouse.sql_files import OFFER_KEY
-from gpuprice.warehouse.writes import record_provider_run
 
 START = dt.date(2026, 6, 1)
 GPUS = ("h100-sxm", "a100-80gb-sxm")
@@ -77,17 +76,7 @@ def test_new_days_continue_the_stored_periods_and_equal_a_whole_build(tmp_path: 
             if index == 15:  # a day restated after it was published
                 _write(con, "aws", day - dt.timedelta(days=2), _offers(rng, "aws", index + 40))
             if index == 18:  # a failed run, and a page replayed under the next date
-                record_provider_run(
-                    con,
-                    provider="lambda",
-                    snapshot_date=day,
-                    source="archive",
-                    status="failed",
-                    offers=0,
-                    error="timeout",
-                    report=None,
-                    started_at=dt.datetime(2026, 6, 19, tzinfo=dt.UTC),
-                )
+                _failed_run(con, "lambda", day, dt.datetime(2026, 6, 19, tzinfo=dt.UTC))
                 _write(
                     con, "aws", day, _offers(rng, "aws", index - 1), observed_on=day - dt.timedelta(days=1)
                 )
@@ -213,16 +202,8 @@ def test_imported_rows_on_scraped_days_stay_out_of_force_in_the_window(tmp_path:
         assert _publish(con, tmp_path, copy) is None
         for index in range(5, 11):
             if index == 8:
-                record_provider_run(
-                    con,
-                    provider="lambda",
-                    snapshot_date=START + dt.timedelta(days=index),
-                    source="archive",
-                    status="failed",
-                    offers=0,
-                    error="timeout",
-                    report=None,
-                    started_at=dt.datetime(2026, 6, 9, tzinfo=dt.UTC),
+                _failed_run(
+                    con, "lambda", START + dt.timedelta(days=index), dt.datetime(2026, 6, 9, tzinfo=dt.UTC)
                 )
             else:
                 scraped(index)

@@ -31,6 +31,21 @@ GPUS = ("h100-sxm", "a100-80gb-sxm", "l40s")
 COMPARED = (*ANALYTICS_VIEWS, "main.price_periods", "main.daily_price_rows")
 
 
+def _failed_run(con, provider: str, day: dt.date, started_at: dt.datetime) -> None:
+    """A run of ``provider`` on ``day`` that failed (a timeout) and wrote no offers."""
+    record_provider_run(
+        con,
+        provider=provider,
+        snapshot_date=day,
+        source="archive",
+        status="failed",
+        offers=0,
+        error="timeout",
+        report=None,
+        started_at=started_at,
+    )
+
+
 def _offers(rng: random.Random, provider: str, day_index: int) -> list:
     """A provider's offers on a day: a fixed pool, some missing, prices stepping now and then."""
     offers = []
@@ -131,17 +146,7 @@ def test_an_updated_copy_equals_one_built_whole(tmp_path: Path, seed: int):
         # one provider runs ahead; another fails a day; a page replayed on the next date
         day = START + dt.timedelta(days=11)
         _write(con, "aws", day, _offers(rng, "aws", 11))
-        record_provider_run(
-            con,
-            provider="lambda",
-            snapshot_date=day,
-            source="archive",
-            status="failed",
-            offers=0,
-            error="timeout",
-            report=None,
-            started_at=dt.datetime(2026, 9, 12, tzinfo=dt.UTC),
-        )
+        _failed_run(con, "lambda", day, dt.datetime(2026, 9, 12, tzinfo=dt.UTC))
         _write(con, "runpod", day, _offers(rng, "runpod", 10), observed_on=day - dt.timedelta(days=1))
         assert _publish(con, tmp_path, copy) is not None
         _assert_same_as_whole(con, tmp_path, copy)
