@@ -5,14 +5,33 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuprice.models.memory import MemoryEstimate, TrainingSetup
+from gpuprice.models.memory import DEFAULT_CONSTANTS, MemoryEstimate, TrainingSetup, estimate_memory
 from gpuprice.models.memory_band import band_for
 
 
-def band_fields(setup: TrainingSetup, estimate: MemoryEstimate) -> dict[str, Any]:
-    """``band_gb`` {low, high} around ``per_gpu_gb`` and the text saying what it rests on."""
+def card_gb(gpu: str | None) -> float | None:
+    """The named card's usable 1e9 bytes (an "80 GB" card holds 85.9), None without a card."""
+    from gpuprice.models.catalog import resolve_gpu
+
+    return None if gpu is None else resolve_gpu(gpu).usable_memory_gb
+
+
+def estimate_on(setup: TrainingSetup, gpu: str | None) -> MemoryEstimate:
+    """The memory estimate, on the named card when there is one (models/memory.py: what a card
+    takes back before it runs out does not show beyond it)."""
+    return estimate_memory(setup, card_gb=card_gb(gpu))
+
+
+def band_fields(setup: TrainingSetup, estimate: MemoryEstimate, gpu: str | None = None) -> dict[str, Any]:
+    """``band_gb`` {low, high} around ``per_gpu_gb`` and the text saying what it rests on. On a
+    card the high end stops at what the metric can show there: no counter reads more than the
+    card (reserved and allocated do not see the CUDA context)."""
     band = band_for(setup)
     low, high = band.apply(estimate.per_gpu_gb)
+    card = card_gb(gpu)
+    if card is not None:
+        unseen = 0.0 if setup.memory_metric == "device" else DEFAULT_CONSTANTS.cuda_context_gb
+        high = min(high, max(card - unseen, estimate.per_gpu_gb))
     return {
         "band_gb": {"low": round(low, 3), "high": round(high, 3)},
         "band": band.contract_dict(),

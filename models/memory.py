@@ -41,9 +41,13 @@ All sizes are GB = 1e9 bytes. Sources of every formula: ``/work/shared/reference
   fused elementwise kernels, the QLoRA path, FSDP2's sharded fp32 master, litgpt's separate LM
   head and whole-block FSDP gradients; activation checkpointing none / selective (op-level) /
   full; activation offloading; optimizer in backward.
+* on a named card (``card_gb``): the cached loss regions and paged states give way before the card
+  runs out, so reserved and nvidia-smi figures top out at the card; the device figure stays.
 * gradient accumulation (default on): off, gradients take the memory backward frees
   (``zero_grad(set_to_none=True)``), so the peak holds max(gradients, activations + logits).
 
+Over ~400 lines because this docstring is the model's formula sheet and the kernel, the scalar
+estimate and the vectorised sweep must stay together to agree bit for bit.
 The arithmetic lives in one NumPy kernel (:func:`_kernel`) that :func:`estimate_memory` runs on
 scalars and :func:`fit_sweep` on whole grids, so both paths agree bit for bit. The per-setup
 byte counts it combines (independent of GPU count and sharding) are in
@@ -135,10 +139,16 @@ __all__ = [
 
 # ----- the kernel --------------------------------------------------------------------------------
 def _kernel(
-    f: Mapping[str, Any], gpus: Any, code: Any, c: MemoryConstants, fsdp: Any = False
+    f: Mapping[str, Any],
+    gpus: Any,
+    code: Any,
+    c: MemoryConstants,
+    fsdp: Any = False,
+    card_gb: Any = np.inf,
 ) -> dict[str, Any]:
     """Per-GPU GB by term. Inputs broadcast against each other; same float64 ops for any shape.
-    ``fsdp`` marks ``--sharding fsdp`` (same code as zero3; its sharded copy may differ)."""
+    ``fsdp`` marks ``--sharding fsdp`` (same code as zero3; its sharded copy may differ).
+    ``card_gb``: the card's usable 1e9 bytes (inf: no card), which bounds what gives way."""
     n = gpus.astype(np.float64)
     zero3 = code >= 2
     offload = code == 3
@@ -215,6 +225,19 @@ def _kernel(
     sharded_states = np.where(code >= 1, 1.0 / n, 1.0)
     paged = np.where(offload, 0.0, np.maximum(f["paged"] - f["paged_unit"], 0.0) * sharded_states)
     device = device - paged * (1.0 + c.fragmentation)
+    # On a named card the two memories that give way cannot show more than the card holds: the
+    # cached loss regions are freed and the allocation retried (above), paged states page out.
+    # So reserved (which cannot see the CUDA context) and nvidia-smi top out at the card; what
+    # stays (allocated + fragmentation + context) is the device figure, which the verdict judges.
+    # The allocated counter holds neither, so it is not bounded.
+    unseen = np.where(f["metric"] == 1, c.cuda_context_gb * GB, 0.0)
+    over = np.maximum(per_gpu + unseen - np.asarray(card_gb, dtype=np.float64) * GB, 0.0)
+    gives_way = f["metric"] <= 1
+    freed_cache = np.where(gives_way, np.minimum(cached, over), 0.0)
+    paged_out = np.where(gives_way, np.minimum(paged * (1.0 + c.fragmentation), over - freed_cache), 0.0)
+    slack, overhead = slack - freed_cache, overhead - freed_cache
+    optim = optim - paged_out
+    per_gpu = per_gpu - freed_cache - paged_out
     return {
         "weights": weights / GB,
         "gradients": grads / GB,
@@ -226,12 +249,16 @@ def _kernel(
         "allocator_slack": slack / GB,
         "per_gpu": per_gpu / GB,
         "device": device / GB,
-        "paged": paged / GB,
+        "paged": (paged - paged_out / (1.0 + c.fragmentation)) / GB,
+        "given_way": (freed_cache + paged_out) / GB,
     }
 
 
-def estimate_memory(setup: TrainingSetup, constants: MemoryConstants = DEFAULT_CONSTANTS) -> MemoryEstimate:
-    """Predicted peak memory per GPU (GB) with its breakdown."""
+def estimate_memory(
+    setup: TrainingSetup, constants: MemoryConstants = DEFAULT_CONSTANTS, card_gb: float | None = None
+) -> MemoryEstimate:
+    """Predicted peak memory per GPU (GB) with its breakdown; on a card of ``card_gb`` usable
+    1e9 bytes, without the cached and paged memory that card would take back."""
     feats = {k: np.float64(v) for k, v in setup_features(setup).items()}
     out = _kernel(
         feats,
@@ -239,11 +266,19 @@ def estimate_memory(setup: TrainingSetup, constants: MemoryConstants = DEFAULT_C
         np.int64(_STRATEGY_CODE[setup.sharding]),
         constants,
         np.bool_(setup.sharding == "fsdp"),
+        np.inf if card_gb is None else np.float64(card_gb),
     )
     parts = {k: float(out[k]) for k in BREAKDOWN_TERMS}
     per_gpu = float(out["per_gpu"])
+    given_way = float(out["given_way"])
     arch = framework_arch(setup)
     n_lora = lora_params(arch, setup.lora_rank, setup.lora_targets) if setup.method != "full" else 0
+    notes = assumptions(setup)
+    if given_way > 0:
+        notes += (
+            f"on this {card_gb:g} GB card the allocator frees {given_way:.1f} GB of cached loss regions or "
+            "paged optimizer states before it would run out, so per_gpu_gb tops out at the card",
+        )
     return MemoryEstimate(
         per_gpu_gb=per_gpu,
         planning_gb=planning_gb(per_gpu, setup.margin),
@@ -253,7 +288,8 @@ def estimate_memory(setup: TrainingSetup, constants: MemoryConstants = DEFAULT_C
         breakdown=Breakdown(**parts),
         cuda_context_gb=float(out["cuda_context"]),
         allocator_slack_gb=float(out["allocator_slack"]),
-        assumptions=assumptions(setup),
+        assumptions=notes,
+        given_way_gb=given_way,
         total_params=arch.n_params,
         trainable_params=arch.n_params if setup.method == "full" else n_lora,
         lora_params=n_lora,
@@ -268,16 +304,21 @@ class PreparedSetups:
     """Many setups with their per-setup features computed once; :meth:`per_gpu_gb` then costs one
     vectorised kernel call per set of constants (calibration re-evaluates thousands of them)."""
 
-    def __init__(self, setups: Sequence[TrainingSetup]) -> None:
+    def __init__(
+        self, setups: Sequence[TrainingSetup], cards_gb: Sequence[float | None] | None = None
+    ) -> None:
+        """``cards_gb``: each setup's card (usable 1e9 bytes; None: no card), as ``estimate_memory``."""
         rows = [setup_features(s) for s in setups]
         self.setups = list(setups)
+        cards = [None] * len(self.setups) if cards_gb is None else list(cards_gb)
+        self._cards = np.array([np.inf if card is None else card for card in cards], dtype=np.float64)
         self._feats = {k: np.array([r[k] for r in rows], dtype=np.float64) for k in FEATURE_NAMES}
         self._gpus = np.array([s.gpus for s in setups], dtype=np.int64)
         self._codes = np.array([_STRATEGY_CODE[s.sharding] for s in setups], dtype=np.int64)
         self._fsdp = np.array([s.sharding == "fsdp" for s in setups], dtype=bool)
 
     def per_gpu_gb(self, constants: MemoryConstants = DEFAULT_CONSTANTS) -> np.ndarray:
-        return _kernel(self._feats, self._gpus, self._codes, constants, self._fsdp)["per_gpu"]
+        return _kernel(self._feats, self._gpus, self._codes, constants, self._fsdp, self._cards)["per_gpu"]
 
 
 def per_gpu_gb_many(
@@ -342,14 +383,13 @@ def fit_sweep(
     gpus = np.array(counts, dtype=np.int64).reshape(1, 1, n_c, 1)
     codes = np.array([_STRATEGY_CODE[s] for s in strategies], dtype=np.int64).reshape(1, 1, 1, n_k)
     fsdp = np.array([s == "fsdp" for s in strategies], dtype=bool).reshape(1, 1, 1, n_k)
-    out = _kernel(feats, gpus, codes, constants, fsdp)
+    cards = np.array([gpu_memory_gb[g] for g in gpu_names], dtype=np.float64).reshape(1, n_g, 1, 1)
+    out = _kernel(feats, gpus, codes, constants, fsdp, cards)
     shape = (n_s, n_g, n_c, n_k)
     per_gpu = np.broadcast_to(out["per_gpu"], shape)
     margins = np.array([s.margin for s in resolved], dtype=np.float64).reshape(n_s, 1, 1, 1)
     planning = per_gpu / (1 - margins)
-    memory = np.broadcast_to(
-        np.array([gpu_memory_gb[g] for g in gpu_names], dtype=np.float64).reshape(1, n_g, 1, 1), shape
-    )
+    memory = np.broadcast_to(cards, shape)
     # The verdict judges the device figure whatever metric per_gpu_gb reports (fit_verdict.py).
     device = np.broadcast_to(out["device"], shape)
     codes_v = np.broadcast_to(verdict_codes(device, memory, margins), shape)

@@ -2,6 +2,8 @@
 constants (:class:`MemoryConstants`) and the estimate a setup gets (:class:`MemoryEstimate`).
 
 The arithmetic is in :mod:`gpuprice.models.memory`; this module is what callers build and read.
+Slightly over ~400 lines: the setup's recipe defaults and the estimate's contract fields are one
+boundary type each, kept beside the assumptions text that explains them.
 """
 
 from __future__ import annotations
@@ -241,6 +243,11 @@ class MemoryEstimate(BaseModel):
         description="part of per_gpu_gb: paged optimizer states that page out to CPU RAM when the card "
         "runs short (in per_gpu_gb, not in device_gb or the verdict)",
     )
+    given_way_gb: float = Field(
+        default=0.0,
+        description="on the named card: cached loss regions and paged states it takes back before "
+        "running out, left out of per_gpu_gb (which then tops out at the card)",
+    )
     margin: float
     breakdown: Breakdown
     cuda_context_gb: float = Field(description="part of overhead: CUDA context (device metric only)")
@@ -289,6 +296,7 @@ class MemoryEstimate(BaseModel):
             "memory_metric": self.memory_metric,
             "device_gb": round(self.device_gb, 3),
             "paged_optimizer_gb": round(self.paged_optimizer_gb, 3),
+            "given_way_gb": round(self.given_way_gb, 3),
             "device_planning_gb": round(self.device_planning_gb, 3),
             "assumptions": list(self.assumptions),
             "total_params": self.total_params,

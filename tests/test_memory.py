@@ -382,7 +382,7 @@ def test_sweep_agrees_exactly_with_scalar_path() -> None:
     frame = fit_sweep(setups, GPU_MEMORY, [1, 2, 8], ("none", "zero2", "zero3", "fsdp", "offload"))
     for row in frame.itertuples():
         one = setups[row.setup_index].model_copy(update={"gpus": row.gpu_count, "sharding": row.sharding})
-        est = estimate_memory(one)
+        est = estimate_memory(one, card_gb=row.gpu_memory_gb)
         assert row.per_gpu_gb == est.per_gpu_gb  # bit for bit: same kernel, same operations
         assert row.planning_gb == est.planning_gb
         assert row.fits == est.fits(row.gpu_memory_gb)

@@ -20,6 +20,7 @@ from gpuprice.models.calibration.memory_fit import (
     source_of,
     stats,
 )
+from gpuprice.models.calibration.memory_fit import prepared as on_their_cards
 from gpuprice.models.memory import DEFAULT_CONSTANTS, PreparedSetups, estimate_memory
 
 MEASURED_CSV = TEST_DATA / "measured_memory_public.csv"
@@ -57,7 +58,7 @@ def selection() -> Selection:
 
 @pytest.fixture(scope="module")
 def prepared(selection: Selection) -> tuple[PreparedSetups, np.ndarray]:
-    return PreparedSetups([m.setup for m in selection.measured]), np.array([m.gb for m in selection.measured])
+    return on_their_cards(selection.measured), np.array([m.gb for m in selection.measured])
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +129,7 @@ def test_scalar_path_gives_the_same_predictions(
     selection: Selection, prepared: tuple[PreparedSetups, np.ndarray]
 ) -> None:
     batch, _ = prepared
-    scalar = [estimate_memory(m.setup).per_gpu_gb for m in selection.measured]
+    scalar = [estimate_memory(m.setup, card_gb=m.card_gb).per_gpu_gb for m in selection.measured]
     assert batch.per_gpu_gb().tolist() == scalar
 
 
@@ -199,7 +200,7 @@ def test_unseen_source_holdout() -> None:
     # attention): never used to calibrate anything; scored with the shipped constants.
     unseen = select_rows(HOLDOUT_CSV)
     assert len(unseen.measured) >= 35 and not unseen.excluded
-    predicted = PreparedSetups([m.setup for m in unseen.measured]).per_gpu_gb()
+    predicted = on_their_cards(unseen.measured).per_gpu_gb()
     measured = np.array([m.gb for m in unseen.measured])
     median, within = stats(predicted, measured)
     assert median <= TARGET_UNSEEN_MEDIAN and within >= TARGET_UNSEEN_WITHIN, (median, within)
@@ -236,7 +237,7 @@ def test_second_unseen_source_holdout() -> None:
     # 5.5 % / 100 % (-4 %).
     unseen = select_rows(HOLDOUT2_CSV)
     assert len(unseen.measured) == 12 and len(unseen.oom) == 1 and not unseen.excluded
-    predicted = PreparedSetups([m.setup for m in unseen.measured]).per_gpu_gb()
+    predicted = on_their_cards(unseen.measured).per_gpu_gb()
     measured = np.array([m.gb for m in unseen.measured])
     median, within = stats(predicted, measured)
     assert median <= TARGET_UNSEEN_MEDIAN and within >= TARGET_UNSEEN_WITHIN, (median, within)
@@ -258,7 +259,7 @@ def test_every_unseen_source_together_meets_the_issue_target() -> None:
         for m in select_rows(path).measured
     ]
     assert len(rows) == 57
-    predicted = PreparedSetups([m.setup for m in rows]).per_gpu_gb()
+    predicted = on_their_cards(rows).per_gpu_gb()
     median, within = stats(predicted, np.array([m.gb for m in rows]))
     assert median <= TARGET_UNSEEN_MEDIAN and within >= TARGET_UNSEEN_WITHIN, (median, within)
     assert median <= 9.5 and within >= 74.0, (median, within)

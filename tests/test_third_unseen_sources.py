@@ -31,10 +31,10 @@ import numpy as np
 import pytest
 
 from conftest import TEST_DATA
-from gpuprice.models.calibration.memory_fit import select_rows, stats
+from gpuprice.models.calibration.memory_fit import prepared, select_rows, stats
 from gpuprice.models.calibration.throughput_holdout import Scored, score_holdout, summarize
 from gpuprice.models.calibration.throughput_rows import load_benchmark_rows, source_family
-from gpuprice.models.memory import PreparedSetups, estimate_memory
+from gpuprice.models.memory import estimate_memory
 
 HOLDOUT3_CSV = TEST_DATA / "measured_memory_holdout3.csv"
 THROUGHPUT_HOLDOUT_CSV = TEST_DATA / "throughput_holdout.csv"
@@ -69,7 +69,7 @@ def test_memory_third_unseen_source_does_not_regress() -> None:
     # 229-416 padded tokens). Not the target (<= 12 % / >= 65 %). After accelerate's fp32
     # FSDP master (16 B/param, not 18; models/memory_calibration.md): 27.4 % / 20 % (+27 %).
     unseen = select_rows(HOLDOUT3_CSV)
-    predicted = PreparedSetups([m.setup for m in unseen.measured]).per_gpu_gb()
+    predicted = prepared(unseen.measured).per_gpu_gb()
     measured = np.array([m.gb for m in unseen.measured])
     median, within = stats(predicted, measured)
     assert median <= 28.0 and within >= 20.0, (median, within)

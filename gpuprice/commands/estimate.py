@@ -126,8 +126,9 @@ def estimate_result(
             hours_for_tokens(request.tokens, speed.tokens_per_sec_per_gpu, setup.gpus),
             request.tokens,
         )
-    memory = estimate_memory(setup)
-    from gpuprice.models.fit_answer import band_fields, gpu_fields
+    from gpuprice.models.fit_answer import band_fields, estimate_on, gpu_fields
+
+    memory = estimate_on(setup, request.gpu)
 
     check = gpu_fields(setup, memory, request.gpu)  # the device figure, whatever --memory-metric reports
     gpu_memory, fits = check["gpu_memory_gb"], check["fits"]
@@ -165,7 +166,7 @@ def estimate_result(
         "planning_gb": round(memory.planning_gb, 3),
         "memory_metric": setup.memory_metric,
         "margin": setup.margin,
-        **band_fields(setup, memory),
+        **band_fields(setup, memory, request.gpu),
         **{k: v for k, v in check.items() if k != "gpu"},
     }
 

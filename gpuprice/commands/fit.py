@@ -15,15 +15,19 @@ from gpuprice.commands.model_options import (
     setup_from_options,
     with_model_options,
 )
-from gpuprice.models.fit_answer import band_fields, gpu_fields
-from gpuprice.models.memory import BREAKDOWN_TERMS, TrainingSetup, estimate_memory
+from gpuprice.models.fit_answer import band_fields, estimate_on, gpu_fields
+from gpuprice.models.memory import BREAKDOWN_TERMS, TrainingSetup
 
 
 def fit_result(setup: TrainingSetup, gpu: str | None) -> dict[str, Any]:
     """The ``fit --json`` object: contract fields, the setup echoed, the error band and, with a
     GPU, the verdict on it (``models/fit_answer.py``)."""
-    estimate = estimate_memory(setup)
-    result: dict[str, Any] = {**setup_echo(setup), **estimate.contract_dict(), **band_fields(setup, estimate)}
+    estimate = estimate_on(setup, gpu)
+    result: dict[str, Any] = {
+        **setup_echo(setup),
+        **estimate.contract_dict(),
+        **band_fields(setup, estimate, gpu),
+    }
     if gpu is not None:
         result.update(gpu_fields(setup, estimate, gpu))
     return result

@@ -71,6 +71,7 @@ class Measured:
     row: dict[str, str]
     setup: TrainingSetup
     gb: float
+    card_gb: float | None = None  # the card it ran on (usable 1e9 bytes), as the product counts it
 
     @property
     def source(self) -> str:
@@ -120,6 +121,27 @@ def oom_capacity_gb(row: dict[str, str], rows: Sequence[dict[str, str]]) -> floa
     raise ValueError(f"row {row['model']}: no GPU capacity for an OOM row")
 
 
+def card_of(row: dict[str, str], rows: Sequence[dict[str, str]]) -> float | None:
+    """The usable 1e9 bytes of the card a row ran on: the catalog's figure (what ``fit --gpu``
+    uses), else the size its gpu text or notes state; None when nothing names one."""
+    from gpuprice.errors import BadInput
+    from gpuprice.models.catalog import resolve_gpu
+
+    try:
+        return resolve_gpu(row["gpu"]).usable_memory_gb
+    except BadInput:
+        pass
+    try:
+        return oom_capacity_gb(row, rows)
+    except ValueError:
+        return None
+
+
+def prepared(measured: Sequence[Measured]) -> PreparedSetups:
+    """The rows' setups, each on its own card, ready for the vectorised kernel."""
+    return PreparedSetups([m.setup for m in measured], [m.card_gb for m in measured])
+
+
 def select_rows(path: Path) -> Selection:
     with path.open(newline="") as fh:
         rows = list(csv.DictReader(fh))
@@ -160,7 +182,7 @@ def select_rows(path: Path) -> Selection:
             # a max-context probe trains at one length: no variable-length allocator gap
             boundary.append((i, row, setup.model_copy(update={"variable_lengths": False}), reported_gb(row)))
         else:
-            measured.append(Measured(i, row, setup, reported_gb(row)))
+            measured.append(Measured(i, row, setup, reported_gb(row), card_of(row, rows)))
     return Selection(measured, oom, boundary, excluded)
 
 
@@ -207,9 +229,9 @@ def leave_one_source_out(measured: Sequence[Measured]) -> HeldOut:
     for source in sources:
         train = [i for i, m in enumerate(measured) if m.source != source]
         test = [i for i, m in enumerate(measured) if m.source == source]
-        fitted = calibrate(PreparedSetups([measured[i].setup for i in train]), values[train])
+        fitted = calibrate(prepared([measured[i] for i in train]), values[train])
         constants[source] = fitted
-        predicted[test] = PreparedSetups([measured[i].setup for i in test]).per_gpu_gb(fitted)
+        predicted[test] = prepared([measured[i] for i in test]).per_gpu_gb(fitted)
     return HeldOut(list(measured), predicted, constants)
 
 
@@ -229,9 +251,9 @@ def leave_one_family_out(measured: Sequence[Measured]) -> HeldOut:
     for family in families:
         train = [i for i, m in enumerate(measured) if family_of(m.source) != family]
         test = [i for i, m in enumerate(measured) if family_of(m.source) == family]
-        fitted = calibrate(PreparedSetups([measured[i].setup for i in train]), values[train])
+        fitted = calibrate(prepared([measured[i] for i in train]), values[train])
         constants[family] = fitted
-        predicted[test] = PreparedSetups([measured[i].setup for i in test]).per_gpu_gb(fitted)
+        predicted[test] = prepared([measured[i] for i in test]).per_gpu_gb(fitted)
     return HeldOut(list(measured), predicted, constants)
 
 

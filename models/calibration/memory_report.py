@@ -20,10 +20,10 @@ from gpuprice.models.calibration.memory_fit import (
     Measured,
     leave_one_family_out,
     leave_one_source_out,
+    prepared,
     select_rows,
     stats,
 )
-from gpuprice.models.memory import PreparedSetups
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
 # Unseen sources, in the order they were added; never used to calibrate anything.
@@ -66,7 +66,7 @@ def main() -> None:
     selection = select_rows(DATA / "measured_memory_public.csv")
     rows = selection.measured
     columns = {
-        "in-sample": PreparedSetups([m.setup for m in rows]).per_gpu_gb(),
+        "in-sample": prepared(rows).per_gpu_gb(),
         "leave-one-source-out": leave_one_source_out(rows).predicted,
         "leave-one-family-out": leave_one_family_out(rows).predicted,
     }
@@ -81,9 +81,7 @@ def main() -> None:
         print("\n".join(grouped(rows, columns, key)) + "\n")
     for name, path in HOLDOUTS.items():
         unseen = select_rows(path).measured
-        shipped = {
-            "shipped constants (never fitted to it)": PreparedSetups([m.setup for m in unseen]).per_gpu_gb()
-        }
+        shipped = {"shipped constants (never fitted to it)": prepared(unseen).per_gpu_gb()}
         for title, key in (
             ("method", lambda m: m.setup.method),
             ("sequence length", seq_band),
@@ -95,9 +93,7 @@ def main() -> None:
     together = [(name, m) for name, path in HOLDOUTS.items() for m in select_rows(path).measured]
     unseen_all = [m for _, m in together]
     source_of = {id(m): name for name, m in together}
-    shipped_all = {
-        "shipped constants (never fitted to any)": PreparedSetups([m.setup for m in unseen_all]).per_gpu_gb()
-    }
+    shipped_all = {"shipped constants (never fitted to any)": prepared(unseen_all).per_gpu_gb()}
     print("#### Unseen holdouts together, by source\n")
     print("\n".join(grouped(unseen_all, shipped_all, lambda m: source_of[id(m)])) + "\n")
     print("#### Completed runs judged does_not_fit at margin 0\n")
@@ -119,7 +115,7 @@ def completed_but_not_fitting() -> list[str]:
             except BadInput:
                 continue  # no card named, or one the catalog does not carry
             judged += 1
-            estimate = estimate_memory(m.setup.model_copy(update={"margin": 0.0}))
+            estimate = estimate_memory(m.setup.model_copy(update={"margin": 0.0}), card_gb=capacity)
             if estimate.verdict(capacity).verdict == "does_not_fit":
                 lines.append(
                     f"* {m.source}: {m.setup.arch.name} {m.setup.method}, seq {m.setup.seq_len} x "
