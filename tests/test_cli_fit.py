@@ -367,3 +367,35 @@ def test_batch_gpu_name_errors(cli, tmp_path: Path, name: str, fragment: str) ->
     path = write_batch(tmp_path, f"params_b,method,gpu\n7,lora,{name}\n")
     line = one_line_error(cli("fit", "--batch", str(path)))
     assert "line 2" in line and fragment in line, line
+
+
+def test_packed_and_logits_kept_say_what_the_trainer_does(cli, tmp_path) -> None:
+    # Beside the contract's options: ljm565/universal-llm-trainer's Gemma-2-9B LoRA (2 x 8192 fully
+    # filled tokens, nn.CrossEntropyLoss on the bf16 logits; 60 GB reserved measured on an H100).
+    # On the hf path (variable lengths, fp32 upcast) the device figure is over the card; said as
+    # the trainer runs it, it fits.
+    args = ["fit", "--model", "google/gemma-2-9b", "--method", "lora", "--precision", "bf16-true"]
+    args += ["--seq-len", "8192", "--micro-batch", "2", "--grad-checkpointing", "--gpu", "h100-sxm"]
+    args += ["--margin", "0", "--memory-metric", "reserved", "--json"]
+    hf = json.loads(cli(*args).out)
+    assert hf["verdict"] == "does_not_fit" and hf["packed"] is False
+    stated = json.loads(cli(*args, "--packed", "--loss", "full-16bit").out)
+    assert stated["verdict"] == "fits" and stated["packed"] is True and stated["given_way_gb"] == 0
+    assert stated["per_gpu_gb"] == pytest.approx(60.0, rel=0.05)
+    # the same through --batch columns
+    batch = tmp_path / "runs.csv"
+    batch.write_text(
+        "model,method,precision,seq_len,micro_batch,grad_checkpointing,gpu,margin,memory_metric,packed,loss\n"
+        "google/gemma-2-9b,lora,bf16-true,8192,2,true,h100-sxm,0,reserved,true,full-16bit\n"
+    )
+    row = json.loads(cli("fit", "--batch", str(batch)).out)
+    assert row["per_gpu_gb"] == stated["per_gpu_gb"]
+    # a loop that keeps the output through backward holds its logits too (Answer.AI's train.py)
+    base = ["fit", "--params-b", "7", "--method", "lora", "--json"]
+    kept = json.loads(cli(*base, "--logits-kept").out)
+    dropped = json.loads(cli(*base).out)
+    assert kept["logits_kept"] is True and kept["breakdown"]["logits"] > dropped["breakdown"]["logits"]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("params_b,method,packed\n7,lora,maybe\n")
+    result = cli("fit", "--batch", str(bad))
+    assert result.code == 2 and "packed 'maybe' is not a boolean (true/false)" in one_line_error(result)

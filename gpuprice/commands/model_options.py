@@ -109,6 +109,20 @@ MODEL_OPTIONS: tuple[ModelOption, ...] = (
         metavar=metavars.choice(ATTENTIONS),
     ),
     ModelOption("cpu_offload_activations", None, "Offload saved activations to CPU RAM [off].", bool),
+    # None: the framework's data path (hf pads each batch to its own longest sample)
+    ModelOption(
+        "packed",
+        None,
+        "Every batch one length (packed, or padded to --seq-len): no cached earlier loss region "
+        "[off for hf, on for the others].",
+        bool,
+    ),
+    ModelOption(
+        "logits_kept",
+        None,
+        "The training loop keeps the model's output (its logits) referenced through backward [off].",
+        bool,
+    ),
     ModelOption("optimizer_in_backward", None, "Optimizer step fused into backward [off].", bool),
     ModelOption(
         "memory_metric",
@@ -189,6 +203,8 @@ def setup_echo(setup: TrainingSetup, gpu: str | None = None) -> dict[str, Any]:
         "compile": setup.compile,
         "loss": setup.loss,
         "attention": setup.attention,
+        "packed": not setup.variable_lengths,
+        "logits_kept": setup.logits_kept,
         **({"gpu": gpu} if gpu is not None else {}),
         "gpus": setup.gpus,
         "sharding": setup.sharding,
@@ -222,7 +238,14 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "memory_metric": MEMORY_METRICS,
     "attention": ATTENTIONS,
 }
-_BOOLS = ("grad_checkpointing", "compile", "cpu_offload_activations", "optimizer_in_backward")
+_BOOLS = (
+    "grad_checkpointing",
+    "compile",
+    "cpu_offload_activations",
+    "optimizer_in_backward",
+    "packed",
+    "logits_kept",
+)
 _INTS = ("seq_len", "micro_batch", "grad_accum", "lora_rank", "gpus")
 _FLOATS = ("params_b", "margin")
 _TRUE = {"true", "1", "yes", "y", "on"}
@@ -286,6 +309,8 @@ def setup_from_options(**options: Any) -> TrainingSetup:
         attention=values["attention"],
         cpu_offload_activations=bool(values["cpu_offload_activations"]),
         optimizer_in_backward=bool(values["optimizer_in_backward"]),
+        variable_lengths=None if values["packed"] is None else not values["packed"],
+        logits_kept=bool(values["logits_kept"]),
         memory_metric=values["memory_metric"],
         lora_rank=values["lora_rank"],
         lora_targets=values["lora_targets"],
