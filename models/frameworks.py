@@ -8,8 +8,9 @@ measurements. Sources (file paths in each project's repository; details in
   upcasts the whole logits tensor, ``logits = logits.float()`` (``src/transformers/loss/loss_utils.py``).
   Gradient checkpointing wraps whole decoder layers (``gradient_checkpointing_enable``); there is no
   op-level selective recompute. QLoRA: ``peft.prepare_model_for_kbit_training`` casts the
-  non-quantized layers to fp32 and enables gradient checkpointing; bitsandbytes' 4-bit matmul saves
-  its input for backward. Eager RMSNorm upcasts to fp32 (``LlamaRMSNorm.forward``). Sharded full
+  non-quantized layers to fp32 and enables gradient checkpointing, so the residual stream is fp32 and
+  bitsandbytes' ``Linear4bit`` returns ``out.to(inp_dtype)``: QLoRA's activations are fp32; its 4-bit
+  matmul saves its input for backward. Eager RMSNorm upcasts to fp32 (``LlamaRMSNorm.forward``). Sharded full
   training is counted as DeepSpeed ZeRO does: 16-bit parameters + fp32 master + states (18 B/param).
 * ``torchtune`` - loss ``CEWithChunkedOutputLoss`` (``torchtune/modules/loss``: the output projection
   returns 8 chunks and "only upcast one chunk at a time"); training dtype ``bf16`` = pure bf16
@@ -97,6 +98,10 @@ class FrameworkDefaults:
     # DataCollatorWithPadding / DataCollatorForSeq2Seq, litgpt, torchtune without packing) rather
     # than one fixed shape (torchtitan's fixed seq_len, packing, padding to max_length).
     variable_lengths: bool = True
+    # QLoRA's activations are fp32 under mixed precision: PEFT's prepare_model_for_kbit_training
+    # casts the embedding to fp32, so the residual stream is fp32, and bitsandbytes' Linear4bit
+    # returns ``out.to(inp_dtype)`` (``bitsandbytes/nn/modules.py``): every block tensor is fp32.
+    qlora_fp32_activations: bool = False
     # AdamW step implementation: "foreach" (torch.optim.AdamW's default on CUDA: _multi_tensor_adam
     # builds torch._foreach_sqrt(exp_avg_sqs), one state-sized temporary list, before addcdiv) or
     # "fused" (one kernel, no temporary). HF Trainer's default optim "adamw_torch" and litgpt leave
@@ -125,6 +130,7 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         offloads_checkpoints=False,
         qlora_saves_linear_inputs=True,
         qlora_fp32_rest=True,
+        qlora_fp32_activations=True,
         sharded_fp32_master=False,
         fsdp_fp32_master=True,
         loss_upcasts=True,

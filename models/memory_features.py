@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from gpuprice.models.architectures import ModelArch
 from gpuprice.models.frameworks import DEFAULTS
-from gpuprice.models.memory_setup import TrainingSetup, keeps_scores, sharded_fp32_master
+from gpuprice.models.memory_setup import (
+    TrainingSetup,
+    keeps_scores,
+    qlora_fp32_activations,
+    sharded_fp32_master,
+)
 
 # ----- fixed facts (sources in the module docstring) ---------------------------------------------
 NF4_BYTES = 4.5 / 8  # 4-bit + fp32 absmax per 64 weights
@@ -311,6 +316,12 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
     per_layer, selective = _activation_elements(setup)
     dequant = _dequant_buffer(setup, arch)
     act_bytes = ACT_BYTES[setup.precision]
+    if qlora_fp32_activations(setup):
+        # PEFT's prepare_model_for_kbit_training casts every fp16/bf16 parameter but Params4bit to
+        # fp32 (peft utils/other.py), so the embedding output and the residual stream are fp32, and
+        # bitsandbytes' Linear4bit returns ``out.to(inp_dtype)``: the block's saved tensors and its
+        # checkpointed input are fp32 whatever autocast does to the matmuls.
+        act_bytes = ACT_BYTES["fp32"]
     ac = setup.activation_checkpointing
     offloaded = setup.cpu_offload_activations or (ac == "full" and defaults.offloads_checkpoints)
     layers = float(arch.num_layers)

@@ -365,6 +365,11 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
             "memory and page out to CPU RAM when the card runs short (slower steps): in per_gpu_gb "
             "(the peak if nothing paged out), not in device_gb or the verdict (paged_optimizer_gb)"
         )
+    if qlora_fp32_activations(setup):
+        lines.append(
+            "QLoRA with fp32 non-quantized layers (PEFT prepare_model_for_kbit_training): the residual "
+            "stream and bitsandbytes' 4-bit linear outputs are fp32, so activations count 4 B"
+        )
     if setup.logits_kept and setup.loss in ("full", "full-16bit"):
         lines.append(
             "the training loop keeps the model output referenced through backward and the step: its "
@@ -379,6 +384,17 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
         )
     lines.append(_METRIC_TEXT[setup.memory_metric])
     return tuple(lines)
+
+
+def qlora_fp32_activations(setup: TrainingSetup) -> bool:
+    """Does a QLoRA run keep fp32 activations? Where the framework upcasts the non-quantized
+    layers (PEFT's ``prepare_model_for_kbit_training``) under mixed precision, or the whole run is
+    fp32, the embedding output and the residual stream are fp32, and bitsandbytes' Linear4bit casts
+    its output back to its input's dtype (``FrameworkDefaults.qlora_fp32_activations``)."""
+    defaults = DEFAULTS[setup.framework]
+    if setup.method != "qlora" or not defaults.qlora_fp32_activations:
+        return False
+    return setup.precision == "fp32" or (setup.precision == "bf16-mixed" and defaults.qlora_fp32_rest)
 
 
 def sharded_fp32_master(setup: TrainingSetup, sharding: str | None = None) -> bool:

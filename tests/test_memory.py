@@ -777,3 +777,22 @@ def test_row_mapping_of_paged_adamw_and_a_stated_loss() -> None:
     assert setup_from_measurement_row(row(method="full_pagedadamw")).optimizer == "paged_adamw"
     assert setup_from_measurement_row(row(method="full_paged_adamw8bit")).optimizer == "paged_adamw8bit"
     assert setup_from_measurement_row(row(loss="full-16bit")).loss == "full-16bit"
+
+
+def test_hf_qlora_under_mixed_precision_keeps_fp32_activations() -> None:
+    # PEFT's prepare_model_for_kbit_training casts the embedding (and every non-4-bit parameter)
+    # to fp32, so the residual stream is fp32, and bitsandbytes' Linear4bit returns its input's
+    # dtype: the checkpointed block inputs are 4 B an element, not 2. A pure-bf16 run (no cast)
+    # and torchtune's NF4 path (no fp32 upcast) keep 16-bit activations.
+    from gpuprice.models.memory_features import setup_features
+
+    base = dict(arch=LLAMA3_8B, method="qlora", seq_len=4096, activation_checkpointing="full")
+    tokens_h = 4096 * LLAMA3_8B.hidden_size
+    mixed = setup_features(TrainingSetup(**base, precision="bf16-mixed"))
+    pure = setup_features(TrainingSetup(**base, precision="bf16-true"))
+    torchtune = setup_features(TrainingSetup(**base, precision="bf16-mixed", framework="torchtune"))
+    assert mixed["act_ckpt"] == tokens_h * 4.0
+    assert pure["act_ckpt"] == torchtune["act_ckpt"] == tokens_h * 2.0
+    assert mixed["act_layer"] == 2 * pure["act_layer"]
+    hf_mixed = estimate_memory(TrainingSetup(**base, precision="bf16-mixed"))
+    assert any("activations count 4 B" in line for line in hf_mixed.assumptions)

@@ -40,11 +40,16 @@ MEASURED_CSV = TEST_DATA / "measured_memory_public.csv"
 # logits kept through backward, LoRA r 64 on six linears), recalibrated: in-sample 5.9 % / 81.7 %,
 # LOSO 6.7 % / 80.8 %, family-out 6.8 % / 80.8 %, ms-swift 11.4 % / 75 %; LOSO by method full
 # 9.6 % (62.5 % within 20 %: two rows crossed it), lora 5.1 %, qlora 8.3 % (was 7.4 %).
+# Then hf QLoRA's activations counted fp32 (PEFT's prepare_model_for_kbit_training makes the
+# embedding, so the residual stream, fp32 and bitsandbytes' Linear4bit returns its input dtype):
+# in-sample 5.3 % / 81.7 % (hf 3.7 %, ftune -6 % -> +3 %), LOSO 6.9 % / 79.8 %, family-out 7.0 % /
+# 79.8 %: the constants fitted without litgpt no longer carry the activation factor that the
+# uncounted fp32 QLoRA activations pushed up, and one litgpt row crossed 20 %.
 TARGET_LOSO_MEDIAN, TARGET_LOSO_WITHIN = 10.0, 75.0
 TARGET_UNSEEN_MEDIAN, TARGET_UNSEEN_WITHIN = 12.0, 65.0
-GUARD_MEDIAN, GUARD_WITHIN = 6.0, 81.5
-GUARD_LOSO_MEDIAN, GUARD_LOSO_WITHIN = 6.9, 80.0
-GUARD_FAMILY_MEDIAN, GUARD_FAMILY_WITHIN = 7.0, 80.0
+GUARD_MEDIAN, GUARD_WITHIN = 5.5, 81.5
+GUARD_LOSO_MEDIAN, GUARD_LOSO_WITHIN = 7.0, 79.0
+GUARD_FAMILY_MEDIAN, GUARD_FAMILY_WITHIN = 7.1, 79.0
 GUARD_UNSEEN_MEDIAN, GUARD_UNSEEN_WITHIN = 11.5, 74.0
 # The per-method LOSO medians (full, lora, qlora) may not get worse than this.
 GUARD_LOSO_BY_METHOD = {"full": 9.7, "lora": 5.3, "qlora": 8.4}
