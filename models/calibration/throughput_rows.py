@@ -16,7 +16,13 @@ import pandas as pd
 
 from gpuprice.errors import BadInput
 from gpuprice.models.choices import ATTENTIONS
-from gpuprice.models.gpu_hardware import BENCHMARK_ONLY_GPUS, BENCHMARK_ONLY_PATTERNS, GpuProfile, gpu_profile
+from gpuprice.models.gpu_hardware import (
+    BENCHMARK_ONLY_GPUS,
+    BENCHMARK_ONLY_PATTERNS,
+    GPUS_PER_NODE,
+    GpuProfile,
+    gpu_profile,
+)
 from gpuprice.models.throughput import Cases, ModelShape, cases_from_columns, evaluate
 from gpuprice.models.throughput_attention import attention_inputs
 from gpuprice.models.throughput_parameters import (
@@ -57,6 +63,10 @@ class BenchmarkCase:
     # (throughput_adapters): hf LoRA/QLoRA rows under bf16-true, unless the row says the adapters
     # were cast to bf16 with the model ("after the LoRA wrap": VectorLM's model.bfloat16()).
     adapter_bytes: float = 0.0
+    # Inter-node fabric the source states, per GPU as the model counts it (the node's aggregate over
+    # GPUS_PER_NODE: a ring moves (n-1)/n of the data through each node's links whatever the GPUs
+    # per node), None: the GPU family's default (gpu_hardware.DEFAULT_FABRIC_GBPS).
+    fabric_gbps_per_gpu: float | None = None
 
 
 def _text(row: Mapping[str, object], key: str) -> str:
@@ -185,6 +195,16 @@ def _nominal_size_b(model: str) -> float | None:
         return None
     value = float(match.group(1))
     return value / 1000 if match.group(2).lower() == "m" else value
+
+
+_FABRIC_PER_NODE = re.compile(r"(\d+(?:\.\d+)?)\s*gbps per node", re.I)
+
+
+def benchmark_fabric(sharding: str) -> float | None:
+    """The inter-node fabric a row's ``sharding`` text states ("... 400 Gbps per node ..."), as the
+    model's per-GPU figure (node aggregate / GPUS_PER_NODE); None when it states none."""
+    match = _FABRIC_PER_NODE.search(sharding)
+    return float(match.group(1)) / GPUS_PER_NODE if match else None
 
 
 def _attention_heads(model: str, shape: ModelShape) -> float:
@@ -330,6 +350,7 @@ def benchmark_case(row: Mapping[str, object]) -> BenchmarkCase:
         mask_bytes=element,
         fp32_attention=fp32_attn,
         adapter_bytes=_adapter_bytes(row, method, precision, checkpointing),
+        fabric_gbps_per_gpu=benchmark_fabric(_text(row, "sharding")),
     )
 
 
@@ -345,7 +366,7 @@ def cases_from_benchmarks(cases: Sequence[BenchmarkCase]) -> Cases:
         compiled=np.array([c.compiled for c in cases]),
         precision=np.array([c.precision for c in cases], dtype=object),
         sharding=np.array([c.sharding for c in cases], dtype=object),
-        fabric=[None] * len(cases),
+        fabric=[c.fabric_gbps_per_gpu for c in cases],
         grad_accum=np.array([c.grad_accum for c in cases], dtype=float),
         optimizer_bytes=np.array([c.optimizer_bytes for c in cases], dtype=float),
     )
