@@ -121,7 +121,9 @@ def _loop_memory(
             gpu_memory = usable_memory_gb(offers["gpu"].iat[o_index])
             for count in GPU_COUNTS:
                 for strategy in SWEEP_STRATEGIES:
-                    estimate = estimate_memory(workload.setup(gpus=count, sharding=strategy))
+                    estimate = estimate_memory(
+                        workload.setup(gpus=count, sharding=strategy), card_gb=gpu_memory
+                    )
                     rows.append(
                         (w_index, o_index, count, strategy, estimate.per_gpu_gb, estimate.fits(gpu_memory))
                     )
@@ -195,8 +197,9 @@ def _loop_costs(
     for row in ranking.itertuples(index=False):
         workload = by_name[row.workload]
         gpus, sharding = int(row.gpu_count), str(row.sharding)
-        per_gpu_gb = estimate_memory(workload.setup(gpus=gpus, sharding=sharding)).per_gpu_gb
         memory = _plausible_memory(str(row.gpu), stated.get((str(row.provider), str(row.sku), str(row.gpu))))
+        card = usable_memory_gb(str(row.gpu), memory)  # per_gpu_gb tops out at the card (memory.py)
+        per_gpu_gb = estimate_memory(workload.setup(gpus=gpus, sharding=sharding), card_gb=card).per_gpu_gb
         key = (workload.name, str(row.gpu), memory)
         if key not in baselines:
             high = max(
