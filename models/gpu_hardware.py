@@ -73,6 +73,14 @@ DEFAULT_FABRIC_GBPS: dict[GpuFamily, float] = {
 }
 FALLBACK_FABRIC_GBPS = 100.0
 FABRIC_EFFICIENCY = 0.9
+# A stated network between nodes (e.g. "400 Gbps per node", "8 x 400G") above this is no NIC set.
+MAX_NODE_NETWORK_GBPS = 102_400.0
+
+
+def fabric_per_gpu(node_gbps: float) -> float:
+    """A node's aggregate network (Gb/s, all its NICs) as the model's per-GPU fabric figure."""
+    return node_gbps / GPUS_PER_NODE
+
 
 # FP32 on the CUDA cores (no tensor cores) as a share of the dense BF16 tensor peak, per family,
 # from the datasheets' FP32 and dense BF16 figures. It is the rate of fp32 matmuls as PyTorch runs

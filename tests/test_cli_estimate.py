@@ -232,6 +232,46 @@ def test_estimate_batch(cli, home, tmp_path: Path) -> None:
     assert "hour" in err and "hours" in err
 
 
+def test_estimate_node_network_sets_the_fabric_between_nodes(cli, home, tmp_path: Path) -> None:
+    # Llama-2-70B full fine-tuning, ZeRO-3 over 4 A100 nodes: a slower network between the nodes
+    # means a larger communication share and fewer tokens/s; inside one node it changes nothing.
+    # (DeepSpeed's ZeRO++ blog measured the same 138B job at 100/200/400/800 Gbps per node:
+    # tests/test_throughput_multinode.py scores the model on those runs.)
+    job = ["--model", "meta-llama/Llama-2-70b-hf", "--method", "full", "--sharding", "zero3"]
+    job += ["--grad-checkpointing", "--seq-len", "8192", "--gpu", "a100-80gb-sxm", "--tokens", "1B"]
+    job += ["--usd-per-gpu-hour", "2", "--json"]
+
+    def run(*extra: str) -> dict:
+        result = cli("estimate", *job, *extra)
+        assert result.code == 0, result.err
+        return json.loads(result.out)
+
+    default, slow, fast = (
+        run("--gpus", "32"),
+        run("--gpus", "32", "--node-network-gbps", "100"),
+        run("--gpus", "32", "--node-network-gbps", "3200"),
+    )
+    assert default["node_network_gbps"] is None and slow["node_network_gbps"] == 100.0
+    assert slow["tokens_per_sec_per_gpu"] < default["tokens_per_sec_per_gpu"] < fast["tokens_per_sec_per_gpu"]
+    assert slow["communication_share"] > default["communication_share"] > fast["communication_share"]
+    assert slow["hours"] > default["hours"] and slow["cost_usd"] > default["cost_usd"]
+    one_node = run("--gpus", "8")
+    assert (
+        run("--gpus", "8", "--node-network-gbps", "100")["tokens_per_sec_per_gpu"]
+        == one_node["tokens_per_sec_per_gpu"]
+    )
+    # a batch column, and a value that is no network
+    path = tmp_path / "runs.csv"
+    path.write_text(
+        "model,method,sharding,grad_checkpointing,seq_len,gpu,gpus,tokens,node_network_gbps\n"
+        "meta-llama/Llama-2-70b-hf,full,zero3,true,8192,a100-80gb-sxm,32,1B,100\n"
+    )
+    row = json.loads(cli("estimate", "--batch", str(path)).out)
+    assert row["tokens_per_sec_per_gpu"] == slow["tokens_per_sec_per_gpu"]
+    bad = cli("estimate", *job, "--gpus", "32", "--node-network-gbps", "0")
+    assert bad.code == 2 and "--node-network-gbps 0 is no network between nodes" in one_line_error(bad)
+
+
 # ----------------------------------------------------------------------------- workloads
 def test_workloads_lists_the_catalog(cli, home) -> None:
     res = cli("workloads", "--json")

@@ -39,6 +39,7 @@ from gpuprice.models.calibration.throughput_rows import (
     row_number,
     source_family,
 )
+from gpuprice.models.choices import GPUS_PER_NODE
 from gpuprice.models.throughput import evaluate, gpu_profile, predict_throughput
 from gpuprice.models.throughput_parameters import CALIBRATED_PARAMETERS
 
@@ -201,3 +202,37 @@ def test_estimate_batch_with_contract_columns_scores_them_at_the_default_fabric(
     )
     assert len(answers) == 23
     assert 0.6 < float(np.median(np.abs(errors))) < 0.75
+
+
+def test_estimate_batch_with_the_stated_network_scores_them_as_the_tooling_does(
+    cli, home, tmp_path: Path
+) -> None:
+    """With the ``node_network_gbps`` column (beside the contract's), the same CSV states each
+    run's fabric and `estimate --batch` gives the tooling's figure (11.5 % median)."""
+    rows = _rows()
+    batch = tmp_path / "zero3.csv"
+    with batch.open("w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(
+            ["params_b", "method", "precision", "seq_len", "micro_batch", "grad_checkpointing"]
+            + ["gpus", "sharding", "gpu", "attention", "compile", "node_network_gbps"]
+        )
+        for r in rows:
+            gpu = "v100" if gpu_profile("v100").slug in str(r["gpu"]).lower() else "a100-40gb"
+            fabric = benchmark_fabric(str(r["sharding"]))
+            assert fabric is not None
+            writer.writerow(
+                [r["params_b"], "full", "bf16-mixed", r["seq_len"], r["micro_batch"], "true", r["gpu_count"]]
+                + ["zero3", gpu, r["attention"] or "flash", "false", fabric * GPUS_PER_NODE]
+            )
+    result = cli("estimate", "--batch", str(batch), "--tokens", "1000000000", "--usd-per-gpu-hour", "1")
+    assert result.code == 0, result.err
+    answers = [json.loads(line) for line in result.out.splitlines() if line.strip()]
+    errors = np.array(
+        [
+            a["tokens_per_sec_per_gpu"] / float(str(r["tokens_per_sec_per_gpu"])) - 1
+            for r, a in zip(rows, answers, strict=True)
+        ]
+    )
+    assert len(answers) == 23
+    assert float(np.median(np.abs(errors))) < 0.13 and float(np.mean(np.abs(errors) <= 0.25)) >= 0.85

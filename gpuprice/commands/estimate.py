@@ -72,17 +72,32 @@ MAX_TOKENS = 1e16
 MAX_HOURS = 1e6
 MAX_USD_PER_GPU_HOUR = 1000.0
 
-RUN_COLUMNS = ("gpu", "tokens", "hours", "usd_per_gpu_hour")
+NodeNetworkOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--node-network-gbps",
+        help="Network between nodes, Gb/s per node over all its NICs (400 for one 400G link, 3200 for "
+        "8 x 400G); used when --gpus spans nodes [the GPU family's usual cluster fabric].",
+        metavar=metavars.FLOAT,
+    ),
+]
+RUN_COLUMNS = ("gpu", "tokens", "hours", "usd_per_gpu_hour", "node_network_gbps")
 
 
 class RunRequest:
     """What to estimate besides the training setup: GPU, length and price (validated)."""
 
     def __init__(
-        self, gpu: str | None, tokens: float | None, hours: float | None, price: float | None
+        self,
+        gpu: str | None,
+        tokens: float | None,
+        hours: float | None,
+        price: float | None,
+        node_network_gbps: float | None = None,
     ) -> None:
         """Numbers already parsed (see :func:`parse_number`); checked for sense here."""
         from gpuprice.models.catalog import resolve_gpu
+        from gpuprice.models.gpu_hardware import MAX_NODE_NETWORK_GBPS
 
         if gpu is None or not gpu.strip():
             raise BadInput("--gpu is required (a GPU slug, e.g. h100-sxm)")
@@ -102,7 +117,13 @@ class RunRequest:
             raise BadInput(
                 f"--usd-per-gpu-hour {price:g} is no GPU-hour price; below {MAX_USD_PER_GPU_HOUR:g}"
             )
+        if node_network_gbps is not None and not 0 < node_network_gbps <= MAX_NODE_NETWORK_GBPS:
+            raise BadInput(
+                f"--node-network-gbps {node_network_gbps:g} is no network between nodes; "
+                f"give Gb/s per node, above 0 and at most {MAX_NODE_NETWORK_GBPS:g}"
+            )
         self.tokens, self.hours, self.price = tokens, hours, price
+        self.node_network_gbps = node_network_gbps
 
 
 # (gpu slug, GPU count) -> the offer priced, or None (warehouse.queries.cheapest_list_offer).
@@ -116,7 +137,7 @@ def estimate_result(
     memory check. Without a price the cost uses ``market`` (the cheapest list offer, named in
     ``offer``). A setup that does not fit has ``fits`` false and its cost marked by ``cost_note``
     ("does not fit: ..."), so the guide's table can still be reproduced from given prices."""
-    speed = _predicted_speed(setup, request.gpu)
+    speed = _predicted_speed(setup, request.gpu, request.node_network_gbps)
     cluster_rate = speed.tokens_per_sec_per_gpu * setup.gpus
     if request.hours is not None:
         hours, tokens = request.hours, cluster_rate * request.hours * 3600.0
@@ -158,6 +179,8 @@ def estimate_result(
         "hfu": round(speed.hfu, 4),
         "flops_per_token": speed.flops_per_token,
         "communication_share": round(speed.communication_share, 4),
+        # the network between nodes the estimate assumed (null: the GPU family's usual fabric)
+        "node_network_gbps": request.node_network_gbps,
         "grad_accum": setup.grad_accum,
         # where a step's time goes (shares of the time per token; models/throughput.py's terms)
         "time_breakdown": time_breakdown(speed),
@@ -191,8 +214,11 @@ def run_band(
     return {"hours_band": low_high(short, long, 4), "cost_band": cost_band, "tokens_band": None}
 
 
-def _predicted_speed(setup: TrainingSetup, gpu: str) -> Throughput:
-    """The throughput model's prediction for the setup on ``gpu`` (its framework's AdamW step)."""
+def _predicted_speed(setup: TrainingSetup, gpu: str, node_network_gbps: float | None = None) -> Throughput:
+    """The throughput model's prediction for the setup on ``gpu`` (its framework's AdamW step),
+    over the stated network between nodes (None: the GPU family's usual fabric)."""
+    from gpuprice.models.gpu_hardware import fabric_per_gpu
+
     return predict_throughput(
         setup.arch,
         setup.method,
@@ -211,6 +237,7 @@ def _predicted_speed(setup: TrainingSetup, gpu: str) -> Throughput:
         adamw_step=framework_defaults(setup.framework).adamw_step,
         attention=setup.attention,
         lora_targets=setup.lora_targets,
+        fabric_gbps_per_gpu=None if node_network_gbps is None else fabric_per_gpu(node_network_gbps),
     )
 
 
@@ -323,6 +350,7 @@ def estimate(
     usd_per_gpu_hour: PriceOpt = None,
     tier: TierOpt = "on_demand",
     date: DateOpt = None,
+    node_network_gbps: NodeNetworkOpt = None,
     json_out: JsonOpt = False,
     batch: BatchOpt = None,
 ) -> None:
@@ -336,6 +364,7 @@ def estimate(
         parse_number("--tokens", tokens, suffixes=True),
         parse_number("--hours", hours),
         parse_number("--usd-per-gpu-hour", usd_per_gpu_hour),
+        parse_number("--node-network-gbps", node_network_gbps),
     )
     tiers = tuple(parse_choices("--tier", tier, TIERS) or ("on_demand",))
     day = parse_date(date, "--date") if date is not None else None
@@ -379,6 +408,7 @@ def _row_result(
     tokens: float | None,
     hours: float | None,
     price: float | None,
+    network: float | None,
     market: MarketLookup | None,
     row: BatchRow,
     setup: TrainingSetup,
@@ -390,7 +420,12 @@ def _row_result(
     if row_tokens is None and row_hours is None:
         row_tokens, row_hours = tokens, hours
     row_price = parse_number("usd_per_gpu_hour", row.values.get("usd_per_gpu_hour"))
+    row_network = parse_number("node_network_gbps", row.values.get("node_network_gbps"))
     request = RunRequest(
-        row.values.get("gpu", gpu), row_tokens, row_hours, row_price if row_price is not None else price
+        row.values.get("gpu", gpu),
+        row_tokens,
+        row_hours,
+        row_price if row_price is not None else price,
+        row_network if row_network is not None else network,
     )
     return estimate_result(setup, request, market)

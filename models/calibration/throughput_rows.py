@@ -19,8 +19,8 @@ from gpuprice.models.choices import ATTENTIONS
 from gpuprice.models.gpu_hardware import (
     BENCHMARK_ONLY_GPUS,
     BENCHMARK_ONLY_PATTERNS,
-    GPUS_PER_NODE,
     GpuProfile,
+    fabric_per_gpu,
     gpu_profile,
 )
 from gpuprice.models.throughput import Cases, ModelShape, cases_from_columns, evaluate
@@ -204,7 +204,7 @@ def benchmark_fabric(sharding: str) -> float | None:
     """The inter-node fabric a row's ``sharding`` text states ("... 400 Gbps per node ..."), as the
     model's per-GPU figure (node aggregate / GPUS_PER_NODE); None when it states none."""
     match = _FABRIC_PER_NODE.search(sharding)
-    return float(match.group(1)) / GPUS_PER_NODE if match else None
+    return fabric_per_gpu(float(match.group(1))) if match else None
 
 
 def _attention_heads(model: str, shape: ModelShape) -> float:
