@@ -31,6 +31,7 @@ HOLDOUTS = {
     "ms-swift": DATA / "measured_memory_holdout.csv",
     "universal-llm-trainer": DATA / "measured_memory_holdout2.csv",
     "Liger-Kernel HF example": DATA / "measured_memory_holdout3.csv",
+    "fms-acceleration benchmarks": DATA / "measured_memory_holdout4.csv",
 }
 
 

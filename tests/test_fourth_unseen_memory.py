@@ -1,0 +1,170 @@
+"""Fourth unseen memory source (issue 33): foundation-model-stack/fms-acceleration's A100 80GB
+reference benchmark, scored first with the shipped model, both through the calibration tooling and
+the way an acceptance check does (``fit --batch`` on a CSV with only the contract's columns).
+
+``tests/data/measured_memory_holdout4.csv``: the plain-HF rows (framework_config ``none``: full
+fine-tuning and LoRA; ``baseline-peft-bnb``: QLoRA) of ``scripts/benchmarks/refs/a100_80gb.csv``
+@24bdadb2 (fms-hf-tuning 2.5.0 / trl 0.13 / transformers 4.48.1: packed 4,096-token samples,
+FlashAttention-2, gradient checkpointing, 1 GPU or FSDP over 2; ``torch.cuda.max_memory_allocated``
+of the first process). 23 runs completed, 17 ran out of memory. Left out: the rows with the
+project's own kernels and plugins (``foak-*``, ``accelerated-peft-*``, GPTQ bases): no CLI input
+says what they change.
+
+First scores (models/memory_calibration.md, "Fourth unseen source"), with the model as shipped
+when the rows were written (main @4798334): 5.2 % median |error|, 91 % within 20 %, -0.4 % signed,
+the same through ``fit --batch``; no completed run judged ``does_not_fit`` at margin 0; 15 of the 17
+out-of-memory runs predicted not to fit (the two Llama-2-70B QLoRA runs at micro-batch 4 predicted
+to fit); with the three earlier holdouts 80 runs, 9.0 % / 82 % (-4.5 %). With main @fa65695 (hf
+QLoRA counts fp32 activations; not fitted to these rows either): 10.0 % / 74 % (+3.7 %) both ways,
+no completed run ``does_not_fit``, all 17 out-of-memory runs ``does_not_fit``; 80 runs 9.6 % / 79 %
+(-2.7 %). The guards sit just above the current figures, so a change that makes the model worse
+on this source fails here.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+
+from conftest import TEST_DATA
+from gpuprice.models.calibration.memory_fit import prepared, select_rows, stats
+from gpuprice.models.calibration.memory_report import HOLDOUTS
+from gpuprice.models.memory import estimate_memory
+
+HOLDOUT4_CSV = TEST_DATA / "measured_memory_holdout4.csv"
+COMMIT = re.compile(r"@[0-9a-f]{40}\b")
+# The CLI's catalog ids of the source's models; SantaCoder is not in the catalog (params_b).
+CATALOG_MODELS = {
+    "mistralai/Mistral-7B-v0.1",
+    "mistralai/Mixtral-8x7B-Instruct-v0.1",
+    "NousResearch/Llama-2-70b-hf",
+}
+# Out-of-memory runs the model predicted to fit at the first score (@4798334): Llama-2-70B QLoRA,
+# micro-batch 4, on one GPU (fp32 residual stream after PEFT's prepare_model_for_kbit_training, not
+# counted then) and on two (FSDP; not explained). Empty since @fa65695; it may never grow beyond them.
+OOM_PREDICTED_TO_FIT = {
+    ("NousResearch/Llama-2-70b-hf", "qlora", "1", "4"),
+    ("NousResearch/Llama-2-70b-hf", "qlora", "2", "4"),
+}
+
+
+def _key(row: dict[str, str]) -> tuple[str, str, str, str]:
+    return (row["model"], row["method"], row["num_gpus"], row["micro_batch"])
+
+
+def test_rows_cite_a_commit_and_parse_without_exclusions() -> None:
+    unseen = select_rows(HOLDOUT4_CSV)
+    assert len(unseen.measured) == 23 and len(unseen.oom) == 17
+    assert not unseen.excluded and not unseen.boundary
+    rows = [m.row for m in unseen.measured] + [row for _, row, _, _ in unseen.oom]
+    for row in rows:
+        assert COMMIT.search(row["source_url_or_repo_path"]), row["source_url_or_repo_path"]
+    # what the benchmark did, read from its code: packed 4,096-token samples (2,048 for
+    # SantaCoder), FlashAttention-2, checkpointing, one micro-batch per step, FSDP over 2 GPUs,
+    # pure bf16 without autocast for full/LoRA, autocast over a double-quantized nf4 base for QLoRA
+    for m in unseen.measured:
+        setup = m.setup
+        assert setup.framework == "hf" and setup.attention == "flash" and setup.memory_metric == "allocated"
+        assert setup.activation_checkpointing == "full" and setup.grad_accum == 1
+        assert setup.variable_lengths is False and setup.seq_len in (2048, 4096)
+        assert setup.sharding == ("fsdp" if setup.gpus == 2 else "none")
+        if setup.method == "qlora":
+            assert setup.precision == "bf16-mixed" and setup.qlora_double_quant
+        else:
+            assert setup.precision == "bf16-true"
+        if setup.method != "full":
+            assert (setup.lora_rank, setup.lora_targets) == (16, "qv")
+    assert (
+        "fms-acceleration benchmarks" in HOLDOUTS and HOLDOUTS["fms-acceleration benchmarks"] == HOLDOUT4_CSV
+    )
+
+
+def test_fourth_unseen_source_does_not_regress() -> None:
+    # First score (@4798334): 5.2 % median |error|, 91 % within 20 %, -0.4 % signed; misses beyond
+    # 20 %: SantaCoder on 2 GPUs (+25 %: the 1.6 GB NCCL/bucket constant is outside torch's
+    # allocator) and Mistral-7B QLoRA on 1 GPU at micro-batch 8 (-24 %: fp32 residual stream after
+    # prepare_model_for_kbit_training). @fa65695: 10.0 % / 74 % (+3.7 %): the fp32-activation rule
+    # also reaches the FSDP QLoRA runs (+23 to +49 %), where trl skips prepare_model_for_kbit_training.
+    unseen = select_rows(HOLDOUT4_CSV)
+    predicted = prepared(unseen.measured).per_gpu_gb()
+    measured = np.array([m.gb for m in unseen.measured])
+    median, within = stats(predicted, measured)
+    assert median <= 10.5 and within >= 70.0, (median, within)
+    assert abs(float(np.median(predicted / measured - 1))) <= 0.05
+    # every run completed on an A100 80GB: none may be judged does_not_fit at margin 0
+    for m in unseen.measured:
+        estimate = estimate_memory(m.setup.model_copy(update={"margin": 0.0}), card_gb=m.card_gb)
+        assert m.card_gb is not None and estimate.verdict(m.card_gb).verdict != "does_not_fit", m.row["model"]
+    # out-of-memory runs: all but the two named ones predicted not to fit on the 80 GiB card
+    fitting = set()
+    for _, row, setup, capacity in unseen.oom:
+        estimate = estimate_memory(setup.model_copy(update={"margin": 0.0}), card_gb=capacity)
+        if estimate.verdict(capacity).verdict != "does_not_fit":
+            fitting.add(_key(row))
+    assert fitting <= OOM_PREDICTED_TO_FIT, fitting
+
+
+def test_every_unseen_source_together_with_the_fourth() -> None:
+    # The three earlier holdouts (57 runs, tests/test_memory_accuracy.py) with this one: 80 runs,
+    # 9.0 % / 82 % (-4.5 %) at the first score, 9.6 % / 79 % (-2.7 %) @fa65695. The issue's target
+    # is <= 12 % / >= 65 %.
+    rows = [m for path in HOLDOUTS.values() for m in select_rows(path).measured]
+    assert len(rows) == 80
+    predicted = prepared(rows).per_gpu_gb()
+    median, within = stats(predicted, np.array([m.gb for m in rows]))
+    assert median <= 12.0 and within >= 65.0, (median, within)
+    assert median <= 10.0 and within >= 77.5, (median, within)
+
+
+def _contract_memory_csv(path: Path) -> list[dict[str, str]]:
+    """The holdout's runs as an acceptance check writes them: only `fit` options as columns."""
+    with HOLDOUT4_CSV.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    with path.open("w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(
+            ["model", "params_b", "method", "optimizer", "precision", "seq_len", "micro_batch"]
+            + ["grad_checkpointing", "framework", "compile", "memory_metric", "attention", "margin"]
+            + ["lora_rank", "lora_targets", "gpus", "sharding", "gpu"]
+        )
+        for row in rows:
+            known = row["model"] in CATALOG_MODELS
+            oom = row["peak_gb_per_gpu"] == "OOM"
+            writer.writerow(
+                [row["model"] if known else "", "" if known else row["params_b"], row["method"], "adamw"]
+                + ["bf16-mixed" if row["method"] == "qlora" else "bf16-true", row["seq_len"]]
+                + [row["micro_batch"], "true", "hf", "false", "device" if oom else "allocated", "flash", "0"]
+                + ["16", "qv", row["num_gpus"], "none" if row["num_gpus"] == "1" else "fsdp", "a100-80gb-sxm"]
+            )
+    return rows
+
+
+def test_fourth_source_through_fit_batch_does_not_regress(cli, home, tmp_path: Path) -> None:
+    # Through the contract's columns the tooling's figure (the allocated figure has no
+    # variable-length term, so the missing `packed` column costs nothing here): first score 5.2 % /
+    # 91 % (-0.4 %), 10.0 % / 74 % (+3.7 %) @fa65695. Verdicts at margin 0 on the A100 80GB: no
+    # completed run does_not_fit; out-of-memory runs: 15 of 17 does_not_fit at first (the
+    # Llama-2-70B QLoRA micro-batch-4 runs 84.2 GB device on one GPU, 67.3 GB on two: "fits"),
+    # all 17 @fa65695.
+    batch = tmp_path / "memory.csv"
+    rows = _contract_memory_csv(batch)
+    result = cli("fit", "--batch", str(batch))
+    assert result.code == 0, result.err
+    answers = [json.loads(line) for line in result.out.splitlines() if line.strip()]
+    assert len(answers) == len(rows) == 40
+    done = [(r, a) for r, a in zip(rows, answers, strict=True) if r["peak_gb_per_gpu"] != "OOM"]
+    predicted = np.array([a["per_gpu_gb"] for _, a in done])
+    measured = np.array([float(r["reported_value"]) for r, _ in done])
+    median, within = stats(predicted, measured)
+    assert len(done) == 23 and median <= 10.5 and within >= 70.0, (median, within)
+    assert not any(a["verdict"] == "does_not_fit" for _, a in done)
+    fitting = {
+        _key(r)
+        for r, a in zip(rows, answers, strict=True)
+        if r["peak_gb_per_gpu"] == "OOM" and a["verdict"] != "does_not_fit"
+    }
+    assert fitting <= OOM_PREDICTED_TO_FIT, fitting
