@@ -172,6 +172,9 @@ def _kernel(
     )
     recomputed = np.where(f["ac"] >= 1, f["act_layer"], 0.0)  # one layer rebuilt during backward
     stored = c.activation_factor * f["layers"] * kept_per_layer
+    # hf QLoRA's fp32 residual stream (memory_features): not under ZeRO-3/FSDP, where trl skips
+    # prepare_model_for_kbit_training for sharded QLoRA (nothing is cast to fp32)
+    stored = stored + np.where(zero3, 0.0, c.activation_factor * f["fp32_stream"])
     # Attention scores (eager / explicit-score models): every stored layer keeps them without
     # recomputation; with recomputation only the layer being rebuilt; plus one layer's backward.
     stored = stored + np.where(f["ac"] >= 1, 0.0, f["layers"] * f["scores"])
@@ -193,7 +196,11 @@ def _kernel(
     # The optimizer step runs after backward has freed the activations and the logits: weights,
     # every gradient, the states and the step's temporaries (sharded like the states). When that
     # is the larger moment, the breakdown shows the excess under overhead.
-    step_temp = np.where(offload, 0.0, np.where(code >= 1, f["step_temp_sharded"] / n, f["step_temp"]))
+    step_temp = np.where(
+        offload,
+        0.0,
+        np.where(code >= 1, np.where(fsdp, f["step_temp"], f["step_temp_sharded"]) / n, f["step_temp"]),
+    )
     step_grads = np.where(
         offload, 0.0, np.where(zero3, f["grads_sharded"] / n, np.where(code >= 1, f["grads"] / n, f["grads"]))
     )

@@ -150,6 +150,7 @@ FEATURE_NAMES = (
     "paged",  # optimizer-state bytes a paged optimizer keeps in unified memory (evictable to CPU RAM)
     "paged_unit",  # the states of the largest tensor, prefetched to the GPU while its step runs
     "logits_held",  # bytes of returned logits the training loop keeps referenced through backward
+    "fp32_stream",  # extra bytes of fp32 layer inputs (hf QLoRA's fp32 residual stream), unsharded runs
 )
 _METRIC_CODE = {"device": 0, "reserved": 1, "allocated": 2}
 _AC_CODE = {"none": 0, "selective": 1, "full": 2}
@@ -316,12 +317,14 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
     per_layer, selective = _activation_elements(setup)
     dequant = _dequant_buffer(setup, arch)
     act_bytes = ACT_BYTES[setup.precision]
-    if qlora_fp32_activations(setup):
-        # PEFT's prepare_model_for_kbit_training casts every fp16/bf16 parameter but Params4bit to
-        # fp32 (peft utils/other.py), so the embedding output and the residual stream are fp32, and
-        # bitsandbytes' Linear4bit returns ``out.to(inp_dtype)``: the block's saved tensors and its
-        # checkpointed input are fp32 whatever autocast does to the matmuls.
-        act_bytes = ACT_BYTES["fp32"]
+    # PEFT's prepare_model_for_kbit_training casts every fp16/bf16 parameter but Params4bit to fp32
+    # (peft utils/other.py; trl then puts the embedding and head back to bf16, the norms stay fp32):
+    # a norm's output is fp32, bitsandbytes' Linear4bit returns ``out.to(inp_dtype)``, so the first
+    # MLP's output and every residual add after it are fp32. Each layer but the first keeps an fp32
+    # input, 2 B more per element; attention runs on bf16 copies.
+    fp32_stream = 0.0
+    if qlora_fp32_activations(setup) and setup.precision != "fp32":
+        fp32_stream = (arch.num_layers - 1) * tokens * arch.hidden_size * 2.0
     ac = setup.activation_checkpointing
     offloaded = setup.cpu_offload_activations or (ac == "full" and defaults.offloads_checkpoints)
     layers = float(arch.num_layers)
@@ -357,11 +360,14 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
         "accumulates": float(setup.grad_accum > 1),
         "variable": float(setup.variable_lengths),
         "step_temp": step_temp,
-        # hf shards with DeepSpeed ZeRO, whose "AdamW" is deepspeed.ops.adam.FusedAdam (in place)
+        # hf shards with DeepSpeed ZeRO, whose "AdamW" is deepspeed.ops.adam.FusedAdam (in place);
+        # under FSDP (accelerate) HF Trainer steps torch.optim.AdamW (foreach) on the shards: the
+        # kernel uses step_temp / N there
         "step_temp_sharded": 0.0 if setup.framework == "hf" else step_temp,
         "scores": scores,
         "scores_bwd": scores_bwd,
         "paged": paged,
         "paged_unit": paged_unit,
         "logits_held": tokens * arch.vocab_size * held_bytes,
+        "fp32_stream": fp32_stream,
     }

@@ -367,8 +367,9 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
         )
     if qlora_fp32_activations(setup):
         lines.append(
-            "QLoRA with fp32 non-quantized layers (PEFT prepare_model_for_kbit_training): the residual "
-            "stream and bitsandbytes' 4-bit linear outputs are fp32, so activations count 4 B"
+            "QLoRA with fp32 norms (PEFT prepare_model_for_kbit_training): bitsandbytes' 4-bit linears "
+            "return fp32 for them, so every layer input after the first is fp32 (not under ZeRO-3/FSDP, "
+            "where trl skips the cast)"
         )
     if setup.logits_kept and setup.loss in ("full", "full-16bit"):
         lines.append(
@@ -387,10 +388,11 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
 
 
 def qlora_fp32_activations(setup: TrainingSetup) -> bool:
-    """Does a QLoRA run keep fp32 activations? Where the framework upcasts the non-quantized
+    """Does a QLoRA run keep an fp32 residual stream? Where the framework upcasts the non-quantized
     layers (PEFT's ``prepare_model_for_kbit_training``) under mixed precision, or the whole run is
-    fp32, the embedding output and the residual stream are fp32, and bitsandbytes' Linear4bit casts
-    its output back to its input's dtype (``FrameworkDefaults.qlora_fp32_activations``)."""
+    fp32: the norms' outputs are fp32 and bitsandbytes' Linear4bit casts its output back to its
+    input's dtype (``FrameworkDefaults.qlora_fp32_activations``). Not under ZeRO-3/FSDP, where trl
+    skips the cast for sharded QLoRA (the memory kernel drops the term there)."""
     defaults = DEFAULTS[setup.framework]
     if setup.method != "qlora" or not defaults.qlora_fp32_activations:
         return False

@@ -89,12 +89,15 @@ def test_fourth_unseen_source_does_not_regress() -> None:
     # allocator) and Mistral-7B QLoRA on 1 GPU at micro-batch 8 (-24 %: fp32 residual stream after
     # prepare_model_for_kbit_training). @fa65695: 10.0 % / 74 % (+3.7 %): the fp32-activation rule
     # also reaches the FSDP QLoRA runs (+23 to +49 %), where trl skips prepare_model_for_kbit_training.
+    # With the rule as the code runs (every layer input but the first fp32, none under FSDP) and
+    # FSDP's foreach AdamW temporary: 4.0 % / 96 % (+1 %); the Llama-2-70B QLoRA 2 x 4 OOM is again
+    # predicted to fit (61.0 GB device), as at the first score.
     unseen = select_rows(HOLDOUT4_CSV)
     predicted = prepared(unseen.measured).per_gpu_gb()
     measured = np.array([m.gb for m in unseen.measured])
     median, within = stats(predicted, measured)
-    assert median <= 10.5 and within >= 70.0, (median, within)
-    assert abs(float(np.median(predicted / measured - 1))) <= 0.05
+    assert median <= 4.5 and within >= 95.0, (median, within)
+    assert abs(float(np.median(predicted / measured - 1))) <= 0.03
     # every run completed on an A100 80GB: none may be judged does_not_fit at margin 0
     for m in unseen.measured:
         estimate = estimate_memory(m.setup.model_copy(update={"margin": 0.0}), card_gb=m.card_gb)
@@ -110,14 +113,14 @@ def test_fourth_unseen_source_does_not_regress() -> None:
 
 def test_every_unseen_source_together_with_the_fourth() -> None:
     # The three earlier holdouts (57 runs, tests/test_memory_accuracy.py) with this one: 80 runs,
-    # 9.0 % / 82 % (-4.5 %) at the first score, 9.6 % / 79 % (-2.7 %) @fa65695. The target
-    # is <= 12 % / >= 65 %.
+    # 9.0 % / 82 % (-4.5 %) at the first score, 9.6 % / 79 % (-2.7 %) @fa65695, 6.8 % / 85 % (-3 %)
+    # with the fp32-stream rule as the code runs. The target is <= 12 % / >= 65 %.
     rows = [m for path in HOLDOUTS.values() for m in select_rows(path).measured]
     assert len(rows) == 80
     predicted = prepared(rows).per_gpu_gb()
     median, within = stats(predicted, np.array([m.gb for m in rows]))
     assert median <= 12.0 and within >= 65.0, (median, within)
-    assert median <= 10.0 and within >= 77.5, (median, within)
+    assert median <= 7.0 and within >= 84.0, (median, within)
 
 
 def _contract_memory_csv(path: Path) -> list[dict[str, str]]:
@@ -149,7 +152,8 @@ def test_fourth_source_through_fit_batch_does_not_regress(cli, home, tmp_path: P
     # 91 % (-0.4 %), 10.0 % / 74 % (+3.7 %) @fa65695. Verdicts at margin 0 on the A100 80GB: no
     # completed run does_not_fit; out-of-memory runs: 15 of 17 does_not_fit at first (the
     # Llama-2-70B QLoRA micro-batch-4 runs 84.2 GB device on one GPU, 67.3 GB on two: "fits"),
-    # all 17 @fa65695.
+    # all 17 @fa65695; with the fp32-stream rule as the code runs 4.0 % / 96 % and 16 of 17 (the
+    # two-GPU one, 61.0 GB device, fits again: not explained, memory_calibration.md).
     batch = tmp_path / "memory.csv"
     rows = _contract_memory_csv(batch)
     result = cli("fit", "--batch", str(batch))
@@ -160,7 +164,7 @@ def test_fourth_source_through_fit_batch_does_not_regress(cli, home, tmp_path: P
     predicted = np.array([a["per_gpu_gb"] for _, a in done])
     measured = np.array([float(r["reported_value"]) for r, _ in done])
     median, within = stats(predicted, measured)
-    assert len(done) == 23 and median <= 10.5 and within >= 70.0, (median, within)
+    assert len(done) == 23 and median <= 4.5 and within >= 95.0, (median, within)
     assert not any(a["verdict"] == "does_not_fit" for _, a in done)
     fitting = {
         _key(r)
