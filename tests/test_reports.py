@@ -264,7 +264,7 @@ def test_index_shows_freshness_changes_cheapest_and_links(written: dict[str, Pat
     # hours, warnings and price age, before every other section.
     assert text.index("Best offer per workload") < text.index("Price changes this week")
     assert (
-        "llama-3.1-70b-qlora md runpod · 1× h100-sxm · spot $29.80 $25.18–$50.08 $2.98 16.0 h spot 0 d"
+        "llama-3.1-70b-qlora md runpod · 1× h100-sxm · spot $29.80 $26.05–$48.92 $2.98 16.0 h spot 0 d"
         in text
     )
 
@@ -273,7 +273,7 @@ def test_summary_leads_with_total_cost_and_warnings(written: dict[str, Path]) ->
     text = written["summary.md"].read_text()
     assert "| Workload | Best offer | Total cost | Per checkpoint | GPU time | Wall time | Warnings |" in text
     assert (
-        "| llama-3.1-70b-qlora | 1× h100-sxm at runpod, spot | $29.80 ($25.18–$50.08) | $2.98 | $24.50 | 16.0 h | spot |"
+        "| llama-3.1-70b-qlora | 1× h100-sxm at runpod, spot | $29.80 ($26.05–$48.92) | $2.98 | $24.50 | 16.0 h | spot |"
         in text
     )
 
@@ -332,11 +332,11 @@ def test_markdown_report_of_a_multi_gpu_workload(written: dict[str, Path]) -> No
     assert "Fewest GPUs: 2× h200-sxm (zero3)" in text
     # Total cost and cost per checkpoint first, then GPU time, start-up, rework, other, wall time.
     assert (
-        "| 1 | lambda | 8× b200 | on-demand | $4.99 | $504.79 | $381.62–$1,087.22 | $50.48 | $479.04 | $23.95 | $0.00 "
+        "| 1 | lambda | 8× b200 | on-demand | $4.99 | $504.79 | $384.05–$1,044.34 | $50.48 | $479.04 | $23.95 | $0.00 "
         "| $1.80 | 12.6 h |" in text
     )
     assert (
-        "| 3 | coreweave | 8× h200-sxm | on-demand | $6.31 | $1,041.69 | $874.19–$1,718.97 | $104.17 | $1,009.60 "
+        "| 3 | coreweave | 8× h200-sxm | on-demand | $6.31 | $1,041.69 | $880.63–$1,667.07 | $104.17 | $1,009.60 "
         "| $30.29 |" in text
     )
 
@@ -637,5 +637,5 @@ def test_rankings_show_the_throughput_band_as_stored(written: dict[str, Path], c
     answer = next(line for line in text.splitlines() if line.startswith("**Recommended"))
     assert "over the throughput band" in answer
     assert (
-        "Range: the total cost at the ends of the throughput error band: 90% of 37 measured full runs" in text
+        "Range: the total cost at the ends of the throughput error band: 90% of 45 measured full runs" in text
     )
