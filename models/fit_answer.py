@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuprice.models.memory import DEFAULT_CONSTANTS, MemoryEstimate, TrainingSetup, estimate_memory
+from gpuprice.models.memory import MemoryEstimate, TrainingSetup, estimate_memory
 from gpuprice.models.memory_band import band_for
 
 
@@ -22,16 +22,13 @@ def estimate_on(setup: TrainingSetup, gpu: str | None) -> MemoryEstimate:
     return estimate_memory(setup, card_gb=card_gb(gpu))
 
 
-def band_fields(setup: TrainingSetup, estimate: MemoryEstimate, gpu: str | None = None) -> dict[str, Any]:
+def band_fields(setup: TrainingSetup, estimate: MemoryEstimate) -> dict[str, Any]:
     """``band_gb`` {low, high} around ``per_gpu_gb`` and the text saying what it rests on. On a
-    card the high end stops at what the metric can show there: no counter reads more than the
-    card (reserved and allocated do not see the CUDA context)."""
+    card the high end stops at what the metric can read there (``MemoryEstimate.ceiling_gb``)."""
     band = band_for(setup)
     low, high = band.apply(estimate.per_gpu_gb)
-    card = card_gb(gpu)
-    if card is not None:
-        unseen = 0.0 if setup.memory_metric == "device" else DEFAULT_CONSTANTS.cuda_context_gb
-        high = min(high, max(card - unseen, estimate.per_gpu_gb))
+    if estimate.ceiling_gb is not None:
+        high = min(high, max(estimate.ceiling_gb, estimate.per_gpu_gb))
     return {
         "band_gb": {"low": round(low, 3), "high": round(high, 3)},
         "band": band.contract_dict(),

@@ -237,8 +237,11 @@ def _kernel(
     # So reserved (which cannot see the CUDA context) and nvidia-smi top out at the card; what
     # stays (allocated + fragmentation + context) is the device figure, which the verdict judges.
     # The allocated counter holds neither, so it is not bounded.
-    unseen = np.where(f["metric"] == 1, c.cuda_context_gb * GB, 0.0)
-    over = np.maximum(per_gpu + unseen - np.asarray(card_gb, dtype=np.float64) * GB, 0.0)
+    # The most the metric can read on the card: PyTorch's counters do not see the CUDA context.
+    ceiling = np.asarray(card_gb, dtype=np.float64) * GB - np.where(
+        f["metric"] >= 1, c.cuda_context_gb * GB, 0.0
+    )
+    over = np.maximum(per_gpu - ceiling, 0.0)
     gives_way = f["metric"] <= 1
     freed_cache = np.where(gives_way, np.minimum(cached, over), 0.0)
     paged_out = np.where(gives_way, np.minimum(paged * (1.0 + c.fragmentation), over - freed_cache), 0.0)
@@ -258,6 +261,7 @@ def _kernel(
         "device": device / GB,
         "paged": (paged - paged_out / (1.0 + c.fragmentation)) / GB,
         "given_way": (freed_cache + paged_out) / GB,
+        "ceiling": ceiling / GB,
     }
 
 
@@ -297,6 +301,7 @@ def estimate_memory(
         allocator_slack_gb=float(out["allocator_slack"]),
         assumptions=notes,
         given_way_gb=given_way,
+        ceiling_gb=float(out["ceiling"]) if card_gb is not None else None,
         total_params=arch.n_params,
         trainable_params=arch.n_params if setup.method == "full" else n_lora,
         lora_params=n_lora,

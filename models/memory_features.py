@@ -323,7 +323,7 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
     # MLP's output and every residual add after it are fp32. Each layer but the first keeps an fp32
     # input, 2 B more per element; attention runs on bf16 copies.
     fp32_stream = 0.0
-    if qlora_fp32_activations(setup) and setup.precision != "fp32":
+    if qlora_fp32_activations(setup):
         fp32_stream = (arch.num_layers - 1) * tokens * arch.hidden_size * 2.0
     ac = setup.activation_checkpointing
     offloaded = setup.cpu_offload_activations or (ac == "full" and defaults.offloads_checkpoints)

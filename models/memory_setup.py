@@ -248,6 +248,11 @@ class MemoryEstimate(BaseModel):
         description="on the named card: cached loss regions and paged states it takes back before "
         "running out, left out of per_gpu_gb (which then tops out at the card)",
     )
+    ceiling_gb: float | None = Field(
+        default=None,
+        description="on the named card: the most memory_metric can read there (the card, less the "
+        "CUDA context for PyTorch's counters); None without a card",
+    )
     margin: float
     breakdown: Breakdown
     cuda_context_gb: float = Field(description="part of overhead: CUDA context (device metric only)")
@@ -388,15 +393,15 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
 
 
 def qlora_fp32_activations(setup: TrainingSetup) -> bool:
-    """Does a QLoRA run keep an fp32 residual stream? Where the framework upcasts the non-quantized
-    layers (PEFT's ``prepare_model_for_kbit_training``) under mixed precision, or the whole run is
-    fp32: the norms' outputs are fp32 and bitsandbytes' Linear4bit casts its output back to its
+    """Does a mixed-precision QLoRA run keep an fp32 residual stream? Where the framework upcasts the
+    non-quantized layers (PEFT's ``prepare_model_for_kbit_training``): the norms' outputs are fp32 and bitsandbytes' Linear4bit casts its output back to its
     input's dtype (``FrameworkDefaults.qlora_fp32_activations``). Not under ZeRO-3/FSDP, where trl
     skips the cast for sharded QLoRA (the memory kernel drops the term there)."""
     defaults = DEFAULTS[setup.framework]
     if setup.method != "qlora" or not defaults.qlora_fp32_activations:
         return False
-    return setup.precision == "fp32" or (setup.precision == "bf16-mixed" and defaults.qlora_fp32_rest)
+    # fp32 runs keep 4 B activations anyway (ACT_BYTES); under bf16-mixed the stream is the extra
+    return setup.precision == "bf16-mixed" and defaults.qlora_fp32_rest
 
 
 def sharded_fp32_master(setup: TrainingSetup, sharding: str | None = None) -> bool:

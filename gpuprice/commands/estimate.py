@@ -189,7 +189,7 @@ def estimate_result(
         "planning_gb": round(memory.planning_gb, 3),
         "memory_metric": setup.memory_metric,
         "margin": setup.margin,
-        **band_fields(setup, memory, request.gpu),
+        **band_fields(setup, memory),
         **{k: v for k, v in check.items() if k != "gpu"},
     }
 

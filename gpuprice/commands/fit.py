@@ -26,7 +26,7 @@ def fit_result(setup: TrainingSetup, gpu: str | None) -> dict[str, Any]:
     result: dict[str, Any] = {
         **setup_echo(setup),
         **estimate.contract_dict(),
-        **band_fields(setup, estimate, gpu),
+        **band_fields(setup, estimate),
     }
     if gpu is not None:
         result.update(gpu_fields(setup, estimate, gpu))
