@@ -103,6 +103,18 @@ def init_repo(path: Path) -> Path:
     return path
 
 
+def import_then_drop_offers(cli, repo_dir: Path):
+    """One day imported from a catalog repo, then a later commit of that day keeps only the first
+    two offers (the H100 ones): the re-import's CLI result (the day is pruned)."""
+    repo = init_repo(repo_dir)
+    morning = dt.datetime(2025, 3, 1, 6)
+    commit(repo, {"catalogs/v7/runpod/vms.csv": runpod_csv()}, morning)
+    assert cli("import-history", "skypilot-catalog", "--repo", str(repo)).code == 0
+    only_h100 = "\n".join(runpod_csv().splitlines()[:3]) + "\n"
+    commit(repo, {"catalogs/v7/runpod/vms.csv": only_h100}, morning + dt.timedelta(hours=8))
+    return cli("import-history", "skypilot-catalog", "--repo", str(repo))
+
+
 @pytest.fixture
 def catalog_repo(tmp_path: Path) -> Path:
     """Four days; two commits on day 2 (the later one wins); a gcp file gpuprice does not track;
@@ -413,13 +425,7 @@ def test_catalog_vs_scrape_flags_a_different_price(home: Path, cli, catalog_repo
 
 
 def test_an_offer_gone_from_a_later_commit_of_the_day_is_removed(home: Path, cli, tmp_path: Path) -> None:
-    repo = init_repo(tmp_path / "cat")
-    morning = dt.datetime(2025, 3, 1, 6)
-    commit(repo, {"catalogs/v7/runpod/vms.csv": runpod_csv()}, morning)
-    assert cli("import-history", "skypilot-catalog", "--repo", str(repo)).code == 0
-    only_h100 = "\n".join(runpod_csv().splitlines()[:3]) + "\n"
-    commit(repo, {"catalogs/v7/runpod/vms.csv": only_h100}, morning + dt.timedelta(hours=8))
-    again = cli("import-history", "skypilot-catalog", "--repo", str(repo))
+    again = import_then_drop_offers(cli, tmp_path / "cat")
     assert again.code == 0 and "1 removed" in again.out
     skus = rows(home, "SELECT DISTINCT sku FROM price_snapshots WHERE source = 'catalog_history'")
     assert skus == [("1x_H100-SXM_SECURE",)]

@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 import pytest
-from test_import_history import catalog_repo, commit, init_repo, runpod_csv  # noqa: F401 (a fixture)
+from test_import_history import catalog_repo, import_then_drop_offers  # noqa: F401 (a fixture)
 from test_publish_incremental import PROVIDERS, START, _assert_same_as_whole, _offers, _publish, _write
 from test_warehouse import use_engine
 
@@ -177,13 +177,7 @@ def test_a_catalog_history_import_keeps_the_fingerprints_exact(home: Path, cli, 
     finally:
         con.close()
     # a later commit of a day drops an offer: the day is pruned
-    repo = init_repo(home.parent / "cat")
-    morning = dt.datetime(2025, 3, 1, 6)
-    commit(repo, {"catalogs/v7/runpod/vms.csv": runpod_csv()}, morning)
-    assert cli("import-history", "skypilot-catalog", "--repo", str(repo)).code == 0
-    only_h100 = "\n".join(runpod_csv().splitlines()[:3]) + "\n"
-    commit(repo, {"catalogs/v7/runpod/vms.csv": only_h100}, morning + dt.timedelta(hours=8))
-    again = cli("import-history", "skypilot-catalog", "--repo", str(repo))
+    again = import_then_drop_offers(cli, home.parent / "cat")
     assert again.code == 0 and "removed" in again.out
     con = duckdb.connect(str(home / "warehouse.duckdb"), read_only=True)
     try:
