@@ -216,3 +216,18 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
 
 def defaults_of(framework: str) -> FrameworkDefaults:
     return DEFAULTS[framework]
+
+
+def qlora_fp32_stream(framework: str, method: str, precision: str, sharding: str = "none") -> bool:
+    """Does QLoRA run on an fp32 residual stream? Where the framework upcasts the non-quantized
+    layers under mixed precision (PEFT's ``prepare_model_for_kbit_training``: the norms stay fp32
+    and bitsandbytes' Linear4bit returns its input's dtype), unless the 4-bit weights are sharded
+    (ZeRO-3/FSDP: trl's ``is_sharded_qlora`` skips the cast). One rule for memory and throughput."""
+    defaults = DEFAULTS[framework]
+    return (
+        method == "qlora"
+        and defaults.qlora_fp32_activations
+        and defaults.qlora_fp32_rest
+        and precision == "bf16-mixed"
+        and sharding not in ("zero3", "fsdp")
+    )

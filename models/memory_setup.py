@@ -27,7 +27,7 @@ from gpuprice.models.choices import (
     Precision,
 )
 from gpuprice.models.fit_verdict import DEFAULT_MARGIN, MARGIN_MAX, MARGIN_MIN, FitVerdict, judge, planning_gb
-from gpuprice.models.frameworks import DEFAULTS
+from gpuprice.models.frameworks import DEFAULTS, qlora_fp32_stream
 
 # A memory strategy is a sharding or CPU offload (what fit sweeps also try).
 Sharding = MemoryStrategy
@@ -393,15 +393,10 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
 
 
 def qlora_fp32_activations(setup: TrainingSetup) -> bool:
-    """Does a mixed-precision QLoRA run keep an fp32 residual stream? Where the framework upcasts the
-    non-quantized layers (PEFT's ``prepare_model_for_kbit_training``): the norms' outputs are fp32 and bitsandbytes' Linear4bit casts its output back to its
-    input's dtype (``FrameworkDefaults.qlora_fp32_activations``). Not under ZeRO-3/FSDP, where trl
-    skips the cast for sharded QLoRA (the memory kernel drops the term there)."""
-    defaults = DEFAULTS[setup.framework]
-    if setup.method != "qlora" or not defaults.qlora_fp32_activations:
-        return False
-    # fp32 runs keep 4 B activations anyway (ACT_BYTES); under bf16-mixed the stream is the extra
-    return setup.precision == "bf16-mixed" and defaults.qlora_fp32_rest
+    """Does a mixed-precision QLoRA run keep an fp32 residual stream (``frameworks.qlora_fp32_stream``)?
+    Asked without the sharding: the memory kernel drops the term under ZeRO-3/FSDP itself, since a
+    sweep tries every strategy on one setup."""
+    return qlora_fp32_stream(setup.framework, setup.method, setup.precision)
 
 
 def sharded_fp32_master(setup: TrainingSetup, sharding: str | None = None) -> bool:

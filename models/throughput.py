@@ -40,6 +40,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpuprice.errors import BadInput
+from gpuprice.models.frameworks import qlora_fp32_stream
 from gpuprice.models.gpu_hardware import (  # re-exported: callers import the hardware facts from here too
     ALL_FAMILIES,
     FAMILY_CODE,
@@ -53,6 +54,7 @@ from gpuprice.models.gpu_hardware import (  # re-exported: callers import the ha
 from gpuprice.models.throughput_adapters import adapter_bytes_per_token, fp32_adapters
 from gpuprice.models.throughput_attention import attention_inputs
 from gpuprice.models.throughput_core import CaseResult, Cases, evaluate
+from gpuprice.models.throughput_fp32_stream import fp32_stream_bytes_per_token
 from gpuprice.models.throughput_frame import (
     FRAME_INPUT_COLUMNS,
     FRAME_OUTPUT_COLUMNS,
@@ -153,6 +155,10 @@ class Throughput(BaseModel):
     adapter_share: float = Field(
         default=0.0, description="share of step time in fp32 LoRA adapters' casts and sums (PEFT, bf16-true)"
     )
+    fp32_stream_share: float = Field(
+        default=0.0,
+        description="share of step time in hf QLoRA's fp32 residual stream: casts around the 4-bit linears, fp32 elementwise ops",
+    )
     grad_accum: int = 1
 
 
@@ -166,6 +172,7 @@ def time_breakdown(speed: Throughput) -> dict[str, float]:
         "dequant": speed.dequant_share,
         "eager_attention": speed.eager_share,
         "adapters": speed.adapter_share,
+        "fp32_stream": speed.fp32_stream_share,
         "optimizer_step": speed.optimizer_share,
         "communication": speed.communication_share,
     }
@@ -213,7 +220,9 @@ def predict_throughput(
     ``attention`` (flash, sdpa, eager; None: the fused causal kernel) with ``framework`` and
     ``micro_batch`` decides whether SDPA gets a padding mask and whether it runs in fp32
     (:mod:`gpuprice.models.throughput_attention`). ``lora_targets`` (all, qv; None: not counted)
-    adds PEFT's fp32-adapter traffic where it applies (:mod:`gpuprice.models.throughput_adapters`).
+    adds PEFT's fp32-adapter traffic where it applies (:mod:`gpuprice.models.throughput_adapters`)
+    and hf QLoRA's fp32 residual stream where ``frameworks.qlora_fp32_stream`` holds
+    (:mod:`gpuprice.models.throughput_fp32_stream`); both need a real architecture.
     """
     check_config(method, sharding, gpus, seq_len, micro_batch)
     if grad_accum < 1:
@@ -256,6 +265,13 @@ def predict_throughput(
         and hasattr(arch, "gated_mlp")
     ):
         cases.adapter_bytes = np.array([adapter_bytes_per_token(arch, lora_targets, grad_checkpointing)])
+    if (
+        lora_targets is not None
+        and qlora_fp32_stream(framework, method, precision, sharding)
+        and hasattr(arch, "gated_mlp")
+    ):
+        stream = fp32_stream_bytes_per_token(arch, lora_targets, grad_checkpointing)
+        cases.stream_bytes = np.array([stream])
     result = evaluate(cases, params)
     return Throughput(
         tokens_per_sec_per_gpu=float(result.tokens_per_sec_per_gpu[0]),
@@ -273,6 +289,7 @@ def predict_throughput(
         overhead_share=float(result.overhead_share[0]),
         eager_share=float(result.eager_share[0]),
         adapter_share=float(result.adapter_share[0]),
+        fp32_stream_share=float(result.stream_share[0]),
         grad_accum=grad_accum,
     )
 

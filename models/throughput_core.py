@@ -71,6 +71,8 @@ class Cases:
     # HBM bytes per token of PEFT's fp32 adapters on a bf16 base without autocast
     # (throughput_adapters), None / 0: none
     adapter_bytes: np.ndarray | None = None
+    # HBM bytes per token of hf QLoRA's fp32 residual stream (throughput_fp32_stream), None / 0: none
+    stream_bytes: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.n_params)
@@ -89,6 +91,7 @@ class CaseResult:
     overhead_share: np.ndarray  # share of step time in the fixed per-layer cost
     eager_share: np.ndarray  # share of step time streaming eager attention scores through HBM
     adapter_share: np.ndarray  # share of step time in fp32 adapters' casts and sums (PEFT, bf16-true)
+    stream_share: np.ndarray  # share of step time in hf QLoRA's fp32 stream's casts and fp32 elementwise ops
 
 
 def evaluate(cases: Cases, params: ThroughputParameters = CALIBRATED_PARAMETERS) -> CaseResult:
@@ -147,6 +150,7 @@ def evaluate(cases: Cases, params: ThroughputParameters = CALIBRATED_PARAMETERS)
     element = cases.mask_bytes if cases.mask_bytes is not None else 2.0
     eager = eager + layers * masked_heads * seq * element * (2.0 + cases.checkpointing) / cases.memory_bw
     adapters = (cases.adapter_bytes if cases.adapter_bytes is not None else 0.0) / cases.memory_bw
+    stream = (cases.stream_bytes if cases.stream_bytes is not None else 0.0) / cases.memory_bw
     passes = 2.0 + cases.checkpointing
     dequant = np.where(
         cases.qlora,
@@ -173,7 +177,7 @@ def evaluate(cases: Cases, params: ThroughputParameters = CALIBRATED_PARAMETERS)
 
     nodes = np.ceil(cases.gpus / GPUS_PER_NODE)
     stretch = 1.0 + params.node_scaling_loss * np.log2(np.maximum(nodes, 1.0))
-    seconds = (compute + overhead + dequant + eager + adapters + optimizer + exposed) * stretch
+    seconds = (compute + overhead + dequant + eager + adapters + stream + optimizer + exposed) * stretch
 
     tokens = 1.0 / seconds
     model_flops = dense + attn
@@ -190,6 +194,7 @@ def evaluate(cases: Cases, params: ThroughputParameters = CALIBRATED_PARAMETERS)
         overhead_share=overhead * stretch / seconds,
         eager_share=eager * stretch / seconds,
         adapter_share=adapters * stretch / seconds,
+        stream_share=stream * stretch / seconds,
     )
 
 

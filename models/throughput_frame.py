@@ -57,6 +57,7 @@ OPTIONAL_COLUMNS = (
     "mask_bytes",
     "fp32_attention",
     "adapter_bytes",
+    "stream_bytes",
 )
 
 
@@ -79,7 +80,8 @@ def predict_frame(frame: pd.DataFrame, params: ThroughputParameters = CALIBRATED
     ``optimizer_bytes`` (HBM bytes per parameter of one optimizer step, default foreach AdamW on
     fp32 states: :func:`~gpuprice.models.throughput_recipe.optimizer_step_bytes`), ``score_heads``,
     ``masked_heads``, ``mask_bytes`` and ``fp32_attention`` (:mod:`~gpuprice.models.throughput_attention`),
-    ``adapter_bytes`` (:mod:`~gpuprice.models.throughput_adapters`).
+    ``adapter_bytes`` (:mod:`~gpuprice.models.throughput_adapters`), ``stream_bytes``
+    (:mod:`~gpuprice.models.throughput_fp32_stream`).
     Returns FRAME_OUTPUT_COLUMNS (tokens_per_sec_per_gpu, mfu, hfu, flops_per_token,
     communication_share, dequant_share) aligned with ``frame``.
     """
@@ -213,6 +215,7 @@ def cases_from_arrays(columns: Mapping[str, np.ndarray]) -> Cases:
         score_heads=optional("score_heads"),
         masked_heads=optional("masked_heads"),
         adapter_bytes=optional("adapter_bytes"),
+        stream_bytes=optional("stream_bytes"),
         mask_bytes=optional("mask_bytes"),
         fp32_attention=(
             np.broadcast_to(np.asarray(columns["fp32_attention"], dtype=bool), (size,))

@@ -14,7 +14,14 @@ runs").
 First scores: holdout tooling 6.5 % median |error|, 100 % within 25 %, +3.5 % signed; through
 ``estimate --batch`` with only the contract's columns 7.3 % / 100 % (+3.9 %) with ``lora_targets all``,
 11.5 % / 96 % (+11.5 %) with ``qv`` (the runs targeted q, k, v, o: neither); all unseen fine-tuning
-runs 11.8 % / 73 % over 88 (14.2 % over the 65 before). The guards sit just above those figures.
+runs 11.8 % / 73 % over 88 (14.2 % over the 65 before).
+
+Then the throughput model gained hf QLoRA's fp32 residual stream (models/throughput_fp32_stream.py),
+read from trl's, PEFT's and bitsandbytes' code after these runs' one-GPU QLoRA misses were seen (no
+constant fitted): the four one-GPU QLoRA runs went from +23 % to +2..+4 % (``all``) / +7..+10 %
+(``qv``); the FSDP ones do not have the stream and did not move. So this source is no longer
+out-of-sample for those four runs; the figures the guards sit just above are now: tooling 5.2 % /
+100 % (+1.7 %), QLoRA 1.7 %; ``estimate --batch`` 4.9 % (``all``), 7.9 % (``qv``).
 """
 
 from __future__ import annotations
@@ -106,14 +113,19 @@ def scored() -> list[Scored]:
 
 
 def test_first_scores_through_the_holdout_tooling_do_not_regress(scored: list[Scored]) -> None:
-    # 6.5 % median |error|, 100 % within 25 %, +3.5 % signed; full 6.2 %, LoRA 7.4 % (-7.4 %: the
-    # adapters read as `all`), QLoRA 13.7 % (+13.7 %: one-GPU runs +23 %, trl's fp32 norms and stream)
+    # First score 6.5 % median |error|, 100 % within 25 %, +3.5 % signed; full 6.2 %, LoRA 7.4 %
+    # (-7.4 %: the adapters read as `all`), QLoRA 13.7 % (+13.7 %: one-GPU runs +23 %, trl's fp32
+    # norms and stream). With the fp32 stream counted: 5.2 %, QLoRA 1.7 %.
     summary = summarize(scored)
     assert summary.runs == 23 and not any(s.refitted for s in scored) and all(s.finetune for s in scored)
     assert summary.median_abs <= 0.15  # the issue's fine-tuning target
-    assert summary.median_abs <= 0.07 and summary.within >= 0.95
+    assert summary.median_abs <= 0.06 and summary.within >= 0.95
     qlora = summarize([s for s in scored if s.method == "qlora"])
-    assert qlora.runs == 9 and qlora.median_abs <= 0.15
+    assert qlora.runs == 9 and qlora.median_abs <= 0.03
+    cases = [benchmark_case(r) for r in _rows()]
+    assert [float(str(r["tokens_per_sec_per_gpu"])) for r in _rows()] == [s.measured for s in scored]
+    one_gpu = [s.error for s, c in zip(scored, cases, strict=True) if s.method == "qlora" and c.gpus == 1]
+    assert len(one_gpu) == 4 and max(abs(e) for e in one_gpu) <= 0.06  # +23 % before the fp32 stream
 
 
 def _contract_csv(path: Path, lora_targets: str) -> list[float]:
@@ -145,8 +157,9 @@ def _contract_csv(path: Path, lora_targets: str) -> list[float]:
 @pytest.mark.parametrize(
     ("lora_targets", "worst_median", "least_within"),
     [
-        ("all", 0.08, 0.95),  # first score 7.3 %, 100 % within 25 %, +3.9 %
-        ("qv", 0.12, 0.9),  # first score 11.5 %, 96 %, +11.5 % (fewer adapter bytes than q, k, v, o)
+        ("all", 0.06, 0.95),  # first score 7.3 %, 100 % within 25 %, +3.9 %; with the fp32 stream 4.9 %
+        # first score 11.5 %, 96 %, +11.5 % (fewer adapter bytes than q, k, v, o); with the stream 7.9 %
+        ("qv", 0.09, 0.9),
     ],
 )
 def test_first_scores_through_estimate_batch_with_contract_columns(

@@ -63,6 +63,7 @@ class BenchmarkCase:
     # (throughput_adapters): hf LoRA/QLoRA rows under bf16-true, unless the row says the adapters
     # were cast to bf16 with the model ("after the LoRA wrap": VectorLM's model.bfloat16()).
     adapter_bytes: float = 0.0
+    stream_bytes: float = 0.0
     # Inter-node fabric the source states, per GPU as the model counts it (the node's aggregate over
     # GPUS_PER_NODE: a ring moves (n-1)/n of the data through each node's links whatever the GPUs
     # per node), None: the GPU family's default (gpu_hardware.DEFAULT_FABRIC_GBPS).
@@ -234,6 +235,24 @@ def _adapter_bytes(row: Mapping[str, object], method: str, precision: str, check
     return adapter_bytes_per_token(arch, targets, checkpointing)
 
 
+def _stream_bytes(
+    row: Mapping[str, object], method: str, precision: str, checkpointing: bool, gpus: int
+) -> float:
+    """hf QLoRA's fp32 residual stream (frameworks.qlora_fp32_stream) for a bitsandbytes base: PEFT
+    does not upcast GPTQ/AWQ bases' other layers (memory_rows reads them the same way)."""
+    from gpuprice.models.architectures import find_model
+    from gpuprice.models.frameworks import qlora_fp32_stream
+    from gpuprice.models.throughput_fp32_stream import fp32_stream_bytes_per_token
+
+    arch = find_model(_text(row, "model")) if _text(row, "model") else None
+    sharding = _benchmark_sharding(_text(row, "sharding"), gpus)
+    prequantized = re.search(r"gptq|awq", _text(row, "precision").lower())
+    if arch is None or prequantized or not qlora_fp32_stream(_framework(row), method, precision, sharding):
+        return 0.0
+    targets = _text(row, "lora_targets").lower() or "all"
+    return fp32_stream_bytes_per_token(arch, targets, checkpointing)
+
+
 def _framework(row: Mapping[str, object]) -> str:
     """The trainer a row's source documents, for its documented defaults (frameworks.DEFAULTS):
     the repository name when it is one of them (pytorch/torchtune -> torchtune), else hf."""
@@ -350,6 +369,7 @@ def benchmark_case(row: Mapping[str, object]) -> BenchmarkCase:
         mask_bytes=element,
         fp32_attention=fp32_attn,
         adapter_bytes=_adapter_bytes(row, method, precision, checkpointing),
+        stream_bytes=_stream_bytes(row, method, precision, checkpointing, gpus),
         fabric_gbps_per_gpu=benchmark_fabric(_text(row, "sharding")),
     )
 
@@ -376,6 +396,7 @@ def cases_from_benchmarks(cases: Sequence[BenchmarkCase]) -> Cases:
     batch.mask_bytes = np.array([c.mask_bytes for c in cases], dtype=float)
     batch.fp32_attention = np.array([c.fp32_attention for c in cases], dtype=bool)
     batch.adapter_bytes = np.array([c.adapter_bytes for c in cases], dtype=float)
+    batch.stream_bytes = np.array([c.stream_bytes for c in cases], dtype=float)
     return batch
 
 

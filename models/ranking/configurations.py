@@ -182,6 +182,13 @@ def _throughput(
             "fp32_attention": per([a[2] for a in attention]),
             # PEFT's fp32 adapters on a bf16 base without autocast (models/throughput_adapters.py)
             "adapter_bytes": per([_adapter_bytes(x.setup()) for x in items]),
+            # hf QLoRA's fp32 residual stream (models/throughput_fp32_stream.py); none where the
+            # sweep shards the 4-bit weights (trl skips the cast there)
+            "stream_bytes": np.where(
+                np.isin(fits["sharding"], ("zero3", "fsdp")),
+                0.0,
+                per([_stream_bytes(x.setup()) for x in items]),
+            ),
         }
     )
 
@@ -207,6 +214,15 @@ def _adapter_bytes(setup: Any) -> float:
     if not fp32_adapters(setup.framework, setup.method, setup.precision):
         return 0.0
     return adapter_bytes_per_token(setup.arch, setup.lora_targets, setup.grad_checkpointing)
+
+
+def _stream_bytes(setup: Any) -> float:
+    from gpuprice.models.frameworks import qlora_fp32_stream
+    from gpuprice.models.throughput_fp32_stream import fp32_stream_bytes_per_token
+
+    if not qlora_fp32_stream(setup.framework, setup.method, setup.precision):
+        return 0.0
+    return fp32_stream_bytes_per_token(setup.arch, setup.lora_targets, setup.grad_checkpointing)
 
 
 def _pcie_collectives(cards: Sequence[Card], card: np.ndarray, gpus: np.ndarray) -> np.ndarray:
