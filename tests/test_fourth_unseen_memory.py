@@ -115,7 +115,8 @@ def test_every_unseen_source_together_with_the_fourth() -> None:
     # The three earlier holdouts (57 runs, tests/test_memory_accuracy.py) with this one: 80 runs,
     # 9.0 % / 82 % (-4.5 %) at the first score, 9.6 % / 79 % (-2.7 %) @fa65695, 6.8 % / 85 % (-3 %)
     # with the fp32-stream rule as the code runs. The target is <= 12 % / >= 65 %.
-    rows = [m for path in HOLDOUTS.values() for m in select_rows(path).measured]
+    # the first four entries of HOLDOUTS (the fifth, tests/test_fifth_unseen_memory.py, came later)
+    rows = [m for path in list(HOLDOUTS.values())[:4] for m in select_rows(path).measured]
     assert len(rows) == 80
     predicted = prepared(rows).per_gpu_gb()
     median, within = stats(predicted, np.array([m.gb for m in rows]))

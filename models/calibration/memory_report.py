@@ -32,6 +32,7 @@ HOLDOUTS = {
     "universal-llm-trainer": DATA / "measured_memory_holdout2.csv",
     "Liger-Kernel HF example": DATA / "measured_memory_holdout3.csv",
     "fms-acceleration benchmarks": DATA / "measured_memory_holdout4.csv",
+    "gpjt fine-tune-2024-04": DATA / "measured_memory_holdout5.csv",
 }
 
 

@@ -1,0 +1,163 @@
+"""Fifth unseen memory source (issue 33): Giles Thomas's measured memory sweeps of full fine-tuning
+under HF Trainer + DeepSpeed ZeRO-3 (gpjt/fine-tune-2024-04), scored first with the shipped model,
+both through the calibration tooling and the way an acceptance check does (``fit --batch`` on a
+CSV with only the contract's columns).
+
+``tests/data/measured_memory_holdout5.csv``: Qwen1.5-0.5B on one 24 GiB card and
+Meta-Llama-3-8B over 8 A100 80GB, fp16 (DeepSpeed fp16: fp32 master and AdamW states), every
+sample padded to ``max_length``, sdpa attention, gradient checkpointing off or on;
+``torch.cuda.memory_stats()["active_bytes.all.peak"]`` per GPU (read as allocated; the 8B rows
+take the largest of the 8 GPUs). 27 runs completed, 4 ran out of memory (each batch-size sweep's
+stop). Left out: the runs with DeepSpeed optimizer offload (ZeRO-2 + CPU Adam: no CLI input),
+with Liger kernels, and the PYTORCH_CUDA_ALLOC_CONF=expandable_segments repeats (the allocated
+peak is the same; the setting is not a CLI input).
+
+First scores (models/memory_calibration.md, "Fifth unseen source"), with the model as shipped on
+main @190fb5d when the rows were written: 24.6 % median |error|, 48 % within 20 %, -24.6 % signed,
+every run under; the same through ``fit --batch``; no completed run judged ``does_not_fit`` at
+margin 0; none of the 4 out-of-memory runs predicted not to fit. With the four earlier unseen
+sources: 107 runs, 10.3 % / 76 % (-8 %). The guards sit just above these figures, so a change that
+makes the model worse on this source fails here.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+
+from conftest import TEST_DATA
+from gpuprice.models.calibration.memory_fit import prepared, select_rows, stats
+from gpuprice.models.calibration.memory_report import HOLDOUTS
+from gpuprice.models.memory import estimate_memory
+
+HOLDOUT5_CSV = TEST_DATA / "measured_memory_holdout5.csv"
+COMMIT = re.compile(r"@[0-9a-f]{40}\b")
+REPO = "gpjt/fine-tune-2024-04 "
+# Qwen1.5-0.5B is not in the catalog: its rows give params_b (a representative dense shape).
+CATALOG_MODELS = {"meta-llama/Meta-Llama-3-8B"}
+# Out-of-memory runs the model predicted to fit at the first score (@190fb5d): all four, each the
+# first batch size that failed in its sweep (model, gpus, micro-batch, checkpointing). It may
+# shrink; it may never grow.
+OOM_PREDICTED_TO_FIT = {
+    ("Qwen/Qwen1.5-0.5B", "1", "3", "False"),
+    ("Qwen/Qwen1.5-0.5B", "1", "4", "True"),
+    ("meta-llama/Meta-Llama-3-8B", "8", "3", "False"),
+    ("meta-llama/Meta-Llama-3-8B", "8", "13", "True"),
+}
+
+
+def _key(row: dict[str, str]) -> tuple[str, str, str, str]:
+    return (row["model"], row["num_gpus"], row["micro_batch"], row["grad_checkpointing"])
+
+
+def test_rows_cite_a_commit_and_parse_as_the_scripts_ran() -> None:
+    unseen = select_rows(HOLDOUT5_CSV)
+    assert len(unseen.measured) == 27 and len(unseen.oom) == 4
+    assert not unseen.excluded and not unseen.boundary
+    rows = [m.row for m in unseen.measured] + [row for _, row, _, _ in unseen.oom]
+    for row in rows:
+        source = row["source_url_or_repo_path"]
+        assert source.startswith(REPO) and COMMIT.search(source), source
+    # what the scripts did, read from them at each results file's commit: HF Trainer + DeepSpeed
+    # ZeRO-3 fp16 (fp32 master and AdamW states), padded to max_length, default sdpa attention,
+    # one micro-batch per step, checkpointing as the row says, memory active = allocated
+    for m in unseen.measured:
+        setup = m.setup
+        assert setup.framework == "hf" and setup.sharding == "zero3" and setup.method == "full"
+        assert setup.precision == "bf16-mixed" and setup.optimizer == "adamw" and setup.grad_accum == 1
+        assert setup.attention == "sdpa" and setup.memory_metric == "allocated"
+        assert setup.variable_lengths is False and setup.gpus in (1, 8)
+        checkpointing = "full" if m.row["grad_checkpointing"] == "True" else "none"
+        assert setup.activation_checkpointing == checkpointing
+    assert HOLDOUTS["gpjt fine-tune-2024-04"] == HOLDOUT5_CSV
+    assert list(HOLDOUTS)[-1] == "gpjt fine-tune-2024-04"
+
+
+def test_fifth_unseen_source_does_not_regress() -> None:
+    # First score (@190fb5d): 24.6 % median |error|, 48 % within 20 %, -24.6 % signed, all 27 runs
+    # under. Llama-3-8B with checkpointing -8 to -18 % (a constant ~5 GB: DeepSpeed's persistent
+    # 16-bit gradient partitions and its reduce bucket, not counted); without checkpointing -14 to
+    # -42 %; Qwen1.5-0.5B -25 to -54 % (scored as a 32k-vocabulary dense shape of its size: its
+    # 151,936-token vocabulary's fp32 loss tensors are missing, as is the same DeepSpeed state).
+    unseen = select_rows(HOLDOUT5_CSV)
+    predicted = prepared(unseen.measured).per_gpu_gb()
+    measured = np.array([m.gb for m in unseen.measured])
+    median, within = stats(predicted, measured)
+    assert median <= 25.5 and within >= 48.0, (median, within)
+    assert float(np.median(predicted / measured - 1)) >= -0.26
+    # every run completed on its card: none may be judged does_not_fit at margin 0
+    for m in unseen.measured:
+        estimate = estimate_memory(m.setup.model_copy(update={"margin": 0.0}), card_gb=m.card_gb)
+        assert m.card_gb is not None and estimate.verdict(m.card_gb).verdict != "does_not_fit", m.row
+    # out-of-memory runs: at the first score none was predicted not to fit
+    fitting = set()
+    for _, row, setup, capacity in unseen.oom:
+        estimate = estimate_memory(setup.model_copy(update={"margin": 0.0}), card_gb=capacity)
+        if estimate.verdict(capacity).verdict != "does_not_fit":
+            fitting.add(_key(row))
+    assert fitting <= OOM_PREDICTED_TO_FIT, fitting
+
+
+def test_every_unseen_source_together_with_the_fifth() -> None:
+    # The five unseen sources (HOLDOUTS): 107 runs, 10.3 % / 76 % (-8 %) at this source's first
+    # score (the four earlier ones alone: 6.8 % / 85 %). The issue's target is <= 12 % / >= 65 %.
+    rows = [m for path in HOLDOUTS.values() for m in select_rows(path).measured]
+    assert len(rows) == 107
+    predicted = prepared(rows).per_gpu_gb()
+    median, within = stats(predicted, np.array([m.gb for m in rows]))
+    assert median <= 12.0 and within >= 65.0, (median, within)
+    assert median <= 10.5 and within >= 75.0, (median, within)
+
+
+def _contract_memory_csv(path: Path) -> list[dict[str, str]]:
+    """The holdout's runs as an acceptance check writes them: only `fit` options as columns."""
+    with HOLDOUT5_CSV.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    with path.open("w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(
+            ["model", "params_b", "method", "optimizer", "precision", "seq_len", "micro_batch"]
+            + ["grad_checkpointing", "framework", "compile", "memory_metric", "attention", "margin"]
+            + ["gpus", "sharding", "gpu"]
+        )
+        for row in rows:
+            known = row["model"] in CATALOG_MODELS
+            oom = row["peak_gb_per_gpu"] == "OOM"
+            writer.writerow(
+                [row["model"] if known else "", "" if known else row["params_b"], "full", "adamw"]
+                + ["bf16-mixed", row["seq_len"], row["micro_batch"], row["grad_checkpointing"].lower()]
+                + ["hf", "false", "device" if oom else "allocated", "sdpa", "0", row["num_gpus"], "zero3"]
+                + ["rtx-3090" if row["num_gpus"] == "1" else "a100-80gb-sxm"]
+            )
+    return rows
+
+
+def test_fifth_source_through_fit_batch_does_not_regress(cli, home, tmp_path: Path) -> None:
+    # Through the contract's columns the tooling's figures (allocated: no variable-length term, so
+    # the missing `packed` column costs nothing): 24.6 % / 48 % (-24.6 %) at the first score; at
+    # margin 0 no completed run does_not_fit, and all four out-of-memory runs "fit" (Llama-3-8B
+    # micro-batch 3 without checkpointing 81.8 GB device on the 85.9 GB card, micro-batch 13 with
+    # it 70.2 GB; Qwen1.5-0.5B 17.9 and 12.2 GB on the 25.8 GB card).
+    batch = tmp_path / "memory.csv"
+    rows = _contract_memory_csv(batch)
+    result = cli("fit", "--batch", str(batch))
+    assert result.code == 0, result.err
+    answers = [json.loads(line) for line in result.out.splitlines() if line.strip()]
+    assert len(answers) == len(rows) == 31
+    done = [(r, a) for r, a in zip(rows, answers, strict=True) if r["peak_gb_per_gpu"] != "OOM"]
+    predicted = np.array([a["per_gpu_gb"] for _, a in done])
+    measured = np.array([float(r["reported_value"]) * 2**30 / 1e9 for r, _ in done])
+    median, within = stats(predicted, measured)
+    assert len(done) == 27 and median <= 25.5 and within >= 48.0, (median, within)
+    assert float(np.median(predicted / measured - 1)) >= -0.26
+    assert not any(a["verdict"] == "does_not_fit" for _, a in done)
+    fitting = {
+        _key(r)
+        for r, a in zip(rows, answers, strict=True)
+        if r["peak_gb_per_gpu"] == "OOM" and a["verdict"] != "does_not_fit"
+    }
+    assert fitting <= OOM_PREDICTED_TO_FIT, fitting
