@@ -14,7 +14,10 @@ Method = Literal["full", "lora", "qlora"]
 # the contract's four: fp32 states in CUDA unified memory that page to CPU RAM (memory_calibration.md).
 Optimizer = Literal["adamw", "adamw8bit", "paged_adamw8bit", "sgd", "paged_adamw"]
 Precision = Literal["fp32", "bf16-mixed", "bf16-true"]
-LoraTargets = Literal["all", "qv"]
+# LoRA's adapted linears: all (PEFT's "all-linear": q, k, v, o and the MLP / every expert), qv (the
+# query and value projections, PEFT's default for Llama-like models), and beside the contract's two,
+# qkvo (the attention projections only: q, k, v, o, a common recipe, e.g. fms-hf-tuning's).
+LoraTargets = Literal["all", "qv", "qkvo"]
 # How a job spreads its states over GPUs, as a user picks it (fsdp is ZeRO-3's tier).
 Sharding = Literal["none", "zero2", "zero3", "fsdp"]
 # A memory strategy is a sharding or CPU offload of the optimizer (what fit sweeps also try).

@@ -42,14 +42,17 @@ FROZEN_BYTES = {"fp32": 4.0, "bf16-mixed": 2.0, "bf16-true": 2.0}
 def lora_params(arch: ModelArch, rank: int, targets: str) -> int:
     """Adapter parameters: r (d_in + d_out) per adapted matrix, over layers (and experts).
 
-    ``qv`` adapts the query and value projections; ``all`` every linear in the blocks (q, k, v, o
-    and the MLP / every expert's MLP), as PEFT's ``all-linear`` does."""
+    ``qv`` adapts the query and value projections; ``qkvo`` the four attention projections; ``all``
+    every linear in the blocks (q, k, v, o and the MLP / every expert's MLP), as PEFT's
+    ``all-linear`` does."""
     h = arch.hidden_size
     attn_qv = rank * (h + arch.q_width) + rank * (h + arch.kv_width)
     attn_layers = arch.num_layers + arch.cross_attention_layers
     if targets == "qv":
         return attn_layers * attn_qv
     attn_all = attn_qv + rank * (h + arch.kv_width) + rank * (arch.attn_out_width + h)
+    if targets == "qkvo":
+        return attn_layers * attn_all
     mats = 3 if arch.gated_mlp else 2
 
     def mlp(width: int) -> int:
@@ -111,7 +114,8 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float]:
         norms = arch.norms_per_layer * (upcast + normalised) * h
     adapters = 0
     if method != "full":  # x @ A intermediates of each adapted matrix
-        adapters = rank * (2 if targets == "qv" else (4 + (3 if arch.gated_mlp else 2)))
+        mlp_adapters = (3 if arch.gated_mlp else 2) if targets == "all" else 0
+        adapters = rank * ((2 if targets == "qv" else 4) + mlp_adapters)
     per_layer = attention + mlp + dispatch + adapters + norms
     if arch.cross_attention_layers:  # T5 decoder blocks also attend over the encoder output
         per_layer += (

@@ -40,14 +40,17 @@ def fp32_adapters(framework: str, method: str, precision: str) -> bool:
 
 def adapter_widths(arch: Any, targets: str) -> tuple[float, float]:
     """(sum of input widths, sum of output widths) of the linears one token passes through that
-    carry an adapter, over all layers: ``qv`` the query and value projections, ``all`` every linear
-    of the blocks (q, k, v, o and the MLP; a MoE token's active and shared experts)."""
+    carry an adapter, over all layers: ``qv`` the query and value projections, ``qkvo`` the four
+    attention projections, ``all`` every linear of the blocks (q, k, v, o and the MLP; a MoE token's
+    active and shared experts)."""
     h = float(arch.hidden_size)
     q, kv, out = float(arch.q_width), float(arch.kv_width), float(arch.attn_out_width)
     attn_layers = float(arch.num_layers + getattr(arch, "cross_attention_layers", 0))
     if targets == "qv":
         return attn_layers * 2 * h, attn_layers * (q + kv)
     ins, outs = attn_layers * (3 * h + out), attn_layers * (q + 2 * kv + h)
+    if targets == "qkvo":
+        return ins, outs
     mats_in = 2 if arch.gated_mlp else 1  # gate and up read h; down reads the MLP width
     moe_layers = float(arch.num_layers - arch.dense_layers) if arch.is_moe else 0.0
     dense_layers = float(arch.num_layers) - moe_layers

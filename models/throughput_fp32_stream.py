@@ -52,7 +52,8 @@ _ATTENTION = ("q", "k", "v")
 
 def fp32_stream_bytes_per_token(arch: Any, targets: str, checkpointing: bool) -> float:
     """Extra HBM bytes per token of the fp32 residual stream (see the module docstring), summed over
-    the layers; ``targets`` the adapters' linears (``qv`` or ``all``)."""
+    the layers; ``targets`` the adapters' linears (``qv``, ``qkvo`` or ``all``; o's input comes
+    from the attention kernel in bf16, so its adapter adds nothing here)."""
     h = float(arch.hidden_size)
     q, kv = float(arch.q_width), float(arch.kv_width)
     attn_in = {"q": h, "k": h, "v": h}

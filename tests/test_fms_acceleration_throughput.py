@@ -18,10 +18,13 @@ runs 11.8 % / 73 % over 88 (14.2 % over the 65 before).
 
 Then the throughput model gained hf QLoRA's fp32 residual stream (models/throughput_fp32_stream.py),
 read from trl's, PEFT's and bitsandbytes' code after these runs' one-GPU QLoRA misses were seen (no
-constant fitted): the four one-GPU QLoRA runs went from +23 % to +2..+4 % (``all``) / +7..+10 %
-(``qv``); the FSDP ones do not have the stream and did not move. So this source is no longer
-out-of-sample for those four runs; the figures the guards sit just above are now: tooling 5.2 % /
-100 % (+1.7 %), QLoRA 1.7 %; ``estimate --batch`` 4.9 % (``all``), 7.9 % (``qv``).
+constant fitted): the four one-GPU QLoRA runs went from +23 % to +7..+10 % with the adapters the runs
+had (q, k, v, o: ``--lora-targets qkvo``, which the tooling now reads from the rows' notes), +2..+4 %
+with ``all``; the FSDP ones do not have the stream and did not move. So this source is no longer
+out-of-sample for those four runs. Reading q, k, v, o instead of ``all`` also moved the LoRA runs
+from -7 % to +12 % (the per-step FSDP cost and Mixtral's expert loop, no longer hidden by charging
+adapters the runs did not have). The figures the guards sit just above are now: tooling 6.6 % /
+96 % (+6.6 %), QLoRA 6.6 %; ``estimate --batch`` 4.9 % (``all``), 7.9 % (``qv``), 6.7 % (``qkvo``).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import numpy as np
 import pytest
 
 from conftest import TEST_DATA
+from gpuprice.models.architectures import find_model
 from gpuprice.models.calibration.throughput_holdout import Scored, score_holdout, summarize
 from gpuprice.models.calibration.throughput_rows import (
     benchmark_case,
@@ -42,6 +46,7 @@ from gpuprice.models.calibration.throughput_rows import (
     row_number,
     source_family,
 )
+from gpuprice.models.throughput_adapters import adapter_bytes_per_token
 
 HOLDOUT_CSV = TEST_DATA / "throughput_holdout.csv"
 FMS = "foundation-model-stack/fms-acceleration"
@@ -103,8 +108,11 @@ def test_rows_parse_as_the_runs_ran() -> None:
         assert case.checkpointing and case.grad_accum == 1 and not case.compiled
         assert case.masked_heads == 0 and case.score_heads == 0 and not case.fp32_attention  # FA-2
         assert case.profile.slug == "a100-80gb-sxm"
-        # PEFT's fp32 adapters on the bf16 base (no autocast): the LoRA rows only
+        # PEFT's fp32 adapters on the bf16 base (no autocast): the LoRA rows only, on q, k, v, o
         assert (case.adapter_bytes > 0) == (method == "lora")
+        if method == "lora":
+            arch = find_model(str(row["model"]))
+            assert case.adapter_bytes == adapter_bytes_per_token(arch, "qkvo", True)
 
 
 @pytest.fixture(scope="module")
@@ -115,22 +123,22 @@ def scored() -> list[Scored]:
 def test_first_scores_through_the_holdout_tooling_do_not_regress(scored: list[Scored]) -> None:
     # First score 6.5 % median |error|, 100 % within 25 %, +3.5 % signed; full 6.2 %, LoRA 7.4 %
     # (-7.4 %: the adapters read as `all`), QLoRA 13.7 % (+13.7 %: one-GPU runs +23 %, trl's fp32
-    # norms and stream). With the fp32 stream counted: 5.2 %, QLoRA 1.7 %.
+    # norms and stream). With the fp32 stream counted and the adapters read as the runs had them
+    # (q, k, v, o): 6.6 %, QLoRA 6.6 %.
     summary = summarize(scored)
     assert summary.runs == 23 and not any(s.refitted for s in scored) and all(s.finetune for s in scored)
     assert summary.median_abs <= 0.15  # the issue's fine-tuning target
-    assert summary.median_abs <= 0.06 and summary.within >= 0.95
+    assert summary.median_abs <= 0.07 and summary.within >= 0.95
     qlora = summarize([s for s in scored if s.method == "qlora"])
-    assert qlora.runs == 9 and qlora.median_abs <= 0.03
+    assert qlora.runs == 9 and qlora.median_abs <= 0.07
     cases = [benchmark_case(r) for r in _rows()]
     assert [float(str(r["tokens_per_sec_per_gpu"])) for r in _rows()] == [s.measured for s in scored]
     one_gpu = [s.error for s, c in zip(scored, cases, strict=True) if s.method == "qlora" and c.gpus == 1]
-    assert len(one_gpu) == 4 and max(abs(e) for e in one_gpu) <= 0.06  # +23 % before the fp32 stream
+    assert len(one_gpu) == 4 and max(abs(e) for e in one_gpu) <= 0.10  # +23 % before the fp32 stream
 
 
 def _contract_csv(path: Path, lora_targets: str) -> list[float]:
     """The runs as an acceptance check writes them: only the contract's `estimate` columns."""
-    from gpuprice.models.architectures import find_model
 
     measured: list[float] = []
     with path.open("w", newline="") as out:
@@ -160,6 +168,7 @@ def _contract_csv(path: Path, lora_targets: str) -> list[float]:
         ("all", 0.06, 0.95),  # first score 7.3 %, 100 % within 25 %, +3.9 %; with the fp32 stream 4.9 %
         # first score 11.5 %, 96 %, +11.5 % (fewer adapter bytes than q, k, v, o); with the stream 7.9 %
         ("qv", 0.09, 0.9),
+        ("qkvo", 0.09, 0.95),  # what the runs targeted (an extra value beside the contract's two)
     ],
 )
 def test_first_scores_through_estimate_batch_with_contract_columns(

@@ -77,7 +77,7 @@ def test_rows_cite_a_commit_and_parse_without_exclusions() -> None:
         else:
             assert setup.precision == "bf16-true"
         if setup.method != "full":
-            assert (setup.lora_rank, setup.lora_targets) == (16, "qv")
+            assert (setup.lora_rank, setup.lora_targets) == (16, "qkvo")  # q_proj, k_proj, v_proj, o_proj
     assert (
         "fms-acceleration benchmarks" in HOLDOUTS and HOLDOUTS["fms-acceleration benchmarks"] == HOLDOUT4_CSV
     )

@@ -88,9 +88,10 @@ def test_pretraining_holdout_is_within_the_calibrated_accuracy(scored: list[Scor
 def test_fine_tuning_rows_over_every_unseen_family_meet_the_issue_target(scored: list[Scored]) -> None:
     """Issue 33's target: a median fine-tuning error <= 15 % on unseen sources, over every holdout
     family (EXCLUDED_FAMILIES, empty today, would name one whose setup the inputs cannot express).
-    9.2 % / 73 % within 25 % over 88 runs since hf QLoRA's fp32 residual stream is counted
+    10.3 % / 72 % within 25 % over 88 runs since hf QLoRA's fp32 residual stream is counted
     (models/throughput_fp32_stream.py, read from the code after fms-acceleration's one-GPU QLoRA runs
-    missed by +23 %); 11.8 % with those runs first scored, nothing changed for them
+    missed by +23 %) and the rows' adapters are read from their notes (fms-acceleration's q, k, v, o:
+    ``qkvo``, no longer ``all``); 11.8 % with those runs first scored, nothing changed for them
     (tests/test_fms_acceleration_throughput.py); 14.2 % over the 65 before
     them; 111 % over the first 60 before universal-llm-trainer's runs were read as they
     ran (SDPA with a padding mask, QLoRA loaded in fp32: models/throughput_attention.py), 16.0 % over
@@ -101,7 +102,7 @@ def test_fine_tuning_rows_over_every_unseen_family_meet_the_issue_target(scored:
     summary = summarize(rows)
     assert summary.runs >= 88 and len({s.family for s in rows}) >= 6
     assert summary.median_abs <= 0.15 and summary.within >= 0.6  # the target
-    assert summary.median_abs <= 0.10 and summary.within >= 0.7  # guard just above what is achieved
+    assert summary.median_abs <= 0.11 and summary.within >= 0.7  # guard just above what is achieved
 
 
 def test_fine_tuning_rows_of_the_framework_families_stay_where_they_were(scored: list[Scored]) -> None:

@@ -131,7 +131,12 @@ MODEL_OPTIONS: tuple[ModelOption, ...] = (
         metavar=metavars.choice(MEMORY_METRICS),
     ),
     ModelOption("lora_rank", 16, "LoRA rank [16].", metavar=metavars.INTEGER),
-    ModelOption("lora_targets", "all", "LoRA target modules [all].", metavar=metavars.choice(LORA_TARGETS)),
+    ModelOption(
+        "lora_targets",
+        "all",
+        "LoRA target modules: all linears, q+v, or q,k,v,o [all].",
+        metavar=metavars.choice(LORA_TARGETS),
+    ),
     ModelOption("gpus", 1, "GPUs in the job [1].", metavar=metavars.INTEGER),
     ModelOption(
         "sharding", "none", "Sharding of states over GPUs [none].", metavar=metavars.choice(SHARDINGS)

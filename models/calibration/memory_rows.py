@@ -14,7 +14,8 @@ from pydantic import ValidationError
 
 from gpuprice.errors import BadInput
 from gpuprice.models.architectures import ModelArch, find_model, shape_for_params
-from gpuprice.models.choices import METHODS
+from gpuprice.models.calibration.lora_notes import stated_lora_targets
+from gpuprice.models.choices import METHODS, LoraTargets
 from gpuprice.models.memory import TrainingSetup, one_line_error
 
 
@@ -276,18 +277,12 @@ def _parse_method(method: Any, precision_text: str, sharding: str) -> tuple[str,
     return kind, optimizer, precision
 
 
-def _parse_lora(notes: str) -> tuple[int, str]:
+def _parse_lora(notes: str) -> tuple[int, LoraTargets]:
     """LoRA rank and targets from free-text notes; unstated -> r=8 on q,v (PEFT/litgpt/torchtune default)."""
     text = notes.lower()
     rank_match = re.search(r"\br\s*=\s*(\d+)", text) or re.search(r"rank\s*(\d+)", text)
     rank = int(rank_match.group(1)) if rank_match else 8
-    if re.search(
-        r"all[ _-]?linear|target[s]? all|lora_target all|all layers|c_attn,\s*c_proj,\s*w1,\s*w2", text
-    ):
-        targets = "all"
-    else:  # q,v or attention-only (q,k,v,o): the MLP stays frozen either way
-        targets = "qv"
-    return rank, targets
+    return rank, stated_lora_targets(text) or "qv"
 
 
 def _parse_attention(row: Mapping[str, Any], notes: str) -> str | None:
@@ -342,7 +337,7 @@ def _row_arch(row: Mapping[str, Any]) -> ModelArch:
 # ``logits = logits.float()`` before the loss, in the releases of that time (transformers
 # ``MistralForCausalLM.forward`` @005a187e returns that upcast tensor in CausalLMOutputWithPast).
 _ANSWER_AI_TRAIN_PY = "answerdotai/fsdp_qlora"
-_ANSWER_AI_LORA = (64, "all")
+_ANSWER_AI_LORA: tuple[int, LoraTargets] = (64, "all")
 
 
 def _row_loss(row: Mapping[str, Any], framework: str, techniques: Collection[str], notes: str) -> str | None:

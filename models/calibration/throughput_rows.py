@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from gpuprice.errors import BadInput
+from gpuprice.models.calibration.lora_notes import stated_lora_targets
 from gpuprice.models.choices import ATTENTIONS
 from gpuprice.models.gpu_hardware import (
     BENCHMARK_ONLY_GPUS,
@@ -231,7 +232,7 @@ def _adapter_bytes(row: Mapping[str, object], method: str, precision: str, check
     cast_with_model = "after the lora wrap" in _text(row, "notes").lower()
     if arch is None or cast_with_model or not fp32_adapters(_framework(row), method, precision):
         return 0.0
-    targets = _text(row, "lora_targets").lower() or "all"
+    targets = _lora_targets(row)
     return adapter_bytes_per_token(arch, targets, checkpointing)
 
 
@@ -249,8 +250,13 @@ def _stream_bytes(
     prequantized = re.search(r"gptq|awq", _text(row, "precision").lower())
     if arch is None or prequantized or not qlora_fp32_stream(_framework(row), method, precision, sharding):
         return 0.0
-    targets = _text(row, "lora_targets").lower() or "all"
+    targets = _lora_targets(row)
     return fp32_stream_bytes_per_token(arch, targets, checkpointing)
+
+
+def _lora_targets(row: Mapping[str, object]) -> str:
+    """The row's ``lora_targets`` column, else what its notes state, else ``all``."""
+    return _text(row, "lora_targets").lower() or stated_lora_targets(_text(row, "notes")) or "all"
 
 
 def _framework(row: Mapping[str, object]) -> str:
