@@ -84,7 +84,9 @@ def test_fifth_unseen_source_does_not_regress() -> None:
     # First score (@190fb5d): 24.6 % median |error|, 48 % within 20 %, -24.6 % signed, all 27 runs
     # under. Llama-3-8B with checkpointing -8 to -18 % (a constant ~5 GB: DeepSpeed's persistent
     # 16-bit gradient partitions and its reduce bucket, not counted); without checkpointing -14 to
-    # -42 %; Qwen1.5-0.5B -25 to -54 % (scored as a 32k-vocabulary dense shape of its size: its
+    # -42 % (torch's linear keeps each gathered 16-bit weight alive until backward: ZeRO-3's
+    # memory-efficient linear is only patched inside zero.Init, which these scripts never enter);
+    # Qwen1.5-0.5B -25 to -54 % (scored as a 32k-vocabulary dense shape of its size: its
     # 151,936-token vocabulary's fp32 loss tensors are missing, as is the same DeepSpeed state).
     unseen = select_rows(HOLDOUT5_CSV)
     predicted = prepared(unseen.measured).per_gpu_gb()
