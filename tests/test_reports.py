@@ -4,6 +4,7 @@ all from the small hand-made warehouse in conftest_reports.py."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import shutil
 from html.parser import HTMLParser
@@ -332,11 +333,11 @@ def test_markdown_report_of_a_multi_gpu_workload(written: dict[str, Path]) -> No
     assert "Fewest GPUs: 2× h200-sxm (zero3)" in text
     # Total cost and cost per checkpoint first, then GPU time, start-up, rework, other, wall time.
     assert (
-        "| 1 | lambda | 8× b200 | on-demand | $4.99 | $504.79 | $384.05–$1,044.34 | $50.48 | $479.04 | $23.95 | $0.00 "
+        "| 1 | lambda | 8× b200 | on-demand | $4.99 | $504.79 | $384.48–$1,040.67 | $50.48 | $479.04 | $23.95 | $0.00 "
         "| $1.80 | 12.6 h |" in text
     )
     assert (
-        "| 3 | coreweave | 8× h200-sxm | on-demand | $6.31 | $1,041.69 | $880.63–$1,667.07 | $104.17 | $1,009.60 "
+        "| 3 | coreweave | 8× h200-sxm | on-demand | $6.31 | $1,041.69 | $881.78–$1,662.58 | $104.17 | $1,009.60 "
         "| $30.29 |" in text
     )
 
@@ -636,6 +637,10 @@ def test_rankings_show_the_throughput_band_as_stored(written: dict[str, Path], c
         assert f"| {rank} |" in text and f"| {fmt.usd(total)} | {fmt.usd_range(low, high)} |" in text
     answer = next(line for line in text.splitlines() if line.startswith("**Recommended"))
     assert "over the throughput band" in answer
+    from gpuprice.models.throughput_band import BAND_PATH
+
+    full_runs = json.loads(BAND_PATH.read_text())["bands"]["full"]["runs"]
     assert (
-        "Range: the total cost at the ends of the throughput error band: 90% of 45 measured full runs" in text
+        f"Range: the total cost at the ends of the throughput error band: 90% of {full_runs} measured full runs"
+        in text
     )
