@@ -11,7 +11,11 @@ measurements. Sources (file paths in each project's repository; details in
   non-quantized layers to fp32 and enables gradient checkpointing, so the residual stream is fp32 and
   bitsandbytes' ``Linear4bit`` returns ``out.to(inp_dtype)``: QLoRA's activations are fp32; its 4-bit
   matmul saves its input for backward. Eager RMSNorm upcasts to fp32 (``LlamaRMSNorm.forward``). Sharded full
-  training is counted as DeepSpeed ZeRO does: 16-bit parameters + fp32 master + states (18 B/param).
+  training (``--sharding zero3``) is counted as DeepSpeed ZeRO-3 does (deepspeed v0.14.2
+  ``runtime/zero/stage3.py``): 16-bit parameters + 16-bit gradient partitions kept in one buffer
+  from init + fp32 master + states (16 B/param / N), one sub-group's gradients flattened and cast to
+  fp32 at the step, and the gradient bucket allocated on every rank; ``--sharding fsdp`` is
+  accelerate's FSDP (fp32 flat parameters are the master).
 * ``torchtune`` - loss ``CEWithChunkedOutputLoss`` (``torchtune/modules/loss``: the output projection
   returns 8 chunks and "only upcast one chunk at a time"); training dtype ``bf16`` = pure bf16
   (no fp32 master); QLoRA through torchao ``NF4Tensor`` / ``linear_nf4`` (the frozen 4-bit weight's

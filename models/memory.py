@@ -137,6 +137,11 @@ __all__ = [
 ]
 
 
+# DeepSpeed's ZeRO-3 steps its optimizer one sub-group of the partition at a time: zero_optimization
+# sub_group_size, 1e9 elements by default (deepspeed runtime/zero/config.py).
+DS_SUB_GROUP = 1e9
+
+
 # ----- the kernel --------------------------------------------------------------------------------
 def _kernel(
     f: Mapping[str, Any],
@@ -158,9 +163,14 @@ def _kernel(
     weights = (
         np.where(offload, 0.0, np.where(zero3, sharded_state, f["train_w"] + f["frozen_w"])) + inflight_w
     )
+    # DeepSpeed ZeRO-3 (hf's zero3, not --sharding fsdp) keeps its 16-bit gradient partitions in
+    # one buffer allocated at init (memory_features: ds_grad_partition): they persist, beside the
+    # activations, and the fp32 gradients exist only at the step.
+    ds_zero3 = (f["deepspeed"] > 0) & (code == 2) & ~np.asarray(fsdp, dtype=bool)
+    ds_partition = np.where(ds_zero3, f["ds_grad_partition"] / n, 0.0)
     grads = (
         np.where(
-            offload,
+            offload | ds_zero3,
             0.0,
             np.where(zero3, f["grads_sharded"] / n, np.where(code >= 1, f["grads"] / n, f["grads"])),
         )
@@ -190,8 +200,13 @@ def _kernel(
     # Without accumulation the gradients are allocated during backward while the saved activations
     # and the logits are released, so the peak holds the larger of the two; the breakdown then shows
     # only the gradients beyond the memory backward frees.
-    grads = np.where(f["accumulates"] > 0, grads, np.maximum(grads - activations - logits, 0.0))
-    buffers = c.qlora_dequant_layers * f["dequant"] + np.where(n > 1, c.comm_buffer_gb * GB, 0.0)
+    grads = (
+        np.where(f["accumulates"] > 0, grads, np.maximum(grads - activations - logits, 0.0)) + ds_partition
+    )
+    # DeepSpeed ZeRO allocates its gradient bucket (reduce_bucket_size, stage3.py's IPG buffer)
+    # on every rank, even alone; the other frameworks' collectives need buffers only with peers.
+    ds_zero = (f["deepspeed"] > 0) & (code >= 1) & ~np.asarray(fsdp, dtype=bool)
+    buffers = c.qlora_dequant_layers * f["dequant"] + np.where((n > 1) | ds_zero, c.comm_buffer_gb * GB, 0.0)
     allocated = weights + grads + optim + activations + logits + buffers
     # The optimizer step runs after backward has freed the activations and the logits: weights,
     # every gradient, the states and the step's temporaries (sharded like the states). When that
@@ -204,6 +219,10 @@ def _kernel(
     step_grads = np.where(
         offload, 0.0, np.where(zero3, f["grads_sharded"] / n, np.where(code >= 1, f["grads"] / n, f["grads"]))
     )
+    # ZeRO-3's step: the persistent 16-bit partitions plus one sub-group's flattened copy and its
+    # fp32 cast (DS_SUB_GROUP elements at most per GPU)
+    ds_group = np.minimum(f["trainable"] / n, DS_SUB_GROUP) * f["ds_step_copy"]
+    step_grads = np.where(ds_zero3, ds_partition + ds_group, step_grads)
     step_extra = np.maximum(
         weights + step_grads + optim + step_temp + buffers + f["logits_held"] - allocated, 0.0
     )

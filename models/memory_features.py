@@ -155,6 +155,10 @@ FEATURE_NAMES = (
     "paged_unit",  # the states of the largest tensor, prefetched to the GPU while its step runs
     "logits_held",  # bytes of returned logits the training loop keeps referenced through backward
     "fp32_stream",  # extra bytes of fp32 layer inputs (hf QLoRA's fp32 residual stream), unsharded runs
+    "deepspeed",  # 1: the framework shards with DeepSpeed ZeRO (hf's zero2 / zero3 / offload)
+    "ds_grad_partition",  # bytes of DeepSpeed ZeRO-3's persistent 16-bit gradient partitions (unsharded)
+    "trainable",  # trainable parameters (elements)
+    "ds_step_copy",  # bytes per element of ZeRO-3's step copy of a gradient sub-group (flatten + fp32)
 )
 _METRIC_CODE = {"device": 0, "reserved": 1, "allocated": 2}
 _AC_CODE = {"none": 0, "selective": 1, "full": 2}
@@ -374,4 +378,13 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
         "paged_unit": paged_unit,
         "logits_held": tokens * arch.vocab_size * held_bytes,
         "fp32_stream": fp32_stream,
+        # HF Trainer shards with DeepSpeed (--sharding zero2/zero3, ZeRO-Offload); deepspeed v0.14.2
+        # runtime/zero/stage3.py: grad_partitions_flat_buffer, every gradient partition in the
+        # gradient-accumulation dtype (the 16-bit model dtype), allocated at init and never freed;
+        # at the step _prepare_fp32_grad_for_sub_group flattens a sub-group's partition (a 16-bit
+        # copy) and casts it to fp32, one sub-group (sub_group_size, default 1e9) at a time.
+        "deepspeed": 1.0 if setup.framework == "hf" else 0.0,
+        "ds_grad_partition": trainable * (4.0 if setup.precision == "fp32" else 2.0),
+        "trainable": float(trainable),
+        "ds_step_copy": 4.0 if setup.precision == "fp32" else 6.0,
     }

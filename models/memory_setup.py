@@ -48,7 +48,7 @@ class MemoryConstants(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     cuda_context_gb: float = Field(
-        default=1.7, ge=0, le=5, description="CUDA context + kernels, device metric only"
+        default=2.0, ge=0, le=5, description="CUDA context + kernels, device metric only"
     )
     fragmentation: float = Field(
         default=0.03, ge=0, le=1, description="reserved-but-unused share of the allocated peak"
@@ -57,7 +57,7 @@ class MemoryConstants(BaseModel):
         default=1.12, gt=0, le=5, description="multiplies the saved-tensor count"
     )
     qlora_dequant_layers: float = Field(
-        default=2.5, ge=0, le=10, description="blocks dequantized to bf16 at once"
+        default=2.25, ge=0, le=10, description="blocks dequantized to bf16 at once"
     )
     comm_buffer_gb: float = Field(
         default=1.6, ge=0, le=10, description="NCCL / bucket buffers per rank, gpus > 1"
@@ -344,6 +344,12 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
     if setup.method == "full" and setup.sharding in ("zero3", "fsdp") and setup.precision == "bf16-mixed":
         if sharded_fp32_master(setup):
             lines.append("sharded state: fp32 params (= master) + fp32 grads + AdamW states, 16 B/param / N")
+        elif setup.framework == "hf" and setup.sharding == "zero3":
+            lines.append(
+                "DeepSpeed ZeRO-3: 16-bit params + 16-bit gradient partitions (kept from init) + fp32 master "
+                "+ AdamW states, 16 B/param / N; at the step one sub-group's gradients are flattened and "
+                "cast to fp32 (up to 1e9 elements per GPU); its gradient bucket is allocated even on one GPU"
+            )
         else:
             lines.append(
                 "sharded state: 16-bit params + fp32 grads + fp32 master + AdamW states, 18 B/param / N"

@@ -19,8 +19,15 @@ margin 0; none of the 4 out-of-memory runs predicted not to fit. With the four e
 sources: 107 runs, 10.3 % / 76 % (-8 %). Qwen1.5-0.5B is not in the catalog, so those rows are
 scored on a dense shape of its size (32k vocabulary); given its config.json through ``fit --batch``
 (its 151,936-token vocabulary) the source reads 11.3 % / 81 % (-11.3 %), and one OOM run is then
-predicted not to fit. The guards sit just above these figures, so a change that
-makes the model worse on this source fails here.
+predicted not to fit.
+
+Then the memory model gained DeepSpeed ZeRO-3's own state, read in deepspeed v0.14.2's stage3.py after
+these misses were seen (persistent 16-bit gradient partitions, the step's sub-group copy, the gradient
+bucket also on one GPU; constants recalibrated on the calibration rows only), so this source is no
+longer out-of-sample: 8.8 % / 70 % (-8.8 %) through the tooling and ``fit --batch`` with params_b;
+8.2 % / 81 % (-6.2 %) with Qwen's config.json, where both Qwen out-of-memory runs are then predicted
+not to fit. The five sources together: 7.5 % / 81 % (-5 %). The guards sit just above these
+figures, so a change that makes the model worse on this source fails here.
 """
 
 from __future__ import annotations
@@ -88,12 +95,14 @@ def test_fifth_unseen_source_does_not_regress() -> None:
     # memory-efficient linear is only patched inside zero.Init, which these scripts never enter);
     # Qwen1.5-0.5B -25 to -54 % (scored as a 32k-vocabulary dense shape of its size: its
     # 151,936-token vocabulary's fp32 loss tensors are missing, as is the same DeepSpeed state).
+    # With DeepSpeed ZeRO-3's state counted: 8.8 % / 70 % (-8.8 %); Llama-3-8B with checkpointing
+    # -5 to -10 %, without -11 to -35 % (the retained weights, not an input).
     unseen = select_rows(HOLDOUT5_CSV)
     predicted = prepared(unseen.measured).per_gpu_gb()
     measured = np.array([m.gb for m in unseen.measured])
     median, within = stats(predicted, measured)
-    assert median <= 25.5 and within >= 48.0, (median, within)
-    assert float(np.median(predicted / measured - 1)) >= -0.26
+    assert median <= 9.3 and within >= 70.0, (median, within)
+    assert float(np.median(predicted / measured - 1)) >= -0.10
     # every run completed on its card: none may be judged does_not_fit at margin 0
     for m in unseen.measured:
         estimate = estimate_memory(m.setup.model_copy(update={"margin": 0.0}), card_gb=m.card_gb)
@@ -109,13 +118,14 @@ def test_fifth_unseen_source_does_not_regress() -> None:
 
 def test_every_unseen_source_together_with_the_fifth() -> None:
     # The five unseen sources (HOLDOUTS): 107 runs, 10.3 % / 76 % (-8 %) at this source's first
-    # score (the four earlier ones alone: 6.8 % / 85 %). The issue's target is <= 12 % / >= 65 %.
+    # score (the four earlier ones alone: 6.8 % / 85 %); 7.5 % / 81 % (-5 %) with DeepSpeed
+    # ZeRO-3's state counted. The issue's target is <= 12 % / >= 65 %.
     rows = [m for path in HOLDOUTS.values() for m in select_rows(path).measured]
     assert len(rows) == 107
     predicted = prepared(rows).per_gpu_gb()
     median, within = stats(predicted, np.array([m.gb for m in rows]))
     assert median <= 12.0 and within >= 65.0, (median, within)
-    assert median <= 10.5 and within >= 75.0, (median, within)
+    assert median <= 8.0 and within >= 80.0, (median, within)
 
 
 def _contract_memory_csv(path: Path) -> list[dict[str, str]]:
@@ -157,8 +167,8 @@ def test_fifth_source_through_fit_batch_does_not_regress(cli, home, tmp_path: Pa
     predicted = np.array([a["per_gpu_gb"] for _, a in done])
     measured = np.array([float(r["reported_value"]) * 2**30 / 1e9 for r, _ in done])
     median, within = stats(predicted, measured)
-    assert len(done) == 27 and median <= 25.5 and within >= 48.0, (median, within)
-    assert float(np.median(predicted / measured - 1)) >= -0.26
+    assert len(done) == 27 and median <= 9.3 and within >= 70.0, (median, within)  # 8.8 % / 70 % now
+    assert float(np.median(predicted / measured - 1)) >= -0.10
     assert not any(a["verdict"] == "does_not_fit" for _, a in done)
     fitting = {
         _key(r)
@@ -223,11 +233,12 @@ def test_fifth_source_with_the_real_qwen_shape_through_fit_batch(cli, home, tmp_
     predicted = np.array([a["per_gpu_gb"] for _, a in done])
     measured = np.array([float(r["reported_value"]) * 2**30 / 1e9 for r, _ in done])
     median, within = stats(predicted, measured)
-    assert median <= 11.8 and within >= 81.0, (median, within)
+    assert median <= 8.7 and within >= 81.0, (median, within)  # 11.3 % first, 8.2 % with ZeRO-3's state
     assert not any(a["verdict"] == "does_not_fit" for _, a in done)
     fitting = {
         _key(r)
         for r, a in zip(rows, answers, strict=True)
         if r["peak_gb_per_gpu"] == "OOM" and a["verdict"] != "does_not_fit"
     }
-    assert fitting <= OOM_PREDICTED_TO_FIT - {("Qwen/Qwen1.5-0.5B", "1", "3", "False")}, fitting
+    # with DeepSpeed ZeRO-3's state counted, both Qwen runs are predicted not to fit
+    assert fitting <= {k for k in OOM_PREDICTED_TO_FIT if k[0] != "Qwen/Qwen1.5-0.5B"}, fitting
