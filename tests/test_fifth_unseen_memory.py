@@ -40,6 +40,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+from batch_scoring import batch_answers, completed_peaks, oom_runs_judged_to_fit
 
 from conftest import TEST_DATA
 from gpuprice.models.calibration.memory_fit import prepared, select_rows, stats
@@ -63,6 +64,10 @@ OOM_PREDICTED_TO_FIT = {
     ("meta-llama/Meta-Llama-3-8B", "8", "3", "False"),
     ("meta-llama/Meta-Llama-3-8B", "8", "13", "True"),
 }
+
+
+def _measured_gb(row: dict[str, str]) -> float:
+    return float(row["reported_value"]) * 2**30 / 1e9  # reported in GiB
 
 
 def _key(row: dict[str, str]) -> tuple[str, str, str, str]:
@@ -164,22 +169,13 @@ def test_fifth_source_through_fit_batch_does_not_regress(cli, home, tmp_path: Pa
     # it 70.2 GB; Qwen1.5-0.5B 17.9 and 12.2 GB on the 25.8 GB card).
     batch = tmp_path / "memory.csv"
     rows = _contract_memory_csv(batch)
-    result = cli("fit", "--batch", str(batch))
-    assert result.code == 0, result.err
-    answers = [json.loads(line) for line in result.out.splitlines() if line.strip()]
-    assert len(answers) == len(rows) == 31
-    done = [(r, a) for r, a in zip(rows, answers, strict=True) if r["peak_gb_per_gpu"] != "OOM"]
-    predicted = np.array([a["per_gpu_gb"] for _, a in done])
-    measured = np.array([float(r["reported_value"]) * 2**30 / 1e9 for r, _ in done])
+    answers = batch_answers(cli, "fit", batch, 31)
+    done, predicted, measured = completed_peaks(rows, answers, _measured_gb)
     median, within = stats(predicted, measured)
     assert len(done) == 27 and median <= 8.7 and within >= 81.0, (median, within)  # 8.2 % / 81 % now
     assert float(np.median(predicted / measured - 1)) >= -0.07
     assert not any(a["verdict"] == "does_not_fit" for _, a in done)
-    fitting = {
-        _key(r)
-        for r, a in zip(rows, answers, strict=True)
-        if r["peak_gb_per_gpu"] == "OOM" and a["verdict"] != "does_not_fit"
-    }
+    fitting = oom_runs_judged_to_fit(rows, answers, _key)
     assert fitting <= OOM_PREDICTED_TO_FIT, fitting
 
 
@@ -229,21 +225,12 @@ def test_fifth_source_with_the_real_qwen_shape_through_fit_batch(cli, home, tmp_
                 + ["device" if oom else "allocated", "sdpa", "0", row["num_gpus"], "zero3"]
                 + ["rtx-3090" if qwen else "a100-80gb-sxm"]
             )
-    result = cli("fit", "--batch", str(batch))
-    assert result.code == 0, result.err
-    answers = [json.loads(line) for line in result.out.splitlines() if line.strip()]
-    assert len(answers) == len(rows) == 31
-    done = [(r, a) for r, a in zip(rows, answers, strict=True) if r["peak_gb_per_gpu"] != "OOM"]
+    answers = batch_answers(cli, "fit", batch, 31)
+    done, predicted, measured = completed_peaks(rows, answers, _measured_gb)
     assert all(a["total_params"] == 463_987_712 for r, a in done if r["model"] == QWEN)
-    predicted = np.array([a["per_gpu_gb"] for _, a in done])
-    measured = np.array([float(r["reported_value"]) * 2**30 / 1e9 for r, _ in done])
     median, within = stats(predicted, measured)
     assert median <= 8.7 and within >= 81.0, (median, within)  # 11.3 % first, 8.2 % with ZeRO-3's state
     assert not any(a["verdict"] == "does_not_fit" for _, a in done)
-    fitting = {
-        _key(r)
-        for r, a in zip(rows, answers, strict=True)
-        if r["peak_gb_per_gpu"] == "OOM" and a["verdict"] != "does_not_fit"
-    }
+    fitting = oom_runs_judged_to_fit(rows, answers, _key)
     # with DeepSpeed ZeRO-3's state counted, both Qwen runs are predicted not to fit
     assert fitting <= {k for k in OOM_PREDICTED_TO_FIT if k[0] != "Qwen/Qwen1.5-0.5B"}, fitting

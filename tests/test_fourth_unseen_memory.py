@@ -24,11 +24,11 @@ on this source fails here.
 from __future__ import annotations
 
 import csv
-import json
 import re
 from pathlib import Path
 
 import numpy as np
+from batch_scoring import batch_answers, completed_peaks, oom_runs_judged_to_fit
 
 from conftest import TEST_DATA
 from gpuprice.models.calibration.memory_fit import prepared, select_rows, stats
@@ -157,19 +157,10 @@ def test_fourth_source_through_fit_batch_does_not_regress(cli, home, tmp_path: P
     # two-GPU one, 61.0 GB device, fits again: not explained, memory_calibration.md).
     batch = tmp_path / "memory.csv"
     rows = _contract_memory_csv(batch)
-    result = cli("fit", "--batch", str(batch))
-    assert result.code == 0, result.err
-    answers = [json.loads(line) for line in result.out.splitlines() if line.strip()]
-    assert len(answers) == len(rows) == 40
-    done = [(r, a) for r, a in zip(rows, answers, strict=True) if r["peak_gb_per_gpu"] != "OOM"]
-    predicted = np.array([a["per_gpu_gb"] for _, a in done])
-    measured = np.array([float(r["reported_value"]) for r, _ in done])
+    answers = batch_answers(cli, "fit", batch, 40)
+    done, predicted, measured = completed_peaks(rows, answers, lambda r: float(r["reported_value"]))
     median, within = stats(predicted, measured)
     assert len(done) == 23 and median <= 4.5 and within >= 95.0, (median, within)
     assert not any(a["verdict"] == "does_not_fit" for _, a in done)
-    fitting = {
-        _key(r)
-        for r, a in zip(rows, answers, strict=True)
-        if r["peak_gb_per_gpu"] == "OOM" and a["verdict"] != "does_not_fit"
-    }
+    fitting = oom_runs_judged_to_fit(rows, answers, _key)
     assert fitting <= OOM_PREDICTED_TO_FIT, fitting
