@@ -242,7 +242,9 @@ def predict_throughput(
         sharding=np.array([sharding]),
         fabric=[fabric_gbps_per_gpu],
         grad_accum=np.array([grad_accum], dtype=float),
-        optimizer_bytes=np.array([optimizer_step_bytes(optimizer, adamw_step, precision)]),
+        optimizer_bytes=np.array(
+            [optimizer_step_bytes(optimizer, adamw_step, precision, framework, sharding)]
+        ),
     )
     heads = float(getattr(arch, "num_heads", 0) or round(shape.hidden / 128))
     if keeps_scores:  # eager / explicit-score attention (memory_setup.keeps_scores)

@@ -15,6 +15,7 @@ import numpy as np
 from gpuprice.models.gpu_hardware import ALL_FAMILIES, GPUS_PER_NODE
 from gpuprice.models.throughput_attention import CAUSAL_SKIP, FP32_ATTENTION_RATE, MEM_EFFICIENT_SLOWDOWN
 from gpuprice.models.throughput_parameters import CALIBRATED_PARAMETERS, ThroughputParameters
+from gpuprice.models.throughput_recipe import optimizer_step_bytes
 
 # HBM bytes per attention score under eager attention (transformers' eager_attention_forward),
 # forward and forward + backward; see evaluate().
@@ -162,7 +163,11 @@ def evaluate(cases: Cases, params: ThroughputParameters = CALIBRATED_PARAMETERS)
     # collectives. Adapters' few parameters are left out (their step is ~1e-3 of a full one).
     accum = cases.grad_accum if cases.grad_accum is not None else np.ones_like(layers)
     tokens_step = tokens_mb * accum
-    step_bytes = cases.optimizer_bytes if cases.optimizer_bytes is not None else np.full_like(layers, 84.0)
+    step_bytes = (
+        cases.optimizer_bytes
+        if cases.optimizer_bytes is not None
+        else np.full_like(layers, optimizer_step_bytes())  # foreach AdamW, fp32 states, hf's clip
+    )
     sharded = cases.sharded_states if cases.sharded_states is not None else np.zeros_like(layers, dtype=bool)
     local = np.where(sharded, cases.n_params / np.maximum(cases.gpus, 1.0), cases.n_params)
     optimizer = np.where(cases.full, step_bytes * local / (cases.memory_bw * tokens_step), 0.0)

@@ -26,6 +26,7 @@ from gpuprice.models.throughput_recipe import (
     SHARDED_STATES,
     check_config,
     comm_bytes_per_param,
+    optimizer_step_bytes,
     precision_factor,
     step_comm_bytes_per_param,
 )
@@ -78,7 +79,8 @@ def predict_frame(frame: pd.DataFrame, params: ThroughputParameters = CALIBRATED
 
     Optional columns: ``grad_accum`` (micro-batches per optimizer step, default 1),
     ``optimizer_bytes`` (HBM bytes per parameter of one optimizer step, default foreach AdamW on
-    fp32 states: :func:`~gpuprice.models.throughput_recipe.optimizer_step_bytes`), ``score_heads``,
+    the row's precision and sharding with hf's gradient clip:
+    :func:`~gpuprice.models.throughput_recipe.optimizer_step_bytes`), ``score_heads``,
     ``masked_heads``, ``mask_bytes`` and ``fp32_attention`` (:mod:`~gpuprice.models.throughput_attention`),
     ``adapter_bytes`` (:mod:`~gpuprice.models.throughput_adapters`), ``stream_bytes``
     (:mod:`~gpuprice.models.throughput_fp32_stream`).
@@ -161,6 +163,19 @@ def _recipe_bytes(
     return comm_u[recipe_codes], step_comm_u[recipe_codes]
 
 
+def _default_optimizer_bytes(
+    sharding: tuple[np.ndarray, list[str]], precision: tuple[np.ndarray, list[str]]
+) -> np.ndarray:
+    """Each row's optimizer-step bytes per parameter when the frame gives none: predict_throughput's
+    defaults (foreach AdamW, hf's gradient clip) for the row's precision and sharding, computed
+    once per distinct pair."""
+    (sharding_codes, shardings), (precision_codes, precisions) = sharding, precision
+    table = np.array(
+        [[optimizer_step_bytes("adamw", "foreach", p, "hf", s) for p in precisions] for s in shardings]
+    )
+    return table[sharding_codes, precision_codes]
+
+
 def cases_from_arrays(columns: Mapping[str, np.ndarray]) -> Cases:
     """:class:`Cases` for non-empty FRAME_INPUT_COLUMNS arrays (plus the optional columns of
     :func:`predict_frame`); per-GPU and per-recipe values are computed once and broadcast."""
@@ -223,7 +238,11 @@ def cases_from_arrays(columns: Mapping[str, np.ndarray]) -> Cases:
             else None
         ),
         grad_accum=optional("grad_accum"),
-        optimizer_bytes=optional("optimizer_bytes"),
+        optimizer_bytes=(
+            floats("optimizer_bytes")
+            if "optimizer_bytes" in columns
+            else _default_optimizer_bytes(sharding, precision)
+        ),
         step_comm_bytes_per_param=step_comm,
         sharded_states=np.array([s in SHARDED_STATES for s in shardings], dtype=bool)[sharding_codes],
     )

@@ -39,8 +39,7 @@ SHARDED_STATES = frozenset({"zero2", "zero3", "fsdp", "model_parallel"})
 #   fused AdamW (one kernel): read param, grad, exp_avg, exp_avg_sq, write three: 28 B
 #   8-bit AdamW (bitsandbytes, one kernel, 1-byte states): 4+4+1+1 read, 4+1+1 written: 16 B
 #   SGD with momentum (foreach): mul_ + add_ of the buffer, add_ into the parameter: 28 B
-# plus the gradient-norm clip every trainer runs by default (max_grad_norm 1.0): reads every
-# gradient once more, 4 B.
+# plus the gradient-norm clip where the framework's default loop runs one (clip_grad_bytes).
 OPTIMIZER_STEP_BYTES = {
     ("adamw", "foreach"): 80.0,
     ("adamw", "fused"): 28.0,
@@ -55,7 +54,35 @@ OPTIMIZER_STEP_BYTES = {
     ("sgd", "foreach"): 28.0,
     ("sgd", "fused"): 28.0,
 }
-GRAD_CLIP_BYTES = 4.0
+# Gradient-norm clipping, read from the code (see models/mfu_calibration.md, "The optimizer step's
+# gradient clipping"): torch.nn.utils.clip_grad_norm_ reads every gradient for the norm
+# (torch._foreach_norm) and then ALWAYS rescales them, torch._foreach_mul_(grads, clip_coef_clamped),
+# even when the coefficient clamps to 1, to avoid a host sync (pytorch/pytorch
+# torch/nn/utils/clip_grad.py @01a57d87 _clip_grads_with_norm_; unconditional since pytorch#61042,
+# torch 1.10, so in every torch 2.x): one read + one read and write of each gradient, in the
+# gradients' dtype (the parameters': fp32 under mixed precision, 16-bit under bf16-true).
+# DeepSpeed ZeRO clips inside its optimizer: the norm over the 16-bit gradient partitions
+# (scaled_global_norm: get_grad_norm_direct(self.averaged_gradients[i], ...)), then
+# unscale_and_clip_grads multiplies the fp32 gradient partition unconditionally
+# (grad.data.mul_(1. / combined_scale)) (deepspeedai/DeepSpeed deepspeed/runtime/zero/
+# stage_1_and_2.py @02aa38c3 step; ZeRO-3 counted the same). Which loops clip by default:
+CLIPS_BY_DEFAULT = {
+    # transformers Trainer: max_grad_norm 1.0 (TrainingArguments), accelerator.clip_grad_norm_ ->
+    # torch's (DDP / one GPU) or FSDP's clip_grad_norm_, DeepSpeed's gradient_clipping "auto"
+    "hf": True,
+    # recipes read cfg.get("clip_grad_norm", None): off unless the config sets it
+    # (pytorch/torchtune recipes/full_finetune_single_device.py @01067f61)
+    "torchtune": False,
+    # job config training.max_norm 1.0; dist_utils.clip_grad_norm_ -> torch.nn.utils.get_total_norm +
+    # clip_grads_with_norm_ (pytorch/torchtitan torchtitan/distributed/utils.py @0032be99)
+    "torchtitan": True,
+    # finetune/full.py's loop calls optimizer.step() with no clip (Lightning-AI/litgpt
+    # litgpt/finetune/full.py @0077627d; TrainArgs.max_norm defaults to None)
+    "litgpt": False,
+    # Unsloth trains through transformers' Trainer (TRL's SFTTrainer): max_grad_norm 1.0
+    "unsloth": True,
+}
+DEEPSPEED_SHARDINGS = frozenset({"zero2", "zero3"})
 NF4_BYTES_PER_PARAM = 0.5625  # 4 bits + one fp32 absmax per 64 weights (QLoRA paper)
 
 
@@ -96,11 +123,36 @@ def step_comm_bytes_per_param(method: str, sharding: str, precision: str) -> flo
     return FULL_STEP_COMM_BYTES[sharding] * scale if method == "full" else 0.0
 
 
+def gradient_bytes(precision: str) -> float:
+    """Bytes of one gradient element: the parameters' dtype (bf16 under bf16-true; fp32 parameters,
+    hence fp32 gradients, under mixed precision, fp8 and fp32)."""
+    return 2.0 if precision == "bf16-true" else 4.0
+
+
+def clip_grad_bytes(precision: str = "bf16-mixed", framework: str = "hf", sharding: str = "none") -> float:
+    """HBM bytes per trainable parameter of the gradient-norm clip (CLIPS_BY_DEFAULT): the norm's
+    read plus the rescale's read and write of every gradient (torch clips even at coefficient 1).
+    DeepSpeed ZeRO (``zero2``/``zero3``) takes the norm over its 16-bit gradient partitions and
+    rescales the fp32 partition; everything else clips the parameters' gradients in their dtype.
+    0 where the framework's default loop does not clip."""
+    if not CLIPS_BY_DEFAULT.get(framework, True):
+        return 0.0
+    grad = gradient_bytes(precision)
+    if sharding in DEEPSPEED_SHARDINGS:
+        norm = 4.0 if precision == "fp32" else 2.0
+        return norm + 2.0 * 4.0
+    return grad + 2.0 * grad
+
+
 def optimizer_step_bytes(
-    optimizer: str = "adamw", adamw_step: str = "foreach", precision: str = "bf16-mixed"
+    optimizer: str = "adamw",
+    adamw_step: str = "foreach",
+    precision: str = "bf16-mixed",
+    framework: str = "hf",
+    sharding: str = "none",
 ) -> float:
     """HBM bytes per trainable parameter of one optimizer step, gradient clipping included
-    (OPTIMIZER_STEP_BYTES; 16-bit states under bf16-true move half the bytes)."""
+    (OPTIMIZER_STEP_BYTES, 16-bit states under bf16-true move half the bytes, + clip_grad_bytes)."""
     try:
         base = OPTIMIZER_STEP_BYTES[(optimizer, adamw_step)]
     except KeyError:
@@ -108,7 +160,7 @@ def optimizer_step_bytes(
         raise BadInput(f"unknown optimizer {optimizer!r}; valid: {', '.join(valid)}") from None
     # bitsandbytes' states are 8-bit or fp32 whatever the parameter dtype
     states = 0.5 if precision == "bf16-true" and optimizer in ("adamw", "sgd") else 1.0
-    return base * states + GRAD_CLIP_BYTES * states
+    return base * states + clip_grad_bytes(precision, framework, sharding)
 
 
 def check_config(method: str, sharding: str, gpus: int, seq_len: int, micro_batch: int) -> None:

@@ -121,17 +121,18 @@ def scored(every: list[Scored]) -> list[Scored]:
 
 
 def test_first_scores_through_the_holdout_tooling_do_not_regress(scored: list[Scored]) -> None:
-    # 4.7 % median |error|, 80 % within 25 %, +4.4 % signed; LoRA 4.6 % / 100 % (+2.8 to +4.7 % on
-    # q, v; -20.0 % for the MLP run read as `all`), full +31.7 % (per-parameter passes of the
-    # optimizer step the model does not count: models/mfu_calibration.md)
+    # 4.7 % median |error|, 100 % within 25 %, +4.4 % signed; LoRA 4.6 % / 100 % (+2.8 to +4.7 % on
+    # q, v; -20.0 % for the MLP run read as `all`), full +24.9 % since the gradient clip's rescale is
+    # counted (+31.7 % at first score; the rest: per-parameter passes below nominal bandwidth,
+    # models/mfu_calibration.md)
     summary = summarize(scored)
     assert summary.runs == 5 and not any(s.refitted for s in scored) and all(s.finetune for s in scored)
     assert summary.median_abs <= 0.15  # the issue's fine-tuning target
-    assert summary.median_abs <= 0.055 and summary.within >= 0.8
+    assert summary.median_abs <= 0.055 and summary.within >= 1.0
     lora = summarize([s for s in scored if s.method == "lora"])
     assert lora.runs == 4 and lora.median_abs <= 0.055 and lora.within == 1.0
     (full,) = [s for s in scored if s.method == "full"]
-    assert abs(full.error) <= 0.33
+    assert abs(full.error) <= 0.26
 
 
 def _contract_csv(path: Path, default_targets: bool) -> list[float]:
@@ -168,8 +169,11 @@ def _contract_csv(path: Path, default_targets: bool) -> list[float]:
 @pytest.mark.parametrize(
     ("default_targets", "worst_median", "least_within"),
     [
-        (False, 0.055, 0.8),  # the runs' targets (qv; all for the MLP run): 4.7 %, 80 %, +4.4 %
-        (True, 0.30, 0.2),  # `all` everywhere: 28.6 %, 20 %, -28.4 % (fp32 adapters on every linear)
+        # the runs' targets (qv; all for the MLP run): 4.7 %, 100 %, +4.4 % (80 % before the clip's
+        # rescale was counted: the full run +31.7 % -> +24.9 %)
+        (False, 0.055, 1.0),
+        # `all` everywhere: 28.4 %, 40 %, -28.4 % (fp32 adapters on every linear; 28.6 %, 20 % before)
+        (True, 0.30, 0.4),
     ],
 )
 def test_first_scores_through_estimate_batch_with_contract_columns(
@@ -189,8 +193,9 @@ def test_first_scores_through_estimate_batch_with_contract_columns(
 
 
 def test_all_unseen_fine_tuning_runs_with_these(every: list[Scored]) -> None:
-    # 9.5 % / 72 % within 25 % over 93 unseen fine-tuning runs at @1b2ebbe (10.3 % over the 88
-    # before); 11.6 % / 73 % at @190fb5d, before hf QLoRA's fp32 stream and the qkvo reading
+    # 9.5 % / 73 % within 25 % over 93 unseen fine-tuning runs with the gradient clip's rescale
+    # counted (9.5 % / 72 % at @1b2ebbe, 10.3 % over the 88 before); 11.6 % / 73 % at @190fb5d,
+    # before hf QLoRA's fp32 stream and the qkvo reading
     from gpuprice.models.calibration.throughput_band_table import EXCLUDED_FAMILIES
 
     finetune = [s for s in every if s.finetune and s.family not in EXCLUDED_FAMILIES]

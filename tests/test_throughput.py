@@ -111,6 +111,35 @@ def test_fp32_runs_at_the_cuda_core_fp32_rate() -> None:
     assert fp32.tokens_per_sec_per_gpu == pytest.approx(bf16.tokens_per_sec_per_gpu * 67 / 989, rel=0.1)
 
 
+def test_the_gradient_clip_reads_and_rewrites_every_gradient_in_its_dtype() -> None:
+    """torch's clip_grad_norm_ reads each gradient for the norm and always rescales it (read + write,
+    torch/nn/utils/clip_grad.py @01a57d87): 3 passes of the gradients' dtype, fp32 under mixed
+    precision, bf16 under bf16-true; DeepSpeed ZeRO: the norm over 16-bit partitions, the rescale on
+    the fp32 partition; torchtune's and litgpt's fine-tuning loops do not clip by default."""
+    from gpuprice.models.throughput_recipe import OPTIMIZER_STEP_BYTES, clip_grad_bytes, optimizer_step_bytes
+
+    assert clip_grad_bytes("bf16-mixed") == 4 + 4 + 4  # fp32 gradients: norm read, mul read + write
+    assert clip_grad_bytes("fp32") == 12
+    assert clip_grad_bytes("bf16-true") == 2 + 2 + 2  # bf16 gradients
+    assert clip_grad_bytes("bf16-mixed", "torchtitan", "fsdp") == 12  # FSDP2's fp32 sharded grads
+    assert (
+        clip_grad_bytes("bf16-mixed", "hf", "zero3") == clip_grad_bytes("bf16-true", "hf", "zero2") == 2 + 8
+    )
+    assert clip_grad_bytes("bf16-true", "torchtune") == clip_grad_bytes("bf16-true", "litgpt") == 0
+    foreach = OPTIMIZER_STEP_BYTES[("adamw", "foreach")]
+    assert optimizer_step_bytes() == foreach + 12
+    assert optimizer_step_bytes("adamw", "foreach", "bf16-true") == foreach / 2 + 6
+    # the clip follows the gradients' dtype, not the states': 8-bit AdamW keeps 1-byte states
+    eight_bit = OPTIMIZER_STEP_BYTES[("adamw8bit", "foreach")]
+    assert optimizer_step_bytes("adamw8bit", "foreach", "bf16-true") == eight_bit + 6
+    assert (
+        optimizer_step_bytes("adamw", "fused", "bf16-true", "torchtune")
+        == OPTIMIZER_STEP_BYTES[("adamw", "fused")] / 2
+    )
+    # estimate passes its framework and sharding through: torchtune's step is lighter than hf's
+    assert 0 < tps(mb=4, framework="torchtune").optimizer_share < tps(mb=4).optimizer_share
+
+
 def test_the_optimizer_step_is_a_memory_bound_pass_once_per_step() -> None:
     from gpuprice.models.gpu_hardware import gpu_profile
     from gpuprice.models.throughput import optimizer_step_bytes

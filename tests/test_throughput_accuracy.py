@@ -30,10 +30,16 @@ PUBLIC_CSV = TEST_DATA / "throughput_public.csv"
 TARGET_ALL, TARGET_FINETUNE_LOSO = 0.06, 0.12
 # Achieved with CALIBRATED_PARAMETERS (issue 33: only ampere_datacenter and hopper have their own
 # efficiency; the optimizer step and per-step collectives are their own terms): 2.95 % overall,
-# 5.4 % fine-tuning, 2.5 % pre-training (was 3.4 / 3.7 / 3.3 before the optimizer-step term).
+# 5.4 % fine-tuning, 2.5 % pre-training (was 3.4 / 3.7 / 3.3 before the optimizer-step term); with
+# the clip's rescale counted and the constants kept, 3.04 % / 5.4 % / 2.54 %.
 GUARD_OVERALL, GUARD_FINETUNE, GUARD_PRETRAIN = 0.032, 0.056, 0.028
-# Leave-one-source-out (1500 iterations): 6.5 % overall, 7.7 % on the fine-tuning rows (was 7.6 / 5.7).
-GUARD_LOSO_OVERALL = 0.07
+# Leave-one-source-out (1500 iterations): 9.7 % overall, 6.5 % on the fine-tuning rows since the
+# gradient clip counts its rescale (was 6.5 / 7.7; 7.6 / 5.7 before the optimizer-step term). The
+# overall figure is the llm-foundry fold (74 of 115 rows refitted from the 41 others), which lands in a
+# different local optimum under byte changes of a fraction of a percent on other sources' rows (6.2 %
+# -> 8.6 % from one torchtune row's 20 -> 18 B); at 3000 iterations x 4 restarts it is 7.2 % (6.5 %
+# before): models/mfu_calibration.md, "The optimizer step's gradient clipping".
+GUARD_LOSO_OVERALL = 0.10
 
 
 @pytest.fixture(scope="module")

@@ -47,7 +47,8 @@ GUARDS = {
     "VectorInstitute/vectorlm": (0.07, 0.95),
     "InternLM/xtuner": (0.16, 0.6),
     "microsoft/DeepSpeed": (0.13, 0.85),
-    "huggingface/peft": (0.055, 0.8),  # 4.7 %, 80 % (first scored; its full run +31.7 %)
+    # 4.7 %, 100 % (80 % first scored; its full run +31.7 % -> +24.9 % with the clip's rescale)
+    "huggingface/peft": (0.055, 1.0),
 }
 
 
@@ -90,7 +91,9 @@ def test_pretraining_holdout_is_within_the_calibrated_accuracy(scored: list[Scor
 def test_fine_tuning_rows_over_every_unseen_family_meet_the_issue_target(scored: list[Scored]) -> None:
     """Issue 33's target: a median fine-tuning error <= 15 % on unseen sources, over every holdout
     family (EXCLUDED_FAMILIES, empty today, would name one whose setup the inputs cannot express).
-    9.5 % / 72 % within 25 % over 93 runs with PEFT's five MetaMathQA runs (first scored:
+    9.5 % / 73 % within 25 % over 93 runs since the gradient clip's rescale is counted
+    (throughput_recipe.clip_grad_bytes; PEFT's full run +31.7 % -> +24.9 %); 9.5 % / 72 % with
+    PEFT's five MetaMathQA runs (first scored:
     tests/test_peft_method_comparison_throughput.py); 10.3 % / 72 % over 88 since hf QLoRA's fp32 residual stream is counted
     (models/throughput_fp32_stream.py, read from the code after fms-acceleration's one-GPU QLoRA runs
     missed by +23 %) and the rows' adapters are read from their notes (fms-acceleration's q, k, v, o:

@@ -53,7 +53,7 @@ class BenchmarkCase:
     # ``attention`` column says ``eager`` (no fused kernel), else 0.
     score_heads: float = 0.0
     # HBM bytes per trainable parameter of one optimizer step (throughput.optimizer_step_bytes).
-    optimizer_bytes: float = 84.0
+    optimizer_bytes: float = 92.0  # throughput_recipe.optimizer_step_bytes() (hf, foreach AdamW, bf16-mixed)
     # SDPA with a padding mask / fp32 inputs (throughput_attention.attention_inputs): from the
     # row's ``attention`` column (a contract value), its framework and micro-batch; a row that
     # names no attention ran a fused causal kernel without padding.
@@ -269,7 +269,7 @@ def _framework(row: Mapping[str, object]) -> str:
     return name if name in DEFAULTS else "hf"
 
 
-def _optimizer_bytes(row: Mapping[str, object], framework: str) -> float:
+def _optimizer_bytes(row: Mapping[str, object], framework: str, sharding: str) -> float:
     """One optimizer step's HBM bytes per parameter: AdamW as the framework runs it (foreach or
     fused, fp32 states under mixed precision, 16-bit under bf16-true: the row's when it says
     so, else the framework's default), 8-bit AdamW where the row says so (torchtune's table from
@@ -283,7 +283,7 @@ def _optimizer_bytes(row: Mapping[str, object], framework: str) -> float:
     optimizer = "adamw8bit" if eight_bit else "adamw"
     stated = _benchmark_precision(_text(row, "precision"))
     precision = stated if stated == "bf16-true" else defaults.precision
-    return optimizer_step_bytes(optimizer, defaults.adamw_step, precision)
+    return optimizer_step_bytes(optimizer, defaults.adamw_step, precision, framework, sharding)
 
 
 def _benchmark_shape(model: str, params_b: float | None) -> ModelShape:
@@ -357,6 +357,7 @@ def benchmark_case(row: Mapping[str, object]) -> BenchmarkCase:
     )
     method = _benchmark_method(_text(row, "workload"), precision_text)
     checkpointing = checkpoint_text in ("true", "yes", "1", "full", "on")
+    sharding = _benchmark_sharding(_text(row, "sharding"), gpus)
     return BenchmarkCase(
         shape=shape,
         profile=benchmark_gpu(_text(row, "gpu")),
@@ -367,10 +368,10 @@ def benchmark_case(row: Mapping[str, object]) -> BenchmarkCase:
         checkpointing=checkpointing,
         compiled=_compiled(_text(row, "notes")),
         precision=precision,
-        sharding=_benchmark_sharding(_text(row, "sharding"), gpus),
+        sharding=sharding,
         grad_accum=max(1, int(row_number(row, "grad_accum") or 1)),
         score_heads=heads if eager else 0.0,
-        optimizer_bytes=_optimizer_bytes(row, _framework(row)),
+        optimizer_bytes=_optimizer_bytes(row, _framework(row), sharding),
         masked_heads=masked,
         mask_bytes=element,
         fp32_attention=fp32_attn,
