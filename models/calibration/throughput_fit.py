@@ -122,8 +122,12 @@ def fit_parameters(
         table = dict(start.family_efficiency)
         table.update({f: float(v) for f, v in zip(families, values[: len(families)], strict=True)})
         update = dict(zip(free, (float(v) for v in values[len(families) :]), strict=True))
-        if "comm_overlap" in update:
-            update["comm_overlap"] = min(update["comm_overlap"], 1.0)
+        # shares and slow-downs that cannot exceed 1: the overlap is a share of the compute time;
+        # Hopper's factor says how much of its dense peak FlashAttention-2 misses (it does not use
+        # the new MMA units), so it cannot make attention faster than on the previous family
+        for name in ("comm_overlap", "hopper_attention_factor"):
+            if name in update:
+                update[name] = min(update[name], 1.0)
         return start.model_copy(update={"family_efficiency": table, **update})
 
     def loss(x: np.ndarray) -> float:
