@@ -526,3 +526,51 @@ def test_long_full_fine_tunes_rank_interruptible_capacity_last_unless_checkpoint
     assert short["sku"].iloc[0] == "spot"
     lora = rank_offers(offers, [workload(tokens=5e9, checkpoint_interval_tokens=5e8)], DAY)
     assert lora["sku"].iloc[0] == "spot"  # adapters: the rule is for full fine-tunes
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        dict(method="full", optimizer="adamw8bit", precision="bf16-true"),
+        dict(method="full", framework="torchtune", precision="bf16-true"),
+        dict(
+            method="full",
+            framework="torchtitan",
+            activation_checkpointing="selective",
+            grad_checkpointing=None,
+        ),
+        dict(method="qlora"),  # hf QLoRA's fp32 residual stream
+    ],
+)
+def test_rank_and_estimate_give_one_speed_for_the_same_job(fields: dict[str, object]) -> None:
+    """The ranking's sweep and `estimate` (predict_throughput) count the optimizer step (the job's
+    optimizer, its framework's AdamW kernel and gradient clip)
+    and the other terms the same way, so a job's tokens/s does not depend on which one answers."""
+    from gpuprice.models.frameworks import DEFAULTS
+    from gpuprice.models.throughput import predict_throughput
+
+    job = workload(model="meta-llama/Llama-3.2-1B", **fields)
+    ranked = rank_offers(frame(offer("lambda", "h100x1", "h100-sxm", 1, 2.99)), [job], DAY)
+    assert len(ranked) == 1
+    row = ranked.iloc[0]
+    setup = job.setup()
+    speed = predict_throughput(
+        setup.arch,
+        setup.method,
+        "h100-sxm",
+        1,
+        setup.seq_len,
+        setup.micro_batch,
+        setup.grad_checkpointing,
+        setup.precision,
+        str(row["sharding"]),
+        compile=setup.compile,
+        framework=setup.framework,
+        grad_accum=setup.grad_accum,
+        optimizer=setup.optimizer,
+        adamw_step=DEFAULTS[setup.framework].adamw_step,
+        attention=setup.attention,
+        lora_targets=setup.lora_targets,
+        keeps_scores=False,
+    )
+    assert row["tokens_per_sec_per_gpu"] == pytest.approx(speed.tokens_per_sec_per_gpu, rel=1e-6)

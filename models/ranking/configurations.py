@@ -182,6 +182,10 @@ def _throughput(
             "fp32_attention": per([a[2] for a in attention]),
             # PEFT's fp32 adapters on a bf16 base without autocast (models/throughput_adapters.py)
             "adapter_bytes": per([_adapter_bytes(x.setup()) for x in items]),
+            # the optimizer step as estimate counts it: the job's optimizer, its framework's AdamW
+            # kernel and gradient clip, on the row's sharding; once per grad_accum micro-batches
+            "optimizer_bytes": _optimizer_bytes(items, w, fits["sharding"]),
+            "grad_accum": per([float(x.setup().grad_accum) for x in items]),
             # hf QLoRA's fp32 residual stream (models/throughput_fp32_stream.py); none where the
             # sweep shards the 4-bit weights (trl skips the cast there)
             "stream_bytes": np.where(
@@ -214,6 +218,25 @@ def _adapter_bytes(setup: Any) -> float:
     if not fp32_adapters(setup.framework, setup.method, setup.precision):
         return 0.0
     return adapter_bytes_per_token(setup.arch, setup.lora_targets, setup.grad_checkpointing)
+
+
+def _optimizer_bytes(items: Sequence[Any], workload: np.ndarray, sharding: np.ndarray) -> np.ndarray:
+    """Each row's optimizer-step bytes per parameter (throughput_recipe.optimizer_step_bytes with the
+    workload's optimizer, precision and framework, the row's sharding), once per distinct pair."""
+    from gpuprice.models.frameworks import DEFAULTS
+    from gpuprice.models.throughput_recipe import optimizer_step_bytes
+
+    pairs = np.array([f"{i}|{s}" for i, s in zip(workload, sharding, strict=True)], dtype=object)
+    distinct, row_of = np.unique(pairs, return_inverse=True)
+    values = []
+    for pair in distinct:
+        index, shard = str(pair).split("|")
+        setup = items[int(index)].setup()
+        adamw_step = DEFAULTS[setup.framework].adamw_step
+        values.append(
+            optimizer_step_bytes(setup.optimizer, adamw_step, setup.precision, setup.framework, shard)
+        )
+    return np.asarray(values, dtype=float)[row_of]
 
 
 def _stream_bytes(setup: Any) -> float:
