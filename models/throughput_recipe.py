@@ -138,10 +138,25 @@ def clip_grad_bytes(precision: str = "bf16-mixed", framework: str = "hf", shardi
     if not CLIPS_BY_DEFAULT.get(framework, True):
         return 0.0
     grad = gradient_bytes(precision)
-    if sharding in DEEPSPEED_SHARDINGS:
+    if deepspeed_zero(framework, sharding):
         norm = 4.0 if precision == "fp32" else 2.0
         return norm + 2.0 * 4.0
     return grad + 2.0 * grad
+
+
+def deepspeed_zero(framework: str, sharding: str) -> bool:
+    """Does HF Trainer shard with DeepSpeed ZeRO here (``--sharding zero2/zero3``; the other
+    frameworks' ``zero3`` is FSDP)?"""
+    return framework == "hf" and sharding in DEEPSPEED_SHARDINGS
+
+
+# DeepSpeed ZeRO's step around its FusedAdam, per parameter of the partition (deepspeed v0.14.2
+# runtime/zero/stage3.py _prepare_fp32_grad_for_sub_group and _optimizer_step /
+# _reassign_or_swap_out_partitioned_parameters; stage_1_and_2.py step does the same): the 16-bit
+# gradient partitions flattened (read 2, write 2) and cast to fp32 (read 2, write 4), and after the
+# update the fp32 master copied into the 16-bit parameters (read 4, write 2). Under fp32 the
+# flatten moves 4 + 4 and there is no cast or copy.
+DEEPSPEED_STEP_COPY_BYTES = {"16-bit": 4.0 + 6.0 + 6.0, "fp32": 8.0}
 
 
 def optimizer_step_bytes(
@@ -152,7 +167,12 @@ def optimizer_step_bytes(
     sharding: str = "none",
 ) -> float:
     """HBM bytes per trainable parameter of one optimizer step, gradient clipping included
-    (OPTIMIZER_STEP_BYTES, 16-bit states under bf16-true move half the bytes, + clip_grad_bytes)."""
+    (OPTIMIZER_STEP_BYTES, 16-bit states under bf16-true move half the bytes, + clip_grad_bytes).
+    Under DeepSpeed ZeRO (``deepspeed_zero``) "adamw" is DeepSpeed's FusedAdam on the fp32
+    partition, with the gradient flatten, cast and parameter copy around it."""
+    deepspeed = deepspeed_zero(framework, sharding)
+    if deepspeed and optimizer == "adamw":
+        adamw_step = "fused"
     try:
         base = OPTIMIZER_STEP_BYTES[(optimizer, adamw_step)]
     except KeyError:
@@ -160,7 +180,8 @@ def optimizer_step_bytes(
         raise BadInput(f"unknown optimizer {optimizer!r}; valid: {', '.join(valid)}") from None
     # bitsandbytes' states are 8-bit or fp32 whatever the parameter dtype
     states = 0.5 if precision == "bf16-true" and optimizer in ("adamw", "sgd") else 1.0
-    return base * states + clip_grad_bytes(precision, framework, sharding)
+    copies = DEEPSPEED_STEP_COPY_BYTES["fp32" if precision == "fp32" else "16-bit"] if deepspeed else 0.0
+    return base * states + copies + clip_grad_bytes(precision, framework, sharding)
 
 
 def check_config(method: str, sharding: str, gpus: int, seq_len: int, micro_batch: int) -> None:

@@ -140,6 +140,22 @@ def test_the_gradient_clip_reads_and_rewrites_every_gradient_in_its_dtype() -> N
     assert 0 < tps(mb=4, framework="torchtune").optimizer_share < tps(mb=4).optimizer_share
 
 
+def test_deepspeed_zero_steps_fused_adam_with_its_copies() -> None:
+    """HF Trainer's zero2/zero3 is DeepSpeed: FusedAdam on the fp32 partition (28 B), the 16-bit
+    gradients flattened (4 B) and cast to fp32 (6 B), the master copied back to 16 bits (6 B), and
+    its clip (10 B); the other frameworks' zero3 is FSDP and keeps its own AdamW and clip."""
+    from gpuprice.models.throughput_recipe import OPTIMIZER_STEP_BYTES, optimizer_step_bytes
+
+    fused = OPTIMIZER_STEP_BYTES[("adamw", "fused")]
+    for sharding in ("zero2", "zero3"):
+        assert optimizer_step_bytes("adamw", "foreach", "bf16-mixed", "hf", sharding) == fused + 16 + 10
+    assert optimizer_step_bytes("adamw", "foreach", "fp32", "hf", "zero3") == fused + 8 + 12
+    assert optimizer_step_bytes("adamw", "fused", "bf16-mixed", "torchtitan", "zero3") == fused + 12
+    assert optimizer_step_bytes("adamw", "foreach", "bf16-mixed", "hf", "fsdp") == (
+        OPTIMIZER_STEP_BYTES[("adamw", "foreach")] + 12
+    )
+
+
 def test_the_optimizer_step_is_a_memory_bound_pass_once_per_step() -> None:
     from gpuprice.models.gpu_hardware import gpu_profile
     from gpuprice.models.throughput import optimizer_step_bytes
