@@ -112,6 +112,15 @@ class FrameworkDefaults:
     # the default; torchtune recipes pass fused=True; torchtitan's optimizer implementation
     # defaults to "fused".
     adamw_step: str = "foreach"
+    # Whether the framework's default training loop clips the gradient norm (the clip's bytes:
+    # throughput_recipe.clip_grad_bytes). transformers' Trainer: max_grad_norm 1.0 (TrainingArguments),
+    # accelerator.clip_grad_norm_ -> torch's or FSDP's clip_grad_norm_, DeepSpeed's gradient_clipping
+    # "auto"; Unsloth trains through it (TRL's SFTTrainer). torchtitan: job config training.max_norm
+    # 1.0, dist_utils.clip_grad_norm_ (pytorch/torchtitan torchtitan/distributed/utils.py @0032be99).
+    # torchtune's recipes read cfg.get("clip_grad_norm", None): off unless set (pytorch/torchtune
+    # recipes/full_finetune_single_device.py @01067f61); litgpt's finetune/full.py calls
+    # optimizer.step() with no clip (Lightning-AI/litgpt litgpt/finetune/full.py @0077627d).
+    clips_grad_norm: bool = True
     # transformers models get the batch's 2-D attention mask and, when some token is padding, pass
     # SDPA a 4-D mask (no FlashAttention backend: models/throughput_attention.py). torchtune,
     # torchtitan, litgpt and Unsloth call their causal kernels without a padding mask.
@@ -159,6 +168,7 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         dequant_per_linear=True,
         fsdp_unit_grads_whole=False,
         unties_embeddings=False,
+        clips_grad_norm=False,
         summary="torchtune: chunked cross-entropy (8 chunks, one upcast at a time); pure bf16; "
         "torchao NF4 keeps no linear inputs; FSDP2 shards the frozen base",
         adamw_step="fused",
@@ -194,6 +204,7 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         dequant_per_linear=False,
         fsdp_unit_grads_whole=True,
         unties_embeddings=True,
+        clips_grad_norm=False,
         summary="litgpt: lm_head and cross-entropy chunked by 128 tokens, all chunks alive together "
         "(whole logits materialised); bf16-true by default; separate LM head; FSDP units mix LoRA "
         "and frozen weights (whole-block gradients)",

@@ -11,6 +11,7 @@ from typing import Literal
 
 from gpuprice.errors import BadInput
 from gpuprice.models.choices import METHODS, SHARDINGS
+from gpuprice.models.frameworks import DEFAULTS
 
 # "model_parallel" (Megatron TP/PP) only occurs in benchmark rows; the product shards with ZeRO/FSDP.
 Sharding = Literal["none", "zero2", "zero3", "fsdp", "model_parallel"]
@@ -66,22 +67,7 @@ OPTIMIZER_STEP_BYTES = {
 # unscale_and_clip_grads multiplies the fp32 gradient partition unconditionally
 # (grad.data.mul_(1. / combined_scale)) (deepspeedai/DeepSpeed deepspeed/runtime/zero/
 # stage_1_and_2.py @02aa38c3 step; ZeRO-3 counted the same). Which loops clip by default:
-CLIPS_BY_DEFAULT = {
-    # transformers Trainer: max_grad_norm 1.0 (TrainingArguments), accelerator.clip_grad_norm_ ->
-    # torch's (DDP / one GPU) or FSDP's clip_grad_norm_, DeepSpeed's gradient_clipping "auto"
-    "hf": True,
-    # recipes read cfg.get("clip_grad_norm", None): off unless the config sets it
-    # (pytorch/torchtune recipes/full_finetune_single_device.py @01067f61)
-    "torchtune": False,
-    # job config training.max_norm 1.0; dist_utils.clip_grad_norm_ -> torch.nn.utils.get_total_norm +
-    # clip_grads_with_norm_ (pytorch/torchtitan torchtitan/distributed/utils.py @0032be99)
-    "torchtitan": True,
-    # finetune/full.py's loop calls optimizer.step() with no clip (Lightning-AI/litgpt
-    # litgpt/finetune/full.py @0077627d; TrainArgs.max_norm defaults to None)
-    "litgpt": False,
-    # Unsloth trains through transformers' Trainer (TRL's SFTTrainer): max_grad_norm 1.0
-    "unsloth": True,
-}
+# frameworks.FrameworkDefaults.clips_grad_norm.
 DEEPSPEED_SHARDINGS = frozenset({"zero2", "zero3"})
 NF4_BYTES_PER_PARAM = 0.5625  # 4 bits + one fp32 absmax per 64 weights (QLoRA paper)
 
@@ -130,12 +116,13 @@ def gradient_bytes(precision: str) -> float:
 
 
 def clip_grad_bytes(precision: str = "bf16-mixed", framework: str = "hf", sharding: str = "none") -> float:
-    """HBM bytes per trainable parameter of the gradient-norm clip (CLIPS_BY_DEFAULT): the norm's
+    """HBM bytes per trainable parameter of the gradient-norm clip (where the framework's default
+    loop clips: frameworks.FrameworkDefaults.clips_grad_norm): the norm's
     read plus the rescale's read and write of every gradient (torch clips even at coefficient 1).
     DeepSpeed ZeRO (``zero2``/``zero3``) takes the norm over its 16-bit gradient partitions and
     rescales the fp32 partition; everything else clips the parameters' gradients in their dtype.
     0 where the framework's default loop does not clip."""
-    if not CLIPS_BY_DEFAULT.get(framework, True):
+    if not DEFAULTS[framework].clips_grad_norm:
         return 0.0
     grad = gradient_bytes(precision)
     if deepspeed_zero(framework, sharding):
