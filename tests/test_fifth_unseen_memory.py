@@ -50,11 +50,10 @@ from gpuprice.models.memory import estimate_memory
 HOLDOUT5_CSV = TEST_DATA / "measured_memory_holdout5.csv"
 COMMIT = re.compile(r"@[0-9a-f]{40}\b")
 REPO = "gpjt/fine-tune-2024-04 "
-# Both models are catalog ids. Qwen1.5-0.5B was not at the first score (its rows give params_b, and
+# Both models (Meta-Llama-3-8B and this one) are catalog ids. Qwen1.5-0.5B was not at the first score (its rows give params_b, and
 # were read as a representative 32k-vocabulary dense shape of that size); its config.json facts
 # were added to the catalog afterwards, so the tooling and `--model` read its real shape.
 QWEN = "Qwen/Qwen1.5-0.5B"
-CATALOG_MODELS = {"meta-llama/Meta-Llama-3-8B", QWEN}
 # Out-of-memory runs the model predicted to fit at the first score (@190fb5d): all four, each the
 # first batch size that failed in its sweep (model, gpus, micro-batch, checkpointing). It may
 # shrink; it may never grow.
@@ -138,22 +137,23 @@ def test_every_unseen_source_together_with_the_fifth() -> None:
     assert median <= 8.0 and within >= 83.0, (median, within)  # 7.5 % / 84 %
 
 
-def _contract_memory_csv(path: Path) -> list[dict[str, str]]:
-    """The holdout's runs as an acceptance check writes them: only `fit` options as columns."""
+def _contract_memory_csv(path: Path, qwen_config: str = "") -> list[dict[str, str]]:
+    """The holdout's runs as an acceptance check writes them: only `fit` options as columns, the
+    models by catalog id, or Qwen1.5-0.5B by the config.json ``qwen_config`` names (beside ``path``)."""
     with HOLDOUT5_CSV.open(newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     with path.open("w", newline="") as out:
         writer = csv.writer(out)
         writer.writerow(
-            ["model", "params_b", "method", "optimizer", "precision", "seq_len", "micro_batch"]
+            ["model", "config", "method", "optimizer", "precision", "seq_len", "micro_batch"]
             + ["grad_checkpointing", "framework", "compile", "memory_metric", "attention", "margin"]
             + ["gpus", "sharding", "gpu"]
         )
         for row in rows:
-            known = row["model"] in CATALOG_MODELS
+            by_config = bool(qwen_config) and row["model"] == QWEN
             oom = row["peak_gb_per_gpu"] == "OOM"
             writer.writerow(
-                [row["model"] if known else "", "" if known else row["params_b"], "full", "adamw"]
+                ["" if by_config else row["model"], qwen_config if by_config else "", "full", "adamw"]
                 + ["bf16-mixed", row["seq_len"], row["micro_batch"], row["grad_checkpointing"].lower()]
                 + ["hf", "false", "device" if oom else "allocated", "sdpa", "0", row["num_gpus"], "zero3"]
                 + ["rtx-3090" if row["num_gpus"] == "1" else "a100-80gb-sxm"]
@@ -180,8 +180,8 @@ def test_fifth_source_through_fit_batch_does_not_regress(cli, home, tmp_path: Pa
 
 
 # Qwen1.5-0.5B's shape as its Hugging Face config.json states it (Qwen/Qwen1.5-0.5B): the fields the
-# CLI's --config reads. The catalog does not carry the model, so only a config gives the CLI its
-# 151,936-token vocabulary.
+# CLI's --config reads. The catalog did not carry the model at the first score, so only a config
+# gave the CLI its 151,936-token vocabulary; it does now, and both paths must agree.
 QWEN15_05B_CONFIG = {
     "architectures": ["Qwen2ForCausalLM"],
     "model_type": "qwen2",
@@ -207,24 +207,7 @@ def test_fifth_source_with_the_real_qwen_shape_through_fit_batch(cli, home, tmp_
     # now does_not_fit (29.3 GB device on the 25.8 GB card); the other three still "fit".
     (tmp_path / "config.json").write_text(json.dumps(QWEN15_05B_CONFIG))
     batch = tmp_path / "memory.csv"
-    with HOLDOUT5_CSV.open(newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    with batch.open("w", newline="") as out:
-        writer = csv.writer(out)
-        writer.writerow(
-            ["model", "config", "method", "optimizer", "precision", "seq_len", "micro_batch"]
-            + ["grad_checkpointing", "framework", "compile", "memory_metric", "attention", "margin"]
-            + ["gpus", "sharding", "gpu"]
-        )
-        for row in rows:
-            qwen = row["model"] == QWEN
-            oom = row["peak_gb_per_gpu"] == "OOM"
-            writer.writerow(
-                ["" if qwen else row["model"], "config.json" if qwen else "", "full", "adamw", "bf16-mixed"]
-                + [row["seq_len"], row["micro_batch"], row["grad_checkpointing"].lower(), "hf", "false"]
-                + ["device" if oom else "allocated", "sdpa", "0", row["num_gpus"], "zero3"]
-                + ["rtx-3090" if qwen else "a100-80gb-sxm"]
-            )
+    rows = _contract_memory_csv(batch, qwen_config="config.json")
     answers = batch_answers(cli, "fit", batch, 31)
     done, predicted, measured = completed_peaks(rows, answers, _measured_gb)
     assert all(a["total_params"] == 463_987_712 for r, a in done if r["model"] == QWEN)
