@@ -12,7 +12,7 @@ out (``max_nodes > 1``), N such nodes. The memory model picks the least complex 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -184,15 +184,11 @@ def _throughput(
             "adapter_bytes": per([_adapter_bytes(x.setup()) for x in items]),
             # the optimizer step as estimate counts it: the job's optimizer, its framework's AdamW
             # kernel and gradient clip, on the row's sharding; once per grad_accum micro-batches
-            "optimizer_bytes": _optimizer_bytes(items, w, fits["sharding"]),
+            "optimizer_bytes": _per_sharding(items, w, fits["sharding"], _optimizer_bytes),
             "grad_accum": per([float(x.setup().grad_accum) for x in items]),
             # hf QLoRA's fp32 residual stream (models/throughput_fp32_stream.py); none where the
             # sweep shards the 4-bit weights (trl skips the cast there)
-            "stream_bytes": np.where(
-                np.isin(fits["sharding"], ("zero3", "fsdp")),
-                0.0,
-                per([_stream_bytes(x.setup()) for x in items]),
-            ),
+            "stream_bytes": _per_sharding(items, w, fits["sharding"], _stream_bytes),
         }
     )
 
@@ -220,30 +216,34 @@ def _adapter_bytes(setup: Any) -> float:
     return adapter_bytes_per_token(setup.arch, setup.lora_targets, setup.grad_checkpointing)
 
 
-def _optimizer_bytes(items: Sequence[Any], workload: np.ndarray, sharding: np.ndarray) -> np.ndarray:
-    """Each row's optimizer-step bytes per parameter (throughput_recipe.optimizer_step_bytes with the
-    workload's optimizer, precision and framework, the row's sharding), once per distinct pair."""
-    from gpuprice.models.frameworks import DEFAULTS
-    from gpuprice.models.throughput_recipe import optimizer_step_bytes
-
+def _per_sharding(
+    items: Sequence[Any], workload: np.ndarray, sharding: np.ndarray, value: Callable[[Any, str], float]
+) -> np.ndarray:
+    """``value(setup, sharding)`` for each row's workload and sharding, once per distinct pair."""
     pairs = np.array([f"{i}|{s}" for i, s in zip(workload, sharding, strict=True)], dtype=object)
     distinct, row_of = np.unique(pairs, return_inverse=True)
     values = []
     for pair in distinct:
         index, shard = str(pair).split("|")
-        setup = items[int(index)].setup()
-        adamw_step = DEFAULTS[setup.framework].adamw_step
-        values.append(
-            optimizer_step_bytes(setup.optimizer, adamw_step, setup.precision, setup.framework, shard)
-        )
+        values.append(value(items[int(index)].setup(), shard))
     return np.asarray(values, dtype=float)[row_of]
 
 
-def _stream_bytes(setup: Any) -> float:
+def _optimizer_bytes(setup: Any, sharding: str) -> float:
+    """The optimizer step as estimate counts it (throughput_recipe.optimizer_step_bytes): the job's
+    optimizer, precision and framework (its AdamW kernel and gradient clip) on that sharding."""
+    from gpuprice.models.frameworks import DEFAULTS
+    from gpuprice.models.throughput_recipe import optimizer_step_bytes
+
+    adamw_step = DEFAULTS[setup.framework].adamw_step
+    return optimizer_step_bytes(setup.optimizer, adamw_step, setup.precision, setup.framework, sharding)
+
+
+def _stream_bytes(setup: Any, sharding: str) -> float:
     from gpuprice.models.frameworks import qlora_fp32_stream
     from gpuprice.models.throughput_fp32_stream import fp32_stream_bytes_per_token
 
-    if not qlora_fp32_stream(setup.framework, setup.method, setup.precision):
+    if not qlora_fp32_stream(setup.framework, setup.method, setup.precision, sharding):
         return 0.0
     return fp32_stream_bytes_per_token(setup.arch, setup.lora_targets, setup.grad_checkpointing)
 
