@@ -157,7 +157,12 @@ def _kernel(
     n = gpus.astype(np.float64)
     zero3 = code >= 2
     offload = code == 3
-    inflight_w = np.where(zero3, 2.0 * f["unit_w"], 0.0)
+    ds_zero3 = (f["deepspeed"] > 0) & (code == 2) & ~np.asarray(fsdp, dtype=bool)
+    # ZeRO-3/FSDP hold two gathered units in flight; DeepSpeed's ZeRO-3 on more than one GPU, with
+    # the model built outside zero.Init, keeps every gathered linear weight whose forward built a
+    # graph (memory_features._linears_kept)
+    kept = np.where(ds_zero3 & (n > 1), f["linears_kept"], 0.0)
+    inflight_w = np.where(zero3, np.maximum(2.0 * f["unit_w"], kept), 0.0)
     inflight_g = np.where(zero3, f["unit_g"], 0.0)
     sharded_state = (np.where(fsdp, f["train_w_fsdp"], f["train_w_sharded"]) + f["frozen_w"]) / n
     weights = (
@@ -166,7 +171,6 @@ def _kernel(
     # DeepSpeed ZeRO-3 (hf's zero3, not --sharding fsdp) keeps its 16-bit gradient partitions in
     # one buffer allocated at init (memory_features: ds_grad_partition): they persist, beside the
     # activations, and the fp32 gradients exist only at the step.
-    ds_zero3 = (f["deepspeed"] > 0) & (code == 2) & ~np.asarray(fsdp, dtype=bool)
     ds_partition = np.where(ds_zero3, f["ds_grad_partition"] / n, 0.0)
     grads = (
         np.where(

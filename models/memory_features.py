@@ -159,6 +159,7 @@ FEATURE_NAMES = (
     "ds_grad_partition",  # bytes of DeepSpeed ZeRO-3's persistent 16-bit gradient partitions (unsharded)
     "trainable",  # trainable parameters (elements)
     "ds_step_copy",  # bytes per element of ZeRO-3's step copy of a gradient sub-group (flatten + fp32)
+    "linears_kept",  # bytes of gathered linear weights torch's linear keeps until backward (see there)
 )
 _METRIC_CODE = {"device": 0, "reserved": 1, "allocated": 2}
 _AC_CODE = {"none": 0, "selective": 1, "full": 2}
@@ -297,6 +298,29 @@ def _paged_states(setup: TrainingSetup, arch: ModelArch, trainable: int) -> tupl
     return trainable * per_param, min(largest, trainable) * per_param
 
 
+def _linears_kept(setup: TrainingSetup, arch: ModelArch) -> float:
+    """Bytes of gathered 16-bit linear weights a ZeRO-3 model built outside ``zero.Init`` keeps
+    until backward (whole, not partitions; the model subtracts the units it counts in flight).
+
+    deepspeed v0.14.2 releases a gathered parameter by swapping ``param.data`` for an empty tensor
+    (``partition_parameters.py`` ``free_param``), which frees the storage only when nothing else
+    holds it. torch's ``linear`` saves ``weight.t()``, a view of that storage, for the matmul's
+    backward; DeepSpeed's ``zero3_linear_wrap`` ("save variable ids ... which allows for underlying
+    tensor to be garbage collected", ``runtime/zero/linear.py``) replaces it only once
+    ``zero.Init.__enter__`` has run (kept after exit: "This will persist unless manually reset").
+    Every linear whose forward built a graph keeps its weight: all of them without recomputation;
+    with recomputation the blocks run without a graph and only the head, outside them, keeps its
+    own. Asked without the sharding and GPU count (a sweep tries every strategy on one setup): the
+    memory kernel keeps them only under DeepSpeed ZeRO-3 on more than one GPU, since one GPU gathers
+    nothing (``_no_gather_coalesced``: views of the partition)."""
+    if not (setup.built_before_zero_init and setup.framework == "hf"):
+        return 0.0
+    head = arch.vocab_size * arch.hidden_size  # tied or not, the head's matmul saves a weight view
+    blocks = arch.n_params - arch.embedding_params - arch.head_params
+    kept = head if setup.activation_checkpointing != "none" else head + blocks
+    return kept * (4.0 if setup.precision == "fp32" else 2.0)
+
+
 def setup_features(setup: TrainingSetup) -> dict[str, float]:
     arch = framework_arch(setup)
     defaults = DEFAULTS[setup.framework]
@@ -387,4 +411,5 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
         "ds_grad_partition": trainable * (4.0 if setup.precision == "fp32" else 2.0),
         "trainable": float(trainable),
         "ds_step_copy": 4.0 if setup.precision == "fp32" else 6.0,
+        "linears_kept": _linears_kept(setup, arch),
     }

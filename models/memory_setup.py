@@ -95,6 +95,11 @@ class TrainingSetup(BaseModel):
     # and the optimizer step (AnswerDotAI/fsdp_qlora train.py: ``output = None`` only after them).
     logits_kept: bool = False
     optimizer_in_backward: bool = False
+    # DeepSpeed ZeRO-3 (hf): the model was built before ``deepspeed.zero.Init`` ran (e.g.
+    # ``from_pretrained`` before ``TrainingArguments(deepspeed=...)``), so DeepSpeed's memory-efficient
+    # linear was never patched in and torch's linear keeps each gathered 16-bit weight until
+    # backward. Off: HF's documented order (arguments first), where ``from_pretrained`` runs under it.
+    built_before_zero_init: bool = False
     # Micro-batches per optimizer step (HF Trainer's default 1). The throughput model's
     # once-per-step terms (optimizer step, DDP all-reduce, ZeRO-2 gather) and the memory peak's
     # gradients (:attr:`gradient_accumulation`) both follow it.
@@ -381,6 +386,17 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
             "QLoRA with fp32 norms (PEFT prepare_model_for_kbit_training): bitsandbytes' 4-bit linears "
             "return fp32 for them, so every layer input after the first is fp32 (not under ZeRO-3/FSDP, "
             "where trl skips the cast)"
+        )
+    if (
+        setup.built_before_zero_init
+        and setup.framework == "hf"
+        and setup.sharding == "zero3"
+        and setup.gpus > 1
+    ):
+        lines.append(
+            "model built before DeepSpeed's zero.Init: its memory-efficient linear was never patched "
+            "in, so torch's linear keeps every gathered 16-bit weight (the head's alone under "
+            "recomputation) until backward"
         )
     if setup.logits_kept and setup.loss in ("full", "full-16bit"):
         lines.append(

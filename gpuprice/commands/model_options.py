@@ -125,6 +125,13 @@ MODEL_OPTIONS: tuple[ModelOption, ...] = (
     ),
     ModelOption("optimizer_in_backward", None, "Optimizer step fused into backward [off].", bool),
     ModelOption(
+        "built_before_zero_init",
+        None,
+        "DeepSpeed ZeRO-3 (hf, --gpus > 1): the model was built before zero.Init ran (from_pretrained "
+        "before TrainingArguments), so torch's linear keeps every gathered weight until backward [off].",
+        bool,
+    ),
+    ModelOption(
         "memory_metric",
         "device",
         "What per_gpu_gb counts (fits judges device) [device].",
@@ -210,6 +217,7 @@ def setup_echo(setup: TrainingSetup, gpu: str | None = None) -> dict[str, Any]:
         "attention": setup.attention,
         "packed": not setup.variable_lengths,
         "logits_kept": setup.logits_kept,
+        "built_before_zero_init": setup.built_before_zero_init,
         **({"gpu": gpu} if gpu is not None else {}),
         "gpus": setup.gpus,
         "sharding": setup.sharding,
@@ -250,6 +258,7 @@ _BOOLS = (
     "optimizer_in_backward",
     "packed",
     "logits_kept",
+    "built_before_zero_init",
 )
 _INTS = ("seq_len", "micro_batch", "grad_accum", "lora_rank", "gpus")
 _FLOATS = ("params_b", "margin")
@@ -316,6 +325,7 @@ def setup_from_options(**options: Any) -> TrainingSetup:
         optimizer_in_backward=bool(values["optimizer_in_backward"]),
         variable_lengths=None if values["packed"] is None else not values["packed"],
         logits_kept=bool(values["logits_kept"]),
+        built_before_zero_init=bool(values["built_before_zero_init"]),
         memory_metric=values["memory_metric"],
         lora_rank=values["lora_rank"],
         lora_targets=values["lora_targets"],

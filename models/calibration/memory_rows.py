@@ -357,6 +357,9 @@ def _row_loss(row: Mapping[str, Any], framework: str, techniques: Collection[str
     return loss
 
 
+_BUILT_BEFORE_ZERO_INIT = re.compile(r"\bno zero\.init\b", re.IGNORECASE)
+
+
 def setup_from_measurement_row(
     row: Mapping[str, Any], previous_techniques: frozenset[str] = frozenset()
 ) -> TrainingSetup:
@@ -420,6 +423,9 @@ def setup_from_measurement_row(
                 "attention": _parse_attention(row, notes),
                 "variable_lengths": _variable_lengths(row, notes),
                 "logits_kept": answer_ai,
+                # gpjt/fine-tune-2024-04's scripts state it: "no zero.Init: the model is built
+                # before TrainingArguments"
+                "built_before_zero_init": bool(_BUILT_BEFORE_ZERO_INIT.search(notes)),
             }
         )
     except ValidationError as exc:
