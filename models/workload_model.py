@@ -71,6 +71,9 @@ class Workload(BaseModel):
     attention: Attention | None = Field(default=None, description="default: the model's and framework's")
     cpu_offload_activations: bool = False
     optimizer_in_backward: bool = False
+    built_before_zero_init: bool = Field(
+        default=False, description="DeepSpeed ZeRO-3: the model was built before zero.Init (TrainingSetup)"
+    )
     memory_metric: MemoryMetric = "device"
     # Adapter fields belong to lora/qlora only (None for a full fine-tune; default rank 16, all targets).
     lora_rank: int | None = Field(default=None, ge=1, le=65_536)
@@ -286,6 +289,7 @@ class Workload(BaseModel):
             attention=self.attention,
             cpu_offload_activations=self.cpu_offload_activations,
             optimizer_in_backward=self.optimizer_in_backward,
+            built_before_zero_init=self.built_before_zero_init,
             memory_metric=self.memory_metric,
             lora_rank=self.adapter_rank,
             lora_targets=self.adapter_targets,

@@ -283,3 +283,13 @@ def test_built_before_zero_init_keeps_only_what_a_graph_saved() -> None:
     sweep = fit_sweep([setup], {"a100-80gb-sxm": 85.9}, [8], ["zero3"])
     on_eight = estimate_memory(setup.model_copy(update={"gpus": 8, "sharding": "zero3"}), card_gb=85.9)
     assert float(sweep["per_gpu_gb"].iloc[0]) == on_eight.per_gpu_gb
+
+
+def test_a_rank_job_carries_built_before_zero_init() -> None:
+    # `gpuprice rank` JOB options become a Workload, whose setup on each strategy the sweep judges
+    from gpuprice.models.workload_jobs import job_workload
+
+    fields = {"model": "meta-llama/Meta-Llama-3-8B", "method": "full", "tokens": "1B"}
+    workload = job_workload({**fields, "built_before_zero_init": True})
+    assert workload.setup(8, "zero3").built_before_zero_init is True
+    assert job_workload(fields).setup(8, "zero3").built_before_zero_init is False
