@@ -5,7 +5,8 @@ single-GPU fine-tuning tables, VectorLM's FSDP full/LoRA table, XTuner's ZeRO-3 
 torchtitan's FSDP pre-training tables, and multi-node DeepSpeed ZeRO-3 runs with a stated fabric (the ZeRO++
 blog's baselines and AWS's runs in DeepSpeed PR #1453: tests/test_throughput_multinode.py), fms-acceleration's
 plain-HF A100 runs (tests/test_fms_acceleration_throughput.py), PEFT's MetaMathQA method comparison on one
-L40S (tests/test_peft_method_comparison_throughput.py) (sources and
+L40S (tests/test_peft_method_comparison_throughput.py), NeMo Automodel's LoRA table on DGX-H100
+(tests/test_nemo_automodel_throughput.py) (sources and
 rows cited in each row). A family that also has calibration rows (torchtitan) is scored by constants refitted
 without it. The guards sit just above what the model achieves (models/mfu_calibration.md,
 "Holdout"), so a change that makes it worse on unseen trainers fails here; they are not the
@@ -49,6 +50,8 @@ GUARDS = {
     "microsoft/DeepSpeed": (0.13, 0.85),
     # 4.7 %, 100 % (80 % first scored; its full run +31.7 % -> +24.9 % with the clip's rescale)
     "huggingface/peft": (0.055, 1.0),
+    # 13.6 %, 100 % (first score: tests/test_nemo_automodel_throughput.py)
+    "NVIDIA-NeMo/Automodel": (0.14, 1.0),
 }
 
 
@@ -91,7 +94,9 @@ def test_pretraining_holdout_is_within_the_calibrated_accuracy(scored: list[Scor
 def test_fine_tuning_rows_over_every_unseen_family_meet_the_issue_target(scored: list[Scored]) -> None:
     """Issue 33's target: a median fine-tuning error <= 15 % on unseen sources, over every holdout
     family (EXCLUDED_FAMILIES, empty today, would name one whose setup the inputs cannot express).
-    9.5 % / 73 % within 25 % over 93 runs since the gradient clip's rescale is counted
+    11.6 % / 75 % within 25 % over 99 runs with NeMo Automodel's six LoRA runs on DGX-H100, first
+    scored with nothing changed (tests/test_nemo_automodel_throughput.py; the 93 before have no run
+    between 9.5 % and 11.0 %, where the median moves to); 9.5 % / 73 % over 93 since the gradient clip's rescale is counted
     (throughput_recipe.clip_grad_bytes; PEFT's full run +31.7 % -> +24.9 %); 9.5 % / 72 % with
     PEFT's five MetaMathQA runs (first scored:
     tests/test_peft_method_comparison_throughput.py); 10.3 % / 72 % over 88 since hf QLoRA's fp32 residual stream is counted
@@ -108,7 +113,7 @@ def test_fine_tuning_rows_over_every_unseen_family_meet_the_issue_target(scored:
     summary = summarize(rows)
     assert summary.runs >= 88 and len({s.family for s in rows}) >= 6
     assert summary.median_abs <= 0.15 and summary.within >= 0.6  # the target
-    assert summary.median_abs <= 0.11 and summary.within >= 0.7  # guard just above what is achieved
+    assert summary.median_abs <= 0.12 and summary.within >= 0.7  # guard just above what is achieved
 
 
 def test_fine_tuning_rows_of_the_framework_families_stay_where_they_were(scored: list[Scored]) -> None:
