@@ -94,7 +94,7 @@ def test_rows_cite_a_commit_and_parse_as_the_scripts_ran() -> None:
         checkpointing = "full" if m.row["grad_checkpointing"] == "True" else "none"
         assert setup.activation_checkpointing == checkpointing
     assert HOLDOUTS["gpjt fine-tune-2024-04"] == HOLDOUT5_CSV
-    assert list(HOLDOUTS)[-1] == "gpjt fine-tune-2024-04"
+    assert list(HOLDOUTS)[4] == "gpjt fine-tune-2024-04"  # the fifth entry (the sixth came later)
 
 
 def test_fifth_unseen_source_does_not_regress() -> None:
@@ -135,9 +135,10 @@ def test_fifth_unseen_source_does_not_regress() -> None:
 def test_every_unseen_source_together_with_the_fifth() -> None:
     # The five unseen sources (HOLDOUTS): 107 runs, 10.3 % / 76 % (-8 %) at this source's first
     # score (the four earlier ones alone: 6.8 % / 85 %); 7.5 % / 81 % (-5 %) with DeepSpeed
-    # ZeRO-3's state counted. The issue's target is <= 12 % / >= 65 %.
+    # ZeRO-3's state counted. The issue's target is <= 12 % / >= 65 %. With the sixth source
+    # (ColossalChat's SFT benchmark, tests/test_sixth_unseen_memory.py): 112 runs, 7.7 % / 85 % (-4 %).
     rows = [m for path in HOLDOUTS.values() for m in select_rows(path).measured]
-    assert len(rows) == 107
+    assert len(rows) == 112
     predicted = prepared(rows).per_gpu_gb()
     median, within = stats(predicted, np.array([m.gb for m in rows]))
     assert median <= 12.0 and within >= 65.0, (median, within)

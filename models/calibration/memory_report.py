@@ -33,6 +33,7 @@ HOLDOUTS = {
     "Liger-Kernel HF example": DATA / "measured_memory_holdout3.csv",
     "fms-acceleration benchmarks": DATA / "measured_memory_holdout4.csv",
     "gpjt fine-tune-2024-04": DATA / "measured_memory_holdout5.csv",
+    "ColossalChat SFT benchmark": DATA / "measured_memory_holdout6.csv",
 }
 
 
