@@ -50,6 +50,13 @@ REPO = "hpcaitech/ColossalAI applications/ColossalChat/examples/README.md @"
 NAME = "ColossalChat SFT benchmark"
 
 
+def _lora_rank(row: dict[str, str]) -> int:
+    """The run's LoRA rank as the README states it ("lora_rank=8")."""
+    found = re.search(r"lora_rank=(\d+)", row["notes"])
+    assert found, row["notes"][-200:]
+    return int(found.group(1))
+
+
 def _measured_gb(row: dict[str, str]) -> float:
     return float(row["reported_value"]) * 2**30 / 1e9  # reported in GiB (the README's MiB / 1024)
 
@@ -73,7 +80,7 @@ def test_rows_cite_a_commit_and_parse_as_the_script_ran() -> None:
         assert setup.seq_len == 2048 and m.card_gb is not None and m.card_gb > 85
         if setup.method == "lora":
             # coati's convert_to_lora_module wraps every nn.Linear of the blocks (and lm_head)
-            assert setup.lora_targets == "all" and setup.lora_rank == int(m.row["notes"].split("lora_rank=")[1][:2].strip(","))
+            assert setup.lora_targets == "all" and setup.lora_rank == _lora_rank(m.row)
         else:
             assert setup.method == "full"
     assert sorted(m.setup.method for m in unseen.measured) == ["full", "full", "full", "lora", "lora"]
@@ -126,7 +133,7 @@ def _contract_memory_csv(path: Path) -> list[dict[str, str]]:
         )
         for row in rows:
             lora = row["method"] == "lora"
-            rank = row["notes"].split("lora_rank=")[1][:2].strip(",") if lora else "16"
+            rank = str(_lora_rank(row)) if lora else "16"
             writer.writerow(
                 [row["model"], row["method"], "adamw", "bf16-mixed", row["seq_len"], row["micro_batch"]]
                 + ["true", "hf", "false", "allocated", "flash", "0", rank, "all"]
