@@ -25,7 +25,9 @@ First scores (models/memory_calibration.md, "Sixth unseen source"), with the mod
 main @456de0e when the rows were written: 9.1 % median |error|, 100 % within 20 %, +1.8 % signed;
 the same through ``fit --batch``. Full fine-tuning -9.1 % (2 GPUs, micro-batch 4), +1.8 % and
 -5.6 % (4 GPUs, 8 and 16); LoRA +18.4 % (r=8) and +18.8 % (r=32). No completed run is judged
-``does_not_fit`` at margin 0. With the five earlier unseen sources: 112 runs, 7.7 % / 85 % (-3.8 %).
+``does_not_fit`` at margin 0. With the five earlier unseen sources: 112 runs, 7.7 % / 85 % (-3.8 %);
+6.8 % / 89 % (-3 %) once main had gpjt's ``built_before_zero_init`` input (@077f109, landed
+meanwhile; this source's own figures are the same).
 The guards sit just above these figures, so a change that makes the model worse on this source fails
 here.
 """
@@ -111,13 +113,15 @@ def test_sixth_unseen_source_does_not_regress() -> None:
 
 def test_every_unseen_source_together_with_the_sixth() -> None:
     # The six unseen sources (HOLDOUTS): 112 runs, 7.7 % / 85 % (-3.8 %) at this source's first score
-    # (the five earlier ones alone: 107 runs, 7.5 % / 84 %). The issue's target is <= 12 % / >= 65 %.
+    # (@456de0e; the five earlier ones alone: 107 runs, 7.5 % / 84 %); 6.8 % / 89 % (-3 %) on main
+    # @b1d416d, after gpjt's built_before_zero_init input (@077f109; this source's figures unchanged).
+    # The issue's target is <= 12 % / >= 65 %.
     rows = [m for path in HOLDOUTS.values() for m in select_rows(path).measured]
     assert len(rows) == 112
     predicted = prepared(rows).per_gpu_gb()
     median, within = stats(predicted, np.array([m.gb for m in rows]))
     assert median <= 12.0 and within >= 65.0, (median, within)
-    assert median <= 8.0 and within >= 84.0, (median, within)
+    assert median <= 7.2 and within >= 88.0, (median, within)
 
 
 def _contract_memory_csv(path: Path) -> list[dict[str, str]]:
