@@ -298,7 +298,7 @@ def _paged_states(setup: TrainingSetup, arch: ModelArch, trainable: int) -> tupl
     return trainable * per_param, min(largest, trainable) * per_param
 
 
-def _linears_kept(setup: TrainingSetup, arch: ModelArch) -> float:
+def _linears_kept(setup: TrainingSetup, arch: ModelArch, unit_byte: float) -> float:
     """Bytes of gathered 16-bit linear weights a ZeRO-3 model built outside ``zero.Init`` keeps
     until backward (whole, not partitions; the model subtracts the units it counts in flight).
 
@@ -315,10 +315,12 @@ def _linears_kept(setup: TrainingSetup, arch: ModelArch) -> float:
     nothing (``_no_gather_coalesced``: views of the partition)."""
     if not (setup.built_before_zero_init and setup.framework == "hf"):
         return 0.0
-    head = arch.vocab_size * arch.hidden_size  # tied or not, the head's matmul saves a weight view
-    blocks = arch.n_params - arch.embedding_params - arch.head_params
-    kept = head if setup.activation_checkpointing != "none" else head + blocks
-    return kept * (4.0 if setup.precision == "fp32" else 2.0)
+    # tied or not, the head's matmul saves a view of a 16-bit (fp32 under fp32) weight; the blocks'
+    # linears keep what a gathered unit holds per weight (QLoRA: the packed 4-bit weight, which
+    # bitsandbytes' MatMul4Bit saves)
+    head = arch.vocab_size * arch.hidden_size * (4.0 if setup.precision == "fp32" else 2.0)
+    blocks = (arch.n_params - arch.embedding_params - arch.head_params) * unit_byte
+    return head if setup.activation_checkpointing != "none" else head + blocks
 
 
 def setup_features(setup: TrainingSetup) -> dict[str, float]:
@@ -411,5 +413,5 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
         "ds_grad_partition": trainable * (4.0 if setup.precision == "fp32" else 2.0),
         "trainable": float(trainable),
         "ds_step_copy": 4.0 if setup.precision == "fp32" else 6.0,
-        "linears_kept": _linears_kept(setup, arch),
+        "linears_kept": _linears_kept(setup, arch, unit_byte),
     }

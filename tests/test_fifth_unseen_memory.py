@@ -272,6 +272,11 @@ def test_built_before_zero_init_keeps_only_what_a_graph_saved() -> None:
     linears = 2.0 * (arch.n_params - arch.embedding_params) / 1e9
     # the two units in flight were Llama-3-8B's largest, its embedding (the head's size) twice
     assert kept == pytest.approx(linears - 2 * 2.0 * head / 1e9, abs=1e-6) and kept > 12.0
+    # QLoRA keeps the packed 4-bit weights bitsandbytes' MatMul4Bit saves (about a quarter), the
+    # 16-bit head whole
+    qlora = {"method": "qlora", "activation_checkpointing": "none"}
+    kept_4bit = weights(built_before_zero_init=True, **qlora) - weights(**qlora)
+    assert 0.2 * kept < kept_4bit < 0.4 * kept, (kept_4bit, kept)
     for update in (
         {"activation_checkpointing": "full"},
         {"gpus": 1},
