@@ -398,6 +398,20 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
             "in, so torch's linear keeps every gathered 16-bit weight (the head's alone under "
             "recomputation) until backward"
         )
+    if (
+        setup.framework == "hf"
+        and setup.sharding == "fsdp"
+        and setup.method in ("lora", "qlora")
+        and setup.activation_checkpointing == "full"
+    ):
+        # read in torch's FSDP and checkpoint code; as a term it made the held-out figures worse
+        # (memory_calibration.md, "FSDP with reentrant checkpointing keeps frozen units' inputs")
+        lines.append(
+            "not counted: accelerate's FSDP with transformers' default reentrant checkpointing keeps "
+            "every block's checkpointed input and its gradient until backward ends (frozen FSDP units "
+            "under peft's wrap policy), up to 2 B x hidden x layers more per token; "
+            "gradient_checkpointing_kwargs={'use_reentrant': False} avoids it"
+        )
     if setup.logits_kept and setup.loss in ("full", "full-16bit"):
         lines.append(
             "the training loop keeps the model output referenced through backward and the step: its "

@@ -164,3 +164,25 @@ def test_fourth_source_through_fit_batch_does_not_regress(cli, home, tmp_path: P
     assert not any(a["verdict"] == "does_not_fit" for _, a in done)
     fitting = oom_runs_judged_to_fit(rows, answers, _key)
     assert fitting <= OOM_PREDICTED_TO_FIT, fitting
+
+
+def test_fsdp_reentrant_retention_is_named_where_it_applies() -> None:
+    # Llama-2-70B QLoRA on 2 GPUs at micro-batch 4 ran out of memory; FSDP with transformers'
+    # reentrant checkpointing keeps every frozen unit's checkpointed input and its gradient until
+    # backward ends (memory_calibration.md). Tried as a term and not kept, so the answer says it is
+    # not counted, only for the setups it applies to.
+    from gpuprice.models.architectures import resolve_model
+    from gpuprice.models.memory import TrainingSetup, estimate_memory
+
+    arch = resolve_model("meta-llama/Llama-2-70b-hf", None, None)
+    job = {"arch": arch, "method": "qlora", "seq_len": 4096, "micro_batch": 4, "gpus": 2, "sharding": "fsdp"}
+
+    def named(**update: object) -> bool:
+        estimate = estimate_memory(TrainingSetup.checked(**{**job, **update}))
+        return any("reentrant checkpointing" in line for line in estimate.assumptions)
+
+    assert named() and named(method="lora", activation_checkpointing="full")
+    assert not named(method="full", activation_checkpointing="full")
+    assert not named(sharding="zero3")
+    assert not named(framework="torchtune")
+    assert not named(activation_checkpointing="none")
