@@ -310,10 +310,11 @@ def _linears_kept(setup: TrainingSetup, arch: ModelArch, unit_byte: float) -> fl
     ``zero.Init.__enter__`` has run (kept after exit: "This will persist unless manually reset").
     Every linear whose forward built a graph keeps its weight: all of them without recomputation;
     with recomputation the blocks run without a graph and only the head, outside them, keeps its
-    own. Asked without the sharding and GPU count (a sweep tries every strategy on one setup): the
-    memory kernel keeps them only under DeepSpeed ZeRO-3 on more than one GPU, since one GPU gathers
-    nothing (``_no_gather_coalesced``: views of the partition)."""
-    if not (setup.built_before_zero_init and setup.framework == "hf"):
+    own. Asked without the framework's sharding backend, the sharding and the GPU count (a sweep
+    tries every strategy on one setup): the memory kernel keeps them only under DeepSpeed ZeRO-3
+    (the ``deepspeed`` feature) on more than one GPU, since one GPU gathers nothing
+    (``_no_gather_coalesced``: views of the partition)."""
+    if not setup.built_before_zero_init:
         return 0.0
     # tied or not, the head's matmul saves a view of a 16-bit (fp32 under fp32) weight; the blocks'
     # linears keep what a gathered unit holds per weight (QLoRA: the packed 4-bit weight, which
