@@ -36,6 +36,8 @@ All sizes are GB = 1e9 bytes. Sources of every formula: ``/work/shared/reference
   weights too and add the unsharded units in flight (current + prefetched block, and the current
   block's gradients); ``offload`` (ZeRO-3 with parameter and optimizer offload, FSDP CPU offload)
   keeps only the in-flight units on the GPU. Activations are never divided (data parallel).
+  hf LoRA/QLoRA under FSDP with transformers' reentrant checkpointing: FSDP keeps every block's
+  recomputed input and its gradient until backward ends (``reentrant_checkpointing``).
 
 * frameworks (``models/frameworks.py``): loss kernel (whole fp32 logits, chunked, fused), eager vs
   fused elementwise kernels, the QLoRA path, FSDP2's sharded fp32 master, litgpt's separate LM
@@ -200,6 +202,19 @@ def _kernel(
     # recomputation every layer's tensors are alive at the loss: they add.
     activations = np.where(
         f["ac"] >= 1, stored + np.maximum(rebuilt - logits + f["logits_held"], 0.0), stored + rebuilt
+    )
+    # Frozen FSDP units under reentrant checkpointing around them keep every block's checkpointed
+    # input and its gradient until backward ends (memory_features._frozen_units_keep_inputs): the
+    # last block's backward holds the inputs twice and that block rebuilt, the loss long freed.
+    # When that is the larger moment, the excess shows under activations.
+    keeps_inputs = np.asarray(fsdp, dtype=bool) & zero3 & (f["ac"] >= 2) & (f["frozen_units_keep_inputs"] > 0)
+    input_grads = c.activation_factor * f["layers"] * f["act_ckpt"]
+    activations = activations + np.where(
+        keeps_inputs,
+        np.maximum(
+            input_grads + rebuilt + f["logits_held"] - np.maximum(logits, rebuilt + f["logits_held"]), 0.0
+        ),
+        0.0,
     )
     # Without accumulation the gradients are allocated during backward while the saved activations
     # and the logits are released, so the peak holds the larger of the two; the breakdown then shows

@@ -160,6 +160,7 @@ FEATURE_NAMES = (
     "trainable",  # trainable parameters (elements)
     "ds_step_copy",  # bytes per element of ZeRO-3's step copy of a gradient sub-group (flatten + fp32)
     "linears_kept",  # bytes of gathered linear weights torch's linear keeps until backward (see there)
+    "frozen_units_keep_inputs",  # 1: frozen FSDP units keep their recomputed inputs and grads (see there)
 )
 _METRIC_CODE = {"device": 0, "reserved": 1, "allocated": 2}
 _AC_CODE = {"none": 0, "selective": 1, "full": 2}
@@ -324,6 +325,24 @@ def _linears_kept(setup: TrainingSetup, arch: ModelArch, unit_byte: float) -> fl
     return head if setup.activation_checkpointing != "none" else head + blocks
 
 
+def _frozen_units_keep_inputs(setup: TrainingSetup) -> bool:
+    """Does FSDP keep every block's checkpointed input and its gradient until backward ends?
+
+    Read at torch 2.4.1 / transformers 4.48.1 / peft 0.13.2 and reproduced on CPU
+    (memory_calibration.md, "FSDP with reentrant checkpointing keeps frozen units' inputs"). peft's
+    FSDP wrap policy makes each decoder layer a unit of frozen weights. For such a unit FSDP's
+    ``_register_post_backward_reshard_only_hook`` hooks the unit's inputs that require grad with
+    ``register_multi_grad_hook`` and removes the handle only in ``_finalize_params``, at the end of
+    backward. transformers checkpoints around the units (in the model's layer loop) with
+    ``use_reentrant=True`` by default, so the hook lands on the recompute's detached leaves: their
+    ``AccumulateGrad`` nodes hold each leaf and its ``.grad``. Checkpointing inside the units
+    (``apply_activation_checkpointing`` after wrapping: Answer.AI's train.py, accelerate's
+    ``fsdp_activation_checkpointing``) hooks the real, non-leaf inputs and keeps nothing extra.
+    Asked without the sharding and the recomputation (a sweep tries every strategy): the kernel
+    applies it under FSDP with full recomputation."""
+    return setup.framework == "hf" and setup.method != "full" and setup.reentrant_checkpointing
+
+
 def setup_features(setup: TrainingSetup) -> dict[str, float]:
     arch = framework_arch(setup)
     defaults = DEFAULTS[setup.framework]
@@ -415,4 +434,5 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
         "trainable": float(trainable),
         "ds_step_copy": 4.0 if setup.precision == "fp32" else 6.0,
         "linears_kept": _linears_kept(setup, arch, unit_byte),
+        "frozen_units_keep_inputs": 1.0 if _frozen_units_keep_inputs(setup) else 0.0,
     }

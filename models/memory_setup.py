@@ -100,6 +100,12 @@ class TrainingSetup(BaseModel):
     # linear was never patched in and torch's linear keeps each gathered 16-bit weight until
     # backward. Off: HF's documented order (arguments first), where ``from_pretrained`` runs under it.
     built_before_zero_init: bool = False
+    # hf under FSDP with LoRA/QLoRA: transformers' own checkpointing, reentrant (its default), runs
+    # around FSDP's units, so each recompute re-enters a frozen unit's pre-forward and FSDP hooks
+    # the recompute's inputs until backward ends (memory_features._frozen_units_keep_inputs). Off:
+    # ``use_reentrant=False``, or checkpointing applied inside the units (accelerate's
+    # ``fsdp_activation_checkpointing``; torch's ``apply_activation_checkpointing`` after wrapping).
+    reentrant_checkpointing: bool = True
     # Micro-batches per optimizer step (HF Trainer's default 1). The throughput model's
     # once-per-step terms (optimizer step, DDP all-reduce, ZeRO-2 gather) and the memory peak's
     # gradients (:attr:`gradient_accumulation`) both follow it.
@@ -404,13 +410,14 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
         and setup.method in ("lora", "qlora")
         and setup.activation_checkpointing == "full"
     ):
-        # read in torch's FSDP and checkpoint code; as a term it made the held-out figures worse
-        # (memory_calibration.md, "FSDP with reentrant checkpointing keeps frozen units' inputs")
         lines.append(
-            "not counted: accelerate's FSDP with transformers' default reentrant checkpointing keeps "
-            "every block's checkpointed input and its gradient until backward ends (frozen FSDP units "
-            "under peft's wrap policy), up to 2 B x hidden x layers more per token; "
-            "gradient_checkpointing_kwargs={'use_reentrant': False} avoids it"
+            "accelerate's FSDP with transformers' reentrant checkpointing (its default) keeps every "
+            "block's checkpointed input and its gradient until backward ends (frozen FSDP units under "
+            "peft's wrap policy): counted; --non-reentrant-checkpointing when the run sets "
+            "gradient_checkpointing_kwargs={'use_reentrant': False} or fsdp_config activation_checkpointing"
+            if setup.reentrant_checkpointing
+            else "non-reentrant checkpointing (or checkpointing inside FSDP's units): FSDP keeps no "
+            "recomputed block inputs"
         )
     if setup.logits_kept and setup.loss in ("full", "full-16bit"):
         lines.append(

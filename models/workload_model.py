@@ -74,6 +74,10 @@ class Workload(BaseModel):
     built_before_zero_init: bool = Field(
         default=False, description="DeepSpeed ZeRO-3: the model was built before zero.Init (TrainingSetup)"
     )
+    non_reentrant_checkpointing: bool = Field(
+        default=False,
+        description="hf LoRA/QLoRA under FSDP: checkpointing keeps no recomputed inputs (TrainingSetup)",
+    )
     memory_metric: MemoryMetric = "device"
     # Adapter fields belong to lora/qlora only (None for a full fine-tune; default rank 16, all targets).
     lora_rank: int | None = Field(default=None, ge=1, le=65_536)
@@ -290,6 +294,7 @@ class Workload(BaseModel):
             cpu_offload_activations=self.cpu_offload_activations,
             optimizer_in_backward=self.optimizer_in_backward,
             built_before_zero_init=self.built_before_zero_init,
+            reentrant_checkpointing=not self.non_reentrant_checkpointing,
             memory_metric=self.memory_metric,
             lora_rank=self.adapter_rank,
             lora_targets=self.adapter_targets,

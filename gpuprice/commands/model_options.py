@@ -132,6 +132,14 @@ MODEL_OPTIONS: tuple[ModelOption, ...] = (
         bool,
     ),
     ModelOption(
+        "non_reentrant_checkpointing",
+        None,
+        "hf LoRA/QLoRA under FSDP: checkpointing is non-reentrant (use_reentrant=False) or applied inside "
+        "FSDP's units (fsdp_config activation_checkpointing), so FSDP keeps no recomputed block inputs "
+        "[off: transformers' reentrant default].",
+        bool,
+    ),
+    ModelOption(
         "memory_metric",
         "device",
         "What per_gpu_gb counts (fits judges device) [device].",
@@ -218,6 +226,7 @@ def setup_echo(setup: TrainingSetup, gpu: str | None = None) -> dict[str, Any]:
         "packed": not setup.variable_lengths,
         "logits_kept": setup.logits_kept,
         "built_before_zero_init": setup.built_before_zero_init,
+        "non_reentrant_checkpointing": not setup.reentrant_checkpointing,
         **({"gpu": gpu} if gpu is not None else {}),
         "gpus": setup.gpus,
         "sharding": setup.sharding,
@@ -259,6 +268,7 @@ _BOOLS = (
     "packed",
     "logits_kept",
     "built_before_zero_init",
+    "non_reentrant_checkpointing",
 )
 _INTS = ("seq_len", "micro_batch", "grad_accum", "lora_rank", "gpus")
 _FLOATS = ("params_b", "margin")
@@ -326,6 +336,7 @@ def setup_from_options(**options: Any) -> TrainingSetup:
         variable_lengths=None if values["packed"] is None else not values["packed"],
         logits_kept=bool(values["logits_kept"]),
         built_before_zero_init=bool(values["built_before_zero_init"]),
+        reentrant_checkpointing=not values["non_reentrant_checkpointing"],
         memory_metric=values["memory_metric"],
         lora_rank=values["lora_rank"],
         lora_targets=values["lora_targets"],

@@ -426,6 +426,9 @@ def setup_from_measurement_row(
                 # gpjt/fine-tune-2024-04's scripts state it: "no zero.Init: the model is built
                 # before TrainingArguments"
                 "built_before_zero_init": bool(_BUILT_BEFORE_ZERO_INIT.search(notes)),
+                # train.py applies torch's apply_activation_checkpointing after FSDP wrapping: the
+                # checkpoint runs inside each unit, so FSDP hooks the real inputs, not the recompute's
+                "reentrant_checkpointing": not answer_ai,
             }
         )
     except ValidationError as exc:
