@@ -166,7 +166,10 @@ def _kernel(
     kept = np.where(ds_zero3 & (n > 1), f["linears_kept"], 0.0)
     inflight_w = np.where(zero3, np.maximum(2.0 * f["unit_w"], kept), 0.0)
     inflight_g = np.where(zero3, f["unit_g"], 0.0)
-    sharded_state = (np.where(fsdp, f["train_w_fsdp"], f["train_w_sharded"]) + f["frozen_w"]) / n
+    # sharded QLoRA keeps its non-quantized weights 16-bit (memory_features._fp32_rest_bytes)
+    sharded_state = (
+        np.where(fsdp, f["train_w_fsdp"], f["train_w_sharded"]) + f["frozen_w"] - f["fp32_rest"]
+    ) / n
     weights = (
         np.where(offload, 0.0, np.where(zero3, sharded_state, f["train_w"] + f["frozen_w"])) + inflight_w
     )

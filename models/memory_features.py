@@ -160,6 +160,7 @@ FEATURE_NAMES = (
     "trainable",  # trainable parameters (elements)
     "ds_step_copy",  # bytes per element of ZeRO-3's step copy of a gradient sub-group (flatten + fp32)
     "linears_kept",  # bytes of gathered linear weights torch's linear keeps until backward (see there)
+    "fp32_rest",  # bytes the fp32 cast of QLoRA's non-quantized weights adds (not when sharded, see there)
     "frozen_units_keep_inputs",  # 1: frozen FSDP units keep their recomputed inputs and grads (see there)
 )
 _METRIC_CODE = {"device": 0, "reserved": 1, "allocated": 2}
@@ -210,6 +211,23 @@ def _frozen_weights(setup: TrainingSetup, arch: ModelArch, w_b: float) -> tuple[
         )
         return quant * unit_byte + (arch.n_params - quant) * rest, unit_byte, rest == 4.0
     return 0.0, w_b, setup.precision == "fp32"
+
+
+def _fp32_rest_bytes(setup: TrainingSetup, arch: ModelArch) -> float:
+    """Bytes by which PEFT's ``prepare_model_for_kbit_training`` (every fp16/bf16 parameter but
+    Params4bit cast to fp32) grows a mixed-precision QLoRA base beyond its 16-bit rest. Counted in
+    ``frozen_w``; asked without the sharding (a sweep tries every strategy): the kernel takes it back
+    under ZeRO-3/FSDP, where trl's SFTTrainer finds the 4-bit weights on the CPU or meta device
+    (``is_sharded_qlora``) and calls neither ``prepare_model_for_kbit_training`` nor
+    ``peft_module_casting_to_bf16`` ("one should never call ... when doing QLoRA + FSDP / DS-Zero3"),
+    the rule :func:`qlora_fp32_activations` follows for the residual stream."""
+    if (
+        setup.method != "qlora"
+        or setup.precision != "bf16-mixed"
+        or not DEFAULTS[setup.framework].qlora_fp32_rest
+    ):
+        return 0.0
+    return (arch.n_params - arch.quantizable_params) * 2.0
 
 
 def _dequant_buffer(setup: TrainingSetup, arch: ModelArch) -> float:
@@ -434,5 +452,6 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
         "trainable": float(trainable),
         "ds_step_copy": 4.0 if setup.precision == "fp32" else 6.0,
         "linears_kept": _linears_kept(setup, arch, unit_byte),
+        "fp32_rest": _fp32_rest_bytes(setup, arch),
         "frozen_units_keep_inputs": 1.0 if _frozen_units_keep_inputs(setup) else 0.0,
     }

@@ -257,3 +257,24 @@ def test_a_rank_job_carries_non_reentrant_checkpointing() -> None:
         is False
     )
     assert job_workload(fields).setup(2, "fsdp").reentrant_checkpointing is True
+
+
+def test_sharded_qlora_keeps_its_non_quantized_weights_16_bit() -> None:
+    # trl's SFTTrainer skips prepare_model_for_kbit_training for QLoRA under ZeRO-3/FSDP (the 4-bit
+    # weights load on the CPU or meta device), so the embeddings, head and norms stay as loaded
+    # (bf16); on one GPU PEFT's cast makes them fp32 (Llama-2-70B: 0.53e9 weights, 1.05 GB more).
+    from gpuprice.models.architectures import resolve_model
+    from gpuprice.models.memory import TrainingSetup
+
+    arch = resolve_model("meta-llama/Llama-2-70b-hf", None, None)
+    rest = (arch.n_params - arch.quantizable_params) * 2.0 / 1e9
+
+    def weights(precision: str, sharding: str, gpus: int) -> float:
+        setup = TrainingSetup.checked(
+            arch=arch, method="qlora", precision=precision, gpus=gpus, sharding=sharding
+        )
+        return estimate_memory(setup).breakdown.weights
+
+    assert weights("bf16-mixed", "none", 1) - weights("bf16-true", "none", 1) >= rest - 1e-6
+    assert weights("bf16-mixed", "zero3", 2) == weights("bf16-true", "zero3", 2)
+    assert weights("bf16-mixed", "fsdp", 2) <= weights("bf16-true", "fsdp", 2)
