@@ -115,6 +115,10 @@ def test_table_output(cli) -> None:
     assert result.code == 0, result.err
     assert "weights" in result.out and "planning" in result.out and "does not fit" in result.out
     assert "margin 20%" in result.out and "within" in result.out  # the setting and the band are shown
+    # the answer leads: the verdict on the card, then the peak with its band, then how it was reached
+    first, second = result.out.splitlines()[:2]
+    assert first.startswith("l4, margin 20%: does not fit"), first
+    assert second.startswith("peak ") and "band" in second and "usable" in second, second
 
 
 @pytest.mark.parametrize(

@@ -39,6 +39,18 @@ def _print_table(result: dict[str, Any]) -> None:
     from gpuprice.commands.tables import Column, number, print_table, terminal_width
 
     console = Console(width=terminal_width(), highlight=False)
+    # the answer first (the verdict on a GPU, then the peak and its band); then how it was reached
+    band = result["band_gb"]
+    peak = (
+        f"peak {result['per_gpu_gb']:.1f} GB per GPU ({result['memory_metric']}; "
+        f"band {band['low']:.1f}-{band['high']:.1f} GB)"
+    )
+    if "gpu" in result:
+        console.print(
+            f"{result['gpu']}, margin {result['margin']:.0%}: {result['verdict_note']}", markup=False
+        )
+        peak += f" of {result['gpu_memory_gb']:g} GB usable ({result['gpu_memory_sold']} sold)"
+    console.print(peak, markup=False)
     console.print(
         f"[bold]{result['model']}[/bold]: {result['method']}, {result['optimizer']}, {result['precision']}, "
         f"{sequence_text(result)}, {result['gpus']} GPU(s), sharding {result['sharding']}, "
@@ -57,12 +69,6 @@ def _print_table(result: dict[str, Any]) -> None:
     for line in result["assumptions"]:
         console.print(f"  - {line}", markup=False)
     console.print(f"  band: {result['band_note']}", markup=False)
-    if "gpu" in result:
-        console.print(
-            f"{result['gpu']} ({result['gpu_memory_sold']} sold, {result['gpu_memory_gb']:g} GB usable), "
-            f"margin {result['margin']:.0%}: {result['verdict_note']}",
-            markup=False,
-        )
 
 
 @with_model_options
