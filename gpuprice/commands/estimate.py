@@ -284,18 +284,6 @@ def _print_summary(result: dict[str, Any]) -> None:
         f"(sharding {result['sharding']}, {sequence_text(result)})"
     )
     console.print(
-        f"  throughput  {result['tokens_per_sec_per_gpu']:,.0f} tokens/s per GPU, MFU {result['mfu']:.1%}"
-    )
-    shares = ", ".join(
-        f"{name.replace('_', ' ')} {share:.0%}"
-        for name, share in result["time_breakdown"].items()
-        if share >= 0.005
-    )
-    console.print(
-        f"              time: {shares} (optimizer step every {result['grad_accum']} micro-batch(es))",
-        soft_wrap=True,
-    )
-    console.print(
         f"  run         {result['hours']:,.2f} h for {result['tokens']:,.0f} tokens = {result['gpu_hours']:,.2f} GPU-hours"
     )
     offer = result["offer"]
@@ -314,6 +302,18 @@ def _print_summary(result: dict[str, Any]) -> None:
         console.print(f"  cost        ${result['cost_usd']:,.2f} at {rate}{source}", soft_wrap=True)
         if not result["fits"]:
             console.print(f"              NOT a runnable setup, {result['cost_note']}", soft_wrap=True)
+    console.print(
+        f"  throughput  {result['tokens_per_sec_per_gpu']:,.0f} tokens/s per GPU, MFU {result['mfu']:.1%}"
+    )
+    shares = ", ".join(
+        f"{name.replace('_', ' ')} {share:.0%}"
+        for name, share in result["time_breakdown"].items()
+        if share >= 0.005
+    )
+    console.print(
+        f"              time: {shares} (optimizer step every {result['grad_accum']} micro-batch(es))",
+        soft_wrap=True,
+    )
     console.print(f"  band        {_speed_band_text(result)}", soft_wrap=True, markup=False)
     console.print(f"  memory      {result['band_note']}", soft_wrap=True, markup=False)
     console.print(
