@@ -246,3 +246,11 @@ def qlora_fp32_stream(framework: str, method: str, precision: str, sharding: str
         and precision == "bf16-mixed"
         and sharding not in ("zero3", "fsdp")
     )
+
+
+def fsdp_keeps_recomputed_inputs(framework: str, method: str, reentrant_checkpointing: bool) -> bool:
+    """Under FSDP with full recomputation, does the framework keep every block's recomputed input
+    and its gradient until backward ends? hf's LoRA/QLoRA (peft's wrap policy: units of frozen
+    weights) with transformers' reentrant checkpointing around the units
+    (memory_features._frozen_units_keep_inputs). One rule for the memory kernel and the assumptions."""
+    return framework == "hf" and method != "full" and reentrant_checkpointing

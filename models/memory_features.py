@@ -8,7 +8,7 @@ GPU count and a sharding strategy. The fixed facts below are sourced in that mod
 from __future__ import annotations
 
 from gpuprice.models.architectures import ModelArch
-from gpuprice.models.frameworks import DEFAULTS
+from gpuprice.models.frameworks import DEFAULTS, fsdp_keeps_recomputed_inputs
 from gpuprice.models.memory_setup import (
     TrainingSetup,
     keeps_scores,
@@ -203,13 +203,9 @@ def _frozen_weights(setup: TrainingSetup, arch: ModelArch, w_b: float) -> tuple[
     if setup.method == "qlora":
         unit_byte = NF4_DQ_BYTES if setup.qlora_double_quant else NF4_BYTES
         quant = arch.quantizable_params
-        rest = (
-            4.0
-            if setup.precision == "fp32"
-            or (setup.precision == "bf16-mixed" and DEFAULTS[setup.framework].qlora_fp32_rest)
-            else 2.0
-        )
-        return quant * unit_byte + (arch.n_params - quant) * rest, unit_byte, rest == 4.0
+        rest = 4.0 if setup.precision == "fp32" else 2.0
+        cast = _fp32_rest_bytes(setup, arch)  # PEFT's fp32 cast of the rest under mixed precision
+        return quant * unit_byte + (arch.n_params - quant) * rest + cast, unit_byte, rest == 4.0 or cast > 0
     return 0.0, w_b, setup.precision == "fp32"
 
 
@@ -358,7 +354,7 @@ def _frozen_units_keep_inputs(setup: TrainingSetup) -> bool:
     ``fsdp_activation_checkpointing``) hooks the real, non-leaf inputs and keeps nothing extra.
     Asked without the sharding and the recomputation (a sweep tries every strategy): the kernel
     applies it under FSDP with full recomputation."""
-    return setup.framework == "hf" and setup.method != "full" and setup.reentrant_checkpointing
+    return fsdp_keeps_recomputed_inputs(setup.framework, setup.method, setup.reentrant_checkpointing)
 
 
 def setup_features(setup: TrainingSetup) -> dict[str, float]:

@@ -27,7 +27,7 @@ from gpuprice.models.choices import (
     Precision,
 )
 from gpuprice.models.fit_verdict import DEFAULT_MARGIN, MARGIN_MAX, MARGIN_MIN, FitVerdict, judge, planning_gb
-from gpuprice.models.frameworks import DEFAULTS, qlora_fp32_stream
+from gpuprice.models.frameworks import DEFAULTS, fsdp_keeps_recomputed_inputs, qlora_fp32_stream
 
 # A memory strategy is a sharding or CPU offload (what fit sweeps also try).
 Sharding = MemoryStrategy
@@ -405,10 +405,9 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
             "recomputation) until backward"
         )
     if (
-        setup.framework == "hf"
-        and setup.sharding == "fsdp"
-        and setup.method in ("lora", "qlora")
+        setup.sharding == "fsdp"
         and setup.activation_checkpointing == "full"
+        and fsdp_keeps_recomputed_inputs(setup.framework, setup.method, reentrant_checkpointing=True)
     ):
         lines.append(
             "accelerate's FSDP with transformers' reentrant checkpointing (its default) keeps every "
