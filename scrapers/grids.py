@@ -136,29 +136,54 @@ def _row_cells(item: Tag, columns: int, header_classes: set[str]) -> list[Tag] |
 
 _ROW_CLASS = re.compile(r"(?:^|[_-])(?:row|tr)$", re.I)
 _CELL_CLASS = re.compile(r"(?:^|[_-])(?:cell|col|column|td|th)$", re.I)
+# A table split in sections (``x__head`` > header row, then ``x__body`` > data rows), as Nebius's
+# server-rendered page writes its tables.
+_HEAD_CLASS = re.compile(r"(?:^|[_-])(?:head|thead)$", re.I)
+_BODY_CLASS = re.compile(r"(?:^|[_-])(?:body|tbody)$", re.I)
 
 
 def class_named_grids(soup: BeautifulSoup | Tag) -> Iterator[tuple[Tag, Grid]]:
     """Div tables whose rows and cells are named by class (``x__row`` > ``x__cell``): the
-    parent of two or more such rows, as a grid whose first row is the header."""
+    parent of two or more such rows, as a grid whose first row is the header. When the rows sit in
+    a body section (``x__body``), the header row is the one in the head section before it
+    (``x__head``), never the body's first data row."""
     seen: set[int] = set()
     for row in soup.find_all(class_=_ROW_CLASS):
         parent = row.parent
         if not isinstance(parent, Tag) or id(parent) in seen or parent.name == "table":
             continue
         seen.add(id(parent))
-        rows = [
-            c
-            for c in _element_children(parent)
-            if _classes(c) and any(_ROW_CLASS.search(k) for k in _classes(c))
-        ]
+        if _has_class(parent, _HEAD_CLASS) and _body_after(parent) is not None:
+            continue  # read with its body section
+        rows = [*_head_rows(parent), *_class_named_rows(parent)]
         grid: Grid = []
         for index, tag in enumerate(rows):
-            cells = [c for c in _element_children(tag) if any(_CELL_CLASS.search(k) for k in _classes(c))]
+            cells = [c for c in _element_children(tag) if _has_class(c, _CELL_CLASS)]
             if cells:
                 grid.append(([cell_text(c) for c in cells], index == 0))
         if len(grid) >= 2 and grid[0][1] and _is_header_texts(grid[0][0]):
             yield parent, grid
+
+
+def _has_class(tag: Tag, pattern: re.Pattern[str]) -> bool:
+    return any(pattern.search(k) for k in _classes(tag))
+
+
+def _class_named_rows(parent: Tag) -> list[Tag]:
+    return [c for c in _element_children(parent) if _has_class(c, _ROW_CLASS)]
+
+
+def _body_after(head: Tag) -> Tag | None:
+    following = head.find_next_sibling(True)
+    return following if isinstance(following, Tag) and _has_class(following, _BODY_CLASS) else None
+
+
+def _head_rows(body: Tag) -> list[Tag]:
+    """The rows of the head section just before a body section; none for any other parent."""
+    if not _has_class(body, _BODY_CLASS):
+        return []
+    head = body.find_previous_sibling(True)
+    return _class_named_rows(head) if isinstance(head, Tag) and _has_class(head, _HEAD_CLASS) else []
 
 
 def _is_header_texts(texts: list[str]) -> bool:

@@ -5,6 +5,9 @@ Real layouts read (2026): the table as a "highlight-table-block" ({"title": ...,
 in App Router flight data, also as a saved escaped fragment (getcomputable/gpu-index
 tests/fixtures/observatory/nebius/prices.html @055204ad), or inside ``__APOLLO_STATE__`` where a
 page's ``content`` is a JSON string holding {"blocks": [...]} (a public tracker's scraper test).
+The server-rendered page writes the same tables as divs, the header row in a ``__head`` section
+and the data rows in a ``__body`` section (ewyluda/gpu-price-index tests/fixtures/nebius.html
+@eb72cc64; read by ``scrapers/grids.py``).
 
 The table is an array of string arrays (a header row, then data rows), e.g.
 ``["NVIDIA HGX H100", "16", "200", "$2.95"]``. Its JSON path moves between deployments, so
@@ -45,7 +48,7 @@ from gpuprice.scrapers.parsing import clean_text, map_columns, normalize_header,
 from gpuprice.scrapers.quantities import term_months
 
 PROVIDER = "nebius"
-PARSER_VERSION = "nebius/2"
+PARSER_VERSION = "nebius/3"
 # "Effective October 1" takes its year from the observation date: same bytes, other dates, other results.
 PARSE_READS_DATE = True
 PRICING_URL = "https://nebius.com/prices"
