@@ -89,7 +89,7 @@ def test_graphql_emits_every_price_field_with_its_tier_cloud_and_term() -> None:
         "unpriced_rows": 1,
         "rejected": [
             {"raw": "NVIDIA A40 | securePrice=True", "reason": "not a price: True"},
-            {"raw": '{"displayName": "no id here", "securePrice": 1.0}', "reason": "gpuType without an id"},
+            {"raw": '{"manufacturer": "no id or name here", "securePrice": 1.0}', "reason": "gpuType without an id or displayName"},
         ],
         "unknown_gpus": ["H20"],
         "missing_columns": [],
@@ -306,7 +306,7 @@ def test_gzipped_body_is_inflated_and_a_gzip_bomb_is_refused(monkeypatch: pytest
 
 
 def test_module_interface_through_the_registry() -> None:
-    assert_registered(runpod, "runpod", "runpod/4", "https://www.runpod.io/pricing")
+    assert_registered(runpod, "runpod", "runpod/5", "https://www.runpod.io/pricing")
     assert live_request_summary(runpod) == [
         ("https://api.runpod.io/graphql", "POST", "json", False),  # primary
         ("https://www.runpod.io/pricing", "GET", "html", True),  # fallback

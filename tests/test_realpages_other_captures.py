@@ -10,8 +10,9 @@ prices invented; the expected offers are written out from reading the fixture.
 from __future__ import annotations
 
 import datetime as dt
+import json
 
-from test_realpages_html import _nb, assert_contract_offers
+from test_realpages_html import _nb, assert_contract_offers, offer
 
 from gpuprice.scrapers.registry import parse_page
 from parser_support import fixture_dir
@@ -41,3 +42,28 @@ def test_nebius_server_rendered_tables_with_head_and_body_sections() -> None:
     )
     report = result.report
     assert report.unpriced_rows == 1 and report.rejected == [] and report.unknown_gpus == []
+
+
+def test_runpod_gpu_types_queried_without_id_or_memory() -> None:
+    """Jumbo2020/gpu_prices gpu_prices.json @beb9df28e70a49424f62e9c22c8e0c18ef7e4028 (2025-06-15): the
+    bare gpuTypes list of a query asking only displayName, secureCloud, securePrice and
+    nodeGroupDatacenters, no ``id``. Each GPU is named by its displayName; secure prices of GPUs with
+    ``secureCloud`` true are offers, ``secureCloud`` false ones ("A30" 0.41) are not, 0 is unpriced.
+    Before the fix the list exited 3 ("no data.gpuTypes list in the JSON response")."""
+    gpu_types = [
+        {"displayName": "A100 SXM", "secureCloud": True, "securePrice": 1.74,
+         "nodeGroupDatacenters": [{"id": "US-KS-2", "name": "US-KS-2"}]},
+        {"displayName": "A30", "secureCloud": False, "securePrice": 0.41, "nodeGroupDatacenters": []},
+        {"displayName": "H100 SXM", "secureCloud": True, "securePrice": 2.99, "nodeGroupDatacenters": []},
+        {"displayName": "RTX 3070", "secureCloud": False, "securePrice": 0, "nodeGroupDatacenters": []},
+    ]  # fmt: skip
+    result = parse_page("runpod", json.dumps(gpu_types).encode())
+    assert_contract_offers(
+        result,
+        [
+            offer("runpod", "a100-80gb-sxm", "A100 SXM", 1, None, "on_demand", 1.74),
+            offer("runpod", "h100-sxm", "H100 SXM", 1, None, "on_demand", 2.99),
+        ],
+    )
+    assert [o.sku for o in result.offers] == ["A100 SXM", "H100 SXM"]
+    assert result.report.unpriced_rows == 2 and result.report.rejected == []

@@ -51,7 +51,7 @@ from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import clean_text, parse_number, parse_price
 
 PROVIDER = "runpod"
-PARSER_VERSION = "runpod/4"
+PARSER_VERSION = "runpod/5"
 PRICING_URL = "https://www.runpod.io/pricing"
 # Secure and community cloud are separate markets: a bare price names neither.
 UNLABELED_TIER: Tier | None = None
@@ -200,11 +200,18 @@ def _gpu_types(text: str, report: ParseReport) -> list[Any]:
     return gpu_types
 
 
+def _gpu_type_name(item: Any) -> str:
+    """A gpuType's identity: its ``id``, else its ``displayName`` (a query may ask only for that,
+    e.g. Jumbo2020/gpu_prices ``gpu_prices.json`` @beb9df28: displayName, secureCloud, securePrice,
+    nodeGroupDatacenters)."""
+    return clean_text(item.get("id")) or clean_text(item.get("displayName")) if isinstance(item, dict) else ""
+
+
 def _looks_like_gpu_type(item: Any) -> bool:
-    """A gpuTypes entry: an object with an ``id`` and at least one Runpod price field."""
+    """A gpuTypes entry: an object with an ``id`` or ``displayName`` and at least one Runpod price field."""
     return (
         isinstance(item, dict)
-        and "id" in item
+        and bool(_gpu_type_name(item))
         and (
             any(field[0] in item for field in _LIST_PRICE_FIELDS)
             or any(field[0] in item for field in _LOWEST_PRICE_FIELDS)
@@ -227,8 +234,8 @@ def _parse_graphql(text: str, sink: OfferSink) -> None:
         sink.note(NO_CLOUD_FLAGS_NOTE)
     for item in gpu_types:
         report.rows_seen += 1
-        if not isinstance(item, dict) or not clean_text(item.get("id")):
-            sink.reject(clean_text(json.dumps(item))[:200], "gpuType without an id")
+        if not isinstance(item, dict) or not _gpu_type_name(item):
+            sink.reject(clean_text(json.dumps(item))[:200], "gpuType without an id or displayName")
             continue
         before = len(sink.offers) + len(report.rejected)
         _emit_gpu_type(item, sink)
@@ -237,7 +244,7 @@ def _parse_graphql(text: str, sink: OfferSink) -> None:
 
 
 def _emit_gpu_type(item: dict[str, Any], sink: OfferSink) -> None:
-    sku = clean_text(item["id"])
+    sku = _gpu_type_name(item)
     gpu_raw = clean_text(item.get("displayName")) or sku
     vram = parse_number(item.get("memoryInGb")) if item.get("memoryInGb") is not None else None
     vram = vram or None  # 0 GB is the API's "unknown"
