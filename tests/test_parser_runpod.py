@@ -89,7 +89,10 @@ def test_graphql_emits_every_price_field_with_its_tier_cloud_and_term() -> None:
         "unpriced_rows": 1,
         "rejected": [
             {"raw": "NVIDIA A40 | securePrice=True", "reason": "not a price: True"},
-            {"raw": '{"manufacturer": "no id or name here", "securePrice": 1.0}', "reason": "gpuType without an id or displayName"},
+            {
+                "raw": '{"manufacturer": "no id or name here", "securePrice": 1.0}',
+                "reason": "gpuType without an id or displayName",
+            },
         ],
         "unknown_gpus": ["H20"],
         "missing_columns": [],
