@@ -53,14 +53,16 @@ def test_listings_become_median_minimum_and_count_per_gpu_and_count() -> None:
             # two bids (1.10, 1.30): too few for a median, and a minimum bid floor is no price
             # 16.0 and 19.2 per 8 GPUs: two asks, no median; the cheapest is 2.00 per GPU
             stat(*H100, 8, 80.0, "on_demand", 2.0, 2, "lowest_now"),
-            # the rented and the half-GPU listings are not counted
+            # the rented listing is not counted
             stat("RTX 4090", "rtx-4090", 2, 24.0, "on_demand", 0.35, 1, "lowest_now"),
+            # gpu_frac 0.5: one GPU of a two-GPU machine, a whole RTX 4090 at 0.30
+            stat("RTX 4090", "rtx-4090", 1, 24.0, "on_demand", 0.3, 1, "lowest_now"),
             stat("Imaginary X9", "unknown", 1, 16.0, "on_demand", 0.9, 1, "lowest_now"),
         ],
     )
     assert report_of(result, "vastai") == {
         "rows_seen": 11,
-        "offers": 5,
+        "offers": 6,
         "unpriced_rows": 0,
         "rejected": [
             {
@@ -73,11 +75,11 @@ def test_listings_become_median_minimum_and_count_per_gpu_and_count() -> None:
         "missing_columns": [],
         "unexpected_columns": [],
         "notes": [
-            "fractional-GPU listings skipped",
-            # asks: H100 x1 three, H100 x8 two, RTX 4090 one, X9 one; bids: two H100 x1, one H100 x8
-            "statistics rest on 11 listings: 7 on-demand asks and 3 bid floors of 3 GPU names",
+            # asks: H100 x1 three, H100 x8 two, RTX 4090 x2 one, x1 one, X9 one; bids: two H100 x1, one H100 x8
+            "statistics rest on 11 listings: 8 on-demand asks and 3 bid floors of 3 GPU names",
             "no median published with fewer than 3 listings: H100 SXM 80GB x1 spot (2), H100 SXM 80GB x8 on_demand (2), "
-            "H100 SXM 80GB x8 spot (1), RTX 4090 24GB x2 on_demand (1), Imaginary X9 16GB x1 on_demand (1)",
+            "H100 SXM 80GB x8 spot (1), RTX 4090 24GB x2 on_demand (1), RTX 4090 24GB x1 on_demand (1), "
+            "Imaginary X9 16GB x1 on_demand (1)",
         ],
     }
 
@@ -118,7 +120,7 @@ def test_sample_archive() -> None:
 
 
 def test_registered() -> None:
-    assert_registered(vastai, "vastai", "vastai/2", "https://vast.ai/pricing")
+    assert_registered(vastai, "vastai", "vastai/3", "https://vast.ai/pricing")
 
 
 def test_a_combined_day_counts_a_listing_seen_by_two_searches_once() -> None:

@@ -67,3 +67,60 @@ def test_runpod_gpu_types_queried_without_id_or_memory() -> None:
     )
     assert [o.sku for o in result.offers] == ["A100 SXM", "H100 SXM"]
     assert result.report.unpriced_rows == 2 and result.report.rejected == []
+
+
+def _vast_listing(listing_id: int, dph_total: float, gpu_frac: float, min_bid: float) -> dict:
+    """One search listing in the fields of the real response (a subset of its ~90 fields)."""
+    return {
+        "id": listing_id,
+        "ask_contract_id": listing_id,
+        "gpu_name": "H100 SXM",
+        "gpu_ram": 81559,
+        "gpu_total_ram": 81559,
+        "gpu_frac": gpu_frac,
+        "num_gpus": 1,
+        "dph_base": dph_total - 0.002,
+        "dph_total": dph_total,
+        "min_bid": min_bid,
+        "rentable": True,
+        "rented": False,
+        "verification": "unverified",
+    }
+
+
+def test_vastai_listings_of_one_gpu_on_a_multi_gpu_machine_are_whole_gpus() -> None:
+    """getcomputable/gpu-index tests/fixtures/observatory/vast/h100_sxm_asc.json
+    @055204adf5e64e62595f97c49b7eb65400149871: an H100 SXM search whose 1-GPU listings carry
+    ``gpu_frac`` 1.0, 0.5 and 0.25 (one GPU of a 1-, 2- and 4-GPU machine: "Ratio of GPUs in the
+    offer to gpus in the system", Vast's search documentation). Each rents a whole H100; before the
+    fix the 0.5 and 0.25 listings were skipped as "fractional-GPU", and the day's median and minimum
+    rested on the 1.0 listings alone."""
+    listings = [
+        _vast_listing(101, 1.50, 1.0, 0.40),
+        _vast_listing(102, 1.40, 0.5, 0.30),
+        _vast_listing(103, 1.80, 0.25, 1.70),
+    ]
+    result = parse_page("vastai", json.dumps({"offers": listings}).encode())
+    common = {"community": True, "available": True}
+    assert_contract_offers(
+        result,
+        [
+            offer("vastai", "h100-sxm", "H100 SXM", 1, 80.0, "on_demand", 1.5, 1.5, **common),  # median
+            offer(
+                "vastai",
+                "h100-sxm",
+                "H100 SXM",
+                1,
+                80.0,
+                "on_demand",
+                1.4,
+                1.4,
+                price_basis="lowest_now",
+                **common,
+            ),
+            offer(
+                "vastai", "h100-sxm", "H100 SXM", 1, 80.0, "spot", 0.4, 0.4, price_basis="bid_floor", **common
+            ),
+        ],
+    )
+    assert [o.capacity for o in result.offers] == [3, 3, 3]

@@ -17,13 +17,16 @@ of listings it rests on (``available`` true):
 A median needs at least :data:`MIN_LISTINGS_FOR_MEDIAN` listings: with fewer, none is published
 (the minimum still is: one machine at that price was there) and a report note names the groups.
 The report also says how many listings the day's statistics rest on. Per GPU = price /
-``num_gpus``; fractional-GPU listings (``gpu_frac`` < 1) are skipped; a listing seen in two
-searches (same ``id``) counts once. ``gpu_name`` ("H100 SXM", "RTX 4090") maps through the
+``num_gpus`` (whole GPUs: ``gpu_frac`` is the share of the machine's GPUs the listing rents, "Ratio
+of GPUs in the offer to gpus in the system" in Vast's search documentation, so a 1-GPU listing of a
+2-GPU machine has 0.5 and is a whole GPU, as in getcomputable/gpu-index
+tests/fixtures/observatory/vast/h100_sxm_asc.json @055204ad); a listing seen in two searches (same
+``id``) counts once. ``gpu_name`` ("H100 SXM", "RTX 4090") maps through the
 GPU-name catalog with ``gpu_ram`` (MiB) as the memory hint.
 
 Response fields read: ``offers[]`` (or a bare list of listings, as trackers store it) with
-``id``, ``gpu_name``, ``num_gpus``, ``gpu_ram``, ``dph_total``, ``min_bid``, ``gpu_frac``,
-``rentable``, ``rented``.
+``id``, ``gpu_name``, ``num_gpus``, ``gpu_ram``, ``dph_total``, ``min_bid``, ``rentable``,
+``rented``.
 
 Coverage: a search without an API key returns at most 64 listings (a public tracker's real
 keyless response, munkhbayarbr/gpu-radar ``data/offers.json`` @3c84bca0, holds exactly 64, all
@@ -56,7 +59,7 @@ from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import clean_text, parse_number
 
 PROVIDER = "vastai"
-PARSER_VERSION = "vastai/2"
+PARSER_VERSION = "vastai/3"
 PRICING_URL = "https://vast.ai/pricing"
 UNLABELED_TIER: Tier | None = None
 PRICE_UNIT: PriceUnit = "instance_hour"
@@ -187,10 +190,6 @@ def _collect(listing: Any, groups: dict[_Group, list[Decimal]], sink: OfferSink)
         return
     if listing.get("rentable") is False or listing.get("rented") is True:
         return  # not rentable right now: not part of today's market
-    frac = listing.get("gpu_frac")
-    if isinstance(frac, (int, float)) and not isinstance(frac, bool) and frac < 1:
-        sink.note("fractional-GPU listings skipped")
-        return
     ram = parse_number(listing.get("gpu_ram")) if listing.get("gpu_ram") is not None else None
     vram = round(ram / _MIB_PER_GB) if ram else None
     for field, tier in (("dph_total", "on_demand"), ("min_bid", "spot")):
