@@ -124,3 +124,70 @@ def test_vastai_listings_of_one_gpu_on_a_multi_gpu_machine_are_whole_gpus() -> N
         ],
     )
     assert [o.capacity for o in result.offers] == [3, 3, 3]
+
+
+def test_vastai_memory_read_a_little_under_the_card_size_is_the_same_card() -> None:
+    """munkhbayarbr/gpu-radar data/offers.json @e5997ad6ddbc8b8097919ff05d1a2574d506fe52 (1,343
+    listings) and ewyluda/gpu-price-index tests/fixtures/vast.json
+    @1f5b058636bc19d4f114c2142b5548681b8b2c3c: hosts report ``gpu_ram`` 39936 MiB (39 GB) beside
+    40960 MiB for the same "A100 SXM4" 40GB card (likewise T4 15/16 GB, Quadro RTX 8000 45/48 GB).
+    One card is one group: before the fix the 39 GB listing made a group of its own, and the 40 GB
+    group's median and minimum left it out. 10 and 12 GB "RTX 3080" are different cards and stay
+    apart. The bare list without ids, as that tracker stores it."""
+    listings = [
+        {"gpu_name": "A100 SXM4", "gpu_ram": 40960, "num_gpus": 1, "dph_total": 0.70},
+        {"gpu_name": "A100 SXM4", "gpu_ram": 39936, "num_gpus": 1, "dph_total": 0.60},
+        {"gpu_name": "A100 SXM4", "gpu_ram": 40960, "num_gpus": 1, "dph_total": 0.80},
+        {"gpu_name": "RTX 3080", "gpu_ram": 10240, "num_gpus": 1, "dph_total": 0.10},
+        {"gpu_name": "RTX 3080", "gpu_ram": 12288, "num_gpus": 1, "dph_total": 0.12},
+    ]
+    result = parse_page("vastai", json.dumps(listings).encode())
+    common = {"community": True, "available": True}
+    assert_contract_offers(
+        result,
+        [
+            offer("vastai", "a100-40gb", "A100 SXM4", 1, 40.0, "on_demand", 0.7, 0.7, **common),  # median
+            offer(
+                "vastai",
+                "a100-40gb",
+                "A100 SXM4",
+                1,
+                40.0,
+                "on_demand",
+                0.6,
+                0.6,
+                price_basis="lowest_now",
+                **common,
+            ),
+            offer(
+                "vastai",
+                "unknown",
+                "RTX 3080",
+                1,
+                10.0,
+                "on_demand",
+                0.1,
+                0.1,
+                price_basis="lowest_now",
+                **common,
+            ),
+            offer(
+                "vastai",
+                "unknown",
+                "RTX 3080",
+                1,
+                12.0,
+                "on_demand",
+                0.12,
+                0.12,
+                price_basis="lowest_now",
+                **common,
+            ),
+        ],
+    )
+    assert [o.sku for o in result.offers] == [
+        "A100 SXM4 40GB x1",
+        "A100 SXM4 40GB x1",
+        "RTX 3080 10GB x1",
+        "RTX 3080 12GB x1",
+    ]

@@ -142,6 +142,7 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
             seen_ids.add(listing_id)
         sink.report.rows_seen += 1
         _collect(listing, groups, sink)
+    groups = _merge_memory_readings(groups)
     too_few: list[str] = []
     for group, prices in groups.items():
         if not _emit_statistics(group, prices, sink):
@@ -164,7 +165,9 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
 class _Group(NamedTuple):
     """Listings one statistic is taken over: same GPU name, memory per GPU, GPU count and tier.
     Memory is part of it: "A100 SXM4" listings of 40 and 80 GB (or an 8 and a 16 GB "RTX 5060
-    Ti") are different cards at different prices."""
+    Ti") are different cards at different prices. Hosts report a card's memory a little under its
+    size when ECC or the driver reserves some (``gpu_ram`` 39936 MiB for an A100 40GB, 15 GB for a
+    T4, 45 GB for a Quadro RTX 8000): see :func:`_merge_memory_readings`."""
 
     name: str
     vram_gb: int | None
@@ -200,6 +203,29 @@ def _collect(listing: Any, groups: dict[_Group, list[Decimal]], sink: OfferSink)
             continue
         if price is not None:
             groups[_Group(name, vram, count, tier)].append(price / count)
+
+
+# A reading at least this share of a larger reading of the same GPU name is the same card.
+SAME_CARD_MEMORY_SHARE = 0.9
+
+
+def _merge_memory_readings(groups: dict[_Group, list[Decimal]]) -> dict[_Group, list[Decimal]]:
+    """Groups of one GPU name whose memory readings differ by less than 10 % joined under the
+    larger reading (39 and 40 GB "A100 SXM4" are one card; 10 and 12 GB "RTX 3080" stay apart)."""
+    readings: dict[str, set[int]] = defaultdict(set)
+    for group in groups:
+        if group.vram_gb:
+            readings[group.name].add(group.vram_gb)
+
+    def card_memory(name: str, vram: int | None) -> int | None:
+        if not vram:
+            return vram
+        return max(r for r in readings[name] if vram >= SAME_CARD_MEMORY_SHARE * r)
+
+    merged: dict[_Group, list[Decimal]] = defaultdict(list)
+    for group, prices in groups.items():
+        merged[group._replace(vram_gb=card_memory(group.name, group.vram_gb))].extend(prices)
+    return merged
 
 
 def _emit_statistics(group: _Group, prices: list[Decimal], sink: OfferSink) -> bool:
