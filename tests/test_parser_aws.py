@@ -121,4 +121,4 @@ def test_sample_archive_keeps_the_region_of_every_price() -> None:
 
 
 def test_registered() -> None:
-    assert_registered(aws, "aws", "aws/2", "https://aws.amazon.com/ec2/pricing/on-demand/")
+    assert_registered(aws, "aws", "aws/3", "https://aws.amazon.com/ec2/pricing/on-demand/")

@@ -191,3 +191,47 @@ def test_vastai_memory_read_a_little_under_the_card_size_is_the_same_card() -> N
         "RTX 3080 10GB x1",
         "RTX 3080 12GB x1",
     ]
+
+
+def _aws_row(location: str, instance_type: str, price: str) -> dict:
+    """One row of a per-region on-demand price document, in the real document's fields."""
+    return {
+        "rateCode": "AAAAAAAAAAAAAAAA.JRTCKXETXF.6YS6EN2CT7",
+        "price": price,
+        "Location": location,
+        "Instance Family": "GPU instance",
+        "Instance Type": instance_type,
+        "Operating System": "Linux",
+        "License Model": "No License required",
+    }
+
+
+def test_aws_per_region_documents_keyed_by_location() -> None:
+    """ewyluda/gpu-price-index tests/fixtures/aws.json @d789fed5946ca8be74259a201f147c75480066b6:
+    the per-region on-demand documents (``{"regions": {location: {key: row}}}``) kept in one object
+    under their location names ("US East (N. Virginia)", "US East (Ohio)", "US West (Oregon)"). Each
+    region's rows are offers of that region; before the fix the whole file exited 3 ("no 'regions'
+    price map"), only one region's value on its own parsed."""
+    document = {
+        location: {
+            "regions": {
+                location: {
+                    f"p5 48xlarge {location} Linux": _aws_row(location, "p5.48xlarge", "55.0400000000"),
+                    f"g6e xlarge {location} Linux": _aws_row(location, "g6e.xlarge", "1.8610000000"),
+                }
+            }
+        }
+        for location in ("US East (N. Virginia)", "US East (Ohio)")
+    }
+    result = parse_page("aws", json.dumps(document).encode())
+    h100, l40s = ("h100-sxm", "NVIDIA H100 80GB HBM3", 8, 80.0), ("l40s", "NVIDIA L40S", 1, 48.0)
+    assert_contract_offers(
+        result,
+        [
+            offer("aws", *h100, "on_demand", 6.88, 55.04, region="us-east-1"),  # 55.04 / 8
+            offer("aws", *l40s, "on_demand", 1.861, 1.861, region="us-east-1"),
+            offer("aws", *h100, "on_demand", 6.88, 55.04, region="us-east-2"),
+            offer("aws", *l40s, "on_demand", 1.861, 1.861, region="us-east-2"),
+        ],
+    )
+    assert result.report.rejected == [] and result.report.unknown_gpus == []

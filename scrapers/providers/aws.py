@@ -7,7 +7,8 @@ Live, one combined document (``scrapers/multipage.py``) of:
   current/ec2-ondemand-without-sec-sel/<location>/Linux/index.json``: ``{"regions":
   {"US East (N. Virginia)": {"<key>": {"Instance Type": "p5.48xlarge", "price": "55.04", ...}}}}``
   (keys are compound strings, so rows are found by their ``Instance Type`` field; the location
-  name maps to the region code through :data:`REGIONS`);
+  name maps to the region code through :data:`REGIONS`); also as trackers keep them, several such
+  documents in one object keyed by location name;
 - optional: the spot price feed of the EC2 spot pricing page
   (``website.spot.ec2.aws.a2z.com/spot.json``, JSONP ``callback({...})``:
   ``config.regions[].instanceTypes[].sizes[].valueColumns[name=linux].prices.USD``);
@@ -41,7 +42,7 @@ from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import clean_text
 
 PROVIDER = "aws"
-PARSER_VERSION = "aws/2"
+PARSER_VERSION = "aws/3"
 PRICING_URL = "https://aws.amazon.com/ec2/pricing/on-demand/"
 UNLABELED_TIER: Tier | None = None
 PRICE_UNIT: PriceUnit = "instance_hour"
@@ -136,6 +137,9 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
             spot = body
         elif isinstance(body.get("spot_advisor"), dict):
             advisor = body
+        elif documents := _documents_by_location(body):
+            on_demand.extend(documents)
+            sink.note("per-region price documents keyed by location name, as trackers store them")
     if not on_demand and spot is None:
         raise StructureMissing(PROVIDER, "no 'regions' price map (on-demand) or spot 'config.regions' feed")
     for body in on_demand:
@@ -145,6 +149,17 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
     elif advisor is not None:
         sink.note("spot advisor buckets present but no spot prices: buckets unused")
     return sink.result()
+
+
+def _documents_by_location(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The per-region documents of a map {location name: that region's document}, the live files
+    gathered under their location names (ewyluda/gpu-price-index ``tests/fixtures/aws.json``
+    @d789fed5: {"US East (N. Virginia)": {"regions": {...}}, "US East (Ohio)": ...}); [] for any
+    other object."""
+    documents = list(body.values())
+    if documents and all(isinstance(d, dict) and isinstance(d.get("regions"), dict) for d in documents):
+        return documents
+    return []
 
 
 def _unwrap_jsonp(text: str) -> Any:
