@@ -235,3 +235,54 @@ def test_aws_per_region_documents_keyed_by_location() -> None:
         ],
     )
     assert result.report.rejected == [] and result.report.unknown_gpus == []
+
+
+def test_lambda_cloud_api_instance_types() -> None:
+    """d0cd/dispatcher internal/cloudvm/pricing_lambda_test.go @ec2b9ae4bc0dd1826b79c11123ebbe483032f384
+    keeps "the real /instance-types envelope, trimmed": {"data": {name: {"instance_type": {"name",
+    "gpu_description", "price_cents_per_hour", "specs": {"vcpus", "memory_gib", "storage_gib",
+    "gpus"}}, "regions_with_capacity_available": [{"name"}]}}}. The price is the instance's, in cents;
+    per GPU divides by ``specs.gpus`` (or the name's "gpu_8x_" when a trimmed entry has no specs).
+    Before the fix the response exited 3 ("no instance table with Plan and PRICE columns")."""
+    response = {
+        "data": {
+            "gpu_8x_h100_sxm5": {
+                "instance_type": {
+                    "name": "gpu_8x_h100_sxm5",
+                    "description": "8x H100 (80 GB SXM5)",
+                    "gpu_description": "H100 (80 GB SXM5)",
+                    "price_cents_per_hour": 2392,
+                    "specs": {"vcpus": 208, "memory_gib": 1800, "storage_gib": 24780, "gpus": 8},
+                },
+                "regions_with_capacity_available": [{"name": "us-east-1", "description": "Virginia, USA"}],
+            },
+            "gpu_1x_a10": {
+                "instance_type": {
+                    "name": "gpu_1x_a10",
+                    "gpu_description": "A10 (24 GB PCIe)",
+                    "price_cents_per_hour": 75,
+                    "specs": {"vcpus": 30, "memory_gib": 200, "storage_gib": 1400, "gpus": 1},
+                },
+                "regions_with_capacity_available": [],
+            },
+            "gpu_8x_a100": {  # trimmed to the name and the price
+                "instance_type": {"name": "gpu_8x_a100", "price_cents_per_hour": 1432},
+                "regions_with_capacity_available": [{"name": "us-east-1"}],
+            },
+        }
+    }
+    result = parse_page("lambda", json.dumps(response).encode())
+    assert_contract_offers(
+        result,
+        [
+            offer(
+                "lambda", "h100-sxm", "H100 (80 GB SXM5)", 8, 80.0, "on_demand", 2.99, 23.92, available=True
+            ),
+            offer("lambda", "a10", "A10 (24 GB PCIe)", 1, 24.0, "on_demand", 0.75, 0.75, available=False),
+            # Lambda's A100 without a memory size is the 40 GB card; 14.32 / 8
+            offer("lambda", "a100-40gb", "gpu_8x_a100", 8, None, "on_demand", 1.79, 14.32, available=True),
+        ],
+    )
+    first = result.offers[0]
+    assert (first.sku, first.vcpus, first.ram_gb) == ("gpu_8x_h100_sxm5", 208.0, 1932.7)  # 1800 GiB
+    assert result.report.rejected == [] and result.report.unknown_gpus == []

@@ -25,6 +25,11 @@ column ("2 weeks – 1 year") and a GPU COUNT column ("16", "64", "256+"): contr
 months, rounded up: two weeks -> 1), the duration kept in the sku. "1 year+" rows say "Talk to our
 team": unpriced.
 
+The Cloud API's ``GET /instance-types`` response (JSON, needs a key to fetch, kept by public
+projects) parses too: ``price_cents_per_hour`` is the instance's price, ``specs.gpus`` its GPU count
+(else the name's "gpu_8x_"), ``gpu_description`` the GPU ("H100 (80 GB SXM5)"); available when
+``regions_with_capacity_available`` lists a region.
+
 Over 400 lines: the current tables, the older escaped-HTML page and the 1-Click Cluster tables all
 become one ``_Row`` and one rule turns a row into offers (``_emit_row``); split apart, a reader
 would lose that shared path.
@@ -44,6 +49,7 @@ from typing import Any
 
 from bs4 import BeautifulSoup, Tag
 
+from gpuprice.bounded_load import load_json
 from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.next_data import next_f_strings
 from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier
@@ -54,7 +60,7 @@ from gpuprice.scrapers.parsing import cell_text, clean_text, map_columns, parse_
 from gpuprice.scrapers.quantities import size_gb, term_months
 
 PROVIDER = "lambda"
-PARSER_VERSION = "lambda/2"
+PARSER_VERSION = "lambda/3"
 PRICING_URL = "https://lambda.ai/pricing"
 # Lambda sells on-demand only on the page (reserved and clusters go through sales).
 UNLABELED_TIER: Tier | None = "on_demand"
@@ -64,7 +70,11 @@ IDENTITY = Identity(
     domains=("lambda.ai", "lambdalabs.com"),
     # "Lambda" the company, not "AWS Lambda" (Amazon's functions service).
     brands=(r"(?<!AWS )(?<!Amazon )\bLambda\b",),
-    markers=(r"\b1-Click Clusters?\b",),  # Lambda's product name
+    markers=(
+        r"\b1-Click Clusters?\b",  # Lambda's product name
+        r"\bprice_cents_per_hour\b",  # the Cloud API's instance-types fields
+        r"\bregions_with_capacity_available\b",
+    ),
 )
 INSTANCES_URL = "https://lambda.ai/instances"
 
@@ -122,9 +132,17 @@ def live_requests() -> list[PageRequest]:
 
 
 def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
-    """Parse Lambda's pricing page. ``observed_on`` is unused: Lambda posts no scheduled prices."""
+    """Parse Lambda's pricing page, or a Cloud API ``/instance-types`` response (sniffed from the
+    content). ``observed_on`` is unused: Lambda posts no scheduled prices."""
     sink = OfferSink(PROVIDER)
-    soup = BeautifulSoup(page_text(content, sink.report), "lxml")
+    text = page_text(content, sink.report)
+    instance_types = _api_instance_types(text)
+    if instance_types is not None:
+        for key, entry in instance_types.items():
+            sink.report.rows_seen += 1
+            _emit_instance_type(clean_text(key), entry, sink)
+        return sink.result()
+    soup = BeautifulSoup(text, "lxml")
     tables = _price_tables(soup, sink)
     if not tables:
         fragment, how = _embedded_table_html(soup)
@@ -140,6 +158,81 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
             sink.report.rows_seen += 1
             _emit_row(row, table.tab_count, sink)
     return sink.result()
+
+
+# --- the Cloud API --------------------------------------------------------------------------------
+
+_API_COUNT_RX = re.compile(r"^gpu_(\d{1,3})x_", re.I)  # "gpu_8x_h100_sxm5"
+
+
+def _api_instance_types(text: str) -> dict[str, Any] | None:
+    """The ``data`` map of a Cloud API ``GET /instance-types`` response, or None for any other page:
+    ``{"data": {"gpu_8x_h100_sxm5": {"instance_type": {"name", "description", "gpu_description",
+    "price_cents_per_hour", "specs": {"vcpus", "memory_gib", "storage_gib", "gpus"}},
+    "regions_with_capacity_available": [{"name": ...}]}}}`` (Lambda's API reference; real responses
+    as public projects keep them, trimmed, e.g. d0cd/dispatcher)."""
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        payload = load_json(text)
+    except ValueError:
+        return None
+    data = payload.get("data") if isinstance(payload, dict) else None
+    if not isinstance(data, dict) or not data:
+        return None
+    if not all(isinstance(v, dict) and isinstance(v.get("instance_type"), dict) for v in data.values()):
+        return None
+    return data
+
+
+def _emit_instance_type(key: str, entry: dict[str, Any], sink: OfferSink) -> None:
+    """One instance type: ``price_cents_per_hour`` is the whole instance's price in cents, per GPU
+    is that over ``specs.gpus`` (or the count in the name, "gpu_8x_..."); available when some region
+    has capacity. The price is the same in every region, so the offer names none."""
+    instance = entry["instance_type"]
+    name = clean_text(instance.get("name")) or key
+    specs = instance.get("specs") if isinstance(instance.get("specs"), dict) else {}
+    raw = (
+        f"{name} | price_cents_per_hour={instance.get('price_cents_per_hour')!r} | gpus={specs.get('gpus')!r}"
+    )
+    cents = instance.get("price_cents_per_hour")
+    if cents is None or cents == 0:
+        sink.report.unpriced_rows += 1
+        return
+    if isinstance(cents, bool) or not isinstance(cents, (int, float)) or cents < 0:
+        sink.reject(raw, f"not a price in cents: {cents!r}")
+        return
+    gpus = specs.get("gpus")
+    named = _API_COUNT_RX.match(name)
+    count = gpus if isinstance(gpus, int) and not isinstance(gpus, bool) and gpus >= 1 else None
+    if count is None and named:
+        count = int(named.group(1))
+    if count is None:
+        sink.reject(raw, "GPU count missing (no specs.gpus and no 'gpu_Nx_' in the name)")
+        return
+    if named and int(named.group(1)) != count:
+        sink.reject(raw, f"GPU count mismatch: specs.gpus says {count}, name says {named.group(1)}x")
+        return
+    gpu_raw = clean_text(instance.get("gpu_description")) or name
+    in_name = _VRAM_IN_NAME_RX.search(gpu_raw)
+    vram = float(in_name.group(1)) if in_name else None
+    price = Decimal(str(cents)) / 100
+    regions = entry.get("regions_with_capacity_available")
+    sink.add(
+        raw,
+        gpu=sink.gpu_slug(gpu_raw, vram, name),
+        gpu_raw=gpu_raw,
+        gpu_count=count,
+        vram_gb=vram,
+        tier="on_demand",
+        usd_per_gpu_hour=price / count,
+        usd_per_instance_hour=price,
+        available=bool(regions) if isinstance(regions, list) else None,
+        sku=name,
+        vcpus=parse_number(specs.get("vcpus")) if specs.get("vcpus") is not None else None,
+        ram_gb=size_gb(specs.get("memory_gib"), default_unit="GiB") or None,
+        storage_gb=size_gb(specs.get("storage_gib"), default_unit="GiB") or None,
+    )
 
 
 # --- finding the tables ------------------------------------------------------------------------
