@@ -286,3 +286,49 @@ def test_lambda_cloud_api_instance_types() -> None:
     first = result.offers[0]
     assert (first.sku, first.vcpus, first.ram_gb) == ("gpu_8x_h100_sxm5", 208.0, 1932.7)  # 1800 GiB
     assert result.report.rejected == [] and result.report.unknown_gpus == []
+
+
+def test_runpod_lowest_price_of_a_query_naming_no_cloud_is_the_community_machine() -> None:
+    """getcomputable/gpu-index tests/fixtures/observatory/runpod/gputypes.json
+    @5cf4f70300c2b36edc450ddba39c6dbb98b00a3f: ``lowestPrice`` asked without a cloud (no per-cloud
+    alias in the response; the other aliases "lp8"/"lp1s" carry only a stockStatus). For a GPU on both
+    clouds its uninterruptablePrice is the cheapest machine of either, equal to the communityPrice
+    here (B200 5.98 against a secure 6.79): a community machine. Before the fix it was stored as a
+    secure machine under the secure list price. A community-only GPU's is community as before;
+    MI300X's communityPrice 0.5 with communityCloud false is no offer."""
+    gpu_types = [
+        {
+            "id": "NVIDIA B200",
+            "displayName": "B200",
+            "memoryInGb": 180,
+            "securePrice": 6.79,
+            "communityPrice": 5.98,
+            "secureCloud": True,
+            "communityCloud": True,
+            "lowestPrice": {"stockStatus": "Low", "minimumBidPrice": 5.98, "uninterruptablePrice": 5.98},
+            "lp8": {"stockStatus": None},
+        },
+        {
+            "id": "AMD Instinct MI300X OAM",
+            "displayName": "MI300X",
+            "memoryInGb": 192,
+            "securePrice": 2.39,
+            "communityPrice": 0.5,
+            "secureCloud": True,
+            "communityCloud": False,
+            "lowestPrice": {"stockStatus": None, "minimumBidPrice": None, "uninterruptablePrice": None},
+        },
+    ]
+    result = parse_page("runpod", json.dumps({"data": {"gpuTypes": gpu_types}}).encode())
+    b200 = ("b200", "B200", 1, 180.0)
+    assert_contract_offers(
+        result,
+        [
+            offer("runpod", *b200, "on_demand", 6.79),
+            offer("runpod", *b200, "on_demand", 5.98, community=True),
+            offer(
+                "runpod", *b200, "on_demand", 5.98, price_basis="lowest_now", community=True, available=True
+            ),
+            offer("runpod", "mi300x", "MI300X", 1, 192.0, "on_demand", 2.39),
+        ],
+    )

@@ -15,8 +15,8 @@ From one ``gpuType`` the parser emits, when the price is a positive number:
 - ``lowestPrice.uninterruptablePrice``: the cheapest machine available right now, kept beside the
   list price with ``price_basis`` "lowest_now". Our query asks ``lowestPrice`` for secure cloud and
   ``communityLowestPrice`` (an alias) for community cloud; a ``lowestPrice`` from another query
-  is recorded as secure (community False) unless the GPU is community-only (``secureCloud``
-  false). ``stockStatus`` High/Medium/Low -> available True, null -> False (no stock), field not
+  (no per-cloud alias in the response) is the cheapest machine of either cloud: community when
+  the GPU is community-only or the price is under the secure list price, else secure. ``stockStatus`` High/Medium/Low -> available True, null -> False (no stock), field not
   queried -> None; ``availableGpuCounts`` (the pod sizes rentable now) -> ``capacity``, the
   largest of them (0 for an empty list, None when not queried). Prices are for one GPU
   (``gpuCount: 1``).
@@ -51,7 +51,7 @@ from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import clean_text, parse_number, parse_price
 
 PROVIDER = "runpod"
-PARSER_VERSION = "runpod/5"
+PARSER_VERSION = "runpod/6"
 PRICING_URL = "https://www.runpod.io/pricing"
 # Secure and community cloud are separate markets: a bare price names neither.
 UNLABELED_TIER: Tier | None = None
@@ -230,6 +230,11 @@ def _first_graphql_error(payload: Any) -> str:
 def _parse_graphql(text: str, sink: OfferSink) -> None:
     report = sink.report
     gpu_types = _gpu_types(text, report)
+    # our query asks lowestPrice per cloud (secure, and communityLowestPrice); another query may not
+    clouds_asked = any(
+        isinstance(i, dict) and any(field in i for field, _ in _LOWEST_PRICE_FIELDS if field != "lowestPrice")
+        for i in gpu_types
+    )
     if not any(isinstance(i, dict) and ("secureCloud" in i or "communityCloud" in i) for i in gpu_types):
         sink.note(NO_CLOUD_FLAGS_NOTE)
     for item in gpu_types:
@@ -238,12 +243,12 @@ def _parse_graphql(text: str, sink: OfferSink) -> None:
             sink.reject(clean_text(json.dumps(item))[:200], "gpuType without an id or displayName")
             continue
         before = len(sink.offers) + len(report.rejected)
-        _emit_gpu_type(item, sink)
+        _emit_gpu_type(item, sink, clouds_asked=clouds_asked)
         if len(sink.offers) + len(report.rejected) == before:
             report.unpriced_rows += 1  # e.g. the placeholder "unknown" type, or a retired GPU
 
 
-def _emit_gpu_type(item: dict[str, Any], sink: OfferSink) -> None:
+def _emit_gpu_type(item: dict[str, Any], sink: OfferSink, *, clouds_asked: bool) -> None:
     sku = _gpu_type_name(item)
     gpu_raw = clean_text(item.get("displayName")) or sku
     vram = parse_number(item.get("memoryInGb")) if item.get("memoryInGb") is not None else None
@@ -278,8 +283,8 @@ def _emit_gpu_type(item: dict[str, Any], sink: OfferSink) -> None:
         lowest = item.get(field)
         if not isinstance(lowest, dict):
             continue
-        if field == "lowestPrice" and offered_in[False] is False and offered_in[True] is not False:
-            community = True  # a community-only GPU: the cheapest machine can only be a community one
+        if field == "lowestPrice":
+            community = _lowest_price_is_community(item, lowest, clouds_asked=clouds_asked)
         status = lowest.get("stockStatus", ...)
         available = None if status is ... else clean_text(status).lower() in _IN_STOCK
         counts = lowest.get("availableGpuCounts")
@@ -300,6 +305,26 @@ def _emit_gpu_type(item: dict[str, Any], sink: OfferSink) -> None:
             vcpus=_spec(lowest.get("minVcpu")),
             ram_gb=_spec(lowest.get("minMemory")),
         )
+
+
+def _lowest_price_is_community(item: dict[str, Any], lowest: dict[str, Any], *, clouds_asked: bool) -> bool:
+    """Whose machine a plain ``lowestPrice`` is: a community-only GPU's is community; in a response
+    of our query (which asks each cloud apart) it is secure cloud's; from a query that named no cloud
+    it is the cheapest machine of either, a community one when it is under the secure list price
+    (secure machines rent at that price: getcomputable/gpu-index runpod/gputypes.json @5cf4f703,
+    where every such lowestPrice equals the communityPrice)."""
+    if item.get("communityCloud") is False:
+        return False
+    if item.get("secureCloud") is False:
+        return True
+    if clouds_asked:
+        return False
+    try:
+        cheapest = _positive_price(lowest.get("uninterruptablePrice"))
+        secure = _positive_price(item.get("securePrice"))
+    except ValueError:
+        return False
+    return cheapest is not None and secure is not None and cheapest < secure
 
 
 def _spec(value: Any) -> float | None:
