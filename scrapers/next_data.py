@@ -102,6 +102,21 @@ def embedded_json_values(text: str) -> Iterator[Any]:
         index = end
 
 
+# Where a saved fragment of push strings runs from one push call into the next.
+_PUSH_BOUNDARY = re.compile(r'"\]\)\s*</script>\s*<script[^>]*>\s*(?:self\.)?__next_f\.push\(\[\s*1\s*,\s*"')
+_PUSH_END = re.compile(r'"\]\)\s*</script>.*\Z', re.S)
+
+
+def fragment_flight_payload(text: str) -> str:
+    """The flight data of a saved fragment of push strings: text cut from inside one push call's
+    string (escaped, with no opening ``<script>``), possibly running on through later push calls
+    (``"])</script><script>self.__next_f.push([1,"``). Each piece's escapes are undone and the
+    pieces joined in order, as :func:`flight_payload` joins a whole page's chunks."""
+    pieces = _PUSH_BOUNDARY.split(text)
+    pieces[-1] = _PUSH_END.sub("", pieces[-1])
+    return "".join(unescape_string_body(piece) for piece in pieces)
+
+
 def unescape_string_body(text: str) -> str:
     """The text a JSON string body stands for (``\\"`` -> ``"``), also when cut mid-escape."""
     body = text.strip()

@@ -389,7 +389,7 @@ def test_archive_pages_parse_without_an_observation_date() -> None:
 
 def test_registry_exposes_the_module_interface() -> None:
     assert_registered(
-        massedcompute, "massedcompute", "massedcompute/2", "https://vm.massedcompute.com/pricing"
+        massedcompute, "massedcompute", "massedcompute/3", "https://vm.massedcompute.com/pricing"
     )
     assert live_request_summary(massedcompute) == [
         ("https://vm.massedcompute.com/pricing", "GET", "html", False)

@@ -332,3 +332,31 @@ def test_runpod_lowest_price_of_a_query_naming_no_cloud_is_the_community_machine
             offer("runpod", "mi300x", "MI300X", 1, 192.0, "on_demand", 2.39),
         ],
     )
+
+
+def test_massedcompute_saved_fragment_running_over_push_chunks() -> None:
+    """getcomputable/gpu-index tests/fixtures/observatory/massedcompute/pricing_rsc_excerpt.html
+    @d05766b3e644c397de0f6f87b02720278bfa9ee8 (31,566 characters): a fragment cut from inside one
+    push string (no opening <script>) that runs on through two more push calls
+    (``"])</script><script>self.__next_f.push([1,"``), the last one unterminated. Records are keyed
+    "H100 SXM5 (80GB)-mobile-x 8-0" (phone card) and "...-x 8-2" (table row); the 8x H100 NVL card's
+    price sits in a later chunk ("$L7d"), its table row carries it; "Request" / "Contact" records
+    (8x H100, 8x L40) are unpriced. Before the fix the fragment exited 3: only the complete push
+    calls were read, and the first piece, outside any script, was lost.
+    tests/fixtures/pages/massedcompute/flight_fragment_over_push_chunks.html is the project's own
+    fragment in that structure (rows cut down, prices invented)."""
+    page = (fixture_dir("massedcompute") / "flight_fragment_over_push_chunks.html").read_bytes()
+    result = parse_page("massedcompute", page)
+    nvl = ("h100-nvl", "H100 NVL (94GB) NVLink")
+    assert_contract_offers(
+        result,
+        [
+            offer(
+                "massedcompute", "h100-sxm", "H100 SXM5 (80GB)", 8, 80.0, "on_demand", 3.1, 24.8
+            ),  # 24.80 / 8
+            offer("massedcompute", *nvl, 2, 94.0, "on_demand", 2.8, 5.6),  # 5.60 / 2
+            offer("massedcompute", "rtx-6000-ada", "RTX 6000 ADA (48GB)", 1, 48.0, "on_demand", 0.75, 0.75),
+            offer("massedcompute", *nvl, 8, 94.0, "on_demand", 2.8, 22.4),  # 22.40 / 8
+        ],
+    )
+    assert result.report.unpriced_rows == 3 and result.report.rejected == []

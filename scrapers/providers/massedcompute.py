@@ -34,7 +34,7 @@ from bs4 import BeautifulSoup, Tag
 from gpuprice.scrapers.fallback_reader import GPU_NAME
 from gpuprice.scrapers.gpu_names import normalize_gpu
 from gpuprice.scrapers.identity import Identity
-from gpuprice.scrapers.next_data import flight_payload, is_rsc_reference, unescape_string_body
+from gpuprice.scrapers.next_data import flight_payload, fragment_flight_payload, is_rsc_reference
 from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
@@ -50,7 +50,7 @@ from gpuprice.scrapers.parsing import (
 from gpuprice.scrapers.quantities import size_gb
 
 PROVIDER = "massedcompute"
-PARSER_VERSION = "massedcompute/2"
+PARSER_VERSION = "massedcompute/3"
 # massedcompute.com/home/pricing redirects here (observed 2026-10-06).
 PRICING_URL = "https://vm.massedcompute.com/pricing"
 # On-demand only, priced per instance-hour.
@@ -91,6 +91,7 @@ _COLUMNS: dict[str, list[str]] = {
 _EXPECTED = ("sku", "gpu", "count", "vram", "vcpus", "ram", "storage")
 _SKU = re.compile(r"\bgpu_(\d+)x_([a-z0-9]+(?:_[a-z0-9]+)*)\b", re.I)
 _COUNT_IN_NAME = re.compile(r"(?<![\w.])(\d{1,2})\s*[x×](?=\s|[a-z])", re.I)
+_MEMORY_IN_NAME = re.compile(r"\((\d+(?:\.\d+)?)\s*GB\)", re.I)
 _UNAVAILABLE = re.compile(r"sold out|unavailable|out of stock|no capacity|waitlist|\bno\b|^0+$", re.I)
 _AVAILABLE = re.compile(r"available|in stock|\byes\b|\d+|✓|✔", re.I)
 _PER_GPU_TOLERANCE = Decimal("0.01")  # a per-GPU column rounded to cents
@@ -332,11 +333,16 @@ def _flight_records(text: str, soup: BeautifulSoup) -> Iterator[_Record]:
     Storage as <dt>/<dd>). The phone card and the table row of one instance are one record.
 
     Structure of a real payload: getcomputable/gpu-index
-    tests/fixtures/observatory/massedcompute/pricing_rsc_excerpt.html @055204ad (2026-08-22).
+    tests/fixtures/observatory/massedcompute/pricing_rsc_excerpt.html @055204ad (2026-08-22); a
+    saved fragment may run on through later push calls (the same file @d05766b3), read piece by
+    piece (``next_data.fragment_flight_payload``). A record without memory columns takes each GPU's
+    memory from its name ("H200 NVL (141GB)").
     """
-    payload = flight_payload([s.get_text() for s in soup.find_all("script")])
+    # a saved fragment (no page around it) starts inside a push string, outside any <script>
+    fragment = not text.lstrip().startswith("<")
+    payload = "" if fragment else flight_payload([s.get_text() for s in soup.find_all("script")])
     if not payload and '\\"' in text:
-        payload = unescape_string_body(text)
+        payload = fragment_flight_payload(text)
     seen: set[tuple[str, ...]] = set()
     decoder = json.JSONDecoder()
     for match in _KEYED_PROPS.finditer(payload or ""):
@@ -523,6 +529,9 @@ def _add_offer(record: _Record, columns: dict[str, int], sink: OfferSink) -> Non
     vram = size_gb(_cell(record, columns, "vram")) if "vram" in columns else None
     if vram and "total" in normalize_header(record.header[columns["vram"]]):
         vram /= count
+    if not vram:  # "H200 NVL (141GB)": the instance name states each GPU's memory
+        in_name = _MEMORY_IN_NAME.search(gpu_raw)
+        vram = float(in_name.group(1)) if in_name else None
     per_instance = prices.get("price")
     listed_per_gpu = prices.get("gpu_price")
     # The instance price is what is billed; a per-GPU column (often rounded to cents) only checks it.
