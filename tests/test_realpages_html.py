@@ -356,7 +356,9 @@ def test_massedcompute_own_flight_page_split_over_chunks() -> None:
     assert_contract_offers(
         result,
         [
-            offer("massedcompute", "h100-pcie", "H100 (80GB)", 1, 80.0, "on_demand", 2.35, 2.35),  # memory in the name
+            offer(
+                "massedcompute", "h100-pcie", "H100 (80GB)", 1, 80.0, "on_demand", 2.35, 2.35
+            ),  # memory in the name
             offer("massedcompute", "h100-pcie", "H100 (80GB)", 8, 80.0, "on_demand", 2.35, 18.8),  # 18.80 / 8
             offer("massedcompute", "b300", "B300 SXM6", 8, None, "on_demand", 6.2, 49.6),  # 49.60 / 8
         ],
