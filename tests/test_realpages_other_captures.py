@@ -360,3 +360,70 @@ def test_massedcompute_saved_fragment_running_over_push_chunks() -> None:
         ],
     )
     assert result.report.unpriced_rows == 3 and result.report.rejected == []
+
+
+def _lambda_od(
+    gpu: str, raw: str, count: int, vram: float, per_gpu: float, per_instance: float | None
+) -> dict:
+    return offer("lambda", gpu, raw, count, vram, "on_demand", per_gpu, per_instance)
+
+
+def test_lambda_2023_gpus_column_priced_per_instance_and_clusters_priced_per_h100() -> None:
+    """henryzhangpku/gpu-price-index tests/fixtures/backfill/lambda_20230909194011.html
+    @c4ae7ff99961a566d842c1044b5db2dee1f48fd1 (lambdalabs.com/service/gpu-cloud, 2023-09-09): the
+    on-demand table's plan column is headed "GPUs" ("8x NVIDIA H100 SXM New") and priced per
+    instance ("$20.72 / hr"): before the fix the whole table was skipped (no plan column). The
+    Reserved Cloud Cluster table prices "$1.89/H100/hour", per GPU: before the fix it was divided by
+    8 again. Own page in that structure: tests/fixtures/pages/lambda/gpu_cloud_2023.html."""
+    result = parse_page("lambda", (fixture_dir("lambda") / "gpu_cloud_2023.html").read_bytes())
+    contract = {"price_basis": "contract"}
+    assert_contract_offers(
+        result,
+        [
+            _lambda_od("h100-pcie", "NVIDIA H100 PCIe", 1, 80.0, 2.1, 2.1),  # the "New" tag is not the name
+            _lambda_od("a100-40gb", "NVIDIA A100", 8, 40.0, 1.2, 9.6),  # 9.60 / 8
+            _lambda_od("a100-80gb-sxm", "NVIDIA A100", 8, 80.0, 1.6, 12.8),  # 12.80 / 8
+            offer(
+                "lambda",
+                "h100-sxm",
+                "NVIDIA H100",
+                8,
+                80.0,
+                "reserved",
+                1.95,
+                commitment_months=36,
+                **contract,
+            ),
+            offer(
+                "lambda", "h100-sxm", "NVIDIA H100", 8, 80.0, "reserved", 4.5, commitment_months=3, **contract
+            ),
+        ],
+    )
+    assert result.report.parse_strategy == "structured" and result.report.rejected == []
+
+
+def test_lambda_2024_excerpt_of_rows_without_their_table_or_header() -> None:
+    """henryzhangpku/gpu-price-index tests/fixtures/backfill/lambda_20241103180910.html
+    @c4ae7ff99961a566d842c1044b5db2dee1f48fd1 (lambdalabs.com/service/gpu-cloud, 2024-11-03), kept
+    cut between 'PRICE/GPU/HR' and 'plus applicable sales tax': 17 rows with no <table> around them
+    and no header row. Columns are read from what the cells hold (plan "On-demand 8x ...", "80 GB",
+    vCPUs, RAM, storage, "$2.99 / GPU / hr"). Before the fix the fallback extractor read it without
+    the memory column: the 8x A100 SXM 80 GB row became the 40 GB card and the 40 GB row a dropped
+    duplicate, and "Tesla V100" 16 GB became the 32 GB card. Own excerpt in that structure:
+    tests/fixtures/pages/lambda/rows_without_table_2024.html."""
+    result = parse_page("lambda", (fixture_dir("lambda") / "rows_without_table_2024.html").read_bytes())
+    assert_contract_offers(
+        result,
+        [
+            _lambda_od("h100-sxm", "NVIDIA H100 SXM", 8, 80.0, 2.89, None),
+            _lambda_od("a100-80gb-sxm", "NVIDIA A100 SXM", 8, 80.0, 1.69, None),
+            _lambda_od("a100-40gb", "NVIDIA A100 SXM", 8, 40.0, 1.19, None),
+            _lambda_od("v100-16gb", "NVIDIA Tesla V100", 8, 16.0, 0.5, None),
+        ],
+    )
+    report = result.report
+    assert (report.parse_strategy, report.unpriced_rows, report.rejected) == (
+        "structured",
+        1,
+        [],
+    )  # CONTACT SALES

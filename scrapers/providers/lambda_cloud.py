@@ -6,6 +6,11 @@ Structure as documented in provider-pages.md (Lambda section):
   ``Plan | VRAM/GPU | vCPUs | RAM | STORAGE | PRICE/GPU/HR*``; plans read
   "On-demand 8x NVIDIA H100 SXM" (prefix stripped; GPU count from the tab, checked against the
   plan's "8x" when both exist);
+- 2023 page (lambdalabs.com/service/gpu-cloud, archived 2023-09-09): the plan column headed "GPUs"
+  ("8x NVIDIA A100", a "New" tag beside it, not part of the name) priced per instance ("$8.80 / hr"),
+  and a Reserved Cloud Cluster table priced per GPU by model ("$1.89/H100/hour") with a Term;
+- an excerpt cut inside the table keeps its rows without the <table> and the header row: columns
+  are then read from what the first row's cells hold, in Lambda's column order;
 - older page (lambdalabs.com/service/gpu-cloud): the same table as escaped HTML inside a script
   string (Next.js streamed data, ``self.__next_f.push([1,"..."])``), cells labelled with
   ``data-label="PRICE/GPU/HR*"``.
@@ -50,6 +55,7 @@ from typing import Any
 from bs4 import BeautifulSoup, Tag
 
 from gpuprice.bounded_load import load_json
+from gpuprice.scrapers.gpu_names import UNKNOWN, normalize_gpu
 from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.next_data import next_f_strings
 from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier
@@ -60,7 +66,7 @@ from gpuprice.scrapers.parsing import cell_text, clean_text, map_columns, parse_
 from gpuprice.scrapers.quantities import size_gb, term_months
 
 PROVIDER = "lambda"
-PARSER_VERSION = "lambda/3"
+PARSER_VERSION = "lambda/4"
 PRICING_URL = "https://lambda.ai/pricing"
 # Lambda sells on-demand only on the page (reserved and clusters go through sales).
 UNLABELED_TIER: Tier | None = "on_demand"
@@ -255,20 +261,29 @@ def _price_tables(soup: BeautifulSoup, sink: OfferSink) -> list[_Table]:
     """Every table that has a plan column and a price column, with its tab's GPU count."""
     found: list[_Table] = []
     for table in soup.find_all("table"):
-        rows = list(_table_rows(table, sink))
+        # a nested table is visited on its own
+        rows = list(
+            _table_rows([tr for tr in table.find_all("tr") if tr.find_parent("table") is table], sink)
+        )
         if rows:
             found.append(_Table(rows=rows, tab_count=_tab_count(table, soup)))
+    # an excerpt cut inside a table keeps its rows without the <table> around them (and without
+    # its header row: henryzhangpku/gpu-price-index tests/fixtures/backfill/lambda_20241103180910.html)
+    orphans = list(_table_rows([tr for tr in soup.find_all("tr") if tr.find_parent("table") is None], sink))
+    if orphans:
+        found.append(_Table(rows=orphans, tab_count=None))
     return found
 
 
-def _table_rows(table: Tag, sink: OfferSink) -> Iterator[_Row]:
-    """Body rows as {logical column: text}, headers from each cell's data-label or the header row."""
+def _table_rows(trs: list[Tag], sink: OfferSink) -> Iterator[_Row]:
+    """Body rows as {logical column: text}, headers from each cell's data-label or the header row
+    (or, when the header row was cut off, from what the first row's cells hold)."""
     mapping: dict[str, int] | None = None  # from the header row, once seen
     header_texts: list[str] = []
     by_labels: dict[tuple[str, ...], dict[str, int]] = {}  # data-label sets seen so far
-    for tr in table.find_all("tr"):
-        if tr.find_parent("table") is not table:
-            continue  # a nested table is visited on its own
+    for tr in trs:
+        for badge in tr.find_all(class_=_BADGE_CLASS_RX):
+            badge.decompose()  # "1x NVIDIA H100 PCIe <span class="tag">New</span>": not part of the name
         cells = tr.find_all(["td", "th"], recursive=False)
         texts = [cell_text(cell) for cell in cells]
         if not any(texts):
@@ -279,12 +294,16 @@ def _table_rows(table: Tag, sink: OfferSink) -> Iterator[_Row]:
                 by_labels[labels] = _mapping(list(labels), sink)
             row_mapping = by_labels[labels]
             row_headers = list(labels)
-        elif mapping is None:
-            if not _is_header_row(tr, cells, texts):
-                return  # data before any header: not a table this parser understands
+        elif mapping is None and _is_header_row(tr, cells, texts):
             mapping = _mapping(texts, sink)
             header_texts = texts
             continue
+        elif mapping is None:
+            mapping, header_texts = _mapping_by_content(texts)
+            if not mapping:
+                return  # data before any header, in no column order Lambda writes: not a price table
+            row_mapping = mapping
+            row_headers = header_texts
         else:
             row_mapping = mapping
             row_headers = header_texts
@@ -296,6 +315,35 @@ def _table_rows(table: Tag, sink: OfferSink) -> Iterator[_Row]:
             )
 
 
+_BADGE_CLASS_RX = re.compile(r"^(?:tag|badge|pill)$", re.I)
+# What each of Lambda's columns holds (Plan | VRAM/GPU | vCPUs | RAM | STORAGE | PRICE/GPU/HR), for a
+# table whose header row is missing: (column, the header it stands for, what its cells look like).
+_CELL_KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
+    ("vram", "VRAM/GPU", re.compile(r"^\d+(?:\.\d+)?\s*GB$", re.I)),
+    ("vcpus", "vCPUs", re.compile(r"^\d{1,3}$")),
+    ("ram", "RAM", re.compile(r"^\d+(?:\.\d+)?\s*(?:GiB|GB|TB)$", re.I)),
+    ("storage", "STORAGE", re.compile(r"^\d+(?:\.\d+)?\s*(?:GiB|TiB|TB)\b.*(?:SSD|NVMe)?", re.I)),
+    ("price", "PRICE", re.compile(r"\$\s*\d")),
+)
+
+
+def _mapping_by_content(texts: list[str]) -> tuple[dict[str, int], list[str]]:
+    """Columns of a row with no header above it, by what its cells hold: a plan with its count
+    ("On-demand 8x NVIDIA H100 SXM") first, then Lambda's spec columns in their order and a price;
+    ({}, []) when the row is not one."""
+    plan = _PLAN_RX.match(texts[0]) if texts else None
+    if plan is None or not plan["count"]:
+        return {}, []
+    mapping, headers = {"plan": 0}, ["Plan"] + [""] * (len(texts) - 1)
+    kinds = iter(_CELL_KINDS)
+    for index, text in enumerate(texts[1:], start=1):
+        for name, header, pattern in kinds:
+            if pattern.search(text):
+                mapping[name], headers[index] = index, header
+                break
+    return (mapping, headers) if "price" in mapping else ({}, [])
+
+
 def _is_header_row(tr: Tag, cells: list[Tag], texts: list[str]) -> bool:
     if tr.find_parent("thead") or all(cell.name == "th" for cell in cells):
         return True
@@ -305,6 +353,9 @@ def _is_header_row(tr: Tag, cells: list[Tag], texts: list[str]) -> bool:
 def _mapping(headers: list[str], sink: OfferSink) -> dict[str, int]:
     """Logical column -> position, or {} when the table lacks a plan or a price column."""
     mapping, _, unexpected = map_columns(headers, _COLUMNS)
+    if "plan" not in mapping and "count" in mapping:
+        # the 2023 page's "GPUs" column names the plan with its count ("8x NVIDIA A100")
+        mapping["plan"] = mapping.pop("count")
     if "plan" not in mapping or not any(name in mapping for name in _PRICE_COLUMNS):
         return {}
     sink.note_columns(missing=[name for name in _SPEC_COLUMNS if name not in mapping], unexpected=unexpected)
@@ -532,12 +583,24 @@ def _count_cell(text: str | None) -> int | None:
     return int(match.group(1)) if match and int(match.group(1)) >= 1 else None
 
 
+_PER_UNIT_RX = re.compile(r"(?:/|\bper)\s*([a-z0-9-]+)\b", re.I)
+
+
+def _names_a_gpu_unit(cell: str) -> bool:
+    """A price per GPU by its cell: "$2.99 / GPU / hr", "per GPU", or per the GPU model itself
+    ("$1.89/H100/hour" on the 2023 Reserved Cloud Cluster table)."""
+    return any(
+        unit.lower() == "gpu" or normalize_gpu(unit, provider=PROVIDER) != UNKNOWN
+        for unit in _PER_UNIT_RX.findall(cell)
+    )
+
+
 def _unit_prices(prices: dict[str, Any], cells: dict[str, str], count: int) -> tuple[Decimal, Decimal | None]:
     """(per GPU-hour, per instance-hour or None) from whichever price columns the page has."""
     per_gpu = prices["price_gpu"].value if "price_gpu" in prices else None
     per_instance = prices["price_instance"].value if "price_instance" in prices else None
     if "price" in prices and per_gpu is None and per_instance is None:
-        if re.search(r"/\s*gpu|per\s+gpu", cells["price"], re.I):
+        if _names_a_gpu_unit(cells["price"]):
             per_gpu = prices["price"].value
         else:
             per_instance = prices["price"].value
