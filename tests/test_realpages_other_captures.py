@@ -427,3 +427,27 @@ def test_lambda_2024_excerpt_of_rows_without_their_table_or_header() -> None:
         1,
         [],
     )  # CONTACT SALES
+
+
+def test_runpod_pricing_page_read_from_its_json_ld_products() -> None:
+    """henryzhangpku/gpu-price-index tests/fixtures/backfill/runpod_20260810082317.html
+    @2017707f31876d55e2d1853aa1f64d9a815f71ab (runpod.io/pricing, 2026-08-10), kept cut to its
+    application/ld+json block: one schema.org Product per GPU ("H100 SXM GPU on Runpod") whose
+    AggregateOffer lists "Community Cloud" and "Secure Cloud" per-hour on-demand rates (per GPU, as
+    every Runpod price). Before the fix the page exited 3 ("no .gpu-pricing-row elements"). Own page
+    in that structure: tests/fixtures/pages/runpod/json_ld_products_2026_08.html."""
+    page = (fixture_dir("runpod") / "json_ld_products_2026_08.html").read_bytes()
+    result = parse_page("runpod", page)
+    assert_contract_offers(
+        result,
+        [
+            offer("runpod", "h100-sxm", "H100 SXM", 1, None, "on_demand", 2.59, community=True),
+            offer("runpod", "h100-sxm", "H100 SXM", 1, None, "on_demand", 2.89),
+            offer("runpod", "l4", "L4", 1, None, "on_demand", 0.42, community=True),
+            offer(
+                "runpod", "l4", "L4", 1, None, "on_demand", 0.37
+            ),  # secure under community, as the page says
+        ],
+    )
+    report = result.report
+    assert (report.rows_seen, report.unpriced_rows, report.rejected) == (2, 0, [])

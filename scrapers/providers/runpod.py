@@ -21,6 +21,10 @@ From one ``gpuType`` the parser emits, when the price is a positive number:
   largest of them (0 for an empty list, None when not queried). Prices are for one GPU
   (``gpuCount: 1``).
 
+The HTML page without price rows or embedded gpuTypes (as archived 2026-08-10) still carries
+schema.org ``Product`` data (JSON-LD): one Product per GPU whose offers are named "Community
+Cloud" and "Secure Cloud", each an on-demand price per GPU-hour.
+
 A null or 0 price means "not offered": no offer and no error. ``clusterPrice`` (Instant
 Clusters, sold separately) and ``minimumBidPrice`` (a bid floor, not a price) are not offers.
 
@@ -51,7 +55,7 @@ from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import clean_text, parse_number, parse_price
 
 PROVIDER = "runpod"
-PARSER_VERSION = "runpod/6"
+PARSER_VERSION = "runpod/7"
 PRICING_URL = "https://www.runpod.io/pricing"
 # Secure and community cloud are separate markets: a bare price names neither.
 UNLABELED_TIER: Tier | None = None
@@ -353,6 +357,13 @@ def _parse_html(text: str, sink: OfferSink) -> None:
             sink.report.notes.append("gpuTypes read from the page's Next.js data")
             _parse_graphql(json.dumps({"data": {"gpuTypes": embedded}}), sink)
             return
+        products = _json_ld_gpu_products(text)
+        if products:
+            sink.report.notes.append("prices read from the page's schema.org Product data (JSON-LD)")
+            for product in products:
+                sink.report.rows_seen += 1
+                _emit_json_ld_product(product, sink)
+            return
     if not rows:
         raise StructureMissing(
             PROVIDER, "no .gpu-pricing-row elements on the pricing page (login/captcha page or layout change)"
@@ -408,6 +419,88 @@ def _embedded_gpu_types(text: str) -> list[Any]:
         elif isinstance(node, list):
             stack.extend(node)
     return []
+
+
+# "H100 SXM GPU on Runpod": the product's name around the GPU's
+_PRODUCT_NAME_RX = re.compile(r"^(?P<gpu>.+?)\s+GPU(?:\s+on\s+Runpod)?$", re.I)
+# an offer's cloud by its name: "Community Cloud" / "Secure Cloud"
+_OFFER_CLOUD_RX = re.compile(r"\b(?P<cloud>community|secure)\s+cloud\b", re.I)
+
+
+def _json_ld_gpu_products(text: str) -> list[dict[str, Any]]:
+    """The schema.org ``Product`` entries of the page's JSON-LD scripts that name a GPU and carry
+    offers (the pricing page as archived 2026-08-10: henryzhangpku/gpu-price-index
+    tests/fixtures/backfill/runpod_20260810082317.html, one Product per GPU, its AggregateOffer's
+    offers named "Community Cloud" and "Secure Cloud")."""
+    soup = BeautifulSoup(
+        text, "lxml", parse_only=SoupStrainer("script", attrs={"type": "application/ld+json"})
+    )
+    products: list[dict[str, Any]] = []
+    for script in soup.find_all("script"):
+        try:
+            data = json.loads(script.get_text())
+        except json.JSONDecodeError:
+            continue
+        stack = [data]
+        while stack:
+            node = stack.pop(0)
+            if isinstance(node, list):
+                stack.extend(node)
+            elif isinstance(node, dict):
+                kind = node.get("@type")
+                if (
+                    kind == "Product"
+                    and node.get("offers")
+                    and _PRODUCT_NAME_RX.match(clean_text(node.get("name")))
+                ):
+                    products.append(node)
+                else:
+                    stack.extend(node.get("@graph") or [])
+    return products
+
+
+def _emit_json_ld_product(product: dict[str, Any], sink: OfferSink) -> None:
+    """One GPU's offers: each named offer's price is the on-demand price per GPU-hour of its cloud."""
+    name = clean_text(product.get("name"))
+    named = _PRODUCT_NAME_RX.match(name)
+    gpu_raw = clean_text(named["gpu"]) if named else name
+    offers = product.get("offers")
+    listed = offers.get("offers") if isinstance(offers, dict) and offers.get("offers") else offers
+    listed = listed if isinstance(listed, list) else [listed]
+    priced = 0
+    for offer in listed:
+        if not isinstance(offer, dict):
+            continue
+        raw = f"{name} | {clean_text(offer.get('name'))} | price={offer.get('price')!r}"
+        cloud = _OFFER_CLOUD_RX.search(clean_text(offer.get("name")))
+        currency = clean_text(offer.get("priceCurrency")) or "USD"
+        if cloud is None:
+            sink.reject(raw, "offer names neither Community Cloud nor Secure Cloud")
+            continue
+        if currency != "USD":
+            sink.reject(raw, f"currency {currency}, not USD")
+            continue
+        try:
+            price = _positive_price(offer.get("price"))
+        except ValueError as exc:
+            sink.reject(raw, str(exc))
+            continue
+        if price is None:
+            continue
+        priced += 1
+        _add_pod_price(
+            sink,
+            raw,
+            sink.gpu_slug(gpu_raw, None),
+            gpu_raw,
+            None,
+            price,
+            tier="on_demand",
+            community=cloud["cloud"].lower() == "community",
+            sku=gpu_raw,
+        )
+    if not priced:
+        sink.report.unpriced_rows += 1
 
 
 def _price_attributes(row: Tag, report: ParseReport) -> Iterator[tuple[tuple[bool, str], str]]:
