@@ -451,3 +451,39 @@ def test_runpod_pricing_page_read_from_its_json_ld_products() -> None:
     )
     report = result.report
     assert (report.rows_seen, report.unpriced_rows, report.rejected) == (2, 0, [])
+
+
+def test_runpod_2023_next_data_gpu_types_under_another_key() -> None:
+    """henryzhangpku/gpu-price-index tests/fixtures/backfill/runpod_20230929070808.html
+    @f77f8dffafbcf4201438dac6980d37650227a0a2 (runpod.io/gpu-instance/pricing, 2023-09-29): the
+    gpuTypes sit in __NEXT_DATA__ under ``props.pageProps.data`` ({"__typename": "GpuType", ...}),
+    not under a "gpuTypes" key: before the fix the page exited 3. Its "A100 80GB" is, by its id, the
+    "NVIDIA A100 80GB PCIe" card (the id is read first: before, the SXM card). Own page in that
+    structure: tests/fixtures/pages/runpod/next_data_2023.html."""
+    result = parse_page("runpod", (fixture_dir("runpod") / "next_data_2023.html").read_bytes())
+    a100, l40, v100 = (
+        ("a100-80gb-pcie", "A100 80GB", 1, 80.0),
+        ("l40", "L40", 1, 48.0),
+        ("v100-16gb", "V100 FHHL", 1, 16.0),
+    )
+    now = {"price_basis": "lowest_now", "available": True, "community": True}
+    assert_contract_offers(
+        result,
+        [
+            offer("runpod", *a100, "on_demand", 1.89),
+            offer("runpod", *a100, "on_demand", 1.59, community=True),
+            offer("runpod", *a100, "spot", 0.79, community=True),
+            offer("runpod", *a100, "on_demand", 1.59, **now),  # under the secure price: a community machine
+            offer(
+                "runpod", *l40, "on_demand", 1.04
+            ),  # communityPrice 0.5 with communityCloud false: no offer
+            offer("runpod", *l40, "spot", 0.59),
+            offer("runpod", *l40, "reserved", 0.98, commitment_months=1),
+            offer("runpod", *l40, "reserved", 0.92, commitment_months=3),
+            offer("runpod", *l40, "reserved", 0.87, commitment_months=6),
+            offer("runpod", *v100, "on_demand", 0.26, community=True),
+            offer("runpod", *v100, "spot", 0.17, community=True),
+            offer("runpod", *v100, "on_demand", 0.26, **now),  # community-only
+        ],
+    )
+    assert result.report.rejected == [] and result.report.unknown_gpus == []

@@ -45,6 +45,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from bs4 import BeautifulSoup, SoupStrainer, Tag
 
 from gpuprice.bounded_load import load_json
+from gpuprice.scrapers.gpu_names import UNKNOWN, normalize_gpu
 from gpuprice.scrapers.gunzip import MAX_PAGE_BYTES
 from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.next_data import flight_payload, flight_rows
@@ -55,7 +56,7 @@ from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import clean_text, parse_number, parse_price
 
 PROVIDER = "runpod"
-PARSER_VERSION = "runpod/7"
+PARSER_VERSION = "runpod/8"
 PRICING_URL = "https://www.runpod.io/pricing"
 # Secure and community cloud are separate markets: a bare price names neither.
 UNLABELED_TIER: Tier | None = None
@@ -276,7 +277,7 @@ def _emit_gpu_type(item: dict[str, Any], sink: OfferSink, *, clouds_asked: bool)
             )
             return
         if gpu is None:
-            gpu = sink.gpu_slug(gpu_raw, vram, sku)
+            gpu = _slug_by_id_first(sink, sku, gpu_raw, vram)
         _add_pod_price(sink, raw, gpu, gpu_raw, vram, price, community=community, **extra)
 
     for field, tier, community, months in _LIST_PRICE_FIELDS:
@@ -329,6 +330,14 @@ def _lowest_price_is_community(item: dict[str, Any], lowest: dict[str, Any], *, 
     except ValueError:
         return False
     return cheapest is not None and secure is not None and cheapest < secure
+
+
+def _slug_by_id_first(sink: OfferSink, type_id: str, display_name: str, vram: float | None) -> str:
+    """The catalog slug of a gpuType: its ``id`` ("NVIDIA A100 80GB PCIe") names the part more fully
+    than its displayName ("A100 80GB" on the 2023 page), so it is tried first; unknown GPUs are
+    listed under the displayName."""
+    slug = normalize_gpu(type_id, provider=PROVIDER, vram_gb=vram)
+    return slug if slug != UNKNOWN else sink.gpu_slug(display_name, vram, type_id)
 
 
 def _spec(value: Any) -> float | None:
@@ -399,7 +408,10 @@ def _rows_by_price_attributes(soup: BeautifulSoup) -> list[Tag]:
 
 
 def _embedded_gpu_types(text: str) -> list[Any]:
-    """The ``gpuTypes`` list of a Next.js page (``__NEXT_DATA__`` or App Router flight rows)."""
+    """The ``gpuTypes`` list of a Next.js page (``__NEXT_DATA__`` or App Router flight rows), under
+    that key or any other: the 2023 page kept it as ``props.pageProps.data``, a list of
+    ``{"__typename": "GpuType", ...}`` (henryzhangpku/gpu-price-index
+    tests/fixtures/backfill/runpod_20230929070808.html)."""
     soup = BeautifulSoup(text, "lxml", parse_only=SoupStrainer("script"))
     scripts = [script.get_text() for script in soup.find_all("script")]
     candidates: list[Any] = list(flight_rows(flight_payload(scripts)))
@@ -417,6 +429,8 @@ def _embedded_gpu_types(text: str) -> list[Any]:
                 return found
             stack.extend(node.values())
         elif isinstance(node, list):
+            if node and all(_looks_like_gpu_type(item) for item in node):
+                return node
             stack.extend(node)
     return []
 
