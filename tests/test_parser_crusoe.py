@@ -248,7 +248,7 @@ def test_archive_pages_parse_without_an_observation_date() -> None:
 
 
 def test_registry_exposes_the_module_interface() -> None:
-    assert_registered(crusoe, "crusoe", "crusoe/2", "https://crusoe.ai/cloud/pricing")
+    assert_registered(crusoe, "crusoe", "crusoe/3", "https://crusoe.ai/cloud/pricing")
     assert live_request_summary(crusoe) == [("https://crusoe.ai/cloud/pricing", "GET", "html", False)]
 
 

@@ -487,3 +487,33 @@ def test_runpod_2023_next_data_gpu_types_under_another_key() -> None:
         ],
     )
     assert result.report.rejected == [] and result.report.unknown_gpus == []
+
+
+def _crusoe(gpu: str, raw: str, vram: float, tier: str, price: float, months: int | None = None) -> dict:
+    return offer("crusoe", gpu, raw, 1, vram, tier, price, commitment_months=months)
+
+
+def test_crusoe_2025_table_titled_gpu_pricing_with_reserved_terms() -> None:
+    """henryzhangpku/gpu-price-index tests/fixtures/backfill/crusoe_20250521220413.html
+    @c4ae7ff99961a566d842c1044b5db2dee1f48fd1 (crusoe.ai/cloud/pricing, 2025-05-21): a <table> whose
+    GPU column is headed by the title "GPU Pricing", with On-Demand, Current Spot and 6-month / 1-year
+    / 3-year reserved columns priced per GPU-hour. Before the fix the table was not read (no name
+    column) and the card reader made one offer of "GPU Pricing 141GB SXM OAM PCIe" at the first
+    price, rejecting the rest. Own page in that structure: tests/fixtures/pages/crusoe/table_2025.html."""
+    result = parse_page("crusoe", (fixture_dir("crusoe") / "table_2025.html").read_bytes())
+    h100, mi300x = ("h100-sxm", "NVIDIA H100 80GB SXM", 80.0), ("mi300x", "AMD MI300X 192GB OAM", 192.0)
+    assert_contract_offers(
+        result,
+        [
+            _crusoe(*h100, "on_demand", 3.8),  # Current Spot: Contact Sales
+            _crusoe(*h100, "reserved", 3.05, 6),
+            _crusoe(*h100, "reserved", 2.85, 12),
+            _crusoe(*h100, "reserved", 2.5, 36),
+            _crusoe(*mi300x, "on_demand", 3.35),
+            _crusoe(*mi300x, "spot", 0.9),
+            _crusoe(*mi300x, "reserved", 2.7, 6),
+            _crusoe(*mi300x, "reserved", 2.5, 12),
+            _crusoe(*mi300x, "reserved", 2.2, 36),
+        ],
+    )
+    assert result.report.rejected == [] and result.report.unknown_gpus == []

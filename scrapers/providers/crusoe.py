@@ -44,7 +44,7 @@ from gpuprice.scrapers.parsing import Price, cell_text, clean_text, map_columns,
 from gpuprice.scrapers.quantities import term_months
 
 PROVIDER = "crusoe"
-PARSER_VERSION = "crusoe/2"
+PARSER_VERSION = "crusoe/3"
 PRICING_URL = "https://crusoe.ai/cloud/pricing"
 # The first price in a card is the on-demand one (documented card structure).
 UNLABELED_TIER: Tier | None = "on_demand"
@@ -142,19 +142,24 @@ def _table_cards(soup: BeautifulSoup) -> list[_Card]:
     then removed from the page so the card reader does not see their cells again.
 
     A price column is labelled by its header ("On-Demand (per GPU-hour)", "Spot"); a header
-    naming no tier leaves its cells unlabelled (the first price of a row is on-demand).
+    naming no tier leaves its cells unlabelled (the first price of a row is on-demand). The 2025
+    table heads its GPU column with the title "GPU Pricing" and writes the memory and form factor
+    inside the name cell ("NVIDIA H200" "141GB" "SXM").
     """
     cards: list[_Card] = []
     for table in soup.find_all("table"):
-        rows = [
-            [clean_text(c.get_text(" ")) for c in cells]
-            for cells in (tr.find_all(["th", "td"]) for tr in table.find_all("tr"))
-            if cells
-        ]
+        row_cells = [cells for cells in (tr.find_all(["th", "td"]) for tr in table.find_all("tr")) if cells]
+        rows = [[clean_text(c.get_text(" ")) for c in cells] for cells in row_cells]
         if len(rows) < 2 or any(_is_priced(text) for text in rows[0]):
             continue
         header = rows[0]
         columns, _, _ = map_columns(header, _TABLE_COLUMNS)
+        if (
+            "name" not in columns
+            and not _label_kind(header[0])
+            and all(GPU_NAME.search(r[0]) for r in rows[1:])
+        ):
+            columns["name"] = 0  # a title cell over the GPU column ("GPU Pricing", the 2025 table)
         prices = [
             i
             for i, h in enumerate(header)
@@ -162,10 +167,10 @@ def _table_cards(soup: BeautifulSoup) -> list[_Card]:
         ]
         if "name" not in columns or not prices:
             continue
-        for cells in rows[1:]:
+        for cells, tags in zip(rows[1:], row_cells[1:], strict=True):
             if len(cells) != len(header) or not cells[columns["name"]]:
                 continue
-            card = _Card(heading=cells[columns["name"]])
+            card = _name_cell_card(tags[columns["name"]])
             if "vram" in columns and _VRAM_TAG.match(cells[columns["vram"]]):
                 card.vram_tag = cells[columns["vram"]]
             if "form_factor" in columns and _FORM_FACTOR_TAG.match(cells[columns["form_factor"]]):
@@ -183,6 +188,21 @@ def _table_cards(soup: BeautifulSoup) -> list[_Card]:
             cards.append(card)
         table.decompose()
     return cards
+
+
+def _name_cell_card(cell: Tag) -> _Card:
+    """A card from a table's name cell: its first text is the GPU ("NVIDIA H200"), the texts after
+    it its tags when they read as such ("141GB", "SXM": the 2025 table's name cells)."""
+    texts = [clean_text(t) for t in cell.stripped_strings]
+    card = _Card(heading=texts[0] if texts else clean_text(cell.get_text(" ")))
+    for text in texts[1:]:
+        if card.vram_tag is None and _VRAM_TAG.match(text):
+            card.vram_tag = text
+        elif _FORM_FACTOR_TAG.match(text):
+            card.form_factors.append(text)
+        else:
+            card.heading = f"{card.heading} {text}"  # not a tag: part of the name
+    return card
 
 
 def _grid_cards(soup: BeautifulSoup) -> list[_Card]:
