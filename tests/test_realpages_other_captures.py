@@ -517,3 +517,25 @@ def test_crusoe_2025_table_titled_gpu_pricing_with_reserved_terms() -> None:
         ],
     )
     assert result.report.rejected == [] and result.report.unknown_gpus == []
+
+
+def test_nebius_2024_rows_naming_the_instance_and_its_gpu_count() -> None:
+    """henryzhangpku/gpu-price-index tests/fixtures/backfill/nebius_20241115043809.html
+    @c4ae7ff99961a566d842c1044b5db2dee1f48fd1 (nebius.com/prices, 2024-11-15): a role="table" grid
+    whose rows name the instance with its count ("8 × H200 SXM", 1128 GB vRAM, $28.00 "On demand"
+    beside "1 × H200 SXM", 141, $3.50): the row is the whole instance. Before the fix the 8-GPU row
+    was stored at $28.00 per GPU-hour with 1128 GB per GPU. The "Reserve" column states no term and
+    is not an offer. Own page in that structure: tests/fixtures/pages/nebius/instance_rows_2024.html."""
+    page = (fixture_dir("nebius") / "instance_rows_2024.html").read_bytes()
+    result = parse_page("nebius", page, observed_on=dt.date(2024, 11, 15))
+    assert_contract_offers(
+        result,
+        [
+            offer("nebius", "h100-sxm", "1 × H100 SXM", 1, 80.0, "on_demand", 2.9),
+            offer(
+                "nebius", "h100-sxm", "8 × H100 SXM", 8, 80.0, "on_demand", 2.9, 23.2
+            ),  # 23.20 / 8; 640 GB / 8
+            offer("nebius", "l40s", "1 × L40s PCIe", 1, 48.0, "on_demand", 1.5),
+        ],
+    )
+    assert result.offers[1].ram_gb == 1600.0 and result.offers[1].vcpus == 128.0  # the instance's, as written

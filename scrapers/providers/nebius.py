@@ -17,7 +17,9 @@ GPU price table; other tables on the page (CPU, storage) are skipped.
 Columns are mapped by header text. Since ~2026-05-31: name | vCPU per GPU | RAM per GPU |
 preemptible | on-demand; on 2026-10-06 a column "GPU-hour (Effective October 1, 2026)" was
 added (a scheduled price: offers with ``effective_from``). Prices are per GPU-hour; "HGX" rows
-are 8-GPU nodes, so vCPU/RAM per GPU are multiplied by 8 for instance totals.
+are 8-GPU nodes, so vCPU/RAM per GPU are multiplied by 8 for instance totals. The 2024 page (a role="table"
+grid) named each row's instance with its count ("8 × H200 SXM") and gave that instance's memory,
+RAM, vCPUs and unitless price ("On demand" $28.00): such a row is read as the whole instance.
 
 Over 400 lines: every place the table is found (flight data, ``__NEXT_DATA__``, Apollo state, HTML)
 becomes one ``_Table`` read by one ``_parse_table``; split apart, a reader would lose that shared path.
@@ -48,7 +50,7 @@ from gpuprice.scrapers.parsing import clean_text, map_columns, normalize_header,
 from gpuprice.scrapers.quantities import term_months
 
 PROVIDER = "nebius"
-PARSER_VERSION = "nebius/3"
+PARSER_VERSION = "nebius/4"
 # "Effective October 1" takes its year from the observation date: same bytes, other dates, other results.
 PARSE_READS_DATE = True
 PRICING_URL = "https://nebius.com/prices"
@@ -429,9 +431,16 @@ def _parse_row(
         return
 
     count = _gpu_count(name, cells[columns["count"]] if "count" in columns else "")
-    vcpus = _instance_total(cells, headers, columns, "vcpus", count)
-    ram = _instance_total(cells, headers, columns, "ram", count)
+    # "8 × H200 SXM" (the 2024 table): the row is the whole instance, its figures and its unitless
+    # price columns ("On demand" $28.00 beside "1 × H200 SXM" $3.50) the instance's
+    whole_instance = count > 1 and "count" not in columns and bool(_COUNT_IN_NAME.search(name))
+    vcpus = _instance_total(cells, headers, columns, "vcpus", 1 if whole_instance else count)
+    ram = _instance_total(cells, headers, columns, "ram", 1 if whole_instance else count)
     vram = parse_number(cells[columns["vram"]]) if "vram" in columns else None
+    if vram and whole_instance:
+        vram /= count
+    if whole_instance:
+        prices = [(_as_instance_price(column), value, is_from) for column, value, is_from in prices]
     gpu = sink.gpu_slug(name, vram)
     # Per-GPU and per-instance columns of one tier side by side make one offer with both prices.
     grouped: dict[tuple, dict[bool, tuple[_PriceColumn, Decimal, bool]]] = {}
@@ -461,6 +470,13 @@ def _parse_row(
         )
         if offer is not None:
             sink.keep(offer, _describe(offer))
+
+
+def _as_instance_price(column: _PriceColumn) -> _PriceColumn:
+    """A column read per instance, unless its header says per GPU ("GPU-hour")."""
+    if _PER_GPU_HEADER.search(normalize_header(column.header)):
+        return column
+    return replace(column, per_instance=True)
 
 
 def _describe(offer: Offer) -> str:
