@@ -110,9 +110,8 @@ def _memory_from_text(text: str) -> float | None:
     return None
 
 
-def is_mig_slice(raw: str) -> bool:
-    """A MIG slice ("A100 MIG 1g.10gb", "PRO 6000 MIG 24GB") is a fraction of a GPU; pricing it as
-    the whole card would mislead."""
+def _is_mig_slice(raw: str) -> bool:
+    # "A100 MIG 1g.10gb" is a slice of a GPU; pricing it as the whole card would mislead.
     return re.search(r"\bmig\b|\b\d+g\.\d+gb\b", raw.lower()) is not None
 
 
@@ -355,7 +354,7 @@ def normalize_gpu(raw: str, *, provider: str | None = None, vram_gb: float | Non
     """
     raw = raw or ""
     text = _normalise(raw)
-    if not text or is_mig_slice(raw):
+    if not text or _is_mig_slice(raw):
         return UNKNOWN
     memory = _memory_from_text(text)
     if memory is None and vram_gb is not None and math.isfinite(vram_gb) and vram_gb > 0:

@@ -539,23 +539,3 @@ def test_nebius_2024_rows_naming_the_instance_and_its_gpu_count() -> None:
         ],
     )
     assert result.offers[1].ram_gb == 1600.0 and result.offers[1].vcpus == 128.0  # the instance's, as written
-
-
-def test_runpod_mig_slices_are_not_priced_per_gpu() -> None:
-    """ewyluda/gpu-price-index tests/fixtures/runpod.json @d789fed5946ca8be74259a201f147c75480066b6
-    lists MIG slices as gpuTypes ("NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb", "PRO
-    6000 MIG 24GB", securePrice 0.59): a fraction of a GPU. Before the fix each was an offer of one
-    whole GPU at the slice's price; now the slice is rejected with its reason, the whole card kept."""
-    gpu_types = [
-        {"id": "NVIDIA RTX PRO 6000 Blackwell Server Edition", "displayName": "RTX PRO 6000",
-         "memoryInGb": 96, "securePrice": 2.05},
-        {"id": "NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb", "displayName": "PRO 6000 MIG 24GB",
-         "memoryInGb": 24, "securePrice": 0.55},
-    ]  # fmt: skip
-    result = parse_page("runpod", json.dumps({"data": {"gpuTypes": gpu_types}}).encode())
-    assert_contract_offers(
-        result, [offer("runpod", "rtx-pro-6000", "RTX PRO 6000", 1, 96.0, "on_demand", 2.05)]
-    )
-    assert [r.reason for r in result.report.rejected] == [
-        "a MIG slice is a fraction of a GPU: no per-GPU price"
-    ]

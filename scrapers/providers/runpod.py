@@ -45,7 +45,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from bs4 import BeautifulSoup, SoupStrainer, Tag
 
 from gpuprice.bounded_load import load_json
-from gpuprice.scrapers.gpu_names import UNKNOWN, is_mig_slice, normalize_gpu
+from gpuprice.scrapers.gpu_names import UNKNOWN, normalize_gpu
 from gpuprice.scrapers.gunzip import MAX_PAGE_BYTES
 from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.next_data import flight_payload, flight_rows
@@ -56,7 +56,7 @@ from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import clean_text, parse_number, parse_price
 
 PROVIDER = "runpod"
-PARSER_VERSION = "runpod/9"
+PARSER_VERSION = "runpod/8"
 PRICING_URL = "https://www.runpod.io/pricing"
 # Secure and community cloud are separate markets: a bare price names neither.
 UNLABELED_TIER: Tier | None = None
@@ -259,10 +259,6 @@ def _emit_gpu_type(item: dict[str, Any], sink: OfferSink, *, clouds_asked: bool)
     vram = parse_number(item.get("memoryInGb")) if item.get("memoryInGb") is not None else None
     vram = vram or None  # 0 GB is the API's "unknown"
     offered_in = {False: item.get("secureCloud"), True: item.get("communityCloud")}
-    if is_mig_slice(sku) or is_mig_slice(gpu_raw):
-        # "PRO 6000 MIG 24GB": a fraction of a GPU, whose GPU count is not a whole number
-        sink.reject(f"{sku} | {gpu_raw}", "a MIG slice is a fraction of a GPU: no per-GPU price")
-        return
     gpu: str | None = None
 
     def emit(field: str, value: Any, *, community: bool, **extra: Any) -> None:
