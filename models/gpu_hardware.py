@@ -19,7 +19,8 @@ GpuFamily = Literal[
     "blackwell",  # B200, B300, GB200
     "ampere_workstation",  # A10, A40, RTX A5000/A6000
     "ada_workstation",  # L4, L40, L40S, RTX 6000 Ada (power-capped AD10x)
-    "geforce",  # RTX 3090/4090/5090, RTX PRO 6000 (GB202 at full power)
+    "geforce",  # RTX 3090/4090/5090 (half-rate FP32-accumulate tensor math)
+    "blackwell_workstation",  # RTX PRO 6000 Blackwell (GB202, full-rate, power-bound)
     "volta",
     "turing",
     "cdna",  # AMD Instinct
@@ -31,6 +32,7 @@ ALL_FAMILIES: tuple[GpuFamily, ...] = (
     "ampere_workstation",
     "ada_workstation",
     "geforce",
+    "blackwell_workstation",
     "volta",
     "turing",
     "cdna",
@@ -45,10 +47,21 @@ FAMILY_CODE = {family: code for code, family in enumerate(ALL_FAMILIES)}
 # Blackwell runs the Hopper software stack; V100 lacks FlashAttention-2 and BF16; T4 is a 70 W
 # inference card; ROCm training reaches a lower share of the (much higher) MI300X peak.
 MIN_FAMILY_RUNS, MIN_FAMILY_SOURCES = 3, 2
+# The RTX PRO 6000 Blackwell (GB202) runs FP32-accumulate tensor math at full rate (1,024 FLOP per
+# SM per clock, waynehacking8/blackwell-tensorcore-kernels results/mma_rate_probe.csv @c289bded),
+# but its 503.8 TFLOPS is at boost clock, which a 600 W board does not hold under sustained matmul:
+# torch.matmul bf16 8192^3 rises linearly with the power limit with no plateau, 120 TFLOPS at 240 W
+# to 317 at 600 W (1a1a11a/gpu_power figures/tflops_vs_power.png @ab312b33), 63 % of the datasheet.
+# cuBLAS on an H100 SXM reaches 750-762 of 989 (77 %) at 8192^3 (waynehacking8 results/
+# bench_sm90a.csv). The card borrows Hopper's efficiency (the same compute-to-bandwidth balance,
+# ~280 FLOP/B) scaled by the ratio of the two sustained GEMM shares, not Ampere's at ratio 1.
+BLACKWELL_WORKSTATION_GEMM_SHARE = 317.0 / 503.8
+HOPPER_GEMM_SHARE = 756.0 / 989.0
 ASSUMED_FAMILY_RATIOS: dict[GpuFamily, tuple[GpuFamily, float]] = {
     "ampere_workstation": ("ampere_datacenter", 1.0),
     "ada_workstation": ("ampere_datacenter", 1.0),
     "geforce": ("ampere_datacenter", 1.0),
+    "blackwell_workstation": ("hopper", BLACKWELL_WORKSTATION_GEMM_SHARE / HOPPER_GEMM_SHARE),
     "blackwell": ("hopper", 1.0),
     "volta": ("ampere_datacenter", 0.8),
     "turing": ("ampere_workstation", 0.8),
@@ -98,7 +111,8 @@ FP32_SHARE: dict[GpuFamily, float] = {
     "blackwell": 75.0 / 2250,
     "ampere_workstation": 0.25,
     "ada_workstation": 0.25,
-    "geforce": 0.25,  # the non-consumer member: RTX PRO 6000 Blackwell
+    "geforce": 0.25,
+    "blackwell_workstation": 0.25,
     "volta": 0.125,
     "turing": 0.125,
     "cdna": 0.125,
@@ -136,7 +150,7 @@ def _family_of(architecture: str, form_factor: str, memory_bandwidth_tbps: float
     if arch == "hopper":
         return "hopper"
     if arch == "blackwell":
-        return "blackwell" if form_factor in ("sxm", "superchip") else "geforce"
+        return "blackwell" if form_factor in ("sxm", "superchip") else "blackwell_workstation"
     if arch.startswith("cdna"):
         return "cdna"
     if arch in ("volta", "turing"):

@@ -11,6 +11,7 @@ hours: ``hours / (1 + high)`` to ``hours / (1 + low)``."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ class SpeedBand:
     validation: str
     borrowed_from: str | None = None  # the measured GPU family whose efficiency is borrowed
     widened: float = 0.0  # added to both ends because of that
+    borrowed_ratio: float = 1.0  # this GPU's efficiency / the borrowed family's
 
     def speed_factors(self) -> tuple[float, float]:
         """(slow, fast) multipliers of the predicted tokens/s."""
@@ -96,8 +98,13 @@ def gpu_speed_band(method: str | None, gpu_slug: str, pretraining: bool = False)
     from gpuprice.models.gpu_hardware import gpu_profile
     from gpuprice.models.throughput_parameters import CALIBRATED_PARAMETERS
 
-    borrowed = CALIBRATED_PARAMETERS.borrowed_from(gpu_profile(gpu_slug).family)
-    return speed_band(method, borrowed, pretraining)
+    family = gpu_profile(gpu_slug).family
+    borrowed = CALIBRATED_PARAMETERS.borrowed_from(family)
+    band = speed_band(method, borrowed, pretraining)
+    if borrowed is None:
+        return band
+    ratio = CALIBRATED_PARAMETERS.efficiency_of(family) / CALIBRATED_PARAMETERS.efficiency_of(borrowed)
+    return dataclasses.replace(band, borrowed_ratio=ratio)
 
 
 def band_dict(band: SpeedBand, tokens_per_sec: float) -> dict[str, Any]:
@@ -117,6 +124,7 @@ def band_dict(band: SpeedBand, tokens_per_sec: float) -> dict[str, Any]:
     if band.borrowed_from:
         result["borrowed_efficiency_from"] = band.borrowed_from
         result["widened_pct"] = round(100 * band.widened, 1)
+        result["borrowed_efficiency_ratio"] = round(band.borrowed_ratio, 3)
     return result
 
 

@@ -35,8 +35,10 @@ PUBLIC_CSV = TEST_DATA / "throughput_public.csv"
 # Achieved (median |error|, share within 25 %), shipped constants / torchtitan refitted without it:
 #   ms-swift (2 runs)                 7.4 %, 100 %  (9.8 % before the optimizer-step term)
 #   torchtitan (10 runs)              9.7 %, 100 %  (11.3 %)
-#   universal-llm-trainer (34 runs)   30 %,   44 %  (270 % before its rows said sdpa + bf16-true/fp32:
-#                                     SDPA with a padding mask, fp32 QLoRA, PEFT's fp32 adapters)
+#   universal-llm-trainer (34 runs)   14.9 %, 62 % (30.4 % / 44 % before the RTX PRO 6000's sustained
+#                                     matmul rate: tests/test_power_bound_gemm.py; 270 % before its rows
+#                                     said sdpa + bf16-true/fp32: SDPA with a padding mask, fp32 QLoRA,
+#                                     PEFT's fp32 adapters)
 #   VectorLM (18 runs)                5.7 %, 100 %  (5.8 % first scored, before its rows said bf16-true)
 #   XTuner (6 runs)                  14.5 %,  67 %  (idem; the 32-GPU ZeRO-3 rows are +33 %/+55 %)
 #   DeepSpeed ZeRO-3 multi-node (23) 11.5 %,  87 %  (68.1 % / 13 % first scored, before the tooling
@@ -44,7 +46,7 @@ PUBLIC_CSV = TEST_DATA / "throughput_public.csv"
 GUARDS = {
     "modelscope/ms-swift": (0.09, 1.0),
     "pytorch/torchtitan": (0.11, 0.9),
-    "ljm565/universal-llm-trainer": (0.33, 0.38),
+    "ljm565/universal-llm-trainer": (0.16, 0.58),
     "VectorInstitute/vectorlm": (0.07, 0.95),
     "InternLM/xtuner": (0.16, 0.6),
     "microsoft/DeepSpeed": (0.13, 0.85),
@@ -94,7 +96,9 @@ def test_pretraining_holdout_is_within_the_calibrated_accuracy(scored: list[Scor
 def test_fine_tuning_rows_over_every_unseen_family_meet_the_issue_target(scored: list[Scored]) -> None:
     """Issue 33's target: a median fine-tuning error <= 15 % on unseen sources, over every holdout
     family (EXCLUDED_FAMILIES, empty today, would name one whose setup the inputs cannot express).
-    11.6 % / 75 % within 25 % over 99 runs with NeMo Automodel's six LoRA runs on DGX-H100, first
+    9.5 % / 81 % within 25 % over 99 runs since the RTX PRO 6000 borrows Hopper's efficiency scaled by
+    its measured sustained matmul rate (tests/test_power_bound_gemm.py; universal-llm-trainer's twelve
+    runs on it +60.9 % -> +22.2 %); 11.6 % / 75 % with NeMo Automodel's six LoRA runs on DGX-H100, first
     scored with nothing changed (tests/test_nemo_automodel_throughput.py; the 93 before have no run
     between 9.5 % and 11.0 %, where the median moves to); 9.5 % / 73 % over 93 since the gradient clip's rescale is counted
     (throughput_recipe.clip_grad_bytes; PEFT's full run +31.7 % -> +24.9 %); 9.5 % / 72 % with
@@ -113,7 +117,7 @@ def test_fine_tuning_rows_over_every_unseen_family_meet_the_issue_target(scored:
     summary = summarize(rows)
     assert summary.runs >= 88 and len({s.family for s in rows}) >= 6
     assert summary.median_abs <= 0.15 and summary.within >= 0.6  # the target
-    assert summary.median_abs <= 0.12 and summary.within >= 0.7  # guard just above what is achieved
+    assert summary.median_abs <= 0.10 and summary.within >= 0.78  # guard just above what is achieved
 
 
 def test_fine_tuning_rows_of_the_framework_families_stay_where_they_were(scored: list[Scored]) -> None:

@@ -332,7 +332,12 @@ def _speed_band_text(result: dict[str, Any]) -> str:
         f"({band['validation'].split(':')[0]}) within {band['low_pct']:+g}%/{band['high_pct']:+g}% tokens/s"
     )
     if band.get("borrowed_efficiency_from"):
-        rests += f", widened {band['widened_pct']:g}% ({result['gpu']} borrows {band['borrowed_efficiency_from']}'s efficiency)"
+        ratio = band.get("borrowed_efficiency_ratio", 1.0)
+        scaled = f" x {ratio:.2f}" if abs(ratio - 1.0) > 5e-3 else ""
+        rests += (
+            f", widened {band['widened_pct']:g}% "
+            f"({result['gpu']} borrows {band['borrowed_efficiency_from']}'s efficiency{scaled})"
+        )
     if result["tokens_band"] is not None:
         return f"{result['tokens_band']['low']:,.0f}-{result['tokens_band']['high']:,.0f} tokens: {rests}"
     hours = f"{result['hours_band']['low']:,.2f}-{result['hours_band']['high']:,.2f} h"
