@@ -51,8 +51,9 @@ MIN_FAMILY_RUNS, MIN_FAMILY_SOURCES = 3, 2
 # SM per clock, waynehacking8/blackwell-tensorcore-kernels results/mma_rate_probe.csv @c289bded),
 # but its 503.8 TFLOPS is at boost clock, which a 600 W board does not hold under sustained matmul:
 # torch.matmul bf16 8192^3 rises linearly with the power limit with no plateau, 120 TFLOPS at 240 W
-# to 317 at 600 W (1a1a11a/gpu_power figures/tflops_vs_power.png @ab312b33), 63 % of the datasheet.
-# cuBLAS on an H100 SXM reaches 750-762 of 989 (77 %) at 8192^3 (waynehacking8 results/
+# to about 317 at 600 W (1a1a11a/gpu_power figures/tflops_vs_power.png @ab312b33, read off the
+# chart; 386 after that repository's clock optimiser, which a rented board does not run), 63 % of
+# the datasheet. cuBLAS on an H100 SXM reaches 750-762 of 989 (77 %) at 8192^3 (waynehacking8 results/
 # bench_sm90a.csv). The card borrows Hopper's efficiency (the same compute-to-bandwidth balance,
 # ~280 FLOP/B) scaled by the ratio of the two sustained GEMM shares, not Ampere's at ratio 1.
 BLACKWELL_WORKSTATION_GEMM_SHARE = 317.0 / 503.8

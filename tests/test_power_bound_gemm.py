@@ -78,28 +78,27 @@ def test_the_holdout_rtx_pro_6000_runs_are_no_longer_half_again_too_fast() -> No
     assert float(np.median(errors)) <= 0.25  # guard just above the +22.2 % achieved
 
 
-def test_estimate_says_how_the_borrowed_efficiency_is_scaled(cli) -> None:
+def _lora_estimate(cli, gpu: str, *extra: str) -> str:
     result = cli(
-        "estimate", "--model", "meta-llama/Llama-3.1-8B", "--method", "lora", "--gpu", "rtx-pro-6000",
-        "--tokens", "1B", "--json",
-    )  # fmt: skip
-    band = json.loads(result.out)["tokens_per_sec_band"]
-    assert band["borrowed_efficiency_from"] == "hopper"
-    assert band["borrowed_efficiency_ratio"] == pytest.approx(0.823, abs=1e-3)
-    text = cli(
-        "estimate", "--model", "meta-llama/Llama-3.1-8B", "--method", "lora", "--gpu", "rtx-pro-6000",
-        "--tokens", "1B",
-    ).out  # fmt: skip
-    assert "rtx-pro-6000 borrows hopper's efficiency x 0.82" in text
-    l40s = cli(
         "estimate",
         "--model",
         "meta-llama/Llama-3.1-8B",
         "--method",
         "lora",
         "--gpu",
-        "l40s",
+        gpu,
         "--tokens",
         "1B",
-    ).out
-    assert "l40s borrows ampere_datacenter's efficiency)" in l40s  # ratio 1 is not printed
+        *extra,
+    )
+    assert result.code == 0, result.err
+    return str(result.out)
+
+
+def test_estimate_says_how_the_borrowed_efficiency_is_scaled(cli) -> None:
+    band = json.loads(_lora_estimate(cli, "rtx-pro-6000", "--json"))["tokens_per_sec_band"]
+    assert band["borrowed_efficiency_from"] == "hopper"
+    assert band["borrowed_efficiency_ratio"] == pytest.approx(0.823, abs=1e-3)
+    assert "rtx-pro-6000 borrows hopper's efficiency x 0.82" in _lora_estimate(cli, "rtx-pro-6000")
+    # ratio 1 is not printed
+    assert "l40s borrows ampere_datacenter's efficiency)" in _lora_estimate(cli, "l40s")
