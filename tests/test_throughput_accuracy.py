@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import TEST_DATA
+from conftest import REPO, TEST_DATA
 from gpuprice.models.calibration.throughput_fit import (
     absolute_percentage_errors,
     fit_parameters,
@@ -143,3 +143,13 @@ def test_throughput_band_brackets_the_prediction() -> None:
 
     band = throughput_band(1000.0)
     assert band["low"] < 1000.0 < band["high"] and band["runs_like"] == "finetune" and band["runs"] >= 25
+
+
+def test_the_documented_mfu_table_is_what_the_model_predicts() -> None:
+    """models/mfu_calibration.md's "Calibrated MFU table" is the output of
+    ``python -m gpuprice.models.calibration.mfu_table``: a change to the model regenerates it (the
+    table had drifted: its QLoRA column predated hf QLoRA's fp32 residual stream)."""
+    from gpuprice.models.calibration.mfu_table import table
+
+    document = (REPO / "models" / "mfu_calibration.md").read_text()
+    assert table() in document
