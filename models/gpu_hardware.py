@@ -20,7 +20,8 @@ GpuFamily = Literal[
     "ampere_workstation",  # A10, A40, RTX A5000/A6000
     "ada_workstation",  # L4, L40, L40S, RTX 6000 Ada (power-capped AD10x)
     "geforce",  # RTX 3090/4090/5090 (half-rate FP32-accumulate tensor math)
-    "blackwell_workstation",  # RTX PRO 6000 Blackwell (GB202, full-rate, power-bound)
+    "blackwell_workstation",  # RTX PRO 6000 Blackwell (GB202, full-rate, power-bound at 600 W)
+    "blackwell_workstation_max_q",  # the same board capped at 300 W (RTX PRO 6000 Max-Q)
     "volta",
     "turing",
     "cdna",  # AMD Instinct
@@ -33,6 +34,7 @@ ALL_FAMILIES: tuple[GpuFamily, ...] = (
     "ada_workstation",
     "geforce",
     "blackwell_workstation",
+    "blackwell_workstation_max_q",
     "volta",
     "turing",
     "cdna",
@@ -56,13 +58,17 @@ MIN_FAMILY_RUNS, MIN_FAMILY_SOURCES = 3, 2
 # the datasheet. cuBLAS on an H100 SXM reaches 750-762 of 989 (77 %) at 8192^3 (waynehacking8 results/
 # bench_sm90a.csv). The card borrows Hopper's efficiency (the same compute-to-bandwidth balance,
 # ~280 FLOP/B) scaled by the ratio of the two sustained GEMM shares, not Ampere's at ratio 1.
+# The 300 W Max-Q edition, measured on that card: cuBLAS FP16 (FP32 accumulate) at 8192^3 225.75
+# TFLOPS (waynehacking8 results/bench.csv) of its 440.4 boost-clock peak, 51 %.
 BLACKWELL_WORKSTATION_GEMM_SHARE = 317.0 / 503.8
+BLACKWELL_MAX_Q_GEMM_SHARE = 225.75 / 440.4
 HOPPER_GEMM_SHARE = 756.0 / 989.0
 ASSUMED_FAMILY_RATIOS: dict[GpuFamily, tuple[GpuFamily, float]] = {
     "ampere_workstation": ("ampere_datacenter", 1.0),
     "ada_workstation": ("ampere_datacenter", 1.0),
     "geforce": ("ampere_datacenter", 1.0),
     "blackwell_workstation": ("hopper", BLACKWELL_WORKSTATION_GEMM_SHARE / HOPPER_GEMM_SHARE),
+    "blackwell_workstation_max_q": ("hopper", BLACKWELL_MAX_Q_GEMM_SHARE / HOPPER_GEMM_SHARE),
     "blackwell": ("hopper", 1.0),
     "volta": ("ampere_datacenter", 0.8),
     "turing": ("ampere_workstation", 0.8),
@@ -114,6 +120,7 @@ FP32_SHARE: dict[GpuFamily, float] = {
     "ada_workstation": 0.25,
     "geforce": 0.25,
     "blackwell_workstation": 0.25,
+    "blackwell_workstation_max_q": 0.25,
     "volta": 0.125,
     "turing": 0.125,
     "cdna": 0.125,
@@ -140,7 +147,13 @@ def fp32_share(profile: GpuProfile) -> float:
     return CONSUMER_FP32_SHARE if profile.form_factor == "consumer" else FP32_SHARE[profile.family]
 
 
-def _family_of(architecture: str, form_factor: str, memory_bandwidth_tbps: float) -> GpuFamily:
+# At or under this board power a GB202 workstation card is the Max-Q edition.
+MAX_Q_BOARD_POWER_W = 300.0
+
+
+def _family_of(
+    architecture: str, form_factor: str, memory_bandwidth_tbps: float, board_power_w: float | None = None
+) -> GpuFamily:
     arch = architecture.lower()
     if form_factor == "consumer":
         return "geforce"
@@ -151,7 +164,10 @@ def _family_of(architecture: str, form_factor: str, memory_bandwidth_tbps: float
     if arch == "hopper":
         return "hopper"
     if arch == "blackwell":
-        return "blackwell" if form_factor in ("sxm", "superchip") else "blackwell_workstation"
+        if form_factor in ("sxm", "superchip"):
+            return "blackwell"
+        max_q = board_power_w is not None and board_power_w <= MAX_Q_BOARD_POWER_W
+        return "blackwell_workstation_max_q" if max_q else "blackwell_workstation"
     if arch.startswith("cdna"):
         return "cdna"
     if arch in ("volta", "turing"):
@@ -209,7 +225,9 @@ def _catalog_profiles() -> dict[str, GpuProfile]:
             bandwidth = float(row["memory_bandwidth_tbps"])
             _PROFILE_CACHE[slug] = GpuProfile(
                 slug=slug,
-                family=_family_of(architecture, form, bandwidth),
+                family=_family_of(
+                    architecture, form, bandwidth, None if pd.isna(row["tdp_w"]) else float(row["tdp_w"])
+                ),
                 peak_tflops=float(row["dense_bf16_tflops"]),
                 has_fp8=not pd.isna(row["dense_fp8_tflops"]),
                 memory_bandwidth_tbps=bandwidth,

@@ -206,13 +206,16 @@ class _Workstation:
     ada: str | None  # "RTX 6000 Ada"
     blackwell: str | None  # "RTX PRO 6000 Blackwell"
     by_memory: dict[float, str]  # bare "RTX 6000": memory tells the generation
+    blackwell_max_q: str | None = None  # the 300 W Max-Q edition ("RTX PRO 6000 MaxQ")
 
 
 # Bare "RTX N000" also names the Turing Quadro RTX cards (RTX 6000 24 GB, RTX 5000 16 GB,
 # RTX 4000 8 GB), which the catalog does not hold: without a matching memory size the name
 # stays unknown. Ampere cards are always written with the "A" ("RTX A6000").
 _WORKSTATION: dict[str, _Workstation] = {
-    "6000": _Workstation("a6000", "rtx-6000-ada", "rtx-pro-6000", {48: "rtx-6000-ada", 96: "rtx-pro-6000"}),
+    "6000": _Workstation(
+        "a6000", "rtx-6000-ada", "rtx-pro-6000", {48: "rtx-6000-ada", 96: "rtx-pro-6000"}, "rtx-pro-6000-maxq"
+    ),
     "5000": _Workstation("a5000", "rtx-5000-ada", None, {32: "rtx-5000-ada"}),
     "4500": _Workstation("a4500", None, None, {}),
     "4000": _Workstation("a4000", "rtx-4000-ada", None, {20: "rtx-4000-ada"}),
@@ -240,6 +243,8 @@ def _workstation(h: _Hints) -> str:
     if h.has(r"\bsff\b"):
         return UNKNOWN  # the small-form-factor cards run at lower clocks and power
     if h.has(r"\bpro\b") or h.has(r"\bblackwell\b"):
+        if h.has(r"\bmax ?q\b"):  # the 300 W edition sustains lower clocks than the 600 W ones
+            return card.blackwell_max_q or UNKNOWN
         return card.blackwell or UNKNOWN
     if h.has(r"\bada\b"):
         return card.ada or UNKNOWN  # also the common misnomer "RTX A6000 Ada"

@@ -153,6 +153,9 @@ RUNPOD: list[tuple[str | None, str, str]] = [
     ("runpod", "NVIDIA A40", "a40"),
     ("runpod", "NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000"),
     ("runpod", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "rtx-pro-6000"),
+    # the 300 W edition (ewyluda/gpu-price-index runpod.json @d789fed5: id and displayName)
+    ("runpod", "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "rtx-pro-6000-maxq"),
+    ("runpod", "RTX PRO 6000 MaxQ", "rtx-pro-6000-maxq"),
     ("runpod", "Tesla V100-PCIE-16GB", "v100-16gb"),
     ("runpod", "NVIDIA RTX A5000", "a5000"),
     ("runpod", "NVIDIA RTX A4500", "a4500"),
@@ -336,6 +339,7 @@ def test_form_factor_and_memory_rules(
         "H100 or A100",
         "H100 SXM PCIe",  # contradictory form factors
         "Contact sales",
+        "RTX PRO 5000 Max-Q",  # the catalog holds no PRO 5000 (nor its 300 W edition)
     ],
 )
 def test_unknown_names_are_never_guessed(raw: str) -> None:

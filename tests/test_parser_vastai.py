@@ -120,7 +120,7 @@ def test_sample_archive() -> None:
 
 
 def test_registered() -> None:
-    assert_registered(vastai, "vastai", "vastai/3", "https://vast.ai/pricing")
+    assert_registered(vastai, "vastai", "vastai/4", "https://vast.ai/pricing")
 
 
 def test_a_combined_day_counts_a_listing_seen_by_two_searches_once() -> None:

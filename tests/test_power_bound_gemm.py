@@ -102,3 +102,30 @@ def test_estimate_says_how_the_borrowed_efficiency_is_scaled(cli) -> None:
     assert "rtx-pro-6000 borrows hopper's efficiency x 0.82" in _lora_estimate(cli, "rtx-pro-6000")
     # ratio 1 is not printed
     assert "l40s borrows ampere_datacenter's efficiency)" in _lora_estimate(cli, "l40s")
+
+
+def test_the_300_w_max_q_edition_is_its_own_card_and_slower() -> None:
+    """Runpod sells "RTX PRO 6000 MaxQ" beside the 600 W cards (ewyluda/gpu-price-index runpod.json
+    @d789fed5: "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition"). Measured on that card:
+    cuBLAS 225.75 TFLOPS at 8192^3 (waynehacking8 results/bench.csv) of its 440.4 boost-clock peak
+    (188 SMs x 1,024 FLOP per clock x 2,288 MHz). Priced as the 600 W board it looked 1.4x faster
+    than it is."""
+    from gpuprice.scrapers.gpu_names import normalize_gpu
+
+    assert normalize_gpu("RTX PRO 6000 MaxQ", provider="runpod", vram_gb=96) == "rtx-pro-6000-maxq"
+    profile = gpu_profile("rtx-pro-6000-maxq")
+    assert profile.family == "blackwell_workstation_max_q"
+    assert profile.peak_tflops == pytest.approx(440.4)
+    ratio = CALIBRATED_PARAMETERS.efficiency_of(profile.family) / CALIBRATED_PARAMETERS.efficiency_of(
+        "hopper"
+    )
+    assert ratio == pytest.approx((225.75 / 440.4) / (756.0 / 989.0))
+    sustained_max_q = 440.4 * CALIBRATED_PARAMETERS.efficiency_of(profile.family)
+    sustained_600w = 503.8 * CALIBRATED_PARAMETERS.efficiency_of(gpu_profile("rtx-pro-6000").family)
+    assert sustained_max_q / sustained_600w == pytest.approx(225.75 / 317.0, rel=1e-6)  # 0.71
+
+
+def test_estimate_runs_the_max_q_slower_than_the_600_w_board(cli) -> None:
+    max_q = _tokens_per_sec(cli, "rtx-pro-6000-maxq")
+    full_power = _tokens_per_sec(cli, "rtx-pro-6000")
+    assert 0.7 <= max_q / full_power <= 0.85, max_q / full_power

@@ -461,14 +461,14 @@ def test_runpod_enveloped_field_subset_without_cloud_flags() -> None:
             pod(
                 "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition",
                 "RTX PRO 6000 MaxQ",
-                "rtx-pro-6000",
+                "rtx-pro-6000-maxq",
                 96.0,
                 1.99,
             ),
             pod(
                 "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition",
                 "RTX PRO 6000 MaxQ",
-                "rtx-pro-6000",
+                "rtx-pro-6000-maxq",
                 96.0,
                 1.59,
                 community=True,

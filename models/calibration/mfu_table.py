@@ -31,6 +31,7 @@ GPUS = (
     "rtx-4090",
     "rtx-5090",
     "rtx-pro-6000",
+    "rtx-pro-6000-maxq",
 )
 
 

@@ -59,7 +59,7 @@ from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import clean_text, parse_number
 
 PROVIDER = "vastai"
-PARSER_VERSION = "vastai/3"
+PARSER_VERSION = "vastai/4"  # 4: the RTX PRO 6000 Max-Q is its own slug (gpu_names)
 PRICING_URL = "https://vast.ai/pricing"
 UNLABELED_TIER: Tier | None = None
 PRICE_UNIT: PriceUnit = "instance_hour"
