@@ -25,6 +25,14 @@ offer_attrs AS (
         (o.h >> 60) % 4 = 0 AS flaky,  -- a quarter of offers miss about one snapshot in 40
         0.75 + ((o.h >> 12) % 50) / 100.0 AS provider_factor
     FROM offers o JOIN _bench_gpus g ON g.idx = o.h % $n_gpus
+    -- one offer per warehouse offer key (OFFER_KEY plus the price basis): a second draw of the same
+    -- key would be the same offer under another sku, which the warehouse merges by design
+    QUALIFY row_number() OVER (
+        PARTITION BY o.provider, g.slug, gpu_count, community, region, lowest_now,
+            CASE WHEN lowest_now AND tier = 'reserved' THEN 'on_demand' ELSE tier END,
+            CASE WHEN tier = 'reserved' AND NOT lowest_now THEN term END
+        ORDER BY o.o
+    ) = 1
 ),
 days AS (
     SELECT range AS age, CAST($end AS DATE) - CAST(range AS INTEGER) AS snapshot_date FROM range($n_days)
