@@ -60,15 +60,28 @@ MIN_FAMILY_RUNS, MIN_FAMILY_SOURCES = 3, 2
 # ~280 FLOP/B) scaled by the ratio of the two sustained GEMM shares, not Ampere's at ratio 1.
 # The 300 W Max-Q edition, measured on that card: cuBLAS FP16 (FP32 accumulate) at 8192^3 225.75
 # TFLOPS (waynehacking8 results/bench.csv) of its 440.4 boost-clock peak, 51 %.
-BLACKWELL_WORKSTATION_GEMM_SHARE = 317.0 / 503.8
-BLACKWELL_MAX_Q_GEMM_SHARE = 225.75 / 440.4
-HOPPER_GEMM_SHARE = 756.0 / 989.0
+# Sustained dense matmul at 8192^3 (TFLOPS) as measured on each card; its share is over the
+# catalog's datasheet peak of the same card.
+SUSTAINED_MATMUL_TFLOPS = {"rtx-pro-6000": 317.0, "rtx-pro-6000-maxq": 225.75, "h100-sxm": 756.0}
+
+
+def sustained_matmul_share(slug: str) -> float:
+    """Measured sustained matmul over the catalog's dense BF16 peak of ``slug``."""
+    from gpuprice.models.catalog import get_gpu
+
+    return SUSTAINED_MATMUL_TFLOPS[slug] / get_gpu(slug).dense_bf16_tflops
+
+
+def _share_of_hopper(slug: str) -> float:
+    return sustained_matmul_share(slug) / sustained_matmul_share("h100-sxm")
+
+
 ASSUMED_FAMILY_RATIOS: dict[GpuFamily, tuple[GpuFamily, float]] = {
     "ampere_workstation": ("ampere_datacenter", 1.0),
     "ada_workstation": ("ampere_datacenter", 1.0),
     "geforce": ("ampere_datacenter", 1.0),
-    "blackwell_workstation": ("hopper", BLACKWELL_WORKSTATION_GEMM_SHARE / HOPPER_GEMM_SHARE),
-    "blackwell_workstation_max_q": ("hopper", BLACKWELL_MAX_Q_GEMM_SHARE / HOPPER_GEMM_SHARE),
+    "blackwell_workstation": ("hopper", _share_of_hopper("rtx-pro-6000")),
+    "blackwell_workstation_max_q": ("hopper", _share_of_hopper("rtx-pro-6000-maxq")),
     "blackwell": ("hopper", 1.0),
     "volta": ("ampere_datacenter", 0.8),
     "turing": ("ampere_workstation", 0.8),
