@@ -87,7 +87,7 @@ def test_rows_cite_a_commit_and_parse_as_the_script_ran() -> None:
             assert setup.method == "full"
     assert sorted(m.setup.method for m in unseen.measured) == ["full", "full", "full", "lora", "lora"]
     assert HOLDOUTS[NAME] == HOLDOUT6_CSV
-    assert list(HOLDOUTS)[-1] == NAME
+    assert list(HOLDOUTS)[5] == NAME  # the sixth entry (the seventh, axolotl's examples, came later)
 
 
 def test_sixth_unseen_source_does_not_regress() -> None:
@@ -118,7 +118,8 @@ def test_every_unseen_source_together_with_the_sixth() -> None:
     # 6.9 % / 88 % (-1.3 %) with FSDP's retention of recomputed inputs and sharded QLoRA's 16-bit rest
     # (fms's FSDP QLoRA runs read 2-5 GB high now, memory_calibration.md).
     # The target is <= 12 % / >= 65 %.
-    rows = [m for path in HOLDOUTS.values() for m in select_rows(path).measured]
+    # the first six entries of HOLDOUTS (the seventh: tests/test_seventh_unseen_memory.py)
+    rows = [m for path in list(HOLDOUTS.values())[:6] for m in select_rows(path).measured]
     assert len(rows) == 112
     predicted = prepared(rows).per_gpu_gb()
     median, within = stats(predicted, np.array([m.gb for m in rows]))

@@ -34,6 +34,7 @@ HOLDOUTS = {
     "fms-acceleration benchmarks": DATA / "measured_memory_holdout4.csv",
     "gpjt fine-tune-2024-04": DATA / "measured_memory_holdout5.csv",
     "ColossalChat SFT benchmark": DATA / "measured_memory_holdout6.csv",
+    "axolotl example configs": DATA / "measured_memory_holdout7.csv",
 }
 
 
