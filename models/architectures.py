@@ -70,6 +70,19 @@ class ModelArch(BaseModel):
     # computes logits / cap, tanh, * cap; tanh's backward reads its output, so one more
     # logits-sized tensor is saved beside the logits the loss reads.
     logit_softcapping: bool = False
+    # Hybrid decoders. Qwen3-Next / Qwen3.5 (``layer_types``) run a Gated DeltaNet in place of
+    # attention in most blocks; Nemotron-H (``hybrid_override_pattern``) has blocks that are one
+    # Mamba-2 mixer, one attention, one MoE or one MLP. ``linear_attention_params`` is one such
+    # mixer's weights (the reader computes it: its shapes are the family's).
+    linear_attention_layers: int = Field(default=0, ge=0, description="blocks with a linear/SSM mixer")
+    linear_attention_params: int = Field(default=0, ge=0, description="weights of one linear/SSM mixer")
+    mixer_free_layers: int = Field(default=0, ge=0, description="blocks with only an MLP / MoE")
+    mlp_free_layers: int = Field(default=0, ge=0, description="blocks with only a mixer")
+    # Qwen3-Next / Qwen3.5 ``attn_output_gate``: q_proj also emits a sigmoid gate per head.
+    attention_output_gate: bool = False
+    # Nemotron-3 latent MoE (``moe_latent_size``): routed experts work in a narrower latent,
+    # entered and left through one h x latent projection each per MoE block.
+    moe_latent_size: int | None = Field(default=None, ge=1)
 
     @model_validator(mode="after")
     def _consistent(self) -> ModelArch:
@@ -81,6 +94,10 @@ class ModelArch(BaseModel):
             raise ValueError(f"{self.name}: experts_per_token exceeds num_experts")
         if self.dense_layers > self.num_layers or self.cross_attention_layers > self.num_layers:
             raise ValueError(f"{self.name}: more dense/cross-attention layers than layers")
+        if self.linear_attention_layers + self.mixer_free_layers > self.num_layers:
+            raise ValueError(f"{self.name}: more linear-attention and MLP-only blocks than layers")
+        if self.dense_layers + self.mlp_free_layers > self.num_layers:
+            raise ValueError(f"{self.name}: more dense and mixer-only blocks than layers")
         return self
 
     # ----- widths -------------------------------------------------------------------------
@@ -122,9 +139,10 @@ class ModelArch(BaseModel):
             kv = h * (self.kv_lora_rank + self.qk_rope_head_dim) + self.kv_lora_rank
             kv += self.kv_lora_rank * self.num_heads * (nope + v_dim)
             return q + kv + self.attn_out_width * h
-        params = h * (self.q_width + 2 * self.kv_width) + self.attn_out_width * h
+        q_out = self.q_width * (2 if self.attention_output_gate else 1)
+        params = h * (q_out + 2 * self.kv_width) + self.attn_out_width * h
         if self.qkv_bias:
-            params += self.q_width + 2 * self.kv_width
+            params += q_out + 2 * self.kv_width
         if self.dense_bias:
             params += h
         return params
@@ -145,16 +163,32 @@ class ModelArch(BaseModel):
             + self.norms_per_layer * self._norm_params()
         )
 
-    def moe_block_params(self, active_only: bool = False) -> int:
+    def moe_mlp_params(self, active_only: bool = False) -> int:
+        """One MoE sub-block: routed experts (all, or the routed ones a token uses), shared
+        experts, router and, for a latent MoE, the projections into and out of the latent."""
         experts = self.experts_per_token if active_only else self.num_experts
+        routed = experts * self.mlp_params(self.expert_width)
+        if self.moe_latent_size:
+            latent = self.model_copy(update={"hidden_size": self.moe_latent_size})
+            routed = (
+                experts * latent.mlp_params(self.expert_width) + 2 * self.hidden_size * self.moe_latent_size
+            )
+        return (
+            routed
+            + self.num_shared_experts * self.mlp_params(self.expert_width)
+            + self.hidden_size * self.num_experts  # router
+        )
+
+    def moe_block_params(self, active_only: bool = False) -> int:
         return (
             self.attention_params()
-            + (experts + self.num_shared_experts) * self.mlp_params(self.expert_width)
-            + self.hidden_size * self.num_experts  # router
+            + self.moe_mlp_params(active_only)
             + self.norms_per_layer * self._norm_params()
         )
 
     def _blocks_params(self, active_only: bool) -> int:
+        if self.linear_attention_layers or self.mixer_free_layers or self.mlp_free_layers:
+            return self._hybrid_blocks_params(active_only)
         moe_layers = self.num_layers - self.dense_layers if self.is_moe else 0
         dense_layers = self.num_layers - moe_layers
         total = dense_layers * self.dense_block_params()
@@ -162,6 +196,19 @@ class ModelArch(BaseModel):
             total += moe_layers * self.moe_block_params(active_only)
         total += self.cross_attention_layers * (self.attention_params() + self._norm_params())
         return total
+
+    def _hybrid_blocks_params(self, active_only: bool) -> int:
+        """Blocks counted by part: mixers (softmax attention or linear/SSM), MLPs (dense or
+        MoE) and norms, for decoders whose blocks do not all hold one of each."""
+        attention_layers = self.num_layers - self.linear_attention_layers - self.mixer_free_layers
+        mixers = attention_layers * self.attention_params()
+        mixers += self.linear_attention_layers * self.linear_attention_params
+        mlp_layers = self.num_layers - self.mlp_free_layers
+        moe_layers = mlp_layers - self.dense_layers if self.is_moe else 0
+        mlps = (mlp_layers - moe_layers) * self.mlp_params(self.intermediate_size)
+        if moe_layers:
+            mlps += moe_layers * self.moe_mlp_params(active_only)
+        return mixers + mlps + self.num_layers * self.norms_per_layer * self._norm_params()
 
     @property
     def embedding_params(self) -> int:
@@ -203,7 +250,7 @@ class ModelArch(BaseModel):
         Embeddings, LM head, norms, biases and the MoE router stay in 16-bit (bitsandbytes
         leaves them unquantized)."""
         bare = self.model_copy(update={"qkv_bias": False, "dense_bias": False, "norms_per_layer": 0})
-        moe_layers = self.num_layers - self.dense_layers if self.is_moe else 0
+        moe_layers = self.num_layers - self.mlp_free_layers - self.dense_layers if self.is_moe else 0
         router = moe_layers * self.hidden_size * self.num_experts
         cross_norms = self.cross_attention_layers * self._norm_params()
         return bare._blocks_params(False) - router - cross_norms

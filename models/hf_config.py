@@ -10,6 +10,7 @@ An unknown ``model_type`` with the usual fields is read like a Llama-style decod
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -83,11 +84,23 @@ class _Config:
         return default if value is None else bool(value)
 
 
+# A JSON string, or a bare Infinity / -Infinity / NaN outside one.
+_JSON_CONSTANT = re.compile(r'("(?:[^"\\]|\\.)*")|-?\b(?:Infinity|NaN)\b')
+
+
+def _null_constants(text: str) -> str:
+    """Python's json.dumps writes float("inf") as a bare ``Infinity``, and transformers saves
+    configs with it: nvidia/Nemotron-H-56B-Base-8K and NVIDIA-Nemotron-3-Super-120B-A12B keep
+    ``time_step_limit: [0.0, Infinity]`` (a Mamba clamp no count reads). Read such constants as
+    null so the file loads; a field the count needs then reads as missing, and is named."""
+    return _JSON_CONSTANT.sub(lambda m: m.group(1) or "null", text)
+
+
 def load_config_json(path: Path) -> dict[str, Any]:
     """Parse a config file, turning every failure into a one-line BadInput."""
     text = read_text_input(path, "config")
     try:
-        data = load_json(text)
+        data = load_json(_null_constants(text))
     except ValueError as exc:
         raise BadInput(f"{path}: {exc}") from None
     if not isinstance(data, dict):
@@ -110,6 +123,10 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
     defaults = FAMILY_DEFAULTS.get(family, {})
     data = {**defaults, **{k: v for k, v in data.items() if v is not None or k not in defaults}}
     cfg = _Config(data, path)
+    block_kinds = _nemotron_h_blocks(cfg) if family == "nemotron_h" else None
+    if block_kinds is not None and not cfg.has("num_hidden_layers"):
+        # NVIDIA-Nemotron-3-Ultra's config lists layers_block_type and has no layer count.
+        cfg = _Config({**data, "num_hidden_layers": len(block_kinds)}, path)
 
     hidden = cfg.int_(HIDDEN, "hidden size", required=True)
     heads = cfg.int_(HEADS, "attention head count", required=True)
@@ -147,7 +164,17 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
         experts_per_token=min(
             experts,
             cfg.int_(
-                ("num_experts_per_tok", "experts_per_token", "moe_top_k", "top_k"), "experts per token", 1
+                (
+                    "num_experts_per_tok",
+                    "experts_per_token",
+                    "moe_top_k",
+                    "top_k",
+                    "top_k_experts",
+                    "moe_k",
+                    "moe_topk",
+                ),
+                "experts per token",
+                1,
             )
             or 1,
         ),
@@ -161,6 +188,10 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
     )
     if experts > 1:
         fields.update(_moe_fields(cfg, layers, intermediate))
+    if cfg.has("linear_num_value_heads"):  # Qwen3-Next / Qwen3.5 Gated DeltaNet blocks
+        fields.update(_gated_deltanet_fields(cfg, layers))
+    if block_kinds is not None:
+        fields.update(_nemotron_h_fields(cfg, block_kinds, hidden))
     if cfg.has("kv_lora_rank"):  # DeepSeek multi-head latent attention
         fields.update(_latent_attention_fields(cfg, head_dim))
     if family == "t5":
@@ -181,7 +212,9 @@ def _moe_fields(cfg: _Config, layers: int, intermediate: int) -> dict[str, Any]:
         return _llama4_moe_fields(cfg, layers)
     moe_width = cfg.int_(("moe_intermediate_size", "expert_intermediate_size"), "expert MLP width")
     shared = cfg.int_(("n_shared_experts", "num_shared_experts"), "shared expert count", 0) or 0
-    shared_width = cfg.int_(("shared_expert_intermediate_size",), "shared expert width")
+    shared_width = cfg.int_(
+        ("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size"), "shared expert width"
+    )
     if shared_width and (moe_width or intermediate):
         shared = max(shared, round(shared_width / (moe_width or intermediate)))
     dense = min(layers, cfg.int_(("first_k_dense_replace",), "leading dense layers", 0) or 0)
@@ -213,6 +246,97 @@ def _llama4_moe_fields(cfg: _Config, layers: int) -> dict[str, Any]:
         "moe_intermediate_size": expert_width,
         "num_shared_experts": 1,
         "dense_layers": layers - len(moe_layers),
+    }
+
+
+def _gated_deltanet_fields(cfg: _Config, layers: int) -> dict[str, Any]:
+    """Qwen3-Next / Qwen3.5 (transformers' Qwen3NextGatedDeltaNet): a block is linear attention
+    unless ``layer_types`` says "full_attention" (without the list: every
+    ``full_attention_interval``-th block). One linear mixer holds in_proj_qkvz (h -> 2 nk dk +
+    2 nv dv), in_proj_ba (h -> 2 nv), a depthwise conv1d over q, k, v (kernel wide, no bias),
+    dt_bias and A_log (nv each), a gated RMSNorm (dv) and out_proj (nv dv -> h). The full
+    attention blocks' q_proj also emits the output gate (``attn_output_gate``, on in both)."""
+    h = cfg.int_(HIDDEN, "hidden size", required=True) or 0
+    nk = cfg.int_(("linear_num_key_heads",), "linear key head count", required=True) or 0
+    nv = cfg.int_(("linear_num_value_heads",), "linear value head count", required=True) or 0
+    dk = cfg.int_(("linear_key_head_dim",), "linear key head dim", required=True) or 0
+    dv = cfg.int_(("linear_value_head_dim",), "linear value head dim", required=True) or 0
+    kernel = cfg.int_(("linear_conv_kernel_dim",), "linear conv kernel", 4) or 0
+    key_dim, value_dim = nk * dk, nv * dv
+    mixer = h * (2 * key_dim + 2 * value_dim) + h * 2 * nv
+    mixer += (2 * key_dim + value_dim) * kernel + 2 * nv + dv + value_dim * h
+    kinds = cfg.data.get("layer_types")
+    if isinstance(kinds, list) and len(kinds) == layers:
+        linear = sum(1 for kind in kinds if kind == "linear_attention")
+    else:
+        every = cfg.int_(("full_attention_interval",), "full attention interval", 4) or 4
+        linear = sum(1 for i in range(layers) if (i + 1) % every)
+    return {
+        "linear_attention_layers": linear,
+        "linear_attention_params": mixer,
+        "attention_output_gate": cfg.bool_("attn_output_gate", True),
+    }
+
+
+# Nemotron-H block kinds: hybrid_override_pattern's letters, layers_block_type's words.
+_NEMOTRON_H_KINDS = {
+    "M": "M",
+    "*": "*",
+    "E": "E",
+    "-": "-",
+    "mamba": "M",
+    "attention": "*",
+    "moe": "E",
+    "mlp": "-",
+}
+
+
+def _nemotron_h_blocks(cfg: _Config) -> list[str] | None:
+    pattern = cfg.data.get("hybrid_override_pattern")
+    if pattern is None:
+        pattern = cfg.data.get("layers_block_type")
+    if pattern is None:
+        return None
+    items = list(pattern) if isinstance(pattern, str) else pattern
+    if not isinstance(items, list) or not items or not all(item in _NEMOTRON_H_KINDS for item in items):
+        raise BadInput(
+            f"{cfg.path}: hybrid_override_pattern / layers_block_type must list blocks as M * E - "
+            f"(mamba attention moe mlp), got {str(pattern)[:80]!r}"
+        )
+    return [_NEMOTRON_H_KINDS[item] for item in items]
+
+
+def _nemotron_h_fields(cfg: _Config, kinds: list[str], hidden: int) -> dict[str, Any]:
+    """Nemotron-H (transformers' modeling_nemotron_h.py): each block is one norm and one of a
+    Mamba-2 mixer (M), attention (*), an MoE (E) or a squared-ReLU MLP (-). The Mamba-2 mixer
+    (NemotronHMamba2Mixer) holds in_proj (h -> 2 d_inner + 2 groups state + heads), a depthwise
+    conv1d over d_inner + 2 groups state channels (kernel wide, ``use_conv_bias``), dt_bias,
+    A_log and D (heads each), a gated RMSNorm (d_inner) and out_proj (d_inner -> h), d_inner =
+    mamba_num_heads x mamba_head_dim."""
+    if len(kinds) != cfg.int_(LAYERS, "layer count"):
+        raise BadInput(
+            f"{cfg.path}: hybrid_override_pattern has {len(kinds)} blocks, num_hidden_layers says otherwise"
+        )
+    heads = cfg.int_(("mamba_num_heads",), "Mamba head count", required=True) or 0
+    d_inner = heads * (cfg.int_(("mamba_head_dim",), "Mamba head dim", required=True) or 0)
+    groups = cfg.int_(("n_groups",), "Mamba group count", 1) or 1
+    state = cfg.int_(("ssm_state_size",), "SSM state size", required=True) or 0
+    kernel = cfg.int_(("conv_kernel",), "Mamba conv kernel", 4) or 0
+    conv = d_inner + 2 * groups * state
+    mixer = hidden * (d_inner + conv + heads) + conv * kernel + 3 * heads + d_inner + d_inner * hidden
+    if cfg.bool_("use_conv_bias", True):
+        mixer += conv
+    if cfg.bool_("use_bias", False):
+        mixer += d_inner + conv + heads + hidden
+    latent = cfg.int_(("moe_latent_size",), "MoE latent size")
+    return {
+        "linear_attention_layers": kinds.count("M"),
+        "linear_attention_params": mixer,
+        "mixer_free_layers": kinds.count("E") + kinds.count("-"),
+        "mlp_free_layers": kinds.count("M") + kinds.count("*"),
+        "dense_layers": kinds.count("-"),
+        "norms_per_layer": 1,
+        "moe_latent_size": latent or None,
     }
 
 

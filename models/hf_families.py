@@ -101,6 +101,10 @@ TIED_BY_DEFAULT = frozenset(
         "gptj",
         "opt",
         "mpt",
+        # CohereConfig / Cohere2Config default tie_word_embeddings=True; Aya-23's and
+        # Command-R7B's config.json leave it implicit.
+        "cohere",
+        "cohere2",
     }
 )
 BIASED_TYPES = frozenset({"gpt_bigcode", "gpt_neox", "bloom", "phi", "gpt2", "opt", "starcoder2", "mpt"})
