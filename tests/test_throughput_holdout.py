@@ -6,7 +6,8 @@ torchtitan's FSDP pre-training tables, and multi-node DeepSpeed ZeRO-3 runs with
 blog's baselines and AWS's runs in DeepSpeed PR #1453: tests/test_throughput_multinode.py), fms-acceleration's
 plain-HF A100 runs (tests/test_fms_acceleration_throughput.py), PEFT's MetaMathQA method comparison on one
 L40S (tests/test_peft_method_comparison_throughput.py), NeMo Automodel's LoRA table on DGX-H100
-(tests/test_nemo_automodel_throughput.py) (sources and
+(tests/test_nemo_automodel_throughput.py), torchao's torchtitan bf16 baselines, TinyLlama's README figure
+and the HF blog's DeepSpeed-vs-FSDP fine-tuning table (tests/test_ao_tinyllama_hf_blog_throughput.py) (sources and
 rows cited in each row). A family that also has calibration rows (torchtitan) is scored by constants refitted
 without it. The guards sit just above what the model achieves (models/mfu_calibration.md,
 "Holdout"), so a change that makes it worse on unseen trainers fails here; they are not the
@@ -54,6 +55,11 @@ GUARDS = {
     "huggingface/peft": (0.055, 1.0),
     # 13.6 %, 100 % (first score: tests/test_nemo_automodel_throughput.py)
     "NVIDIA-NeMo/Automodel": (0.14, 1.0),
+    # first scores (tests/test_ao_tinyllama_hf_blog_throughput.py): the HF blog's Granite-7B full
+    # fine-tuning, FSDP / ZeRO-3 on 4 A100, 11.4 %, 100 %; torchao's torchtitan bf16 baselines,
+    # 46.0 %, 0 % (H100 +28.8 %, MI300X +63.3 %); TinyLlama's one run (-1.4 %) is guarded there
+    "huggingface/blog": (0.12, 1.0),
+    "pytorch/ao": (0.47, 0.0),
 }
 
 
@@ -90,12 +96,16 @@ def test_error_per_source_family_does_not_regress(scored: list[Scored], family: 
 
 def test_pretraining_holdout_is_within_the_calibrated_accuracy(scored: list[Scored]) -> None:
     pre = groups(scored)["pre-training"]
-    assert pre.runs >= 8 and pre.median_abs <= 0.11 and pre.within >= 0.9
+    # 8.3 %, 89 % within 25 % over 47 since torchao's H100 / MI300X runs (+28.8 / +63.3 %) and
+    # TinyLlama's (-1.4 %) were added; 7.9 %, 93 % over the 44 before
+    assert pre.runs >= 8 and pre.median_abs <= 0.11 and pre.within >= 0.89
 
 
 def test_fine_tuning_rows_over_every_unseen_family_meet_the_issue_target(scored: list[Scored]) -> None:
     """Issue 33's target: a median fine-tuning error <= 15 % on unseen sources, over every holdout
     family (EXCLUDED_FAMILIES, empty today, would name one whose setup the inputs cannot express).
+    10.1 % / 81 % over 101 runs with the HF blog's two full fine-tuning runs, first scored with nothing
+    changed (tests/test_ao_tinyllama_hf_blog_throughput.py; they land above the old median of 9.5 %);
     9.5 % / 81 % within 25 % over 99 runs since the RTX PRO 6000 borrows Hopper's efficiency scaled by
     its measured sustained matmul rate (tests/test_power_bound_gemm.py; universal-llm-trainer's twelve
     runs on it +60.9 % -> +22.2 %); 11.6 % / 75 % with NeMo Automodel's six LoRA runs on DGX-H100, first
@@ -117,7 +127,8 @@ def test_fine_tuning_rows_over_every_unseen_family_meet_the_issue_target(scored:
     summary = summarize(rows)
     assert summary.runs >= 88 and len({s.family for s in rows}) >= 6
     assert summary.median_abs <= 0.15 and summary.within >= 0.6  # the target
-    assert summary.median_abs <= 0.10 and summary.within >= 0.78  # guard just above what is achieved
+    # 10.1 % / 81 % over 101 with the HF blog's two Granite-7B runs (+10.1 / +12.8 %), first scored
+    assert summary.median_abs <= 0.105 and summary.within >= 0.78  # guard just above what is achieved
 
 
 def test_fine_tuning_rows_of_the_framework_families_stay_where_they_were(scored: list[Scored]) -> None:
