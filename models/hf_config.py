@@ -197,6 +197,8 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
     if family == "t5":
         fields["cross_attention_layers"] = _t5_decoder_layers(cfg)
     try:
+        if cfg.has("block_configs"):  # Nemotron-NAS (DeciLM): per-block attention / FFN shapes
+            fields.update(_nemotron_nas_fields(cfg, fields))
         return ModelArch(**fields)
     except ValidationError as exc:
         err = exc.errors()[0]
@@ -338,6 +340,102 @@ def _nemotron_h_fields(cfg: _Config, kinds: list[str], hidden: int) -> dict[str,
         "norms_per_layer": 1,
         "moe_latent_size": latent or None,
     }
+
+
+def _nas_intermediate_size(ffn_mult: float, hidden: int) -> int:
+    """DeciLM's ``_ffn_mult_to_intermediate_size``: int(2 ffn_mult h / 3) rounded up to a
+    multiple of 256."""
+    width = int(2 * ffn_mult * hidden / 3)
+    return width if width % 256 == 0 else width + 256 - width % 256
+
+
+def _nas_part(cfg: _Config, block: Any, part: str, index: int) -> Mapping[str, Any]:
+    value = block.get(part) if isinstance(block, Mapping) else None
+    if not isinstance(value, Mapping):
+        raise BadInput(f"{cfg.path}: block_configs[{index}] has no {part} object")
+    return value
+
+
+def _nemotron_nas_fields(cfg: _Config, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Nemotron-NAS / DeciLM (``block_configs``: Llama-3.3-Nemotron-Super-49B,
+    Llama-3.1-Nemotron-Ultra-253B). As the modelling code builds each block
+    (NVIDIA/TensorRT-LLM tensorrt_llm/_torch/models/modeling_nemotron_nas.py @ 0193dbd4,
+    NemotronNASDecoderLayer, the port of the models' modeling_decilm.py): attention that is not
+    ``no_op`` brings input_layernorm and either a bias-free h x h linear (``replace_with_linear``)
+    or Llama attention with num_heads // ``n_heads_in_group`` KV heads; an FFN that is not
+    ``no_op`` brings post_attention_layernorm and either an h x h linear or a gated MLP of width
+    ``_ffn_mult_to_intermediate_size(ffn_mult, h)``. A block may hold neither (Ultra: 81 of 162).
+
+    ModelArch has one shape for all blocks, so the blocks are mapped onto it: no-op attention
+    blocks are ``mixer_free_layers``, no-op FFN blocks ``mlp_free_layers``, linear attention
+    blocks linear mixers of h x h weights; KV heads are the mean over attention blocks (or, when
+    that is not a divisor of the head count, the nearest divisor), norms per block the nearest
+    whole number, and ``intermediate_size`` is the width that makes the blocks' total equal the
+    per-block sum: a mean over the MLP-bearing blocks that also carries the linear FFNs' h x h,
+    the norm rounding and any KV-head rounding. The total is then exact to within the rounding of
+    that mean (under 1.5 h parameters per MLP block)."""
+    blocks = cfg.data["block_configs"]
+    layers = int(fields["num_layers"])
+    if not isinstance(blocks, list) or len(blocks) != layers:
+        count = len(blocks) if isinstance(blocks, list) else "no"
+        raise BadInput(f"{cfg.path}: block_configs lists {count} blocks, num_hidden_layers says {layers}")
+    h, heads = int(fields["hidden_size"]), int(fields["num_heads"])
+    probe = ModelArch(**{**fields, "num_kv_heads": heads, "gated_mlp": True})
+    exact = 0
+    kv_heads: list[int] = []
+    linear_attention = attention_free = linear_ffn = ffn_free = norms = 0
+    for i, block in enumerate(blocks):
+        attention, ffn = _nas_part(cfg, block, "attention", i), _nas_part(cfg, block, "ffn", i)
+        if attention.get("no_op"):
+            attention_free += 1
+        else:
+            norms += 1
+            if attention.get("replace_with_linear"):
+                linear_attention += 1
+                exact += h * h
+            else:
+                group = attention.get("n_heads_in_group")
+                if not isinstance(group, int) or isinstance(group, bool) or group < 1 or heads % group:
+                    raise BadInput(
+                        f"{cfg.path}: block_configs[{i}].attention.n_heads_in_group must divide "
+                        f"{heads} heads, got {group!r}"
+                    )
+                kv_heads.append(heads // group)
+                exact += probe.model_copy(update={"num_kv_heads": heads // group}).attention_params()
+        if ffn.get("no_op"):
+            ffn_free += 1
+        else:
+            norms += 1
+            if ffn.get("replace_with_linear"):
+                linear_ffn += 1
+                exact += h * h
+            else:
+                mult = ffn.get("ffn_mult")
+                if isinstance(mult, bool) or not isinstance(mult, (int, float)) or not 0 < mult < 1e4:
+                    raise BadInput(f"{cfg.path}: block_configs[{i}].ffn.ffn_mult must be a positive number")
+                exact += probe.mlp_params(_nas_intermediate_size(mult, h))
+    exact += norms * probe._norm_params()
+    kv = heads
+    if kv_heads:
+        mean = sum(kv_heads) / len(kv_heads)
+        kv = min((d for d in range(1, heads + 1) if heads % d == 0), key=lambda d: (abs(d - mean), d))
+    uniform: dict[str, Any] = {
+        "num_kv_heads": kv,
+        "gated_mlp": True,
+        "norms_per_layer": round(norms / layers),
+        "linear_attention_layers": linear_attention,
+        "linear_attention_params": h * h if linear_attention else 0,
+        "mixer_free_layers": attention_free,
+        "mlp_free_layers": ffn_free,
+        "intermediate_size": 1,
+    }
+    one = probe.model_copy(update=uniform)
+    mlp_blocks = layers - ffn_free
+    if mlp_blocks:
+        per_width = mlp_blocks * (probe.mlp_params(2) - probe.mlp_params(1))
+        # the hybrid count with width 1, then the width whose MLPs close the gap to the exact sum
+        uniform["intermediate_size"] = max(1, 1 + round((exact - one._blocks_params(False)) / per_width))
+    return uniform
 
 
 def _layer_list(cfg: _Config, key: str, layers: int) -> set[int]:
