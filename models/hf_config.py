@@ -217,6 +217,11 @@ def _moe_fields(cfg: _Config, layers: int, intermediate: int) -> dict[str, Any]:
     shared_width = cfg.int_(
         ("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size"), "shared expert width"
     )
+    if cfg.bool_("enable_moe_block", False):
+        # Gemma 4 (transformers' Gemma4TextDecoderLayer): every block with enable_moe_block runs
+        # its dense Gemma4TextMLP (intermediate_size) beside the router and the routed experts and
+        # sums the two: a shared expert of that width (26B-A4B: 2112 = 3 x 704).
+        shared_width = intermediate
     if shared_width and (moe_width or intermediate):
         shared = max(shared, round(shared_width / (moe_width or intermediate)))
     dense = min(layers, cfg.int_(("first_k_dense_replace",), "leading dense layers", 0) or 0)
@@ -538,6 +543,8 @@ def _norms_per_layer(cfg: _Config, family: str) -> int:
         return 1
     if family in FALCON:
         return 2 if _falcon_new_decoder(cfg, family) else 1
+    if family == "gemma4_text":  # 4, plus pre_feedforward_layernorm_2 and post_feedforward_layernorm_1/_2
+        return 7 if cfg.bool_("enable_moe_block", False) else 4
     if family in ("gemma2", "gemma3_text", "olmo2"):
         return 4 if family != "olmo2" else 2
     return 2
