@@ -83,6 +83,9 @@ class ModelArch(BaseModel):
     # Nemotron-3 latent MoE (``moe_latent_size``): routed experts work in a narrower latent,
     # entered and left through one h x latent projection each per MoE block.
     moe_latent_size: int | None = Field(default=None, ge=1)
+    # True for :func:`shape_for_params`' stand-in: the real shape is unknown, so the answer carries
+    # the wider band of runs predicted from their size alone (models/memory_band.py).
+    representative: bool = False
 
     @model_validator(mode="after")
     def _consistent(self) -> ModelArch:
@@ -299,6 +302,7 @@ def shape_for_params(params_b: float) -> ModelArch:
         vocab_size=vocab,
         tied_embeddings=False,
         gated_mlp=True,
+        representative=True,
     )
 
 
@@ -372,25 +376,47 @@ def find_model(name: str) -> ModelArch | None:
     return entries[model_id].arch if model_id else None
 
 
+# A parameter count given beside a catalog id or a config.json only confirms the model: within
+# this share both name the same one (published totals round, and some leave out the embeddings).
+SIZE_AGREEMENT = 0.15
+
+
 def resolve_model(
     model_id: str | None = None,
     config_path: str | Path | None = None,
     params_b: float | None = None,
 ) -> ModelArch:
-    """The architecture named by exactly one of a catalog id, a config.json path or a size."""
-    given = [x is not None for x in (model_id, config_path, params_b)]
-    if sum(given) != 1:
-        raise BadInput("give exactly one of --model, --config or --params-b")
-    if model_id is not None:
-        arch = find_model(model_id)
-        if arch is None:
-            raise unknown_choice("model", model_id, model_ids())
-        return arch
+    """The architecture named by a catalog id, a config.json path or a size.
+
+    The exact shape wins: a config.json, else the catalog's row for ``model_id``. A size given
+    beside it must agree (:data:`SIZE_AGREEMENT`). A model the catalog does not hold, given with a
+    size, gets the representative shape of that size under its own name (a measured-run table often
+    carries both columns)."""
+    if model_id is None and config_path is None and params_b is None:
+        raise BadInput("give the model: --model ID (catalog), --config PATH (config.json) or --params-b N")
+    if params_b is not None and not math.isfinite(params_b):
+        raise BadInput(f"--params-b {params_b} is not a number")
+    exact: ModelArch | None = None
     if config_path is not None:
         from gpuprice.models.hf_config import arch_from_config_file
 
-        return arch_from_config_file(Path(config_path))
-    assert params_b is not None
-    if not math.isfinite(params_b):
-        raise BadInput(f"--params-b {params_b} is not a number")
-    return shape_for_params(params_b)
+        exact = arch_from_config_file(Path(config_path))
+    elif model_id is not None:
+        exact = find_model(model_id)
+        if exact is None and params_b is None:
+            raise unknown_choice("model", model_id, model_ids())
+    if exact is None:
+        assert params_b is not None
+        stand_in = shape_for_params(params_b)
+        if model_id is not None:
+            stand_in = stand_in.model_copy(
+                update={"name": f"{model_id} (not in the catalog: {stand_in.name})"}
+            )
+        return stand_in
+    if params_b is not None and abs(exact.n_params / 1e9 - params_b) > SIZE_AGREEMENT * params_b:
+        named = model_id if config_path is None else str(config_path)
+        raise BadInput(
+            f"--params-b {params_b:g} disagrees with {named} ({exact.n_params / 1e9:.2f}B parameters); "
+            "give one of them"
+        )
+    return exact

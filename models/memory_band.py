@@ -5,7 +5,9 @@
 the calibration (``models/calibration/memory_fit.py``, ``leave_one_family_out``; regenerate with
 ``python -m gpuprice.models.calibration.memory_band_table``). A prediction of ``p`` GB gets the band
 ``[p (1 + low), p (1 + high)]``: "90 % of runs like this were within low/high of the prediction".
-A method with fewer than ``MIN_RUNS`` validated runs uses the band of all runs.
+A method with fewer than ``MIN_RUNS`` validated runs uses the band of all runs. A model known
+only by its size (``--params-b``: the representative shape stands in for its real one) gets the
+bands keyed "<method>, shape from size": the same runs predicted from their parameter count alone.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from gpuprice.models.memory_setup import TrainingSetup
 
 BAND_PATH = Path(__file__).with_name("memory_band.json")
 MIN_RUNS = 10
+SHAPE_FROM_SIZE = ", shape from size"
 
 
 @dataclass(frozen=True)
@@ -61,12 +64,13 @@ def _table() -> dict[str, Band]:
     }
 
 
-def band_of(method: str) -> Band:
+def band_of(method: str, shape_known: bool = True) -> Band:
     table = _table()
-    band = table.get(method)
-    return band if band is not None and band.runs >= MIN_RUNS else table["all"]
+    suffix = "" if shape_known else SHAPE_FROM_SIZE
+    band = table.get(method + suffix)
+    return band if band is not None and band.runs >= MIN_RUNS else table["all" + suffix]
 
 
 def band_for(setup: TrainingSetup) -> Band:
-    """The band of runs like this setup (its method)."""
-    return band_of(setup.method)
+    """The band of runs like this setup (its method; predicted from size alone when its shape is)."""
+    return band_of(setup.method, shape_known=not setup.arch.representative)

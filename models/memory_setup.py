@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gpuprice.errors import BadInput
-from gpuprice.models.architectures import ModelArch
+from gpuprice.models.architectures import REPRESENTATIVE_VOCAB, ModelArch
 from gpuprice.models.choices import (
     ActivationCheckpointing,
     Attention,
@@ -342,10 +342,22 @@ _METRIC_TEXT = {
 }
 
 
+def _representative_text(arch: ModelArch) -> str:
+    return (
+        f"shape unknown: a representative dense decoder of {arch.n_params / 1e9:.2f}B parameters "
+        f"(Llama-2-style: {REPRESENTATIVE_VOCAB:,}-token vocabulary, multi-head attention, "
+        f"{arch.num_layers} layers x {arch.hidden_size}); a larger vocabulary (Llama-3's 128,256, "
+        "Qwen's 151,936) holds proportionally larger logits; --config PATH gives the real shape, and "
+        "the band is that of measured runs predicted from their size alone"
+    )
+
+
 def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
     """The framework behaviours and recipe choices behind an estimate, one line each."""
     defaults = DEFAULTS[setup.framework]
     lines = [defaults.summary, _LOSS_TEXT[setup.loss], _AC_TEXT[setup.activation_checkpointing]]
+    if setup.arch.representative:
+        lines.insert(0, _representative_text(setup.arch))
     if setup.arch.logit_softcapping and setup.loss != "fused":
         lines.append("soft-capped logits (tanh): its saved output is one more logits-sized tensor")
     if setup.compile or defaults.fused_kernels:

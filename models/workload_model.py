@@ -182,8 +182,16 @@ class Workload(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> Workload:
-        if sum(v is not None for v in (self.model, self.config, self.params_b)) != 1:
-            raise ValueError("give exactly one of model (catalog id), config (config.json) or params_b")
+        if all(v is None for v in (self.model, self.config, self.params_b)):
+            # which one wins when several are given, and whether they agree: resolve_model
+            raise ValueError("give the model: model (catalog id), config (config.json) or params_b")
+        if self.params_b is not None and (self.model is not None or self.config is not None):
+            from gpuprice.errors import BadInput
+
+            try:  # a size beside a model must agree with it (resolve_model's rule)
+                _resolve_arch(self.model, self.config, self.params_b)
+            except BadInput as error:
+                raise ValueError(str(error)) from None
         if (self.tokens is None) == (self.steps is None):
             raise ValueError("give the training length as tokens, or as steps with global_batch_tokens")
         if self.steps is not None and self.global_batch_tokens is None:

@@ -161,11 +161,20 @@ def test_normalize_strips_org_and_suffixes() -> None:
     assert normalize_model_name("microsoft/phi-1_5") == "phi-1.5"
 
 
-def test_resolve_model_exactly_one_source() -> None:
-    with pytest.raises(BadInput, match="exactly one"):
+def test_resolve_model_takes_the_exact_shape_and_checks_a_size_beside_it() -> None:
+    with pytest.raises(BadInput, match="give the model: --model ID"):
         resolve_model()
-    with pytest.raises(BadInput, match="exactly one"):
+    # a size beside a catalog id confirms it (gemma-7b counts 8.54B with its embeddings)
+    assert resolve_model(model_id="google/gemma-7b", params_b=8.5) == find_model("google/gemma-7b")
+    with pytest.raises(BadInput, match=r"--params-b 7 disagrees with google/gemma-7b \(8.54B"):
         resolve_model(model_id="google/gemma-7b", params_b=7)
+    # a model the catalog does not hold, given with its size: the representative shape, named
+    stand_in = resolve_model(model_id="example-org/new-model-8b", params_b=8)
+    assert stand_in.representative and stand_in.n_params == shape_for_params(8).n_params
+    assert stand_in.name == "example-org/new-model-8b (not in the catalog: dense-8b)"
+    with pytest.raises(BadInput, match="unknown model 'example-org/new-model-8b'"):
+        resolve_model(model_id="example-org/new-model-8b")
+    assert not resolve_model(model_id="google/gemma-7b").representative and shape_for_params(7).representative
 
 
 def test_unknown_model_names_close_matches() -> None:

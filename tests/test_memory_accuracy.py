@@ -233,6 +233,29 @@ def test_shipped_error_band_is_the_family_out_validation() -> None:
         assert band["low"] < 0 < band["high"]
 
 
+def test_a_model_known_only_by_size_carries_the_band_of_runs_predicted_from_size(cli) -> None:
+    # The 104 calibration runs predicted from their parameter count alone (the representative
+    # Llama-2-style shape, 32k vocabulary) with their family's constants: -30 % / +69 % over all
+    # runs, against -40 % / +30 % with the real shapes; the high side widens because modern
+    # 128k-256k vocabularies hold logits the stand-in does not.
+    import json
+
+    from gpuprice.models.memory_band import band_of
+
+    for method in ("full", "lora", "qlora", "all"):
+        known, sized = band_of(method), band_of(method, shape_known=False)
+        assert sized.key == f"{method}, shape from size" and sized.runs == known.runs
+        assert sized.high > known.high
+    by_size = json.loads(cli("fit", "--params-b", "8", "--method", "lora", "--json").out)
+    by_name = json.loads(cli("fit", "--model", "meta-llama/Llama-3.1-8B", "--method", "lora", "--json").out)
+    assert by_size["band"]["runs_like"] == "lora, shape from size"
+    assert by_name["band"]["runs_like"] == "lora"
+    assert by_size["assumptions"][0].startswith("shape unknown: a representative dense decoder of 8.")
+    assert not any(line.startswith("shape unknown") for line in by_name["assumptions"])
+    high = by_size["band_gb"]["high"] / by_size["per_gpu_gb"] - 1
+    assert high == pytest.approx(band_of("lora", shape_known=False).high, abs=1e-3)
+
+
 HOLDOUT2_CSV = TEST_DATA / "measured_memory_holdout2.csv"
 
 

@@ -148,7 +148,7 @@ def test_model_validation_rules() -> None:
     )
     Workload.model_validate(base)
     for broken in (
-        {**base, "params_b": 8},  # model and params_b
+        {**base, "params_b": 70},  # a size that is not the model's
         {**base, "steps": 10},  # tokens and steps
         {**{k: v for k, v in base.items() if k != "tokens"}, "steps": 10},  # steps without batch
         {**base, "checkpoint_interval_hours": 1},  # two intervals
@@ -156,6 +156,10 @@ def test_model_validation_rules() -> None:
     ):
         with pytest.raises(ValueError):
             Workload.model_validate(broken)
+    # a size beside the model confirms it; beside a model the catalog does not hold, it shapes it
+    assert Workload.model_validate({**base, "params_b": 8}).arch().name == "meta-llama/Llama-3.1-8B"
+    unknown = Workload.model_validate({**base, "model": "example-org/new-8b", "params_b": 8}).arch()
+    assert unknown.representative and unknown.name.startswith("example-org/new-8b (not in the catalog")
     by_size = Workload.model_validate({**{k: v for k, v in base.items() if k != "model"}, "params_b": 13})
     assert by_size.arch().n_params == pytest.approx(13e9, rel=0.02)
 

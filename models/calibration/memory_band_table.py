@@ -3,11 +3,15 @@
     python -m gpuprice.models.calibration.memory_band_table [measured_memory_public.csv]
 
 The band per method is the 5th-95th percentile of measured / predicted - 1 over that method's
-measured runs, each predicted by constants calibrated without its source family.
+measured runs, each predicted by constants calibrated without its source family. The same runs
+predicted from their parameter count alone (the representative shape ``--params-b`` gets, in place
+of the model's real one) give the bands keyed "<method>, shape from size": what a prediction
+without the model's shape is worth.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -15,8 +19,16 @@ from typing import Any
 
 import numpy as np
 
-from gpuprice.models.calibration.memory_fit import leave_one_family_out, relative_band, select_rows
-from gpuprice.models.memory_band import BAND_PATH
+from gpuprice.models.architectures import shape_for_params
+from gpuprice.models.calibration.memory_fit import (
+    Measured,
+    family_of,
+    leave_one_family_out,
+    prepared,
+    relative_band,
+    select_rows,
+)
+from gpuprice.models.memory_band import BAND_PATH, SHAPE_FROM_SIZE
 
 COVERAGE = 0.9
 DEFAULT_CSV = Path(__file__).resolve().parents[2] / "tests" / "data" / "measured_memory_public.csv"
@@ -33,12 +45,34 @@ def band_table(csv_path: Path) -> dict[str, Any]:
     for key, index in groups.items():
         low, high = relative_band(held.predicted[index], measured[index], COVERAGE)
         bands[key] = {"runs": len(index), "low": round(low, 4), "high": round(high, 4)}
+    # the runs whose model has a real shape, each predicted from its size with its family's constants
+    known = [i for i, m in enumerate(held.measured) if not m.setup.arch.representative]
+    from_size = np.array(
+        [
+            prepared([_sized(held.measured[i])]).per_gpu_gb(
+                held.constants[family_of(held.measured[i].source)]
+            )[0]
+            for i in known
+        ]
+    )
+    sized_groups: dict[str, list[int]] = {"all": list(range(len(known)))}
+    for j, i in enumerate(known):
+        sized_groups.setdefault(held.measured[i].setup.method, []).append(j)
+    for key, index in sized_groups.items():
+        low, high = relative_band(from_size[index], measured[known][index], COVERAGE)
+        bands[f"{key}{SHAPE_FROM_SIZE}"] = {"runs": len(index), "low": round(low, 4), "high": round(high, 4)}
     return {
         "coverage": COVERAGE,
         "validation": "out-of-sample, leave-one-source-family-out",
         "data": csv_path.name,
         "bands": dict(sorted(bands.items())),
     }
+
+
+def _sized(m: Measured) -> Measured:
+    """The run with its model's shape replaced by the representative one of the same size."""
+    arch = shape_for_params(m.setup.arch.n_params / 1e9)
+    return dataclasses.replace(m, setup=m.setup.model_copy(update={"arch": arch}))
 
 
 def main(argv: list[str]) -> None:
