@@ -15,6 +15,7 @@ from gpuprice.models.memory_setup import (
     qlora_fp32_activations,
     sharded_fp32_master,
 )
+from gpuprice.models.selective_checkpointing import saved_matmul_outputs
 
 # ----- fixed facts (sources in the module docstring) ---------------------------------------------
 NF4_BYTES = 4.5 / 8  # 4-bit + fp32 absmax per 64 weights
@@ -85,8 +86,9 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float]:
     (and, with a trainable weight, the normalised 16-bit tensor); fused kernels (torch.compile,
     Unsloth's Triton norms and SwiGLU) keep neither, nor the activation output of a gated MLP.
 
-    Selective (torchtitan's op-level policy): the block input, the attention (SDPA) output and
-    every second matmul output are saved; everything else is recomputed in backward."""
+    Selective (torchtitan's op-level policy, :mod:`gpuprice.models.selective_checkpointing`): the
+    block input, the attention (SDPA) output and every second matmul output are saved (q, v, gate
+    and down in a dense block; half the matmul outputs elsewhere); the rest is recomputed."""
     arch = framework_arch(setup)
     defaults = DEFAULTS[setup.framework]
     h = arch.hidden_size
@@ -123,7 +125,9 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float]:
         )
     mlp_mm = (2 * width if arch.gated_mlp else width) + h  # gate/up (or fc1) and down (or fc2) outputs
     matmul_outputs = arch.q_width + 2 * arch.kv_width + h + mlp_mm
-    selective = h + arch.attn_out_width + 0.5 * matmul_outputs + dispatch + adapters
+    saved = saved_matmul_outputs(arch)  # models/selective_checkpointing.py: the 1st, 3rd, ... matmul
+    kept_outputs = 0.5 * matmul_outputs if saved is None else saved
+    selective = h + arch.attn_out_width + kept_outputs + dispatch + adapters
     return float(per_layer), float(min(selective, per_layer))
 
 

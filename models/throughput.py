@@ -51,6 +51,7 @@ from gpuprice.models.gpu_hardware import (  # re-exported: callers import the ha
     gpu_profile,
     intra_node_busbw_gbs,
 )
+from gpuprice.models.selective_checkpointing import recomputed_matmul_flops
 from gpuprice.models.throughput_adapters import adapter_bytes_per_token, fp32_adapters
 from gpuprice.models.throughput_attention import attention_inputs
 from gpuprice.models.throughput_core import CaseResult, Cases, evaluate
@@ -114,6 +115,9 @@ class ModelShape:
     layers: int
     hidden: int
     attn_width: float
+    # forward FLOPs per token that op-level selective checkpointing recomputes
+    # (selective_checkpointing.recomputed_matmul_flops); None for a shape known only by its size
+    recomputed_matmul_flops_per_token: float | None = None
 
     @classmethod
     def of(cls, arch: Any) -> ModelShape:
@@ -127,7 +131,15 @@ class ModelShape:
             layers=int(arch.num_layers),
             hidden=hidden,
             attn_width=(q_width + v_width) / 2,
+            recomputed_matmul_flops_per_token=recomputed_matmul_flops(arch),
         )
+
+    def selective_recompute_flops(self) -> float:
+        """Forward FLOPs per token op-level selective checkpointing recomputes; without an
+        architecture, half of the blocks' matmuls (all of them but the embeddings' is N)."""
+        if self.recomputed_matmul_flops_per_token is not None:
+            return self.recomputed_matmul_flops_per_token
+        return self.n_active_params
 
 
 class Throughput(BaseModel):
@@ -211,6 +223,7 @@ def predict_throughput(
     adamw_step: str = "foreach",
     attention: str | None = None,
     lora_targets: str | None = None,
+    selective_checkpointing: bool = False,
 ) -> Throughput:
     """Tokens/s per GPU, MFU and FLOPs per token of one training configuration.
 
@@ -223,6 +236,8 @@ def predict_throughput(
     adds PEFT's fp32-adapter traffic where it applies (:mod:`gpuprice.models.throughput_adapters`)
     and hf QLoRA's fp32 residual stream where ``frameworks.qlora_fp32_stream`` holds
     (:mod:`gpuprice.models.throughput_fp32_stream`); both need a real architecture.
+    ``selective_checkpointing`` (without ``grad_checkpointing``): op-level selective recompute,
+    every second matmul of each block (:mod:`gpuprice.models.selective_checkpointing`).
     """
     check_config(method, sharding, gpus, seq_len, micro_batch)
     if grad_accum < 1:
@@ -246,6 +261,8 @@ def predict_throughput(
             [optimizer_step_bytes(optimizer, adamw_step, precision, framework, sharding)]
         ),
     )
+    if selective_checkpointing and not grad_checkpointing:
+        cases.selective_flops = np.array([shape.selective_recompute_flops()])
     heads = float(getattr(arch, "num_heads", 0) or round(shape.hidden / 128))
     if keeps_scores:  # eager / explicit-score attention (memory_setup.keeps_scores)
         cases.score_heads = np.array([heads])

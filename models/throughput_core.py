@@ -74,6 +74,11 @@ class Cases:
     adapter_bytes: np.ndarray | None = None
     # HBM bytes per token of hf QLoRA's fp32 residual stream (throughput_fp32_stream), None / 0: none
     stream_bytes: np.ndarray | None = None
+    # Selective activation checkpointing (rows without full recompute): forward FLOPs per token of
+    # the matmuls it recomputes, and the share of attention it recomputes (op-level: 0, SDPA's
+    # output is saved; every N-th layer: 1/N). None: nothing recomputed.
+    selective_flops: np.ndarray | None = None
+    selective_attention: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.n_params)
@@ -102,8 +107,10 @@ def evaluate(cases: Cases, params: ThroughputParameters = CALIBRATED_PARAMETERS)
     n_active, layers, seq = cases.n_active, cases.layers, cases.seq_len
     attn = 12.0 * layers * cases.attn_width * seq  # per token, forward + backward (6 L s (q + v))
     dense = np.where(cases.full, 6.0, 4.0) * n_active
-    recompute_dense = np.where(cases.checkpointing, 2.0 * n_active, 0.0)
-    recompute_attn = np.where(cases.checkpointing, attn / 3.0, 0.0)
+    selective_dense = cases.selective_flops if cases.selective_flops is not None else 0.0
+    selective_attn = cases.selective_attention if cases.selective_attention is not None else 0.0
+    recompute_dense = np.where(cases.checkpointing, 2.0 * n_active, selective_dense)
+    recompute_attn = np.where(cases.checkpointing, 1.0, selective_attn) * attn / 3.0
 
     fp8 = cases.precision_factor < 0
     fp32_share = cases.fp32_share if cases.fp32_share is not None else 0.5

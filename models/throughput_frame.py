@@ -59,6 +59,7 @@ OPTIONAL_COLUMNS = (
     "fp32_attention",
     "adapter_bytes",
     "stream_bytes",
+    "selective_flops",
 )
 
 
@@ -231,6 +232,7 @@ def cases_from_arrays(columns: Mapping[str, np.ndarray]) -> Cases:
         masked_heads=optional("masked_heads"),
         adapter_bytes=optional("adapter_bytes"),
         stream_bytes=optional("stream_bytes"),
+        selective_flops=optional("selective_flops"),
         mask_bytes=optional("mask_bytes"),
         fp32_attention=(
             np.broadcast_to(np.asarray(columns["fp32_attention"], dtype=bool), (size,))

@@ -141,11 +141,13 @@ def scored(every: list[Scored]) -> list[Scored]:
 def test_first_scores_through_the_holdout_tooling_do_not_regress(scored: list[Scored]) -> None:
     # 12.8 % median |error|, 60 % within 25 %, +12.8 % signed over the five; per run (families
     # sorted): blog FSDP +10.1 %, DeepSpeed +12.8 %, TinyLlama -1.4 %, H100 +28.8 %, MI300X +63.3 %
+    # at the first score; H100 +22.0 %, MI300X +52.9 % with op-level selective checkpointing's
+    # recompute counted (every second matmul of a block: 5.1 GFLOP a token on Llama-3-8B)
     summary = summarize(scored)
     assert summary.runs == 5 and not any(s.refitted for s in scored)
     assert summary.median_abs <= 0.13 and summary.within >= 0.6
     errors = [s.error for s in scored]
-    bounds = [(0.09, 0.115), (0.115, 0.14), (-0.03, 0.0), (0.27, 0.30), (0.62, 0.65)]
+    bounds = [(0.09, 0.115), (0.115, 0.14), (-0.03, 0.0), (0.205, 0.235), (0.515, 0.545)]
     for error, (low, high) in zip(errors, bounds, strict=True):
         assert low <= error <= high, errors
     finetune = summarize([s for s in scored if s.finetune])
@@ -186,7 +188,7 @@ def _contract_csv(path: Path, blog_attention: str) -> list[float]:
     [
         # attention left to the product's default: hf at micro-batch 8 is read as SDPA with a padding
         # mask (-22.7 / -20.9 % on the blog's runs, whose 8 x 4,096 tokens a step are unpadded);
-        # 22.7 %, 60 % within 25 % over the five (H100 +30.8 %, MI300X +65.0 %, TinyLlama -1.8 %)
+        # 22.7 %, 60 % within 25 % over the five (H100 +23.7 %, MI300X +54.5 %, TinyLlama -1.8 %)
         ("", 0.23, 0.6, (-0.24, -0.19)),
         # attention flash (a fused causal kernel, as the tooling reads the unstated column):
         # 12.8 %, 60 % over the five (blog +10.1 / +12.8 %)
@@ -208,17 +210,20 @@ def test_first_scores_through_estimate_batch_with_contract_columns(
     median, within = throughput_scores(answers, measured)
     assert median <= worst_median and within >= least_within, (median, within)
     errors = np.array([a["tokens_per_sec_per_gpu"] for a in answers]) / measured - 1
-    assert 0.28 <= errors[0] <= 0.33 and 0.62 <= errors[1] <= 0.67 and -0.04 <= errors[2] <= 0.0, errors
+    # H100 +30.8 -> +23.7 %, MI300X +65.0 -> +54.5 % once `--activation-checkpointing selective` is
+    # charged its recompute (every second matmul of a block)
+    assert 0.22 <= errors[0] <= 0.255 and 0.53 <= errors[1] <= 0.56 and -0.04 <= errors[2] <= 0.0, errors
     assert all(blog_bounds[0] <= e <= blog_bounds[1] for e in errors[3:]), errors
 
 
 def test_all_unseen_runs_with_these(every: list[Scored]) -> None:
     # fine-tuning 10.1 % / 81 % within 25 % over 101 (9.5 % / 81 % over the 99 before: the blog's
-    # two land at 10-13 %, just above the old median); pre-training 8.3 % / 89 % over 47
+    # two land at 10-13 %, just above the old median); pre-training 8.3 % / 89 % over 47, 5.9 % /
+    # 91 % once selective checkpointing's recompute is counted (torchtitan 10.1 -> 2.4 %)
     from gpuprice.models.calibration.throughput_band_table import EXCLUDED_FAMILIES
 
     finetune = summarize([s for s in every if s.finetune and s.family not in EXCLUDED_FAMILIES])
     assert finetune.runs >= 101 and finetune.median_abs <= 0.15  # the target
     assert finetune.median_abs <= 0.105 and finetune.within >= 0.8
     pre = summarize([s for s in every if not s.finetune])
-    assert pre.runs >= 47 and pre.median_abs <= 0.09 and pre.within >= 0.89
+    assert pre.runs >= 47 and pre.median_abs <= 0.065 and pre.within >= 0.9

@@ -572,5 +572,6 @@ def test_rank_and_estimate_give_one_speed_for_the_same_job(fields: dict[str, obj
         attention=setup.attention,
         lora_targets=setup.lora_targets,
         keeps_scores=False,
+        selective_checkpointing=setup.activation_checkpointing == "selective",
     )
     assert row["tokens_per_sec_per_gpu"] == pytest.approx(speed.tokens_per_sec_per_gpu, rel=1e-6)

@@ -236,6 +236,52 @@ def test_collective_bandwidth_by_link() -> None:
 
 
 # ---------------------------------------------------------------- APIs
+def test_op_level_selective_checkpointing_recomputes_every_second_matmul() -> None:
+    # torchtitan's op-level policy (activation_checkpoint.py, `_get_custom_policy`): a block's
+    # aten.mm outputs are saved unless their count is even, so Llama's k, o and up projections are
+    # recomputed: 2 x 32 x 4096 x (1024 + 4096 + 14336) = 5.10 GFLOP a token
+    from gpuprice.models.selective_checkpointing import recomputed_matmul_flops, saved_matmul_outputs
+
+    assert saved_matmul_outputs(LLAMA_8B) == 4096 + 1024 + 14336 + 4096  # q, v, gate, down kept
+    assert recomputed_matmul_flops(LLAMA_8B) == 2 * 32 * 4096 * (1024 + 4096 + 14336)
+    none, full = tps(seq=8192), tps(seq=8192, ac=True)
+    selective = tps(seq=8192, selective_checkpointing=True)
+    assert selective.hardware_flops_per_token - none.hardware_flops_per_token == pytest.approx(
+        5.10e9, rel=1e-3
+    )
+    assert selective.flops_per_token == none.flops_per_token  # MFU's model FLOPs leave recompute out
+    assert full.tokens_per_sec_per_gpu < selective.tokens_per_sec_per_gpu < none.tokens_per_sec_per_gpu
+    # with full recompute asked as well, full wins; MoE and size-only shapes recompute half the blocks
+    assert tps(seq=8192, ac=True, selective_checkpointing=True) == full
+    moe = ModelShape.of(MIXTRAL)
+    assert moe.recomputed_matmul_flops_per_token == pytest.approx(
+        MIXTRAL.n_active_params - MIXTRAL.embedding_params - MIXTRAL.head_params
+    )
+    assert shape_from_size(7.0).selective_recompute_flops() == shape_from_size(7.0).n_active_params
+
+
+def test_selective_rows_of_the_benchmarks_say_which_policy() -> None:
+    base = {
+        "gpu": "A100 80GB",
+        "gpu_count": "64",
+        "model": "meta-llama/Meta-Llama-3-8B",
+        "seq_len": "8192",
+        "workload": "pretrain_full",
+        "precision": "bf16 mixed",
+        "micro_batch": "1",
+        "act_ckpt": "selective",
+        "sharding": "FSDP2",
+    }
+    op = benchmark_case({**base, "notes": "AC 'selective op'"})
+    layer = benchmark_case({**base, "notes": "AC 'selective layer'"})
+    assert not op.checkpointing and op.selective_flops == pytest.approx(5.10e9, rel=1e-3)
+    assert op.selective_attention == 0.0  # SDPA's output is saved
+    # torchtitan's default layer option '2': every other layer recomputed whole
+    assert (
+        layer.selective_flops == pytest.approx(op.shape.n_active_params) and layer.selective_attention == 0.5
+    )
+
+
 def test_predict_frame_matches_single_predictions() -> None:
     configs = [
         ("h100-sxm", 8, "full", 4096, 2, True, "bf16-mixed", "fsdp", LLAMA_70B),

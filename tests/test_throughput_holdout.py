@@ -35,7 +35,9 @@ PUBLIC_CSV = TEST_DATA / "throughput_public.csv"
 
 # Achieved (median |error|, share within 25 %), shipped constants / torchtitan refitted without it:
 #   ms-swift (2 runs)                 7.4 %, 100 %  (9.8 % before the optimizer-step term)
-#   torchtitan (10 runs)              9.7 %, 100 %  (11.3 %)
+#   torchtitan (10 runs)              2.4 %, 100 %  (9.7 % before op-level selective checkpointing was
+#                                     charged every second matmul's recompute, layer-level half the
+#                                     layers': its 7 selective runs read +10 %; 11.3 % refitted)
 #   universal-llm-trainer (34 runs)   14.9 %, 62 % (30.4 % / 44 % before the RTX PRO 6000's sustained
 #                                     matmul rate: tests/test_power_bound_gemm.py; 270 % before its rows
 #                                     said sdpa + bf16-true/fp32: SDPA with a padding mask, fp32 QLoRA,
@@ -46,7 +48,7 @@ PUBLIC_CSV = TEST_DATA / "throughput_public.csv"
 #                                     read the fabric the rows state)
 GUARDS = {
     "modelscope/ms-swift": (0.09, 1.0),
-    "pytorch/torchtitan": (0.11, 0.9),
+    "pytorch/torchtitan": (0.04, 0.9),
     "ljm565/universal-llm-trainer": (0.16, 0.58),
     "VectorInstitute/vectorlm": (0.07, 0.95),
     "InternLM/xtuner": (0.16, 0.6),
@@ -57,9 +59,10 @@ GUARDS = {
     "NVIDIA-NeMo/Automodel": (0.14, 1.0),
     # first scores (tests/test_ao_tinyllama_hf_blog_throughput.py): the HF blog's Granite-7B full
     # fine-tuning, FSDP / ZeRO-3 on 4 A100, 11.4 %, 100 %; torchao's torchtitan bf16 baselines,
-    # 46.0 %, 0 % (H100 +28.8 %, MI300X +63.3 %); TinyLlama's one run (-1.4 %) is guarded there
+    # 46.0 %, 0 % (H100 +28.8 %, MI300X +63.3 %), 37.5 % / 50 % with selective checkpointing's
+    # recompute (+22.0 / +52.9 %); TinyLlama's one run (-1.4 %) is guarded there
     "huggingface/blog": (0.12, 1.0),
-    "pytorch/ao": (0.47, 0.0),
+    "pytorch/ao": (0.38, 0.5),
 }
 
 
@@ -97,8 +100,9 @@ def test_error_per_source_family_does_not_regress(scored: list[Scored], family: 
 def test_pretraining_holdout_is_within_the_calibrated_accuracy(scored: list[Scored]) -> None:
     pre = groups(scored)["pre-training"]
     # 8.3 %, 89 % within 25 % over 47 since torchao's H100 / MI300X runs (+28.8 / +63.3 %) and
-    # TinyLlama's (-1.4 %) were added; 7.9 %, 93 % over the 44 before
-    assert pre.runs >= 8 and pre.median_abs <= 0.11 and pre.within >= 0.89
+    # TinyLlama's (-1.4 %) were added; 7.9 %, 93 % over the 44 before; 5.9 %, 91 % with selective
+    # checkpointing's recompute counted
+    assert pre.runs >= 8 and pre.median_abs <= 0.065 and pre.within >= 0.9
 
 
 def test_fine_tuning_rows_over_every_unseen_family_meet_the_issue_target(scored: list[Scored]) -> None:

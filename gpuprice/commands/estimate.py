@@ -237,6 +237,7 @@ def _predicted_speed(setup: TrainingSetup, gpu: str, node_network_gbps: float | 
         adamw_step=framework_defaults(setup.framework).adamw_step,
         attention=setup.attention,
         lora_targets=setup.lora_targets,
+        selective_checkpointing=setup.activation_checkpointing == "selective",
         fabric_gbps_per_gpu=None if node_network_gbps is None else fabric_per_gpu(node_network_gbps),
     )
 

@@ -65,6 +65,13 @@ class BenchmarkCase:
     # were cast to bf16 with the model ("after the LoRA wrap": VectorLM's model.bfloat16()).
     adapter_bytes: float = 0.0
     stream_bytes: float = 0.0
+    # Selective checkpointing (``act_ckpt`` "selective"): forward FLOPs per token recomputed and
+    # the share of attention recomputed. Op-level (torchtitan's ``selective_ac_option = 'op'``):
+    # every second matmul of a block, SDPA saved. Layer-level ("selective layer" in the notes:
+    # torchtitan's default option '2', "checkpoint every other layer", config_manager.py
+    # @4d88a8a4): half the layers recomputed whole.
+    selective_flops: float = 0.0
+    selective_attention: float = 0.0
     # Inter-node fabric the source states, per GPU as the model counts it (the node's aggregate over
     # GPUS_PER_NODE: a ring moves (n-1)/n of the data through each node's links whatever the GPUs
     # per node), None: the GPU family's default (gpu_hardware.DEFAULT_FABRIC_GBPS).
@@ -357,6 +364,12 @@ def benchmark_case(row: Mapping[str, object]) -> BenchmarkCase:
     )
     method = _benchmark_method(_text(row, "workload"), precision_text)
     checkpointing = checkpoint_text in ("true", "yes", "1", "full", "on")
+    selective_flops = selective_attention = 0.0
+    if checkpoint_text == "selective":
+        if "selective layer" in _text(row, "notes").lower():
+            selective_flops, selective_attention = shape.n_active_params, 0.5  # half of 2 N
+        else:
+            selective_flops = shape.selective_recompute_flops()
     sharding = _benchmark_sharding(_text(row, "sharding"), gpus)
     return BenchmarkCase(
         shape=shape,
@@ -378,6 +391,8 @@ def benchmark_case(row: Mapping[str, object]) -> BenchmarkCase:
         adapter_bytes=_adapter_bytes(row, method, precision, checkpointing),
         stream_bytes=_stream_bytes(row, method, precision, checkpointing, gpus),
         fabric_gbps_per_gpu=benchmark_fabric(_text(row, "sharding")),
+        selective_flops=selective_flops,
+        selective_attention=selective_attention,
     )
 
 
@@ -404,6 +419,8 @@ def cases_from_benchmarks(cases: Sequence[BenchmarkCase]) -> Cases:
     batch.fp32_attention = np.array([c.fp32_attention for c in cases], dtype=bool)
     batch.adapter_bytes = np.array([c.adapter_bytes for c in cases], dtype=float)
     batch.stream_bytes = np.array([c.stream_bytes for c in cases], dtype=float)
+    batch.selective_flops = np.array([c.selective_flops for c in cases], dtype=float)
+    batch.selective_attention = np.array([c.selective_attention for c in cases], dtype=float)
     return batch
 
 

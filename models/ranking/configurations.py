@@ -163,6 +163,13 @@ def _throughput(
             "seq_len": per([x.seq_len for x in items]),
             "micro_batch": per([x.micro_batch for x in items]),
             "grad_checkpointing": per([x.uses_checkpointing for x in items]),
+            # op-level selective checkpointing recomputes every second matmul of each block
+            "selective_flops": per(
+                [
+                    shape.selective_recompute_flops() if x.checkpointing_mode == "selective" else 0.0
+                    for x, shape in zip(items, shapes, strict=True)
+                ]
+            ),
             # torch.compile or a framework's own fused kernels (Unsloth) speed the job up
             "compile": per([compiled_kernels(x.compile, x.framework) for x in items]),
             "precision": per([x.precision for x in items]),
