@@ -323,3 +323,16 @@ def test_completed_runs_judged_does_not_fit_at_margin_zero() -> None:
                 over.append((m.source, m.row["model"], m.setup.seq_len))
     assert judged >= 130
     assert over == []
+
+
+def test_a_rows_card_comes_from_its_gpu_text_or_a_card_named_in_the_notes() -> None:
+    # fsdp_qlora's Llama-2-70B row ran on "RTX 3090/4090" with "128GB CPU RAM + swap" in its notes:
+    # the host's RAM is not the card (it had been read as a 137 GB card); the card family's 24 GiB is
+    from gpuprice.models.calibration.memory_fit import card_of
+
+    row = {"gpu": "RTX 3090/4090", "notes": "CPU offload; 128GB CPU RAM + swap", "model": "x"}
+    row["source_url_or_repo_path"] = "s"
+    assert card_of(row, [row]) == pytest.approx(24 * 2**30 / 1e9)
+    named = {**row, "gpu": "not stated", "notes": "a 48 GB card; 21GB VRAM used"}
+    assert card_of(named, [named]) == pytest.approx(48 * 2**30 / 1e9)
+    assert card_of({**named, "notes": "21GB VRAM used"}, [named]) is None

@@ -102,15 +102,18 @@ def reported_gb(row: dict[str, str]) -> float:
 # modal-labs/modal-client PR #2797 reports (Modal's GPU types are A10G, not A10; the catalog's a10
 # row cites the same reading).
 SMI_TOTAL_MIB = {"a10g": 23028}
+CARD_IN_NOTES = r"(\d+(?:\.\d+)?)\s*GB\s+(?:card|GPU)\b"
 
 
 def oom_capacity_gb(row: dict[str, str], rows: Sequence[dict[str, str]]) -> float:
     for family, mib in SMI_TOTAL_MIB.items():
         if family in row["gpu"].lower():
             return mib * 2**20 / GB
-    # Usable bytes as the fit counts them: a sold "40 GB" card holds 40 GiB (catalog rule).
-    for text in (row["gpu"], row["notes"]):
-        found = re.search(r"(\d+(?:\.\d+)?)\s*GB", text, re.IGNORECASE)
+    # Usable bytes as the fit counts them: a sold "40 GB" card holds 40 GiB (catalog rule). The
+    # notes name a card's size only as "<n> GB card/GPU": their other sizes are host RAM or the
+    # memory a run used ("128GB CPU RAM", "21GB VRAM").
+    for text, pattern in ((row["gpu"], r"(\d+(?:\.\d+)?)\s*GB"), (row["notes"], CARD_IN_NOTES)):
+        found = re.search(pattern, text, re.IGNORECASE)
         if found:
             return float(found.group(1)) * GIB / GB
     sources = [r["gpu"] for r in rows if r["source_url_or_repo_path"] == row["source_url_or_repo_path"]]
