@@ -7,6 +7,8 @@ GPU count and a sharding strategy. The fixed facts below are sourced in that mod
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from gpuprice.models.architectures import ModelArch
 from gpuprice.models.frameworks import DEFAULTS, fsdp_keeps_recomputed_inputs
 from gpuprice.models.memory_setup import (
@@ -40,15 +42,62 @@ FROZEN_BYTES = {"fp32": 4.0, "bf16-mixed": 2.0, "bf16-true": 2.0}
 
 
 # ----- per-setup features (independent of GPU count and sharding) --------------------------------
+class BlockParts(NamedTuple):
+    """How many blocks hold each part, from the hybrid fields of :class:`ModelArch` (the same
+    split its parameter count uses, ``ModelArch._hybrid_blocks_params``). A block may hold a
+    softmax attention, a linear/SSM mixer or no mixer, and an MLP (dense or MoE) or none; counting
+    by part needs no block-by-block list (Nemotron-NAS blocks with neither part are in both
+    ``mixer_free_layers`` and ``mlp_free_layers``). An ordinary model: every block is attention +
+    MLP."""
+
+    attention: int  # blocks with softmax attention
+    linear: int  # blocks with a linear/SSM mixer (Gated DeltaNet, Mamba-2, NAS h x h linear)
+    mlp: int  # blocks with an MLP or MoE
+    moe: int  # of those, MoE blocks
+
+
+def block_parts(arch: ModelArch) -> BlockParts:
+    attention = arch.num_layers - arch.linear_attention_layers - arch.mixer_free_layers
+    mlp = arch.num_layers - arch.mlp_free_layers
+    moe = mlp - arch.dense_layers if arch.is_moe else 0
+    return BlockParts(attention, arch.linear_attention_layers, mlp, moe)
+
+
+def mixer_linears(arch: ModelArch) -> int:
+    """Linear layers of one linear/SSM mixer (PEFT's ``all-linear`` adapts each): Nemotron-NAS'
+    ``replace_with_linear`` is one h x h linear; Qwen3-Next's Qwen3NextGatedDeltaNet has
+    in_proj_qkvz, in_proj_ba and out_proj, Qwen3.5's Qwen3_5GatedDeltaNet in_proj_qkv, in_proj_z,
+    in_proj_b, in_proj_a and out_proj (transformers modeling_qwen3_next.py / modeling_qwen3_5.py);
+    Nemotron-H's Mamba-2 mixer in_proj and out_proj."""
+    if arch.linear_attention_params == arch.hidden_size * arch.hidden_size:
+        return 1
+    if arch.model_type.startswith("qwen3_5"):
+        return 5
+    return 3 if arch.model_type.startswith("qwen3_next") else 2
+
+
+def mixer_width(arch: ModelArch) -> float:
+    """One linear/SSM mixer's weights over the hidden size: the width its input projections emit
+    plus the width its output projection reads (exact for its matrices; the conv and per-head
+    vectors add a few hundred elements of ~16,000 on Qwen3-Next). The mixer's tensors are counted
+    like attention's by these projections: the layouts differ by family and ModelArch keeps only
+    the weight count."""
+    return arch.linear_attention_params / arch.hidden_size
+
+
 def lora_params(arch: ModelArch, rank: int, targets: str) -> int:
-    """Adapter parameters: r (d_in + d_out) per adapted matrix, over layers (and experts).
+    """Adapter parameters: r (d_in + d_out) per adapted matrix, over the blocks that hold it (and
+    experts).
 
     ``qv`` adapts the query and value projections; ``qkvo`` the four attention projections; ``all``
-    every linear in the blocks (q, k, v, o and the MLP / every expert's MLP), as PEFT's
-    ``all-linear`` does."""
+    every linear in the blocks (q, k, v, o, the MLP / every expert's MLP and a linear mixer's
+    projections), as PEFT's ``all-linear`` does. Only blocks with softmax attention have q, k, v, o
+    (:func:`block_parts`): Llama-3.3-Nemotron-Super-49B's 31 attention-free blocks carry none, a
+    Gated DeltaNet or Mamba-2 block carries adapters on its own projections under ``all`` only."""
     h = arch.hidden_size
+    parts = block_parts(arch)
     attn_qv = rank * (h + arch.q_width) + rank * (h + arch.kv_width)
-    attn_layers = arch.num_layers + arch.cross_attention_layers
+    attn_layers = parts.attention + arch.cross_attention_layers
     if targets == "qv":
         return attn_layers * attn_qv
     attn_all = attn_qv + rank * (h + arch.kv_width) + rank * (arch.attn_out_width + h)
@@ -56,13 +105,18 @@ def lora_params(arch: ModelArch, rank: int, targets: str) -> int:
         return attn_layers * attn_all
     mats = 3 if arch.gated_mlp else 2
 
-    def mlp(width: int) -> int:
-        return mats * rank * (h + width)
+    def mlp(width: int, fan: int = h) -> int:
+        return mats * rank * (fan + width)
 
-    moe_layers = arch.num_layers - arch.dense_layers if arch.is_moe else 0
-    dense_layers = arch.num_layers - moe_layers
-    total = attn_layers * attn_all + dense_layers * mlp(arch.intermediate_size)
-    total += moe_layers * (arch.num_experts + arch.num_shared_experts) * mlp(arch.expert_width)
+    experts = arch.num_experts * mlp(arch.expert_width) + arch.num_shared_experts * mlp(arch.expert_width)
+    if arch.moe_latent_size:  # routed experts read and write the latent; two h x latent projections
+        latent = arch.moe_latent_size
+        experts = arch.num_experts * mlp(arch.expert_width, latent) + 2 * rank * (h + latent)
+        experts += arch.num_shared_experts * mlp(arch.expert_width)
+    total = attn_layers * attn_all + (parts.mlp - parts.moe) * mlp(arch.intermediate_size)
+    total += parts.moe * experts
+    if parts.linear:
+        total += parts.linear * round(rank * (mixer_linears(arch) * h + mixer_width(arch)))
     return total
 
 
@@ -88,7 +142,12 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float]:
 
     Selective (torchtitan's op-level policy, :mod:`gpuprice.models.selective_checkpointing`): the
     block input, the attention (SDPA) output and every second matmul output are saved (q, v, gate
-    and down in a dense block; half the matmul outputs elsewhere); the rest is recomputed."""
+    and down in a dense block; half the matmul outputs elsewhere); the rest is recomputed.
+
+    Hybrid decoders are summed over their blocks' parts (:func:`block_parts`) and returned per
+    layer as the mean over all ``num_layers`` blocks, so ``layers`` x this is the blocks' sum; the
+    one layer the memory kernel rebuilds under recomputation is that mean too, not the largest
+    block."""
     arch = framework_arch(setup)
     defaults = DEFAULTS[setup.framework]
     h = arch.hidden_size
@@ -114,20 +173,49 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float]:
         upcast = 0.0 if setup.precision == "fp32" else 2.0  # fp32 copy = two 16-bit elements
         normalised = 1.0 if method == "full" else 0.0
         norms = arch.norms_per_layer * (upcast + normalised) * h
-    adapters = 0
+    # Blocks by part (block_parts): each part brings its own saved tensors, a mixer-free block no
+    # attention's, an MLP-free block no MLP's, an empty one (Nemotron-NAS) none. An ordinary model
+    # has every share 1 (linear 0) and the sums below are today's per-layer figures exactly.
+    parts = block_parts(arch)
+    attention_share = parts.attention / arch.num_layers
+    linear_share = parts.linear / arch.num_layers
+    mlp_share = parts.mlp / arch.num_layers
+    attention_adapters = mlp_adapters = mixer_adapters = 0
     if method != "full":  # x @ A intermediates of each adapted matrix
-        mlp_adapters = (3 if arch.gated_mlp else 2) if targets == "all" else 0
-        adapters = rank * ((2 if targets == "qv" else 4) + mlp_adapters)
-    per_layer = attention + mlp + dispatch + adapters + norms
+        attention_adapters = rank * (2 if targets == "qv" else 4)
+        if targets == "all":
+            mlp_adapters = rank * (3 if arch.gated_mlp else 2)
+            mixer_adapters = rank * mixer_linears(arch)
+    # A linear/SSM mixer (Gated DeltaNet, Mamba-2, an h x h linear) counted like attention by its
+    # projections: norm input, norm output (its projections' input, kept when they are trained or
+    # adapted), the input projections' outputs and the output projection's input (mixer_width).
+    # Mamba-2's fused mamba_split_conv1d_scan_combined saves just that (zxbcdt, out_x; mamba_ssm
+    # ops/triton/ssd_combined.py); fla's chunk_gated_delta_rule saves more (memory_calibration.md).
+    linear_inputs = 2 * h if linear_inputs_saved else h
+    linear_mixer = linear_inputs + mixer_width(arch) if parts.linear else 0.0
+    per_layer = (
+        attention_share * (attention + attention_adapters)
+        + linear_share * (linear_mixer + mixer_adapters)
+        + mlp_share * (mlp + dispatch + mlp_adapters)
+        + norms
+    )
     if arch.cross_attention_layers:  # T5 decoder blocks also attend over the encoder output
         per_layer += (
             arch.cross_attention_layers / arch.num_layers * (h + 2 * arch.q_width + arch.attn_out_width)
         )
     mlp_mm = (2 * width if arch.gated_mlp else width) + h  # gate/up (or fc1) and down (or fc2) outputs
-    matmul_outputs = arch.q_width + 2 * arch.kv_width + h + mlp_mm
     saved = saved_matmul_outputs(arch)  # models/selective_checkpointing.py: the 1st, 3rd, ... matmul
-    kept_outputs = 0.5 * matmul_outputs if saved is None else saved
-    selective = h + arch.attn_out_width + kept_outputs + dispatch + adapters
+    if saved is not None:  # a dense block
+        adapters = attention_adapters + mlp_adapters
+        selective = h + arch.attn_out_width + saved + dispatch + adapters
+    else:  # half of each part's matmul outputs (a linear mixer's: about its mixer_width)
+        selective = (
+            h
+            + attention_share * (arch.attn_out_width + 0.5 * (arch.q_width + 2 * arch.kv_width + h))
+            + attention_share * attention_adapters
+            + linear_share * (0.5 * mixer_width(arch) + mixer_adapters)
+            + mlp_share * (0.5 * mlp_mm + dispatch + mlp_adapters)
+        )
     return float(per_layer), float(min(selective, per_layer))
 
 
