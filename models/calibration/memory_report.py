@@ -35,6 +35,7 @@ HOLDOUTS = {
     "gpjt fine-tune-2024-04": DATA / "measured_memory_holdout5.csv",
     "ColossalChat SFT benchmark": DATA / "measured_memory_holdout6.csv",
     "axolotl example configs": DATA / "measured_memory_holdout7.csv",
+    "LLMs-from-scratch training-speed tips": DATA / "measured_memory_holdout8.csv",
 }
 
 
