@@ -229,6 +229,22 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
 }
 
 
+# transformers model types whose MoE block runs every routed expert on every token:
+# ``Llama4TextMoe.forward`` repeats the hidden states once per expert
+# (``hidden_states.repeat(router_scores.shape[1], 1)``), scales each copy by the router's score
+# (sigmoid of -inf, so zero, off the top-k) and ``Llama4TextExperts`` runs ``torch.bmm`` over all
+# of them (transformers ``models/llama4/modeling_llama4.py`` @000c33fdfde12e1ffafbfcdb3c926df5727a00b6).
+# A step computes and keeps every expert's activations, not the top-k's. Frameworks with their own
+# model code (torchtune, torchtitan, litgpt) dispatch each token to its experts only.
+EVERY_EXPERT_MODEL_TYPES = frozenset({"llama4", "llama4_text"})
+
+
+def runs_every_expert(framework: str, model_type: str) -> bool:
+    """Does the framework's model code run every routed expert on every token? One rule for the
+    memory model's activations and the throughput model's FLOPs."""
+    return framework == "hf" and model_type in EVERY_EXPERT_MODEL_TYPES
+
+
 def defaults_of(framework: str) -> FrameworkDefaults:
     return DEFAULTS[framework]
 

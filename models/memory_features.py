@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from gpuprice.models.architectures import ModelArch
-from gpuprice.models.frameworks import DEFAULTS, fsdp_keeps_recomputed_inputs
+from gpuprice.models.frameworks import DEFAULTS, fsdp_keeps_recomputed_inputs, runs_every_expert
 from gpuprice.models.memory_setup import (
     TrainingSetup,
     keeps_scores,
@@ -121,12 +121,18 @@ def lora_params(arch: ModelArch, rank: int, targets: str) -> int:
 
 
 def framework_arch(setup: TrainingSetup) -> ModelArch:
-    """The shape as the framework builds it: litgpt's ``GPT`` always creates ``lm_head =
+    """The shape as the framework builds and runs it: litgpt's ``GPT`` always creates ``lm_head =
     nn.Linear(...)`` next to ``wte = nn.Embedding(...)`` (``litgpt/model.py``), so a checkpoint
-    with tied embeddings (Gemma, Llama-3.2) gets a separate head unless ``tie_embeddings`` is set."""
-    if DEFAULTS[setup.framework].unties_embeddings and setup.arch.tied_embeddings:
-        return setup.arch.model_copy(update={"tied_embeddings": False})
-    return setup.arch
+    with tied embeddings (Gemma, Llama-3.2) gets a separate head unless ``tie_embeddings`` is set;
+    transformers' Llama 4 routes every token through every expert (``frameworks.runs_every_expert``)."""
+    arch = setup.arch
+    if DEFAULTS[setup.framework].unties_embeddings and arch.tied_embeddings:
+        arch = arch.model_copy(update={"tied_embeddings": False})
+    if arch.is_moe and runs_every_expert(setup.framework, arch.model_type):
+        # transformers' Llama 4 runs every routed expert on every token (frameworks.py): their
+        # activations are kept as if each token were routed to all of them
+        arch = arch.model_copy(update={"experts_per_token": arch.num_experts})
+    return arch
 
 
 def _activation_elements(setup: TrainingSetup) -> tuple[float, float]:

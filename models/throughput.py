@@ -40,7 +40,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpuprice.errors import BadInput
-from gpuprice.models.frameworks import qlora_fp32_stream
+from gpuprice.models.frameworks import qlora_fp32_stream, runs_every_expert
 from gpuprice.models.gpu_hardware import (  # re-exported: callers import the hardware facts from here too
     ALL_FAMILIES,
     FAMILY_CODE,
@@ -263,6 +263,8 @@ def predict_throughput(
     )
     if selective_checkpointing and not grad_checkpointing:
         cases.selective_flops = np.array([shape.selective_recompute_flops()])
+    if runs_every_expert(framework, str(getattr(arch, "model_type", ""))):
+        cases.unrouted_params = np.array([shape.n_params - shape.n_active_params])
     heads = float(getattr(arch, "num_heads", 0) or round(shape.hidden / 128))
     if keeps_scores:  # eager / explicit-score attention (memory_setup.keeps_scores)
         cases.score_heads = np.array([heads])

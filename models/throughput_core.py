@@ -79,6 +79,10 @@ class Cases:
     # output is saved; every N-th layer: 1/N). None: nothing recomputed.
     selective_flops: np.ndarray | None = None
     selective_attention: np.ndarray | None = None
+    # Parameters of routed experts a step computes for tokens not routed to them (transformers'
+    # Llama 4: frameworks.runs_every_expert), None / 0: only the top-k run. Hardware FLOPs only:
+    # the model FLOPs (MFU) stay on the active parameters.
+    unrouted_params: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.n_params)
@@ -111,6 +115,8 @@ def evaluate(cases: Cases, params: ThroughputParameters = CALIBRATED_PARAMETERS)
     selective_attn = cases.selective_attention if cases.selective_attention is not None else 0.0
     recompute_dense = np.where(cases.checkpointing, 2.0 * n_active, selective_dense)
     recompute_attn = np.where(cases.checkpointing, 1.0, selective_attn) * attn / 3.0
+    unrouted = cases.unrouted_params if cases.unrouted_params is not None else 0.0
+    unrouted_work = (np.where(cases.full, 6.0, 4.0) + np.where(cases.checkpointing, 2.0, 0.0)) * unrouted
 
     fp8 = cases.precision_factor < 0
     fp32_share = cases.fp32_share if cases.fp32_share is not None else 0.5
@@ -142,7 +148,7 @@ def evaluate(cases: Cases, params: ThroughputParameters = CALIBRATED_PARAMETERS)
         / np.where(masked | fp32_attn, MEM_EFFICIENT_SLOWDOWN, 1.0)
         / np.where(masked, CAUSAL_SKIP, 1.0)
     )
-    compute = (dense + recompute_dense) / rate + (attn + recompute_attn) / attention_rate
+    compute = (dense + recompute_dense + unrouted_work) / rate + (attn + recompute_attn) / attention_rate
 
     tokens_mb = cases.micro_batch * seq
     overhead = params.layer_overhead_ms * 1e-3 * layers / tokens_mb
@@ -193,7 +199,7 @@ def evaluate(cases: Cases, params: ThroughputParameters = CALIBRATED_PARAMETERS)
 
     tokens = 1.0 / seconds
     model_flops = dense + attn
-    hardware_flops = model_flops + recompute_dense + recompute_attn
+    hardware_flops = model_flops + recompute_dense + recompute_attn + unrouted_work
     return CaseResult(
         tokens_per_sec_per_gpu=tokens,
         mfu=tokens * model_flops / cases.peak_flops,

@@ -60,6 +60,7 @@ OPTIONAL_COLUMNS = (
     "adapter_bytes",
     "stream_bytes",
     "selective_flops",
+    "unrouted_params",
 )
 
 
@@ -233,6 +234,7 @@ def cases_from_arrays(columns: Mapping[str, np.ndarray]) -> Cases:
         adapter_bytes=optional("adapter_bytes"),
         stream_bytes=optional("stream_bytes"),
         selective_flops=optional("selective_flops"),
+        unrouted_params=optional("unrouted_params"),
         mask_bytes=optional("mask_bytes"),
         fp32_attention=(
             np.broadcast_to(np.asarray(columns["fp32_attention"], dtype=bool), (size,))

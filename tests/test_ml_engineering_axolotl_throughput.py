@@ -138,11 +138,13 @@ def scored(every: list[Scored]) -> list[Scored]:
 def test_first_scores_through_the_holdout_tooling_do_not_regress(scored: list[Scored]) -> None:
     # 78.2 % median |error|, 50 % within 25 %, +73.2 % signed over the four; per run (families
     # sorted): axolotl one H100 +141.0 %, four H100 +596.5 %; ml-engineering H200 -15.5 %, B200 +5.4 %
+    # at the first score. With transformers' Llama 4 charged every routed expert on every token
+    # (frameworks.runs_every_expert): axolotl +15.2 % / +139.6 %, the four 15.4 % / 75 %.
     summary = summarize(scored)
     assert summary.runs == 4 and not any(s.refitted for s in scored)
-    assert summary.median_abs <= 0.79 and summary.within >= 0.5
+    assert summary.median_abs <= 0.16 and summary.within >= 0.75
     errors = [s.error for s in scored]
-    bounds = [(1.38, 1.44), (5.9, 6.03), (-0.17, -0.14), (0.04, 0.07)]
+    bounds = [(0.14, 0.165), (1.38, 1.41), (-0.17, -0.14), (0.04, 0.07)]
     for error, (low, high) in zip(errors, bounds, strict=True):
         assert low <= error <= high, errors
     ml = summarize([s for s in scored if s.family == "stas00/ml-engineering"])
@@ -162,6 +164,9 @@ def test_the_axolotl_misses_are_the_dense_over_experts_compute() -> None:
         )
         errors.append(dense / float(str(row["tokens_per_sec_per_gpu"])) - 1)
     assert 0.1 <= errors[0] <= 0.15 and 1.2 <= errors[1] <= 1.35, errors
+    # the product now counts that compute as hardware FLOPs on the MoE shape: within 3 points of it
+    product = [predict_from_benchmark_row(row) / float(str(row["tokens_per_sec_per_gpu"])) - 1 for row in (single, multi)]
+    assert abs(product[0] - errors[0]) <= 0.03 and abs(product[1] - errors[1]) <= 0.15, (product, errors)
 
 
 def _contract_csv(path: Path, attention: str) -> list[float]:
@@ -197,9 +202,9 @@ def _contract_csv(path: Path, attention: str) -> list[float]:
     ("attention", "fsdp_bounds"),
     [
         # flex attention written as flash (a fused causal kernel, as the tooling reads it)
-        ("flash", (5.9, 6.03)),
+        ("flash", (1.38, 1.41)),
         # left to the product's default: hf at micro-batch 2 reads SDPA with a padding mask
-        ("", (4.1, 4.25)),
+        ("", (1.12, 1.15)),
     ],
 )
 def test_first_scores_through_estimate_batch_with_contract_columns(
@@ -207,14 +212,16 @@ def test_first_scores_through_estimate_batch_with_contract_columns(
 ) -> None:
     # ml-engineering H200 -15.5 %, B200 +5.4 %; axolotl one H100 +134.7 % (the product's default LoRA
     # targets, not the rows' q, k, v, o), four H100 +596.5 % (flash) / +416.8 % (default attention)
+    # at the first score; with every routed expert charged (transformers' Llama 4): +13.8 %, and
+    # +139.6 % / +113.6 %
     batch = tmp_path / "unseen.csv"
     measured = np.array(_contract_csv(batch, attention))
     answers = batch_answers(cli, "estimate", batch, 4, "--tokens", "1000000000", "--usd-per-gpu-hour", "2")
     median, within = throughput_scores(answers, measured)
-    assert median <= 0.79 and within >= 0.5, (median, within)
+    assert median <= 0.16 and within >= 0.75, (median, within)
     errors = np.array([a["tokens_per_sec_per_gpu"] for a in answers]) / measured - 1
     assert -0.17 <= errors[0] <= -0.14 and 0.04 <= errors[1] <= 0.07, errors
-    assert 1.32 <= errors[2] <= 1.38 and fsdp_bounds[0] <= errors[3] <= fsdp_bounds[1], errors
+    assert 0.12 <= errors[2] <= 0.155 and fsdp_bounds[0] <= errors[3] <= fsdp_bounds[1], errors
 
 
 def test_all_unseen_fine_tuning_runs_with_these(every: list[Scored]) -> None:

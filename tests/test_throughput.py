@@ -470,3 +470,30 @@ def test_calibrated_parameters_cover_every_family() -> None:
     for family in ("blackwell", "volta", "turing", "cdna"):
         assert 0 < complete.family_efficiency[family] <= 1
     assert complete.family_efficiency["blackwell"] == complete.family_efficiency["hopper"]
+
+
+def test_transformers_llama4_runs_every_routed_expert_on_every_token() -> None:
+    # Llama4TextMoe repeats each token once per expert and bmm's all 16 (router scores zero the
+    # rest): a LoRA step computes the 90.6B parameters of the 15 unrouted experts too (4 FLOPs a
+    # parameter a token: forward and input gradients), as hardware FLOPs; MFU stays on the active
+    from gpuprice.models.frameworks import runs_every_expert
+    from gpuprice.models.memory import TrainingSetup
+    from gpuprice.models.memory_features import framework_arch
+
+    scout = resolve_model("meta-llama/Llama-4-Scout-17B-16E")
+    unrouted = scout.n_params - scout.n_active_params
+    hf = tps(arch=scout, method="lora", framework="hf")
+    own_code = tps(arch=scout, method="lora", framework="torchtune")
+    assert runs_every_expert("hf", scout.model_type) and not runs_every_expert("torchtune", scout.model_type)
+    assert hf.hardware_flops_per_token - own_code.hardware_flops_per_token == pytest.approx(4 * unrouted)
+    assert hf.flops_per_token == own_code.flops_per_token
+    assert hf.tokens_per_sec_per_gpu < 0.5 * own_code.tokens_per_sec_per_gpu
+    # other MoE models under transformers dispatch tokens to their top-k experts only
+    assert not runs_every_expert("hf", MIXTRAL.model_type)
+    assert tps(arch=MIXTRAL, method="lora").hardware_flops_per_token == pytest.approx(
+        tps(arch=MIXTRAL, method="lora", framework="torchtune").hardware_flops_per_token
+    )
+    # the memory model keeps every expert's activations under transformers (one rule)
+    for framework, experts in (("hf", 16), ("torchtune", 1)):
+        setup = TrainingSetup(arch=scout, method="lora", framework=framework)
+        assert framework_arch(setup).experts_per_token == experts

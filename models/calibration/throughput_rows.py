@@ -17,6 +17,7 @@ import pandas as pd
 from gpuprice.errors import BadInput
 from gpuprice.models.calibration.lora_notes import stated_lora_targets
 from gpuprice.models.choices import ATTENTIONS
+from gpuprice.models.frameworks import runs_every_expert
 from gpuprice.models.gpu_hardware import (
     BENCHMARK_ONLY_GPUS,
     BENCHMARK_ONLY_PATTERNS,
@@ -72,6 +73,8 @@ class BenchmarkCase:
     # @4d88a8a4): half the layers recomputed whole.
     selective_flops: float = 0.0
     selective_attention: float = 0.0
+    # transformers' Llama 4 computes every routed expert for every token (frameworks.runs_every_expert)
+    unrouted_params: float = 0.0
     # Inter-node fabric the source states, per GPU as the model counts it (the node's aggregate over
     # GPUS_PER_NODE: a ring moves (n-1)/n of the data through each node's links whatever the GPUs
     # per node), None: the GPU family's default (gpu_hardware.DEFAULT_FABRIC_GBPS).
@@ -393,6 +396,11 @@ def benchmark_case(row: Mapping[str, object]) -> BenchmarkCase:
         fabric_gbps_per_gpu=benchmark_fabric(_text(row, "sharding")),
         selective_flops=selective_flops,
         selective_attention=selective_attention,
+        unrouted_params=(
+            shape.n_params - shape.n_active_params
+            if runs_every_expert(_framework(row), _model_type(_text(row, "model")))
+            else 0.0
+        ),
     )
 
 
@@ -421,6 +429,7 @@ def cases_from_benchmarks(cases: Sequence[BenchmarkCase]) -> Cases:
     batch.stream_bytes = np.array([c.stream_bytes for c in cases], dtype=float)
     batch.selective_flops = np.array([c.selective_flops for c in cases], dtype=float)
     batch.selective_attention = np.array([c.selective_attention for c in cases], dtype=float)
+    batch.unrouted_params = np.array([c.unrouted_params for c in cases], dtype=float)
     return batch
 
 

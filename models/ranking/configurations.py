@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from gpuprice.models.choices import GPUS_PER_NODE, SWEEP_STRATEGIES
+from gpuprice.models.frameworks import runs_every_expert
 from gpuprice.models.ranking.distinct import distinct_pairs
 from gpuprice.models.ranking.offers import RISKS, Card
 from gpuprice.models.ranking.sizing import choose_nodes, job_card, right_sized_hours
@@ -174,6 +175,15 @@ def _throughput(
             "compile": per([compiled_kernels(x.compile, x.framework) for x in items]),
             "precision": per([x.precision for x in items]),
             "sharding": fits["sharding"],
+            # transformers' Llama 4 computes every routed expert for every token
+            "unrouted_params": per(
+                [
+                    shape.n_params - shape.n_active_params
+                    if runs_every_expert(x.framework, x.arch().model_type)
+                    else 0.0
+                    for x, shape in zip(items, shapes, strict=True)
+                ]
+            ),
             "n_params": per([x.n_params for x in shapes]),
             "n_active_params": per([x.n_active_params for x in shapes]),
             "layers": per([x.layers for x in shapes]),
