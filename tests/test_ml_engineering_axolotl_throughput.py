@@ -165,7 +165,10 @@ def test_the_axolotl_misses_are_the_dense_over_experts_compute() -> None:
         errors.append(dense / float(str(row["tokens_per_sec_per_gpu"])) - 1)
     assert 0.1 <= errors[0] <= 0.15 and 1.2 <= errors[1] <= 1.35, errors
     # the product now counts that compute as hardware FLOPs on the MoE shape: within 3 points of it
-    product = [predict_from_benchmark_row(row) / float(str(row["tokens_per_sec_per_gpu"])) - 1 for row in (single, multi)]
+    product = [
+        predict_from_benchmark_row(row) / float(str(row["tokens_per_sec_per_gpu"])) - 1
+        for row in (single, multi)
+    ]
     assert abs(product[0] - errors[0]) <= 0.03 and abs(product[1] - errors[1]) <= 0.15, (product, errors)
 
 
