@@ -78,6 +78,9 @@ class ModelArch(BaseModel):
     linear_attention_params: int = Field(default=0, ge=0, description="weights of one linear/SSM mixer")
     mixer_free_layers: int = Field(default=0, ge=0, description="blocks with only an MLP / MoE")
     mlp_free_layers: int = Field(default=0, ge=0, description="blocks with only a mixer")
+    # Nemotron-NAS blocks with neither (no-op attention and no-op FFN: an identity), counted in
+    # both fields above; the counts alone cannot tell them from blocks holding one part each.
+    empty_layers: int = Field(default=0, ge=0, description="blocks with neither a mixer nor an MLP")
     # Qwen3-Next / Qwen3.5 ``attn_output_gate``: q_proj also emits a sigmoid gate per head.
     attention_output_gate: bool = False
     # Nemotron-3 latent MoE (``moe_latent_size``): routed experts work in a narrower latent,
@@ -101,6 +104,8 @@ class ModelArch(BaseModel):
             raise ValueError(f"{self.name}: more linear-attention and MLP-only blocks than layers")
         if self.dense_layers + self.mlp_free_layers > self.num_layers:
             raise ValueError(f"{self.name}: more dense and mixer-only blocks than layers")
+        if self.empty_layers > min(self.mixer_free_layers, self.mlp_free_layers):
+            raise ValueError(f"{self.name}: more empty blocks than mixer-free or MLP-free blocks")
         return self
 
     # ----- widths -------------------------------------------------------------------------

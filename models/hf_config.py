@@ -388,9 +388,11 @@ def _nemotron_nas_fields(cfg: _Config, fields: Mapping[str, Any]) -> dict[str, A
     probe = ModelArch(**{**fields, "num_kv_heads": heads, "gated_mlp": True})
     exact = 0
     kv_heads: list[int] = []
-    linear_attention = attention_free = linear_ffn = ffn_free = norms = 0
+    linear_attention = attention_free = linear_ffn = ffn_free = norms = empty = 0
     for i, block in enumerate(blocks):
         attention, ffn = _nas_part(cfg, block, "attention", i), _nas_part(cfg, block, "ffn", i)
+        if attention.get("no_op") and ffn.get("no_op"):
+            empty += 1
         if attention.get("no_op"):
             attention_free += 1
         else:
@@ -432,6 +434,7 @@ def _nemotron_nas_fields(cfg: _Config, fields: Mapping[str, Any]) -> dict[str, A
         "linear_attention_params": h * h if linear_attention else 0,
         "mixer_free_layers": attention_free,
         "mlp_free_layers": ffn_free,
+        "empty_layers": empty,
         "intermediate_size": 1,
     }
     one = probe.model_copy(update=uniform)

@@ -189,7 +189,8 @@ def _kernel(
     kept_per_layer = np.where(
         f["ac"] >= 2, f["act_ckpt"], np.where(f["ac"] >= 1, f["act_selective"], f["act_layer"])
     )
-    recomputed = np.where(f["ac"] >= 1, f["act_layer"], 0.0)  # one layer rebuilt during backward
+    # one block rebuilt during backward: the largest kind of a hybrid decoder (act_rebuilt)
+    recomputed = np.where(f["ac"] >= 1, f["act_rebuilt"], 0.0)
     stored = c.activation_factor * f["layers"] * kept_per_layer
     # hf QLoRA's fp32 residual stream (memory_features): not under ZeRO-3/FSDP, where trl skips
     # prepare_model_for_kbit_training for sharded QLoRA (nothing is cast to fp32)

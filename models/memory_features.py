@@ -54,13 +54,23 @@ class BlockParts(NamedTuple):
     linear: int  # blocks with a linear/SSM mixer (Gated DeltaNet, Mamba-2, NAS h x h linear)
     mlp: int  # blocks with an MLP or MoE
     moe: int  # of those, MoE blocks
+    both: int = 0  # blocks with a mixer (softmax or linear) and an MLP/MoE
+    empty: int = 0  # blocks with neither (Nemotron-NAS: an identity)
 
 
 def block_parts(arch: ModelArch) -> BlockParts:
     attention = arch.num_layers - arch.linear_attention_layers - arch.mixer_free_layers
     mlp = arch.num_layers - arch.mlp_free_layers
     moe = mlp - arch.dense_layers if arch.is_moe else 0
-    return BlockParts(attention, arch.linear_attention_layers, mlp, moe)
+    # a block is mixer-free, MLP-free, empty (both) or holds both parts: Nemotron-H's one-part
+    # blocks give none with both, Qwen3-Next's every one, Nemotron-NAS' those not listed as free
+    both = arch.num_layers - arch.mixer_free_layers - arch.mlp_free_layers + arch.empty_layers
+    return BlockParts(attention, arch.linear_attention_layers, mlp, moe, both, arch.empty_layers)
+
+
+def is_hybrid(arch: ModelArch) -> bool:
+    """Do the blocks differ by part (a linear mixer, a mixer-free or an MLP-free block)?"""
+    return bool(arch.linear_attention_layers or arch.mixer_free_layers or arch.mlp_free_layers)
 
 
 def mixer_linears(arch: ModelArch) -> int:
@@ -135,9 +145,9 @@ def framework_arch(setup: TrainingSetup) -> ModelArch:
     return arch
 
 
-def _activation_elements(setup: TrainingSetup) -> tuple[float, float]:
+def _activation_elements(setup: TrainingSetup) -> tuple[float, float, float]:
     """Saved elements per token per layer (before the calibrated activation factor), as
-    (no recomputation, op-level selective recomputation).
+    (no recomputation, op-level selective recomputation, the one block rebuilt under recomputation).
 
     No recomputation: what autograd keeps for one pre-norm block. A frozen ``nn.Linear`` keeps no
     input for a weight gradient, so LoRA on q,v saves fewer MLP tensors; bitsandbytes' 4-bit
@@ -151,9 +161,11 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float]:
     and down in a dense block; half the matmul outputs elsewhere); the rest is recomputed.
 
     Hybrid decoders are summed over their blocks' parts (:func:`block_parts`) and returned per
-    layer as the mean over all ``num_layers`` blocks, so ``layers`` x this is the blocks' sum; the
-    one layer the memory kernel rebuilds under recomputation is that mean too, not the largest
-    block."""
+    layer as the mean over all ``num_layers`` blocks, so ``layers`` x this is the blocks' sum. The
+    one block the memory kernel rebuilds under recomputation (selective or full) is the largest
+    kind present, not that mean: a mixer + MLP block where some block holds both (the larger of
+    attention and the linear mixer, whichever the model has), else the largest single part
+    (Nemotron-H's blocks hold one part each). An ordinary model's is its per-layer figure."""
     arch = framework_arch(setup)
     defaults = DEFAULTS[setup.framework]
     h = arch.hidden_size
@@ -222,7 +234,14 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float]:
             + linear_share * (0.5 * mixer_width(arch) + mixer_adapters)
             + mlp_share * (0.5 * mlp_mm + dispatch + mlp_adapters)
         )
-    return float(per_layer), float(min(selective, per_layer))
+    rebuilt = per_layer
+    if is_hybrid(arch):
+        mixers = [attention + attention_adapters] if parts.attention else []
+        mixers += [linear_mixer + mixer_adapters] if parts.linear else []
+        mixer = max(mixers, default=0.0)
+        mlp_part = mlp + dispatch + mlp_adapters if parts.mlp else 0.0
+        rebuilt = (mixer + mlp_part if parts.both > 0 else max(mixer, mlp_part)) + norms
+    return float(per_layer), float(min(selective, per_layer)), float(rebuilt)
 
 
 FEATURE_NAMES = (
@@ -238,6 +257,7 @@ FEATURE_NAMES = (
     "act_layer",  # saved activation bytes of one layer (no checkpointing), before the factor
     "act_selective",  # bytes one layer keeps under op-level selective recomputation
     "act_ckpt",  # bytes kept per layer under full recomputation (its input)
+    "act_rebuilt",  # bytes of the one block rebuilt under recomputation (the largest kind; act_layer else)
     "layers",  # layers whose saved tensors stay on the GPU
     "ac",  # 0 none, 1 selective, 2 full
     "logits",  # logits / loss buffer bytes
@@ -480,7 +500,7 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
     sharded_w_b = 0.0 if sharded_fp32_master(setup, "zero3") else w_b
     fsdp_w_b = 0.0 if sharded_fp32_master(setup, "fsdp") else w_b
     tokens = setup.seq_len * setup.micro_batch
-    per_layer, selective = _activation_elements(setup)
+    per_layer, selective, rebuilt = _activation_elements(setup)
     dequant = _dequant_buffer(setup, arch)
     act_bytes = ACT_BYTES[setup.precision]
     # PEFT's prepare_model_for_kbit_training casts every fp16/bf16 parameter but Params4bit to fp32
@@ -518,6 +538,7 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
         "act_layer": tokens * per_layer * act_bytes,
         "act_selective": tokens * selective * act_bytes,
         "act_ckpt": tokens * arch.hidden_size * act_bytes,
+        "act_rebuilt": tokens * rebuilt * act_bytes,
         "layers": resident,
         "ac": float(_AC_CODE[ac]),
         "logits": tokens * arch.vocab_size * (logit_bytes + held_bytes),

@@ -94,7 +94,7 @@ TWO_FULL = [_block(2, 2.0), _block(2, 2.0)]
 
 def test_an_attention_free_block_adds_only_its_mlp() -> None:
     base, more = _nas(TWO_FULL), _nas([*TWO_FULL, _block(None, 2.0)])
-    assert block_parts(more) == BlockParts(attention=2, linear=0, mlp=3, moe=0)
+    assert block_parts(more) == BlockParts(attention=2, linear=0, mlp=3, moe=0, both=2)
     assert more.intermediate_size == base.intermediate_size
     for targets in ("qv", "qkvo"):
         assert lora_params(more, RANK, targets) == lora_params(base, RANK, targets)
@@ -109,7 +109,7 @@ def test_an_attention_free_block_adds_only_its_mlp() -> None:
 
 def test_an_empty_block_adds_nothing() -> None:
     base, more = _nas(TWO_FULL), _nas([*TWO_FULL, _block(None, None)])
-    assert block_parts(more) == BlockParts(attention=2, linear=0, mlp=2, moe=0)
+    assert block_parts(more) == BlockParts(attention=2, linear=0, mlp=2, moe=0, both=2, empty=1)
     assert more.intermediate_size == base.intermediate_size
     for targets in ("qv", "qkvo", "all"):
         assert lora_params(more, RANK, targets) == lora_params(base, RANK, targets)
@@ -118,7 +118,7 @@ def test_an_empty_block_adds_nothing() -> None:
 
 def test_an_mlp_free_block_adds_only_its_attention() -> None:
     base, more = _nas(TWO_FULL), _nas([*TWO_FULL, {**_block(2, None)}])
-    assert block_parts(more) == BlockParts(attention=3, linear=0, mlp=2, moe=0)
+    assert block_parts(more) == BlockParts(attention=3, linear=0, mlp=2, moe=0, both=2)
     for targets in ("qv", "qkvo", "all"):
         assert lora_params(more, RANK, targets) - lora_params(base, RANK, targets) == _attention_adapters(
             base, targets
@@ -132,7 +132,7 @@ def test_nemotron_super_49b_adapters_cover_only_its_attention_blocks() -> None:
     q, k, v, o on all 80, 32.8M q,v adapters at rank 16 instead of 20.1M)."""
     arch = arch_from_config(nas_super_49b())
     assert (arch.num_layers, arch.mixer_free_layers, arch.mlp_free_layers) == (80, 31, 0)
-    assert block_parts(arch) == BlockParts(attention=49, linear=0, mlp=80, moe=0)
+    assert block_parts(arch) == BlockParts(attention=49, linear=0, mlp=80, moe=0, both=49)
     for targets in ("qv", "qkvo"):
         assert lora_params(arch, RANK, targets) == 49 * _attention_adapters(arch, targets)
     mlp = 3 * RANK * (arch.hidden_size + arch.intermediate_size)
@@ -145,7 +145,7 @@ def test_a_mamba_block_has_adapters_on_its_own_projections_only() -> None:
     in_proj and out_proj (r (d_in + d_out) each = r (2 h + mixer weights / h)); its saved tensors
     are counted by those projections (norm input, in_proj input, in_proj outputs, out_proj input)."""
     base, more = _nemotron_h("*-"), _nemotron_h("M*-")
-    assert block_parts(more) == BlockParts(attention=1, linear=1, mlp=1, moe=0)
+    assert block_parts(more) == BlockParts(attention=1, linear=1, mlp=1, moe=0, both=0)
     assert lora_params(more, RANK, "qv") == lora_params(base, RANK, "qv") == _attention_adapters(base, "qv")
     assert lora_params(more, RANK, "qkvo") == lora_params(base, RANK, "qkvo")
     width = mixer_width(more)
@@ -158,8 +158,10 @@ def test_ordinary_models_are_every_block_attention_and_mlp() -> None:
     llama = find_model("meta-llama/Llama-3.1-8B")
     lite = find_model("deepseek-ai/DeepSeek-V2-Lite")
     assert llama is not None and lite is not None
-    assert block_parts(llama) == BlockParts(32, 0, 32, 0)
-    assert block_parts(lite) == BlockParts(lite.num_layers, 0, lite.num_layers, lite.num_layers - 1)
+    assert block_parts(llama) == BlockParts(32, 0, 32, 0, 32)
+    assert block_parts(lite) == BlockParts(
+        lite.num_layers, 0, lite.num_layers, lite.num_layers - 1, lite.num_layers
+    )
     h, f = llama.hidden_size, llama.intermediate_size
     every = llama.num_layers * (_attention_adapters(llama, "qkvo") + 3 * RANK * (h + f))
     assert lora_params(llama, RANK, "all") == every
