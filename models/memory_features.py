@@ -68,6 +68,23 @@ def block_parts(arch: ModelArch) -> BlockParts:
     return BlockParts(attention, arch.linear_attention_layers, mlp, moe, both, arch.empty_layers)
 
 
+def input_blocks(arch: ModelArch) -> int:
+    """Blocks whose input is a tensor of its own: every block but the empty ones (at least one).
+
+    Recomputation checkpoints per decoder layer, empty ones too: Nemotron-NAS' modelling code
+    (NVIDIA's DeciLM ``modeling_decilm.py``, ``DeciLMModel.forward``) passes every layer to
+    ``self._gradient_checkpointing_func(decoder_layer.__call__, hidden_states, ...)``, and an
+    empty ``DeciLMDecoderLayer`` (no-op attention and FFN) returns ``hidden_states`` itself. The
+    wrapper of an empty block therefore saves the very tensor the next block's wrapper saves
+    (torch's reentrant ``CheckpointFunction`` keeps its inputs, and an input returned as-is comes
+    back as a view of the same storage; the non-reentrant one keeps references): no bytes of its
+    own. Likewise an empty block runs no norm, so it keeps no fp32 stream input (QLoRA) and
+    dequantizes nothing. Counting the non-empty blocks is exact to one tensor (the embeddings'
+    output is the first block's input; a non-empty block's output is kept only if a block that
+    computes something follows it)."""
+    return max(arch.num_layers - arch.empty_layers, 1)
+
+
 def is_hybrid(arch: ModelArch) -> bool:
     """Do the blocks differ by part (a linear mixer, a mixer-free or an MLP-free block)?"""
     return bool(arch.linear_attention_layers or arch.mixer_free_layers or arch.mlp_free_layers)
@@ -350,7 +367,7 @@ def _dequant_buffer(setup: TrainingSetup, arch: ModelArch) -> float:
     if setup.method != "qlora":
         return 0.0
     active_linear = arch.quantizable_params * (arch.n_active_params / arch.n_params)
-    dequant = active_linear / arch.num_layers * 2.0
+    dequant = active_linear / input_blocks(arch) * 2.0  # the mean over blocks holding linears
     if DEFAULTS[setup.framework].dequant_per_linear:
         dequant = min(dequant, arch.hidden_size * max(arch.intermediate_size, arch.q_width) * 2.0)
     return dequant
@@ -508,9 +525,11 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
     # a norm's output is fp32, bitsandbytes' Linear4bit returns ``out.to(inp_dtype)``, so the first
     # MLP's output and every residual add after it are fp32. Each layer but the first keeps an fp32
     # input, 2 B more per element; attention runs on bf16 copies.
+    # Empty blocks (Nemotron-NAS) keep no input of their own (input_blocks).
     fp32_stream = 0.0
+    blocks = input_blocks(arch)
     if qlora_fp32_activations(setup):
-        fp32_stream = (arch.num_layers - 1) * tokens * arch.hidden_size * 2.0
+        fp32_stream = (blocks - 1) * tokens * arch.hidden_size * 2.0
     ac = setup.activation_checkpointing
     offloaded = setup.cpu_offload_activations or (ac == "full" and defaults.offloads_checkpoints)
     layers = float(arch.num_layers)
@@ -537,7 +556,9 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
         "unit_g": unit_g,
         "act_layer": tokens * per_layer * act_bytes,
         "act_selective": tokens * selective * act_bytes,
-        "act_ckpt": tokens * arch.hidden_size * act_bytes,
+        # per layer over all num_layers (the kernel multiplies by layers): the non-empty blocks'
+        # inputs (input_blocks; an ordinary model's share is exactly 1)
+        "act_ckpt": tokens * arch.hidden_size * act_bytes * (blocks / arch.num_layers),
         "act_rebuilt": tokens * rebuilt * act_bytes,
         "layers": resident,
         "ac": float(_AC_CODE[ac]),
