@@ -112,6 +112,17 @@ def mixer_width(arch: ModelArch) -> float:
     return arch.linear_attention_params / arch.hidden_size
 
 
+def mixer_output_input(arch: ModelArch) -> float:
+    """The width a linear mixer's output projection reads (the rest of :func:`mixer_width` is
+    what its input projections emit): h for Nemotron-NAS' one h x h linear; Mamba-2's out_proj
+    reads d_inner of the ~3 d_inner its in_proj emits plus it (2 d_inner + 2 groups x state +
+    heads), so a third; a Gated DeltaNet's out_proj reads the value heads (nv x dv of about
+    4 nv dv on Qwen3-Next), taken at the same third."""
+    if mixer_linears(arch) == 1:
+        return float(arch.hidden_size)
+    return mixer_width(arch) / 3.0
+
+
 def lora_params(arch: ModelArch, rank: int, targets: str) -> int:
     """Adapter parameters: r (d_in + d_out) per adapted matrix, over the blocks that hold it (and
     experts).

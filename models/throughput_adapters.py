@@ -26,7 +26,8 @@ frameworks (torchtune, litgpt, Unsloth) build their own LoRA modules in the mode
 
 from __future__ import annotations
 
-from typing import Any
+from gpuprice.models.architectures import ModelArch
+from gpuprice.models.memory_features import block_parts, mixer_linears, mixer_output_input, mixer_width
 
 FORWARD_IN_BYTES, FORWARD_OUT_BYTES = 10.0, 28.0
 BACKWARD_IN_BYTES, BACKWARD_OUT_BYTES = 20.0, 28.0
@@ -38,33 +39,50 @@ def fp32_adapters(framework: str, method: str, precision: str) -> bool:
     return framework == "hf" and method in ("lora", "qlora") and precision == "bf16-true"
 
 
-def adapter_widths(arch: Any, targets: str) -> tuple[float, float]:
+def adapter_widths(arch: ModelArch, targets: str) -> tuple[float, float]:
     """(sum of input widths, sum of output widths) of the linears one token passes through that
-    carry an adapter, over all layers: ``qv`` the query and value projections, ``qkvo`` the four
-    attention projections, ``all`` every linear of the blocks (q, k, v, o and the MLP; a MoE token's
-    active and shared experts)."""
+    carry an adapter, over the blocks that hold them (``memory_features.block_parts``, the rule
+    ``lora_params`` counts adapters by): ``qv`` the query and value projections, ``qkvo`` the four
+    attention projections, both only in softmax-attention blocks; ``all`` every linear of the
+    blocks (q, k, v, o; the MLP, or a MoE token's active and shared experts, in blocks with one;
+    a linear mixer's projections, ``mixer_linears``: its input projections read h, its output
+    projection reads ``mixer_output_input`` and writes h). A latent MoE's routed experts read and
+    write the latent, entered and left through two h x latent projections."""
     h = float(arch.hidden_size)
     q, kv, out = float(arch.q_width), float(arch.kv_width), float(arch.attn_out_width)
-    attn_layers = float(arch.num_layers + getattr(arch, "cross_attention_layers", 0))
+    parts = block_parts(arch)
+    attn_layers = float(parts.attention + arch.cross_attention_layers)
     if targets == "qv":
         return attn_layers * 2 * h, attn_layers * (q + kv)
     ins, outs = attn_layers * (3 * h + out), attn_layers * (q + 2 * kv + h)
     if targets == "qkvo":
         return ins, outs
     mats_in = 2 if arch.gated_mlp else 1  # gate and up read h; down reads the MLP width
-    moe_layers = float(arch.num_layers - arch.dense_layers) if arch.is_moe else 0.0
-    dense_layers = float(arch.num_layers) - moe_layers
-    experts = float(getattr(arch, "experts_per_token", 1) + getattr(arch, "num_shared_experts", 0))
+    moe_layers = float(parts.moe)
+    dense_layers = float(parts.mlp) - moe_layers
+    routed, shared = float(arch.experts_per_token), float(arch.num_shared_experts)
+    experts = routed + shared
+    latent = float(arch.moe_latent_size or 0)
+    if latent:  # routed experts at the latent width (their h x latent way in and out below)
+        experts = shared
     for layers, width, copies in (
         (dense_layers, float(arch.intermediate_size), 1.0),
         (moe_layers, float(arch.expert_width), experts),
     ):
         ins += layers * copies * (mats_in * h + width)
         outs += layers * copies * (mats_in * width + h)
+    if latent:
+        width = float(arch.expert_width)
+        ins += moe_layers * (routed * (mats_in * latent + width) + h + latent)
+        outs += moe_layers * (routed * (mats_in * width + latent) + latent + h)
+    if parts.linear:
+        reads = mixer_output_input(arch)
+        ins += parts.linear * ((mixer_linears(arch) - 1) * h + reads)
+        outs += parts.linear * (mixer_width(arch) - reads + h)
     return ins, outs
 
 
-def adapter_bytes_per_token(arch: Any, targets: str, checkpointing: bool) -> float:
+def adapter_bytes_per_token(arch: ModelArch, targets: str, checkpointing: bool) -> float:
     """HBM bytes per token of the fp32 adapter path (see the module docstring)."""
     ins, outs = adapter_widths(arch, targets)
     passes = 2.0 if checkpointing else 1.0

@@ -38,6 +38,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuprice.models.memory_features import block_parts, mixer_linears, mixer_output_input, mixer_width
+
 CAST = 6.0  # one dtype cast: read 4 + write 2 (fp32 -> bf16) or read 2 + write 4
 FP32_SUM_EXTRA = 4.0  # fp32 + bf16 -> fp32 (4 + 2 + 4) against bf16 + bf16 -> bf16 (2 + 2 + 2)
 FP32_GRAD_SUM_EXTRA = 6.0  # fp32 gradient accumulation (4 + 4 + 4) against bf16 (2 + 2 + 2)
@@ -67,17 +69,45 @@ def fp32_stream_bytes_per_token(arch: Any, targets: str, checkpointing: bool) ->
         attention[1] + attention_sums + rope_and_kernel + (RESIDUAL_BACKWARD_EXTRA - 2 * NORM_SAVING) * h
     )
 
-    attn_layers = float(arch.num_layers)
-    moe_layers = float(arch.num_layers - arch.dense_layers) if arch.is_moe else 0.0
-    experts = float(getattr(arch, "experts_per_token", 1) + getattr(arch, "num_shared_experts", 0))
+    # Blocks by part (memory_features.block_parts, the rule the memory model counts by): the
+    # attention terms above (with both sub-blocks' norms and residual adds) per attention block;
+    # an MLP per block with one. A linear mixer's block (Gated DeltaNet, Mamba-2, NAS' h x h
+    # linear) is counted like attention by its projections: the input projections fed by the
+    # stream (cast in and out, their adapters under ``all``), the output projection reading the
+    # mixer kernel's 16-bit output like o. A block with only an MLP brings just that sub-block's
+    # norm and fp32 + fp32 add, a block with only a mixer loses them, an empty block has neither.
+    # An ordinary model: every block attention + MLP, the extra terms all zero.
+    parts = block_parts(arch)
+    attn_layers = float(parts.attention)
+    moe_layers = float(parts.moe)
+    experts = float(arch.experts_per_token + arch.num_shared_experts)
     mlp_forward = mlp_backward = 0.0
     for layers, width, copies in (
-        (attn_layers - moe_layers, float(arch.intermediate_size), 1.0),
+        (float(parts.mlp) - moe_layers, float(arch.intermediate_size), 1.0),
         (moe_layers, float(arch.expert_width), experts),
     ):
         forward, backward = _mlp(h, width, bool(arch.gated_mlp), targets == "all")
         mlp_forward += layers * copies * forward
         mlp_backward += layers * copies * backward
+    if parts.linear:
+        if mixer_linears(arch) == 1:  # Nemotron-NAS' h x h linear, fed by the stream
+            mixer_in, mixer_out = {"linear": h}, {"linear": h}
+        else:
+            names = [f"in_proj{i}" for i in range(mixer_linears(arch) - 1)]
+            emitted = (mixer_width(arch) - mixer_output_input(arch)) / len(names)
+            mixer_in, mixer_out = dict.fromkeys(names, h), dict.fromkeys(names, emitted)
+        forward, backward = _linears(mixer_in, mixer_out, tuple(mixer_in) if targets == "all" else ())
+        consumers = len(mixer_in) * (2 if targets == "all" else 1)  # of its norm's output
+        backward += FP32_GRAD_SUM_EXTRA * h * (consumers - 1)
+        mlp_forward += parts.linear * (forward + (RESIDUAL_FORWARD_EXTRA - 2 * NORM_SAVING) * h)
+        mlp_backward += parts.linear * (backward + (RESIDUAL_BACKWARD_EXTRA - 2 * NORM_SAVING) * h)
+    # The MLP sub-block's norm and fp32 + fp32 residual add (the mixer's is the rest of the
+    # block's figure): added for a block with only an MLP, taken off a block with only a mixer.
+    mlp_sub_forward, mlp_sub_backward = (6.0 - NORM_SAVING) * h, (FP32_GRAD_SUM_EXTRA - NORM_SAVING) * h
+    mlp_only = float(arch.mixer_free_layers - parts.empty) - float(arch.mlp_free_layers - parts.empty)
+    if mlp_only:
+        mlp_forward += mlp_only * mlp_sub_forward
+        mlp_backward += mlp_only * mlp_sub_backward
     passes = 2.0 if checkpointing else 1.0
     return (
         passes * (attn_layers * common_forward + mlp_forward) + attn_layers * common_backward + mlp_backward
