@@ -264,7 +264,7 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float, float]:
         )
     rebuilt = per_layer
     if is_hybrid(arch):
-        mixers = [attention + attention_adapters] if parts.attention else []
+        mixers: list[float] = [float(attention + attention_adapters)] if parts.attention else []
         mixers += [linear_mixer + mixer_adapters] if parts.linear else []
         mixer = max(mixers, default=0.0)
         mlp_part = mlp + dispatch + mlp_adapters if parts.mlp else 0.0

@@ -26,6 +26,8 @@ frameworks (torchtune, litgpt, Unsloth) build their own LoRA modules in the mode
 
 from __future__ import annotations
 
+from typing import Any
+
 from gpuprice.models.architectures import ModelArch
 from gpuprice.models.memory_features import block_parts, mixer_linears, mixer_output_input, mixer_width
 
@@ -82,7 +84,7 @@ def adapter_widths(arch: ModelArch, targets: str) -> tuple[float, float]:
     return ins, outs
 
 
-def adapter_bytes_per_token(arch: ModelArch, targets: str, checkpointing: bool) -> float:
+def adapter_bytes_per_token(arch: Any, targets: str, checkpointing: bool) -> float:
     """HBM bytes per token of the fp32 adapter path (see the module docstring)."""
     ins, outs = adapter_widths(arch, targets)
     passes = 2.0 if checkpointing else 1.0
