@@ -265,7 +265,7 @@ def test_index_shows_freshness_changes_cheapest_and_links(written: dict[str, Pat
     # hours, warnings and price age, before every other section.
     assert text.index("Best offer per workload") < text.index("Price changes this week")
     assert (
-        "llama-3.1-70b-qlora md runpod · 1× h100-sxm · spot $29.80 $25.49–$48.93 $2.98 16.0 h spot 0 d"
+        "llama-3.1-70b-qlora md runpod · 1× h100-sxm · spot $29.80 $25.58–$51.09 $2.98 16.0 h spot 0 d"
         in text
     )
 
@@ -274,7 +274,7 @@ def test_summary_leads_with_total_cost_and_warnings(written: dict[str, Path]) ->
     text = written["summary.md"].read_text()
     assert "| Workload | Best offer | Total cost | Per checkpoint | GPU time | Wall time | Warnings |" in text
     assert (
-        "| llama-3.1-70b-qlora | 1× h100-sxm at runpod, spot | $29.80 ($25.49–$48.93) | $2.98 | $24.50 | 16.0 h | spot |"
+        "| llama-3.1-70b-qlora | 1× h100-sxm at runpod, spot | $29.80 ($25.58–$51.09) | $2.98 | $24.50 | 16.0 h | spot |"
         in text
     )
 
@@ -333,11 +333,11 @@ def test_markdown_report_of_a_multi_gpu_workload(written: dict[str, Path]) -> No
     assert "Fewest GPUs: 2× h200-sxm (zero3)" in text
     # Total cost and cost per checkpoint first, then GPU time, start-up, rework, other, wall time.
     assert (
-        "| 1 | lambda | 8× b200 | on-demand | $4.99 | $504.79 | $384.26–$967.45 | $50.48 | $479.04 | $23.95 | $0.00 "
+        "| 1 | lambda | 8× b200 | on-demand | $4.99 | $504.79 | $383.78–$962.47 | $50.48 | $479.04 | $23.95 | $0.00 "
         "| $1.80 | 12.6 h |" in text
     )
     assert (
-        "| 3 | coreweave | 8× h200-sxm | on-demand | $6.31 | $1,041.69 | $881.20–$1,571.35 | $104.17 | $1,009.60 "
+        "| 3 | coreweave | 8× h200-sxm | on-demand | $6.31 | $1,041.69 | $879.92–$1,565.04 | $104.17 | $1,009.60 "
         "| $30.29 |" in text
     )
 
