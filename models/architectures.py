@@ -83,6 +83,15 @@ class ModelArch(BaseModel):
     empty_layers: int = Field(default=0, ge=0, description="blocks with neither a mixer nor an MLP")
     # Qwen3-Next / Qwen3.5 ``attn_output_gate``: q_proj also emits a sigmoid gate per head.
     attention_output_gate: bool = False
+    # Qwen3-Next / Qwen3.5 Gated DeltaNet head widths (config.json ``linear_num_key_heads``,
+    # ``linear_key_head_dim``, ``linear_num_value_heads``, ``linear_value_head_dim``,
+    # ``linear_conv_kernel_dim``): the memory model counts the mixer's saved tensors from them
+    # (memory_features.gated_deltanet_elements). 0: not a Gated DeltaNet model.
+    linear_num_key_heads: int = Field(default=0, ge=0, description="Gated DeltaNet key heads")
+    linear_key_head_dim: int = Field(default=0, ge=0, description="Gated DeltaNet key head dim")
+    linear_num_value_heads: int = Field(default=0, ge=0, description="Gated DeltaNet value heads")
+    linear_value_head_dim: int = Field(default=0, ge=0, description="Gated DeltaNet value head dim")
+    linear_conv_kernel_dim: int = Field(default=0, ge=0, description="Gated DeltaNet conv1d kernel")
     # Nemotron-3 latent MoE (``moe_latent_size``): routed experts work in a narrower latent,
     # entered and left through one h x latent projection each per MoE block.
     moe_latent_size: int | None = Field(default=None, ge=1)

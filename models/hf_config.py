@@ -282,6 +282,11 @@ def _gated_deltanet_fields(cfg: _Config, layers: int) -> dict[str, Any]:
         "linear_attention_layers": linear,
         "linear_attention_params": mixer,
         "attention_output_gate": cfg.bool_("attn_output_gate", True),
+        "linear_num_key_heads": nk,
+        "linear_key_head_dim": dk,
+        "linear_num_value_heads": nv,
+        "linear_value_head_dim": dv,
+        "linear_conv_kernel_dim": kernel,
     }
 
 

@@ -123,6 +123,46 @@ def mixer_output_input(arch: ModelArch) -> float:
     return mixer_width(arch) / 3.0
 
 
+# fla's chunked gated delta rule works in chunks of 64 tokens (chunk_gated_delta_rule_fwd's
+# ``chunk_size=64``); its lower-triangular chunk matrix A keeps 64 entries per token and head.
+GATED_DELTANET_CHUNK = 64
+
+
+def gated_deltanet_elements(setup: TrainingSetup, arch: ModelArch, out_proj_input: bool) -> float:
+    """Saved elements per token of one Gated DeltaNet mixer in training (Qwen3-Next / Qwen3.5 on
+    transformers' fast path, fla + causal-conv1d), in activation-dtype units (an fp32 tensor counts
+    two under 16-bit training), the block norm's input and output apart.
+
+    transformers' Qwen3NextGatedDeltaNet (modeling_qwen3_next.py @ 7515843b; Qwen3_5GatedDeltaNet
+    the same with in_proj_qkv / in_proj_z / in_proj_b / in_proj_a) runs:
+
+    * ``causal_conv1d_fn`` over the q, k, v projection (2 nk dk + nv dv): Dao-AILab/causal-conv1d's
+      ``CausalConv1dFn`` saves its input x (silu fused, its output not kept);
+    * q and k repeated to the nv value heads, then fla's ``ChunkGatedDeltaRuleFunction``
+      (fla-org/flash-linear-attention @ 92396f25, fla/ops/gated_delta_rule/chunk.py) saves the
+      l2-normalised q and k (nv dk each, input dtype) with their fp32 rstd (nv each), v (nv dv,
+      ``input_guard``'s contiguous copy of the conv output's slice), g after
+      ``chunk_local_cumsum`` (fp32, nv), beta (nv) and A (nv x 64, k's dtype);
+    * beta = sigmoid(b) (its output is the beta above); g = -exp(A_log) * softplus(a.float() +
+      dt_bias): softplus keeps its fp32 input (nv), the product keeps softplus' output (fp32, nv)
+      only when A_log is trained (full fine-tuning);
+    * fla's ``FusedRMSNormGated`` (``LayerNormGatedFunction``) saves its input (the rule's output,
+      nv dv), the gate z (nv dv) and its fp32 rstd per head (nv);
+    * out_proj's input (the norm's output, nv dv) when out_proj is trained or adapted.
+
+    The in_proj outputs themselves are not kept (only the conv input and z, counted above)."""
+    nk, dk = arch.linear_num_key_heads, arch.linear_key_head_dim
+    nv, dv = arch.linear_num_value_heads, arch.linear_value_head_dim
+    f32 = 1.0 if setup.precision == "fp32" else 2.0  # an fp32 tensor in activation-dtype units
+    conv_input = 2 * nk * dk + nv * dv
+    # q, k, v, A, beta; fp32 q_rstd, k_rstd and cumulated g
+    rule = 2 * nv * dk + nv * dv + GATED_DELTANET_CHUNK * nv + nv + f32 * 3 * nv
+    gates = f32 * nv * (2 if setup.method == "full" else 1)  # softplus input (and output)
+    norm = 2 * nv * dv + f32 * nv  # input, z, rstd
+    out = nv * dv if out_proj_input else 0
+    return float(conv_input + rule + gates + norm + out)
+
+
 def lora_params(arch: ModelArch, rank: int, targets: str) -> int:
     """Adapter parameters: r (d_in + d_out) per adapted matrix, over the blocks that hold it (and
     experts).
@@ -232,13 +272,18 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float, float]:
         if targets == "all":
             mlp_adapters = rank * (3 if arch.gated_mlp else 2)
             mixer_adapters = rank * mixer_linears(arch)
-    # A linear/SSM mixer (Gated DeltaNet, Mamba-2, an h x h linear) counted like attention by its
-    # projections: norm input, norm output (its projections' input, kept when they are trained or
-    # adapted), the input projections' outputs and the output projection's input (mixer_width).
-    # Mamba-2's fused mamba_split_conv1d_scan_combined saves just that (zxbcdt, out_x; mamba_ssm
-    # ops/triton/ssd_combined.py); fla's chunk_gated_delta_rule saves more (memory_calibration.md).
+    # A linear/SSM mixer (Mamba-2, an h x h linear) counted like attention by its projections:
+    # norm input, norm output (its projections' input, kept when they are trained or adapted), the
+    # input projections' outputs and the output projection's input (mixer_width). Mamba-2's fused
+    # mamba_split_conv1d_scan_combined saves just that (zxbcdt, out_x; mamba_ssm
+    # ops/triton/ssd_combined.py). A Gated DeltaNet (its head widths known) keeps what its kernels
+    # save instead (gated_deltanet_elements: about twice its projections).
     linear_inputs = 2 * h if linear_inputs_saved else h
-    linear_mixer = linear_inputs + mixer_width(arch) if parts.linear else 0.0
+    linear_mixer = 0.0
+    if parts.linear and arch.linear_num_value_heads:
+        linear_mixer = linear_inputs + gated_deltanet_elements(setup, arch, linear_inputs_saved)
+    elif parts.linear:
+        linear_mixer = linear_inputs + mixer_width(arch)
     per_layer = (
         attention_share * (attention + attention_adapters)
         + linear_share * (linear_mixer + mixer_adapters)
