@@ -31,6 +31,15 @@ class CliResult:
     err: str
 
 
+@pytest.fixture(scope="session")
+def holdout_scores():
+    """Every throughput holdout row predicted by constants that never saw its source family
+    (``models/calibration/throughput_holdout.py``), computed once for every test that reads it."""
+    from gpuprice.models.calibration.throughput_holdout import score_holdout
+
+    return score_holdout()
+
+
 @pytest.fixture
 def cli(capsys: pytest.CaptureFixture[str]):
     """Run `gpuprice ARGS...` in process; returns exit code, stdout and stderr."""

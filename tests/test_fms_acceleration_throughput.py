@@ -39,7 +39,7 @@ from batch_scoring import batch_answers, throughput_scores
 
 from conftest import TEST_DATA
 from gpuprice.models.architectures import find_model
-from gpuprice.models.calibration.throughput_holdout import Scored, score_holdout, summarize
+from gpuprice.models.calibration.throughput_holdout import Scored, summarize
 from gpuprice.models.calibration.throughput_rows import (
     benchmark_case,
     load_benchmark_rows,
@@ -116,8 +116,8 @@ def test_rows_parse_as_the_runs_ran() -> None:
 
 
 @pytest.fixture(scope="module")
-def scored() -> list[Scored]:
-    return [s for s in score_holdout() if s.family == FMS]
+def scored(holdout_scores: list[Scored]) -> list[Scored]:
+    return [s for s in holdout_scores if s.family == FMS]
 
 
 def test_first_scores_through_the_holdout_tooling_do_not_regress(scored: list[Scored]) -> None:

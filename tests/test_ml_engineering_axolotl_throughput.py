@@ -42,7 +42,7 @@ import pytest
 from batch_scoring import batch_answers, throughput_scores
 
 from conftest import TEST_DATA
-from gpuprice.models.calibration.throughput_holdout import Scored, score_holdout, summarize
+from gpuprice.models.calibration.throughput_holdout import Scored, summarize
 from gpuprice.models.calibration.throughput_rows import (
     benchmark_case,
     load_benchmark_rows,
@@ -126,8 +126,8 @@ def test_rows_parse_as_the_runs_ran() -> None:
 
 
 @pytest.fixture(scope="module")
-def every() -> list[Scored]:
-    return score_holdout()
+def every(holdout_scores: list[Scored]) -> list[Scored]:
+    return holdout_scores
 
 
 @pytest.fixture(scope="module")

@@ -32,7 +32,7 @@ import pytest
 
 from conftest import TEST_DATA
 from gpuprice.models.calibration.memory_fit import prepared, select_rows, stats
-from gpuprice.models.calibration.throughput_holdout import Scored, score_holdout, summarize
+from gpuprice.models.calibration.throughput_holdout import Scored, summarize
 from gpuprice.models.calibration.throughput_rows import load_benchmark_rows, source_family
 from gpuprice.models.memory import estimate_memory
 
@@ -117,8 +117,8 @@ def test_memory_through_fit_batch_does_not_regress(cli, home, tmp_path: Path) ->
 
 # ----- throughput --------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def scored() -> list[Scored]:
-    return [s for s in score_holdout() if s.family in (LIGER, FMS)]
+def scored(holdout_scores: list[Scored]) -> list[Scored]:
+    return [s for s in holdout_scores if s.family in (LIGER, FMS)]
 
 
 def test_throughput_rows_are_appended_with_provenance() -> None:

@@ -27,7 +27,6 @@ from gpuprice.models.calibration.throughput_holdout import (
     Scored,
     family_of,
     groups,
-    score_holdout,
     summarize,
 )
 from gpuprice.models.calibration.throughput_rows import load_benchmark_rows
@@ -74,10 +73,8 @@ GUARDS = {
 
 
 @pytest.fixture(scope="module")
-def scored() -> list[Scored]:
-    return score_holdout(
-        load_benchmark_rows(str(HOLDOUT_CSV)), load_benchmark_rows(str(PUBLIC_CSV)), iterations=1500
-    )
+def scored(holdout_scores: list[Scored]) -> list[Scored]:
+    return holdout_scores  # score_holdout() over HOLDOUT_CSV and PUBLIC_CSV, 1,500 iterations
 
 
 def test_every_holdout_row_cites_a_commit_and_a_table_row() -> None:

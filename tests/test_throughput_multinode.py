@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 from conftest import TEST_DATA
-from gpuprice.models.calibration.throughput_holdout import Scored, score_holdout, summarize
+from gpuprice.models.calibration.throughput_holdout import Scored, summarize
 from gpuprice.models.calibration.throughput_rows import (
     benchmark_case,
     benchmark_fabric,
@@ -52,8 +52,8 @@ def _rows() -> list[dict[str, object]]:
 
 
 @pytest.fixture(scope="module")
-def scored() -> list[Scored]:
-    return [s for s in score_holdout() if s.family == DEEPSPEED]
+def scored(holdout_scores: list[Scored]) -> list[Scored]:
+    return [s for s in holdout_scores if s.family == DEEPSPEED]
 
 
 def test_rows_are_multi_node_zero3_with_their_fabric_and_provenance() -> None:
