@@ -5,6 +5,10 @@ Configs name the same quantity differently across model families (``n_embd`` / `
 ``num_key_value_heads`` ...). Each quantity is looked up through its known spellings; per-family
 defaults fill what a config leaves implicit (e.g. Falcon ties its LM head, GPT-NeoX does not).
 An unknown ``model_type`` with the usual fields is read like a Llama-style decoder.
+
+Over ~400 lines: one reader per config layout (MoE, latent attention, hybrid mixers, Nemotron-NAS'
+per-block configs, nested multimodal text configs), each a few dozen lines, all turning a config
+into the one ``ModelArch``; the spelling tables are in :mod:`gpuprice.models.hf_families`.
 """
 
 from __future__ import annotations

@@ -55,6 +55,9 @@ scalars and :func:`fit_sweep` on whole grids, so both paths agree bit for bit. T
 byte counts it combines (independent of GPU count and sharding) are in
 :mod:`gpuprice.models.memory_features`; the setup and estimate types live in
 :mod:`gpuprice.models.memory_setup`.
+
+Over ~400 lines: most of it is this docstring (every formula and its source) and the one vectorised
+kernel (``_kernel``) that the single estimate and the ranking's sweep both run.
 """
 
 from __future__ import annotations

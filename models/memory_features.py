@@ -3,13 +3,17 @@
 :func:`setup_features` turns one :class:`~gpuprice.models.memory_setup.TrainingSetup` into the
 named floats (:data:`FEATURE_NAMES`) the kernel in :mod:`gpuprice.models.memory` combines with a
 GPU count and a sharding strategy. The fixed facts below are sourced in that module's docstring.
+
+Over ~400 lines on purpose: every per-setup byte count (weights, saved activations per block part,
+logits, eager scores, paged states, linears kept) is one mapping from a setup to features, and
+splitting it would spread one kernel input across modules; the block anatomy it shares with the
+throughput model is in :mod:`gpuprice.models.block_parts`.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from gpuprice.models.architectures import ModelArch
+from gpuprice.models.block_parts import block_parts, input_blocks, is_hybrid, mixer_linears, mixer_width
 from gpuprice.models.frameworks import DEFAULTS, fsdp_keeps_recomputed_inputs, runs_every_expert
 from gpuprice.models.memory_setup import (
     TrainingSetup,
@@ -42,87 +46,6 @@ FROZEN_BYTES = {"fp32": 4.0, "bf16-mixed": 2.0, "bf16-true": 2.0}
 
 
 # ----- per-setup features (independent of GPU count and sharding) --------------------------------
-class BlockParts(NamedTuple):
-    """How many blocks hold each part, from the hybrid fields of :class:`ModelArch` (the same
-    split its parameter count uses, ``ModelArch._hybrid_blocks_params``). A block may hold a
-    softmax attention, a linear/SSM mixer or no mixer, and an MLP (dense or MoE) or none; counting
-    by part needs no block-by-block list (Nemotron-NAS blocks with neither part are in both
-    ``mixer_free_layers`` and ``mlp_free_layers``). An ordinary model: every block is attention +
-    MLP."""
-
-    attention: int  # blocks with softmax attention
-    linear: int  # blocks with a linear/SSM mixer (Gated DeltaNet, Mamba-2, NAS h x h linear)
-    mlp: int  # blocks with an MLP or MoE
-    moe: int  # of those, MoE blocks
-    both: int = 0  # blocks with a mixer (softmax or linear) and an MLP/MoE
-    empty: int = 0  # blocks with neither (Nemotron-NAS: an identity)
-
-
-def block_parts(arch: ModelArch) -> BlockParts:
-    attention = arch.num_layers - arch.linear_attention_layers - arch.mixer_free_layers
-    mlp = arch.num_layers - arch.mlp_free_layers
-    moe = mlp - arch.dense_layers if arch.is_moe else 0
-    # a block is mixer-free, MLP-free, empty (both) or holds both parts: Nemotron-H's one-part
-    # blocks give none with both, Qwen3-Next's every one, Nemotron-NAS' those not listed as free
-    both = arch.num_layers - arch.mixer_free_layers - arch.mlp_free_layers + arch.empty_layers
-    return BlockParts(attention, arch.linear_attention_layers, mlp, moe, both, arch.empty_layers)
-
-
-def input_blocks(arch: ModelArch) -> int:
-    """Blocks whose input is a tensor of its own: every block but the empty ones (at least one).
-
-    Recomputation checkpoints per decoder layer, empty ones too: Nemotron-NAS' modelling code
-    (NVIDIA's DeciLM ``modeling_decilm.py``, ``DeciLMModel.forward``) passes every layer to
-    ``self._gradient_checkpointing_func(decoder_layer.__call__, hidden_states, ...)``, and an
-    empty ``DeciLMDecoderLayer`` (no-op attention and FFN) returns ``hidden_states`` itself. The
-    wrapper of an empty block therefore saves the very tensor the next block's wrapper saves
-    (torch's reentrant ``CheckpointFunction`` keeps its inputs, and an input returned as-is comes
-    back as a view of the same storage; the non-reentrant one keeps references): no bytes of its
-    own. Likewise an empty block runs no norm, so it keeps no fp32 stream input (QLoRA) and
-    dequantizes nothing. Counting the non-empty blocks is exact to one tensor (the embeddings'
-    output is the first block's input; a non-empty block's output is kept only if a block that
-    computes something follows it)."""
-    return max(arch.num_layers - arch.empty_layers, 1)
-
-
-def is_hybrid(arch: ModelArch) -> bool:
-    """Do the blocks differ by part (a linear mixer, a mixer-free or an MLP-free block)?"""
-    return bool(arch.linear_attention_layers or arch.mixer_free_layers or arch.mlp_free_layers)
-
-
-def mixer_linears(arch: ModelArch) -> int:
-    """Linear layers of one linear/SSM mixer (PEFT's ``all-linear`` adapts each): Nemotron-NAS'
-    ``replace_with_linear`` is one h x h linear; Qwen3-Next's Qwen3NextGatedDeltaNet has
-    in_proj_qkvz, in_proj_ba and out_proj, Qwen3.5's Qwen3_5GatedDeltaNet in_proj_qkv, in_proj_z,
-    in_proj_b, in_proj_a and out_proj (transformers modeling_qwen3_next.py / modeling_qwen3_5.py);
-    Nemotron-H's Mamba-2 mixer in_proj and out_proj."""
-    if arch.linear_attention_params == arch.hidden_size * arch.hidden_size:
-        return 1
-    if arch.model_type.startswith("qwen3_5"):
-        return 5
-    return 3 if arch.model_type.startswith("qwen3_next") else 2
-
-
-def mixer_width(arch: ModelArch) -> float:
-    """One linear/SSM mixer's weights over the hidden size: the width its input projections emit
-    plus the width its output projection reads (exact for its matrices; the conv and per-head
-    vectors add a few hundred elements of ~16,000 on Qwen3-Next). The mixer's tensors are counted
-    like attention's by these projections: the layouts differ by family and ModelArch keeps only
-    the weight count."""
-    return arch.linear_attention_params / arch.hidden_size
-
-
-def mixer_output_input(arch: ModelArch) -> float:
-    """The width a linear mixer's output projection reads (the rest of :func:`mixer_width` is
-    what its input projections emit): h for Nemotron-NAS' one h x h linear; Mamba-2's out_proj
-    reads d_inner of the ~3 d_inner its in_proj emits plus it (2 d_inner + 2 groups x state +
-    heads), so a third; a Gated DeltaNet's out_proj reads the value heads (nv x dv of about
-    4 nv dv on Qwen3-Next), taken at the same third."""
-    if mixer_linears(arch) == 1:
-        return float(arch.hidden_size)
-    return mixer_width(arch) / 3.0
-
-
 # fla's chunked gated delta rule works in chunks of 64 tokens (chunk_gated_delta_rule_fwd's
 # ``chunk_size=64``); its lower-triangular chunk matrix A keeps 64 entries per token and head.
 GATED_DELTANET_CHUNK = 64
@@ -170,7 +93,7 @@ def lora_params(arch: ModelArch, rank: int, targets: str) -> int:
     ``qv`` adapts the query and value projections; ``qkvo`` the four attention projections; ``all``
     every linear in the blocks (q, k, v, o, the MLP / every expert's MLP and a linear mixer's
     projections), as PEFT's ``all-linear`` does. Only blocks with softmax attention have q, k, v, o
-    (:func:`block_parts`): Llama-3.3-Nemotron-Super-49B's 31 attention-free blocks carry none, a
+    (:func:`gpuprice.models.block_parts.block_parts`): Llama-3.3-Nemotron-Super-49B's 31 attention-free blocks carry none, a
     Gated DeltaNet or Mamba-2 block carries adapters on its own projections under ``all`` only."""
     h = arch.hidden_size
     parts = block_parts(arch)
@@ -228,7 +151,7 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float, float]:
     block input, the attention (SDPA) output and every second matmul output are saved (q, v, gate
     and down in a dense block; half the matmul outputs elsewhere); the rest is recomputed.
 
-    Hybrid decoders are summed over their blocks' parts (:func:`block_parts`) and returned per
+    Hybrid decoders are summed over their blocks' parts (:func:`gpuprice.models.block_parts.block_parts`) and returned per
     layer as the mean over all ``num_layers`` blocks, so ``layers`` x this is the blocks' sum. The
     one block the memory kernel rebuilds under recomputation (selective or full) is the largest
     kind present, not that mean: a mixer + MLP block where some block holds both (the larger of

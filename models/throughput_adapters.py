@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuprice.models.architectures import ModelArch
-from gpuprice.models.memory_features import block_parts, mixer_linears, mixer_output_input, mixer_width
+from gpuprice.models.block_parts import block_parts, mixer_linears, mixer_output_input, mixer_width
 
 FORWARD_IN_BYTES, FORWARD_OUT_BYTES = 10.0, 28.0
 BACKWARD_IN_BYTES, BACKWARD_OUT_BYTES = 20.0, 28.0

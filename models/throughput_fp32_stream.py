@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuprice.models.memory_features import block_parts, mixer_linears, mixer_output_input, mixer_width
+from gpuprice.models.block_parts import block_parts, mixer_linears, mixer_output_input, mixer_width
 
 CAST = 6.0  # one dtype cast: read 4 + write 2 (fp32 -> bf16) or read 2 + write 4
 FP32_SUM_EXTRA = 4.0  # fp32 + bf16 -> fp32 (4 + 2 + 4) against bf16 + bf16 -> bf16 (2 + 2 + 2)

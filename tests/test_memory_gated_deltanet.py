@@ -30,13 +30,9 @@ from typing import Any
 from test_hf_config_hybrid import _nano, _qwen3_next_80b, _qwen35_27b
 
 from gpuprice.models.architectures import ModelArch, catalog
+from gpuprice.models.block_parts import block_parts, mixer_width
 from gpuprice.models.hf_config import arch_from_config
-from gpuprice.models.memory_features import (
-    block_parts,
-    gated_deltanet_elements,
-    mixer_width,
-    setup_features,
-)
+from gpuprice.models.memory_features import gated_deltanet_elements, setup_features
 from gpuprice.models.memory_setup import TrainingSetup
 
 H, NK, DK, NV, DV, KERNEL = 256, 2, 32, 4, 32, 4

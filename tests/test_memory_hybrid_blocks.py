@@ -21,14 +21,9 @@ from test_hf_config_nas import _block
 from test_hf_config_nas import _super as nas_super_49b
 
 from gpuprice.models.architectures import ModelArch, find_model
+from gpuprice.models.block_parts import BlockParts, block_parts, mixer_width
 from gpuprice.models.hf_config import arch_from_config
-from gpuprice.models.memory_features import (
-    BlockParts,
-    block_parts,
-    lora_params,
-    mixer_width,
-    setup_features,
-)
+from gpuprice.models.memory_features import lora_params, setup_features
 from gpuprice.models.memory_setup import TrainingSetup
 
 RANK = 16

@@ -15,7 +15,8 @@ from test_hf_config_nas import _block
 from test_memory_hybrid_blocks import _nas
 
 from gpuprice.models.architectures import ModelArch, find_model
-from gpuprice.models.memory_features import input_blocks, setup_features
+from gpuprice.models.block_parts import input_blocks
+from gpuprice.models.memory_features import setup_features
 from gpuprice.models.memory_setup import TrainingSetup
 
 TWO_FULL = [_block(2, 2.0), _block(2, 2.0)]

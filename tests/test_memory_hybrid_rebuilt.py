@@ -16,8 +16,9 @@ from test_hf_config_nas import _block
 from test_memory_hybrid_blocks import RANK, H, _nas, _nemotron_h
 
 from gpuprice.models.architectures import ModelArch, find_model
+from gpuprice.models.block_parts import block_parts, mixer_width
 from gpuprice.models.memory import GB, estimate_memory
-from gpuprice.models.memory_features import block_parts, mixer_width, setup_features
+from gpuprice.models.memory_features import setup_features
 from gpuprice.models.memory_setup import DEFAULT_CONSTANTS, TrainingSetup
 
 

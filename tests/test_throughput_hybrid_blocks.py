@@ -14,7 +14,7 @@ from __future__ import annotations
 from test_hf_config_nas import _block
 from test_memory_hybrid_blocks import H, _nas, _nemotron_h
 
-from gpuprice.models.memory_features import mixer_width
+from gpuprice.models.block_parts import mixer_width
 from gpuprice.models.throughput_adapters import adapter_widths
 from gpuprice.models.throughput_fp32_stream import (
     FP32_GRAD_SUM_EXTRA,

@@ -1,6 +1,7 @@
 """Measured-memory rows (``measured_memory_public.csv`` format) -> :class:`TrainingSetup`.
 
-Calibration tooling only: the product estimates with :mod:`gpuprice.models.memory`.
+Calibration tooling only: the product estimates with :mod:`gpuprice.models.memory`. Slightly over
+~400 lines: each source's way of stating a run (precision strings, notes, metrics) is read here.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Benchmark rows (``throughput_public.csv`` format) -> throughput-model cases.
 
 Calibration tooling only: the product predicts with :mod:`gpuprice.models.throughput`; the fit
-that uses these cases is :mod:`gpuprice.models.calibration.throughput_fit`.
+that uses these cases is :mod:`gpuprice.models.calibration.throughput_fit`. Slightly over ~400
+lines: each source's way of stating a run (GPU names, sharding texts, notes) is read here.
 """
 
 from __future__ import annotations
