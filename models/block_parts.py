@@ -87,8 +87,10 @@ def mixer_output_input(arch: ModelArch) -> float:
     """The width a linear mixer's output projection reads (the rest of :func:`mixer_width` is
     what its input projections emit): h for Nemotron-NAS' one h x h linear; Mamba-2's out_proj
     reads d_inner of the ~3 d_inner its in_proj emits plus it (2 d_inner + 2 groups x state +
-    heads), so a third; a Gated DeltaNet's out_proj reads the value heads (nv x dv of about
-    4 nv dv on Qwen3-Next), taken at the same third."""
+    heads), so a third; a Gated DeltaNet's out_proj reads its value heads, nv x dv (when the
+    config gave them; else the same third)."""
     if mixer_linears(arch) == 1:
         return float(arch.hidden_size)
+    if arch.linear_num_value_heads and arch.linear_value_head_dim:
+        return float(arch.linear_num_value_heads * arch.linear_value_head_dim)
     return mixer_width(arch) / 3.0
