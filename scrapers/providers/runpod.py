@@ -48,6 +48,7 @@ from gpuprice.bounded_load import load_json
 from gpuprice.scrapers.gpu_names import UNKNOWN, normalize_gpu
 from gpuprice.scrapers.gunzip import MAX_PAGE_BYTES
 from gpuprice.scrapers.identity import Identity
+from gpuprice.scrapers.json_pages import positive_price
 from gpuprice.scrapers.next_data import flight_payload, flight_rows
 from gpuprice.scrapers.offer import ParseReport, ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
@@ -157,20 +158,6 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
 # --- prices ------------------------------------------------------------------------------------
 
 
-def _positive_price(value: Any) -> Decimal | None:
-    """A JSON price: None for null/0/absent ("not offered"); ValueError for anything unreadable."""
-    if isinstance(value, bool):
-        raise ValueError(f"not a price: {value!r}")
-    if value is None:
-        return None
-    price = parse_price(value)
-    if price is None or price.value == 0:
-        return None
-    if price.value < 0:
-        raise ValueError(f"negative price: {value!r}")
-    return price.value
-
-
 def _add_pod_price(
     sink: OfferSink, raw: str, gpu: str, gpu_raw: str, vram: float | None, price: Decimal, **fields: Any
 ) -> None:
@@ -265,7 +252,7 @@ def _emit_gpu_type(item: dict[str, Any], sink: OfferSink, *, clouds_asked: bool)
         nonlocal gpu
         raw = f"{sku} | {field}={value!r}"
         try:
-            price = _positive_price(value)
+            price = positive_price(value)
         except ValueError as exc:
             sink.reject(raw, str(exc))
             return
@@ -325,8 +312,8 @@ def _lowest_price_is_community(item: dict[str, Any], lowest: dict[str, Any], *, 
     if clouds_asked:
         return False
     try:
-        cheapest = _positive_price(lowest.get("uninterruptablePrice"))
-        secure = _positive_price(item.get("securePrice"))
+        cheapest = positive_price(lowest.get("uninterruptablePrice"))
+        secure = positive_price(item.get("securePrice"))
     except ValueError:
         return False
     return cheapest is not None and secure is not None and cheapest < secure
@@ -495,7 +482,7 @@ def _emit_json_ld_product(product: dict[str, Any], sink: OfferSink) -> None:
             sink.reject(raw, f"currency {currency}, not USD")
             continue
         try:
-            price = _positive_price(offer.get("price"))
+            price = positive_price(offer.get("price"))
         except ValueError as exc:
             sink.reject(raw, str(exc))
             continue
