@@ -143,7 +143,7 @@ class ModelArch(BaseModel):
         return self.moe_intermediate_size or self.intermediate_size
 
     # ----- per-block parameter counts -----------------------------------------------------
-    def _norm_params(self) -> int:
+    def norm_params(self) -> int:
         return self.hidden_size * (2 if self.norm_type == "layernorm" else 1)
 
     def attention_params(self) -> int:
@@ -180,7 +180,7 @@ class ModelArch(BaseModel):
         return (
             self.attention_params()
             + self.mlp_params(self.intermediate_size)
-            + self.norms_per_layer * self._norm_params()
+            + self.norms_per_layer * self.norm_params()
         )
 
     def moe_mlp_params(self, active_only: bool = False) -> int:
@@ -203,7 +203,7 @@ class ModelArch(BaseModel):
         return (
             self.attention_params()
             + self.moe_mlp_params(active_only)
-            + self.norms_per_layer * self._norm_params()
+            + self.norms_per_layer * self.norm_params()
         )
 
     def _blocks_params(self, active_only: bool) -> int:
@@ -214,7 +214,7 @@ class ModelArch(BaseModel):
         total = dense_layers * self.dense_block_params()
         if moe_layers:
             total += moe_layers * self.moe_block_params(active_only)
-        total += self.cross_attention_layers * (self.attention_params() + self._norm_params())
+        total += self.cross_attention_layers * (self.attention_params() + self.norm_params())
         return total
 
     def _hybrid_blocks_params(self, active_only: bool) -> int:
@@ -228,14 +228,14 @@ class ModelArch(BaseModel):
         mlps = (mlp_layers - moe_layers) * self.mlp_params(self.intermediate_size)
         if moe_layers:
             mlps += moe_layers * self.moe_mlp_params(active_only)
-        return mixers + mlps + self.num_layers * self.norms_per_layer * self._norm_params()
+        return mixers + mlps + self.num_layers * self.norms_per_layer * self.norm_params()
 
     @property
     def embedding_params(self) -> int:
         """Token (+ learned position) embeddings and the embedding norm, without the LM head."""
         params = (self.vocab_size + self.position_embeddings) * self.hidden_size
         if self.embedding_norm:
-            params += self._norm_params()
+            params += self.norm_params()
         return params
 
     @property
@@ -246,13 +246,13 @@ class ModelArch(BaseModel):
     @property
     def n_params(self) -> int:
         """Total parameters (all experts)."""
-        return self._blocks_params(False) + self.embedding_params + self.head_params + self._norm_params()
+        return self._blocks_params(False) + self.embedding_params + self.head_params + self.norm_params()
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def n_active_params(self) -> int:
         """Parameters one token touches (routed experts only, embeddings and head included)."""
-        return self._blocks_params(True) + self.embedding_params + self.head_params + self._norm_params()
+        return self._blocks_params(True) + self.embedding_params + self.head_params + self.norm_params()
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -272,7 +272,7 @@ class ModelArch(BaseModel):
         bare = self.model_copy(update={"qkv_bias": False, "dense_bias": False, "norms_per_layer": 0})
         moe_layers = self.num_layers - self.mlp_free_layers - self.dense_layers if self.is_moe else 0
         router = moe_layers * self.hidden_size * self.num_experts
-        cross_norms = self.cross_attention_layers * self._norm_params()
+        cross_norms = self.cross_attention_layers * self.norm_params()
         return bare._blocks_params(False) - router - cross_norms
 
 

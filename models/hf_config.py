@@ -430,7 +430,7 @@ def _nemotron_nas_fields(cfg: _Config, fields: Mapping[str, Any]) -> dict[str, A
                 if isinstance(mult, bool) or not isinstance(mult, (int, float)) or not 0 < mult < 1e4:
                     raise BadInput(f"{cfg.path}: block_configs[{i}].ffn.ffn_mult must be a positive number")
                 exact += probe.mlp_params(_nas_intermediate_size(mult, h))
-    exact += norms * probe._norm_params()
+    exact += norms * probe.norm_params()
     kv = heads
     if kv_heads:
         mean = sum(kv_heads) / len(kv_heads)
