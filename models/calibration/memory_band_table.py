@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,35 +39,36 @@ def band_table(csv_path: Path) -> dict[str, Any]:
     selection = select_rows(csv_path)
     held = leave_one_family_out(selection.measured)
     measured = np.array([m.gb for m in held.measured])
-    groups: dict[str, list[int]] = {"all": list(range(len(measured)))}
-    for i, m in enumerate(held.measured):
-        groups.setdefault(m.setup.method, []).append(i)
-    bands = {}
-    for key, index in groups.items():
-        low, high = relative_band(held.predicted[index], measured[index], COVERAGE)
-        bands[key] = {"runs": len(index), "low": round(low, 4), "high": round(high, 4)}
-    # the runs whose model has a real shape, each predicted from its size with its family's constants
+    methods = [m.setup.method for m in held.measured]
+    bands = _bands(held.predicted, measured, methods, "")
+    # the runs whose model has a real shape, predicted from their size with their family's constants
     known = [i for i, m in enumerate(held.measured) if not m.setup.arch.representative]
-    from_size = np.array(
-        [
-            prepared([_sized(held.measured[i])]).per_gpu_gb(
-                held.constants[family_of(held.measured[i].source)]
-            )[0]
-            for i in known
-        ]
-    )
-    sized_groups: dict[str, list[int]] = {"all": list(range(len(known)))}
-    for j, i in enumerate(known):
-        sized_groups.setdefault(held.measured[i].setup.method, []).append(j)
-    for key, index in sized_groups.items():
-        low, high = relative_band(from_size[index], measured[known][index], COVERAGE)
-        bands[f"{key}{SHAPE_FROM_SIZE}"] = {"runs": len(index), "low": round(low, 4), "high": round(high, 4)}
+    from_size = np.zeros(len(known))
+    for family in {family_of(held.measured[i].source) for i in known}:
+        rows = [j for j, i in enumerate(known) if family_of(held.measured[i].source) == family]
+        sized = [_sized(held.measured[known[j]]) for j in rows]
+        from_size[rows] = prepared(sized).per_gpu_gb(held.constants[family])
+    bands |= _bands(from_size, measured[known], [methods[i] for i in known], SHAPE_FROM_SIZE)
     return {
         "coverage": COVERAGE,
         "validation": "out-of-sample, leave-one-source-family-out",
         "data": csv_path.name,
         "bands": dict(sorted(bands.items())),
     }
+
+
+def _bands(
+    predicted: np.ndarray, measured: np.ndarray, methods: Sequence[str], suffix: str
+) -> dict[str, Any]:
+    """The band of all runs and of each method's, keyed "<method><suffix>"."""
+    groups: dict[str, list[int]] = {"all": list(range(len(measured)))}
+    for i, method in enumerate(methods):
+        groups.setdefault(method, []).append(i)
+    bands = {}
+    for key, index in groups.items():
+        low, high = relative_band(predicted[index], measured[index], COVERAGE)
+        bands[f"{key}{suffix}"] = {"runs": len(index), "low": round(low, 4), "high": round(high, 4)}
+    return bands
 
 
 def _sized(m: Measured) -> Measured:
