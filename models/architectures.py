@@ -359,6 +359,22 @@ def model_ids() -> list[str]:
 
 
 _SUFFIXES = ("-hf", "-instruct", "-chat", "-it", "-base")
+# Re-uploads of the same weights in another storage format (unsloth's "-bnb-4bit" repos, GPTQ/AWQ
+# exports, FP8 checkpoints): the shape a fine-tune trains is the original's, so they match it.
+_WEIGHT_FORMAT_SUFFIXES = (
+    "-unsloth-bnb-4bit",
+    "-bnb-4bit",
+    "-bnb-8bit",
+    "-4bit",
+    "-8bit",
+    "-gptq",
+    "-awq",
+    "-int4",
+    "-int8",
+    "-fp8",
+    "-bf16",
+    "-fp16",
+)
 
 
 def normalize_model_name(name: str) -> str:
@@ -368,7 +384,7 @@ def normalize_model_name(name: str) -> str:
     stripped = True
     while stripped:
         stripped = False
-        for suffix in _SUFFIXES:
+        for suffix in (*_WEIGHT_FORMAT_SUFFIXES, *_SUFFIXES):
             if key.endswith(suffix) and len(key) > len(suffix):
                 key, stripped = key[: -len(suffix)], True
     return key

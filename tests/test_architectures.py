@@ -159,6 +159,11 @@ def test_names_as_sources_write_them(name: str, model_id: str) -> None:
 def test_normalize_strips_org_and_suffixes() -> None:
     assert normalize_model_name("meta-llama/Llama-2-7b-chat-hf") == "llama-2-7b"
     assert normalize_model_name("microsoft/phi-1_5") == "phi-1.5"
+    # re-uploads in another weight format train the original's shape
+    assert normalize_model_name("unsloth/Meta-Llama-3.1-8B-Instruct-bnb-4bit") == "meta-llama-3.1-8b"
+    assert normalize_model_name("unsloth/gemma-2-9b-it-unsloth-bnb-4bit") == "gemma-2-9b"
+    assert find_model("unsloth/mistral-7b-v0.3-bnb-4bit") == find_model("mistralai/Mistral-7B-v0.3")
+    assert find_model("TheBloke/Llama-2-7B-Chat-GPTQ") == find_model("meta-llama/Llama-2-7b-hf")
 
 
 def test_resolve_model_takes_the_exact_shape_and_checks_a_size_beside_it() -> None:
