@@ -565,6 +565,8 @@ def _norms_per_layer(cfg: _Config, family: str) -> int:
 def _qkv_bias(cfg: _Config, family: str) -> bool:
     if family in FALCON:
         return cfg.bool_("bias", False)
+    if family == "mpt" and cfg.has("no_bias"):  # mosaicml/mpt-7b: "no_bias": true
+        return not cfg.bool_("no_bias", False)
     for key in ("attention_bias", "add_qkv_bias", "qkv_bias", "use_qkv_bias"):
         if cfg.has(key):
             return bool(cfg.data[key])
@@ -574,13 +576,15 @@ def _qkv_bias(cfg: _Config, family: str) -> bool:
 def _dense_bias(cfg: _Config, family: str) -> bool:
     if family in FALCON:
         return cfg.bool_("bias", False)
+    if family == "mpt" and cfg.has("no_bias"):
+        return not cfg.bool_("no_bias", False)
     if cfg.has("mlp_bias"):
         return bool(cfg.data["mlp_bias"])
     return family in BIASED_TYPES
 
 
 def _position_embeddings(cfg: _Config, family: str) -> int:
-    if family in ("gpt_bigcode", "gpt2"):
+    if family in ("gpt_bigcode", "gpt2", "gpt_neo"):  # learned absolute positions (wpe)
         return cfg.int_(("n_positions", "max_position_embeddings"), "position count", 0) or 0
     if family == "opt":
         return (cfg.int_(("max_position_embeddings",), "position count", 0) or 0) + 2

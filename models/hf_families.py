@@ -7,7 +7,7 @@ from __future__ import annotations
 
 HIDDEN = ("hidden_size", "n_embd", "d_model", "dim", "model_dim")
 LAYERS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
-HEADS = ("num_attention_heads", "n_head", "num_heads", "n_heads")
+HEADS = ("num_attention_heads", "n_head", "num_heads", "n_heads", "attention_heads")
 VOCAB = ("vocab_size", "padded_vocab_size", "n_vocab")
 INTERMEDIATE = (
     "intermediate_size",
@@ -51,6 +51,7 @@ GATED_TYPES = frozenset(
         "gpt_oss",
         "phimoe",
         "ministral",
+        "vaultgemma",
     }
 )
 UNGATED_TYPES = frozenset(
@@ -66,6 +67,9 @@ UNGATED_TYPES = frozenset(
         "opt",
         "starcoder2",
         "mpt",
+        "gpt_neo",
+        "codegen",
+        "persimmon",
     }
 )
 LAYERNORM_TYPES = frozenset(
@@ -82,6 +86,10 @@ LAYERNORM_TYPES = frozenset(
         "opt",
         "starcoder2",
         "mpt",
+        "gpt_neo",
+        "codegen",
+        "persimmon",
+        "nemotron",
     }
 )
 # Families whose LM head shares the embedding matrix unless the config says otherwise (T5: the
@@ -105,12 +113,19 @@ TIED_BY_DEFAULT = frozenset(
         # Command-R7B's config.json leave it implicit.
         "cohere",
         "cohere2",
+        # GPTNeoConfig, SmolLM3Config and VaultGemmaConfig default tie_word_embeddings=True;
+        # EleutherAI/gpt-neo-*, HuggingFaceTB/SmolLM3-3B and google/vaultgemma-1b leave it implicit.
+        "gpt_neo",
+        "smollm3",
+        "vaultgemma",
     }
 )
-BIASED_TYPES = frozenset({"gpt_bigcode", "gpt_neox", "bloom", "phi", "gpt2", "opt", "starcoder2", "mpt"})
-QKV_BIAS_TYPES = frozenset({"qwen", "qwen2", "qwen2_moe"}) | BIASED_TYPES
-# Falcon-7B, GPT-J and Phi-1/2 run attention and MLP in parallel off one norm.
-PARALLEL_BLOCK_TYPES = frozenset({"phi", "gptj"})
+BIASED_TYPES = frozenset(
+    {"gpt_bigcode", "gpt_neox", "bloom", "phi", "gpt2", "opt", "starcoder2", "mpt", "gpt_neo", "persimmon"}
+)
+QKV_BIAS_TYPES = frozenset({"qwen", "qwen2", "qwen2_moe"}) | BIASED_TYPES - {"gpt_neo"}
+# Falcon-7B, GPT-J, CodeGen and Phi-1/2 run attention and MLP in parallel off one norm.
+PARALLEL_BLOCK_TYPES = frozenset({"phi", "gptj", "codegen"})
 
 
 # Legacy / remote-code model types that share a family's layout.
