@@ -35,6 +35,7 @@ from gpuprice.models.hf_families import (
     INTERMEDIATE,
     LAYERNORM_TYPES,
     LAYERS,
+    NESTED_TEXT_DEFAULTS,
     PARALLEL_BLOCK_TYPES,
     QKV_BIAS_TYPES,
     TIED_BY_DEFAULT,
@@ -121,7 +122,9 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
     path = Path(path)
     # Multimodal wrappers (Llava, Gemma 3, Mllama...) keep the language model under text_config.
     if not any(k in data for k in HIDDEN) and isinstance(data.get("text_config"), dict):
-        data = {"model_type": data.get("model_type"), **data["text_config"]}
+        text = data["text_config"]
+        nested = NESTED_TEXT_DEFAULTS.get(str(text.get("model_type")), {})
+        data = {"model_type": data.get("model_type"), **nested, **text}
     model_type = str(data.get("model_type") or "unknown").lower()
     family = FAMILY_ALIASES.get(model_type, model_type)
     defaults = FAMILY_DEFAULTS.get(family, {})

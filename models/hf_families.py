@@ -154,3 +154,19 @@ FAMILY_DEFAULTS: dict[str, dict[str, int]] = {
         "head_dim": 256,
     },
 }
+
+# A multimodal wrapper builds its text_config with the text model's config class
+# (transformers' LlavaConfig: ``CONFIG_MAPPING[text_config["model_type"]](**text_config)``), so a
+# nested text_config may leave out every field that class defaults: llava-hf/llava-1.5-7b-hf's
+# text_config is {"model_type": "llama", "vocab_size": 32064, ...} with no shape at all, read as
+# LlamaConfig's defaults (configuration_llama.py: the Llama-2-7B shape). Only for nested configs:
+# a top-level config without its shape still names the missing field.
+NESTED_TEXT_DEFAULTS: dict[str, dict[str, int]] = {
+    "llama": {
+        "vocab_size": 32_000,
+        "hidden_size": 4096,
+        "intermediate_size": 11_008,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+    },
+}
