@@ -124,7 +124,11 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
     if not any(k in data for k in HIDDEN) and isinstance(data.get("text_config"), dict):
         text = data["text_config"]
         nested = NESTED_TEXT_DEFAULTS.get(str(text.get("model_type")), {})
-        data = {"model_type": data.get("model_type"), **nested, **text}
+        # The wrapper's tie_word_embeddings ties the LM head when the text config is silent
+        # (Qwen3-VL-8B-Instruct states it only at the top level).
+        outer = {k: data[k] for k in ("model_type", "tie_word_embeddings") if data.get(k) is not None}
+        data = {"model_type": None, **nested, **outer, **{k: v for k, v in text.items() if k != "model_type"}}
+        data["model_type"] = text.get("model_type") or outer.get("model_type")
     model_type = str(data.get("model_type") or "unknown").lower()
     family = FAMILY_ALIASES.get(model_type, model_type)
     defaults = FAMILY_DEFAULTS.get(family, {})
