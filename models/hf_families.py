@@ -106,7 +106,6 @@ TIED_BY_DEFAULT = frozenset(
         "gpt_bigcode",
         "bloom",
         "gpt2",
-        "gptj",
         "opt",
         "mpt",
         # CohereConfig / Cohere2Config default tie_word_embeddings=True; Aya-23's and

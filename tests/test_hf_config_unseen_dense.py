@@ -184,6 +184,15 @@ def test_smollm3_ties_its_head_when_the_config_is_silent() -> None:
     assert not arch_from_config(dict(SMOLLM3_3B, tie_word_embeddings=False)).tied_embeddings
 
 
+def test_gptj_keeps_its_own_head_when_the_config_is_silent() -> None:
+    """GPTJConfig defaults tie_word_embeddings to False (transformers
+    src/transformers/models/gptj/configuration_gptj.py): GPTJForCausalLM's lm_head (with its bias)
+    is its own 50,400 x 4096 matrix, 0.21B of gpt-j-6b's 6.05B, whether or not the config says so."""
+    silent = {k: v for k, v in GPT_J_6B.items() if k != "tie_word_embeddings"}
+    assert not arch_from_config(silent).tied_embeddings
+    assert arch_from_config(silent).n_params == arch_from_config(GPT_J_6B).n_params
+
+
 def test_exaone4_without_embeddings_matches_the_card() -> None:
     """EXAONE-4.0-1.2B's card: 1.07B parameters without embeddings (one tied 102,400 x 2048)."""
     arch = arch_from_config(EXAONE_4_1_2B)
