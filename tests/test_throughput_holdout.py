@@ -9,7 +9,8 @@ L40S (tests/test_peft_method_comparison_throughput.py), NeMo Automodel's LoRA ta
 (tests/test_nemo_automodel_throughput.py), torchao's torchtitan bf16 baselines, TinyLlama's README figure
 the HF blog's DeepSpeed-vs-FSDP fine-tuning table (tests/test_ao_tinyllama_hf_blog_throughput.py), and
 ml-engineering's H200/B200 ZeRO-2 steps and axolotl's Llama 4 Scout QLoRA runs
-(tests/test_ml_engineering_axolotl_throughput.py) (sources and
+(tests/test_ml_engineering_axolotl_throughput.py), and NVIDIA's DGX Cloud benchmarking recipes' Llama 3
+8B / 70B SFT and LoRA on H100 (tests/test_dgxc_benchmarking_throughput.py) (sources and
 rows cited in each row). A family that also has calibration rows (torchtitan) is scored by constants refitted
 without it. The guards sit just above what the model achieves (models/mfu_calibration.md,
 "Holdout"), so a change that makes it worse on unseen trainers fails here; they are not the
@@ -69,6 +70,10 @@ GUARDS = {
     # 368.7 %, 0 % (+141.0 / +596.5 %: transformers runs every token through all 16 experts)
     "stas00/ml-engineering": (0.11, 1.0),
     "axolotl-ai-cloud/axolotl": (3.7, 0.0),
+    # first scores (tests/test_dgxc_benchmarking_throughput.py): NeMo 2.1 Llama 3 SFT / LoRA on packed
+    # SQuAD, 8-32 H100, 29.2 %, 40 % (the 8B runs -29 .. -44 %: packed short examples' attention and
+    # Megatron's per-layer cost; the 70B runs -12 .. +5 %)
+    "NVIDIA/dgxc-benchmarking": (0.3, 0.4),
 }
 
 
@@ -112,6 +117,8 @@ def test_pretraining_holdout_is_within_the_calibrated_accuracy(scored: list[Scor
 def test_fine_tuning_rows_over_every_unseen_family_meet_the_issue_target(scored: list[Scored]) -> None:
     """Issue 33's target: a median fine-tuning error <= 15 % on unseen sources, over every holdout
     family (EXCLUDED_FAMILIES, empty today, would name one whose setup the inputs cannot express).
+    11.6 % / 74 % over 125 with the DGX Cloud benchmarking recipes' 20 NeMo runs (8B -29 .. -44 %, 70B
+    -12 .. +5 %), first scored with nothing changed (tests/test_dgxc_benchmarking_throughput.py);
     10.2 % / 80 % over 105 with ml-engineering's two ZeRO-2 runs (-15.5 / +5.4 %) and axolotl's two
     Llama 4 Scout QLoRA runs (+141 / +597 %), first scored with nothing changed
     (tests/test_ml_engineering_axolotl_throughput.py);
@@ -139,8 +146,9 @@ def test_fine_tuning_rows_over_every_unseen_family_meet_the_issue_target(scored:
     assert summary.runs >= 88 and len({s.family for s in rows}) >= 6
     assert summary.median_abs <= 0.15 and summary.within >= 0.6  # the target
     # 10.1 % / 81 % over 101 with the HF blog's two Granite-7B runs (+10.1 / +12.8 %), first scored;
-    # 10.2 % / 80 % over 105 with ml-engineering's and axolotl's four
-    assert summary.median_abs <= 0.105 and summary.within >= 0.78  # guard just above what is achieved
+    # 10.2 % / 80 % over 105 with ml-engineering's and axolotl's four; 11.6 % / 74 % over 125 with
+    # the DGX Cloud benchmarking recipes' twenty (the twelve 8B runs beyond 28 %)
+    assert summary.median_abs <= 0.12 and summary.within >= 0.74  # guard just above what is achieved
 
 
 def test_fine_tuning_rows_of_the_framework_families_stay_where_they_were(scored: list[Scored]) -> None:
