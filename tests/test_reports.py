@@ -333,11 +333,11 @@ def test_markdown_report_of_a_multi_gpu_workload(written: dict[str, Path]) -> No
     assert "Fewest GPUs: 2× h200-sxm (zero3)" in text
     # Total cost and cost per checkpoint first, then GPU time, start-up, rework, other, wall time.
     assert (
-        "| 1 | lambda | 8× b200 | on-demand | $4.99 | $504.79 | $383.78–$962.47 | $50.48 | $479.04 | $23.95 | $0.00 "
+        "| 1 | lambda | 8× b200 | on-demand | $4.99 | $504.79 | $331.01–$952.69 | $50.48 | $479.04 | $23.95 | $0.00 "
         "| $1.80 | 12.6 h |" in text
     )
     assert (
-        "| 3 | coreweave | 8× h200-sxm | on-demand | $6.31 | $1,041.69 | $879.92–$1,565.04 | $104.17 | $1,009.60 "
+        "| 3 | coreweave | 8× h200-sxm | on-demand | $6.31 | $1,041.69 | $742.02–$1,552.57 | $104.17 | $1,009.60 "
         "| $30.29 |" in text
     )
 
