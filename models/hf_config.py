@@ -38,8 +38,10 @@ from gpuprice.models.hf_families import (
     NESTED_TEXT_DEFAULTS,
     PARALLEL_BLOCK_TYPES,
     QKV_BIAS_TYPES,
+    SSM_LAYOUTS,
     TIED_BY_DEFAULT,
     UNGATED_TYPES,
+    UNSUPPORTED_LAYOUTS,
     VOCAB,
 )
 
@@ -131,6 +133,10 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
         data["model_type"] = text.get("model_type") or outer.get("model_type")
     model_type = str(data.get("model_type") or "unknown").lower()
     family = FAMILY_ALIASES.get(model_type, model_type)
+    if family in UNSUPPORTED_LAYOUTS:
+        raise BadInput(f"{path}: {model_type}: {UNSUPPORTED_LAYOUTS[family]}")
+    if family == "dbrx":
+        data = _dbrx_flat(data)
     defaults = FAMILY_DEFAULTS.get(family, {})
     data = {**defaults, **{k: v for k, v in data.items() if v is not None or k not in defaults}}
     cfg = _Config(data, path)
@@ -203,6 +209,8 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
         fields.update(_gated_deltanet_fields(cfg, layers))
     if block_kinds is not None:
         fields.update(_nemotron_h_fields(cfg, block_kinds, hidden))
+    if family in SSM_LAYOUTS:
+        fields.update(_ssm_fields(cfg, family, fields))
     if cfg.has("kv_lora_rank"):  # DeepSeek multi-head latent attention
         fields.update(_latent_attention_fields(cfg, head_dim))
     if family == "t5":
@@ -224,7 +232,12 @@ def _moe_fields(cfg: _Config, layers: int, intermediate: int) -> dict[str, Any]:
     if cfg.has("intermediate_size_mlp"):
         return _llama4_moe_fields(cfg, layers)
     moe_width = cfg.int_(("moe_intermediate_size", "expert_intermediate_size"), "expert MLP width")
-    shared = cfg.int_(("n_shared_experts", "num_shared_experts"), "shared expert count", 0) or 0
+    shared = (
+        cfg.int_(
+            ("n_shared_experts", "num_shared_experts", "moe_num_shared_experts"), "shared expert count", 0
+        )
+        or 0
+    )
     shared_width = cfg.int_(
         ("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size"), "shared expert width"
     )
@@ -243,6 +256,14 @@ def _moe_fields(cfg: _Config, layers: int, intermediate: int) -> dict[str, Any]:
     if step > 1 or mlp_only:
         sparse = [i for i in range(layers) if i not in mlp_only and (i + 1) % step == 0]
         dense = layers - len(sparse)
+    if cfg.has("moe_layer_start_index"):
+        # ERNIE 4.5 MoE (transformers' Ernie4_5_MoeDecoderLayer): block i is sparse when
+        # start <= i <= end (end -1: the last block) and (i - start) % interval == 0.
+        start = cfg.int_(("moe_layer_start_index",), "first MoE block", 0) or 0
+        end = cfg.data.get("moe_layer_end_index")
+        last = layers - 1 if not isinstance(end, int) or isinstance(end, bool) or end < 0 else end
+        every = cfg.int_(("moe_layer_interval",), "MoE block interval", 1) or 1
+        dense = layers - sum(1 for i in range(start, min(last, layers - 1) + 1) if (i - start) % every == 0)
     return {"moe_intermediate_size": moe_width, "num_shared_experts": shared, "dense_layers": dense}
 
 
@@ -596,3 +617,168 @@ def _position_embeddings(cfg: _Config, family: str) -> int:
     if family == "opt":
         return (cfg.int_(("max_position_embeddings",), "position count", 0) or 0) + 2
     return 0
+
+
+def _dbrx_flat(data: Mapping[str, Any]) -> dict[str, Any]:
+    """DBRX (transformers' DbrxConfig) keeps its MoE and KV settings in nested ``ffn_config``
+    (ffn_hidden_size, moe_num_experts, moe_top_k) and ``attn_config`` (kv_n_heads): read them as
+    top-level fields, the top level winning."""
+    flat: dict[str, Any] = {}
+    for key in ("ffn_config", "attn_config"):
+        nested = data.get(key)
+        if isinstance(nested, Mapping):
+            flat.update({k: v for k, v in nested.items() if v is not None})
+    if "kv_n_heads" in flat:
+        flat["num_key_value_heads"] = flat.pop("kv_n_heads")
+    return {**flat, **{k: v for k, v in data.items() if v is not None or k not in flat}}
+
+
+def _mamba1_mixer(cfg: _Config, h: int, d_inner: int, prefix: str, inner_norms: bool) -> int:
+    """One Mamba-1 mixer (transformers' MambaMixer / FalconMambaMixer / JambaMambaMixer):
+    in_proj (h -> 2 d_inner), a depthwise conv1d (kernel wide), x_proj (d_inner -> dt_rank + 2
+    state), dt_proj (dt_rank -> d_inner, with bias), A_log (d_inner x state), D (d_inner) and
+    out_proj (d_inner -> h); Jamba adds RMSNorms over dt, B and C (dt_rank + 2 state)."""
+    state = cfg.int_((f"{prefix}d_state", "state_size"), "SSM state size", 16) or 16
+    kernel = cfg.int_((f"{prefix}d_conv", "conv_kernel"), "Mamba conv kernel", 4) or 4
+    rank_value = cfg.data.get(f"{prefix}dt_rank", cfg.data.get("time_step_rank"))
+    if rank_value is None or rank_value == "auto":
+        rank = math.ceil(h / 16)
+    else:
+        rank = cfg.int_((f"{prefix}dt_rank", "time_step_rank"), "time step rank") or 1
+    mixer = h * 2 * d_inner + d_inner * kernel + d_inner * (rank + 2 * state)
+    mixer += rank * d_inner + d_inner + d_inner * state + d_inner + d_inner * h
+    if cfg.bool_(f"{prefix}conv_bias" if prefix else "use_conv_bias", True):
+        mixer += d_inner
+    if cfg.bool_(f"{prefix}proj_bias" if prefix else "use_bias", False):
+        mixer += 2 * d_inner + h
+    if inner_norms:
+        mixer += rank + 2 * state
+    return mixer
+
+
+def _mamba2_mixer(
+    cfg: _Config, h: int, d_inner: int, heads: int, prefix: str, gated_norm: bool, out_bias: bool
+) -> int:
+    """One Mamba-2 mixer (transformers' Mamba2Mixer / BambaMixer / GraniteMoeHybridMambaLayer /
+    FalconH1Mixer): in_proj (h -> 2 d_inner + 2 groups state + heads), a depthwise conv1d over
+    d_inner + 2 groups state channels, dt_bias, A_log and D (heads each), a gated RMSNorm
+    (d_inner; Falcon-H1 only with ``mamba_rms_norm``) and out_proj (d_inner -> h)."""
+    groups = cfg.int_((f"{prefix}n_groups",), "Mamba group count", 1) or 1
+    state = cfg.int_((f"{prefix}d_state", "state_size"), "SSM state size", 128) or 0
+    kernel = cfg.int_((f"{prefix}d_conv", "conv_kernel"), "Mamba conv kernel", 4) or 0
+    conv = d_inner + 2 * groups * state
+    mixer = h * (d_inner + conv + heads) + conv * kernel + 3 * heads + d_inner * h
+    if cfg.bool_(f"{prefix}conv_bias" if prefix else "use_conv_bias", True):
+        mixer += conv
+    if cfg.bool_(f"{prefix}proj_bias" if prefix else "use_bias", False):
+        mixer += d_inner + conv + heads
+    if out_bias:
+        mixer += h
+    if gated_norm:
+        mixer += d_inner
+    return mixer
+
+
+def _block_kinds(cfg: _Config, layers: int, attention: set[int]) -> list[str]:
+    """``layer_types`` / ``layers_block_type`` when the config lists them, else the blocks in
+    ``attention`` are attention and the rest Mamba."""
+    kinds = cfg.data.get("layer_types", cfg.data.get("layers_block_type"))
+    if isinstance(kinds, list) and kinds:
+        if len(kinds) != layers:
+            raise BadInput(
+                f"{cfg.path}: layer_types lists {len(kinds)} blocks, num_hidden_layers says {layers}"
+            )
+        return ["attention" if "attention" in str(kind) else "mamba" for kind in kinds]
+    return ["attention" if i in attention else "mamba" for i in range(layers)]
+
+
+def _ssm_fields(cfg: _Config, family: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """State-space decoders, read as the hybrid fields (``linear_attention_layers`` blocks hold a
+    Mamba mixer of ``linear_attention_params`` weights in place of attention):
+
+    - mamba / falcon_mamba (MambaForCausalLM): every block one RMSNorm and a Mamba-1 mixer, no
+      attention, no MLP; mamba2 likewise with a Mamba-2 mixer.
+    - jamba (JambaConfig.layers_block_type): block i is attention when i % attn_layer_period ==
+      attn_layer_offset, else Mamba-1; its MLP is the MoE when i % expert_layer_period ==
+      expert_layer_offset, else dense; two norms per block.
+    - bamba (``attn_layer_indices``) and granitemoehybrid (``layer_types``): attention or a
+      Mamba-2 mixer, then an MLP; Granite 4.0's MLP is ``shared_mlp`` (shared_intermediate_size)
+      plus, with num_local_experts > 0, routed experts of intermediate_size beside it.
+    - falcon_h1: every block runs attention and a Mamba-2 mixer side by side off one norm, then
+      an MLP off a second. ModelArch counts one mixer per block, so each block is read as two:
+      attention + MLP, and a Mamba-2 mixer alone, one norm each (2 x layers blocks; the weights,
+      norms included, are exact; the mixers' FLOPs and saved tensors are counted once each)."""
+    h = int(fields["hidden_size"])
+    layers = int(fields["num_layers"])
+    if family in ("mamba", "falcon_mamba"):
+        d_inner = cfg.int_(("intermediate_size",), "Mamba inner width") or 2 * h
+        if not cfg.has("intermediate_size"):
+            d_inner = int((cfg.first(("expand",), "Mamba expand", 2) or 2) * h)
+        mixer = _mamba1_mixer(cfg, h, d_inner, "", inner_norms=False)
+        return _mixer_only(layers, mixer, d_inner)
+    if family == "mamba2":
+        heads = cfg.int_(("num_heads",), "Mamba head count", required=True) or 1
+        d_inner = int((cfg.first(("expand",), "Mamba expand", 2) or 2) * h)
+        mixer = _mamba2_mixer(cfg, h, d_inner, heads, "", True, cfg.bool_("use_bias", False))
+        return _mixer_only(layers, mixer, d_inner)
+    prefix = "mamba_"
+    d_inner = int((cfg.first(("mamba_expand",), "Mamba expand", 2) or 2) * h)
+    if family == "jamba":
+        period = cfg.int_(("attn_layer_period",), "attention block period", 8) or 1
+        offset = cfg.int_(("attn_layer_offset",), "attention block offset", 4) or 0
+        kinds = _block_kinds(cfg, layers, {i for i in range(layers) if i % period == offset})
+        mixer = _mamba1_mixer(cfg, h, d_inner, prefix, inner_norms=True)
+        out: dict[str, Any] = {
+            "linear_attention_layers": kinds.count("mamba"),
+            "linear_attention_params": mixer,
+        }
+        if int(fields["num_experts"]) > 1:
+            e_period = cfg.int_(("expert_layer_period",), "expert block period", 2) or 1
+            e_offset = cfg.int_(("expert_layer_offset",), "expert block offset", 1) or 0
+            out["dense_layers"] = sum(1 for i in range(layers) if i % e_period != e_offset)
+            out["num_shared_experts"] = 0
+        return out
+    heads = cfg.int_(("mamba_n_heads",), "Mamba head count", 128) or 1
+    if family == "falcon_h1":
+        d_inner = cfg.int_(("mamba_d_ssm",), "Mamba inner width") or d_inner
+        mixer = _mamba2_mixer(
+            cfg,
+            h,
+            d_inner,
+            heads,
+            prefix,
+            cfg.bool_("mamba_rms_norm", False),
+            cfg.bool_("projectors_bias", False),
+        )
+        return {
+            "num_layers": 2 * layers,
+            "linear_attention_layers": layers,
+            "linear_attention_params": mixer,
+            "mlp_free_layers": layers,
+            "norms_per_layer": 1,
+        }
+    mixer = _mamba2_mixer(cfg, h, d_inner, heads, prefix, True, cfg.bool_("mamba_proj_bias", False))
+    indices = cfg.data.get("attn_layer_indices")
+    attention = {i for i in indices if isinstance(i, int)} if isinstance(indices, list) else set()
+    kinds = _block_kinds(cfg, layers, attention)
+    out = {"linear_attention_layers": kinds.count("mamba"), "linear_attention_params": mixer}
+    if family == "granitemoehybrid":
+        shared = cfg.int_(("shared_intermediate_size",), "shared MLP width", 1024) or 1
+        if int(fields["num_experts"]) > 1:
+            width = int(fields["intermediate_size"])
+            out.update(num_shared_experts=max(1, round(shared / width)), dense_layers=0)
+        else:
+            out["intermediate_size"] = shared
+    return out
+
+
+def _mixer_only(layers: int, mixer: int, d_inner: int) -> dict[str, Any]:
+    """Every block one norm and one SSM mixer, no attention and no MLP (``intermediate_size``
+    is then unread; it holds the mixer's inner width)."""
+    return {
+        "linear_attention_layers": layers,
+        "linear_attention_params": mixer,
+        "mlp_free_layers": layers,
+        "norms_per_layer": 1,
+        "intermediate_size": d_inner,
+    }

@@ -52,6 +52,8 @@ GATED_TYPES = frozenset(
         "phimoe",
         "ministral",
         "vaultgemma",
+        # DBRX's experts are GLUs (DbrxExpertGLU: w1, v1, w2); its config names no activation.
+        "dbrx",
     }
 )
 UNGATED_TYPES = frozenset(
@@ -117,6 +119,9 @@ TIED_BY_DEFAULT = frozenset(
         "gpt_neo",
         "smollm3",
         "vaultgemma",
+        # MambaConfig / FalconMambaConfig default tie_word_embeddings=True (state-spaces/mamba-*).
+        "mamba",
+        "falcon_mamba",
     }
 )
 BIASED_TYPES = frozenset(
@@ -138,6 +143,11 @@ FAMILY_ALIASES = {
     "refinedwebmodel": "falcon",  # Falcon-40B / Falcon-7B remote code
     "stablelm_epoch": "stablelm",
     "stablelm-epoch": "stablelm",
+    # Qwen2-VL / Qwen2.5-VL language models are Qwen2 decoders (q, k, v biases).
+    "qwen2_vl": "qwen2",
+    "qwen2_5_vl": "qwen2",
+    "qwen2_vl_text": "qwen2",
+    "qwen2_5_vl_text": "qwen2",
 }
 FALCON = ("falcon", "falcon_new")
 
@@ -146,6 +156,9 @@ FALCON = ("falcon", "falcon_new")
 # 4B omits the head counts, relying on Gemma3TextConfig's defaults (configuration_gemma3.py:
 # vocab_size=262_208, num_attention_heads=8, num_key_value_heads=4, head_dim=256).
 FAMILY_DEFAULTS: dict[str, dict[str, int]] = {
+    # Mamba-1 configs have no attention at all; one placeholder head that no block reads.
+    "mamba": {"num_attention_heads": 1},
+    "falcon_mamba": {"num_attention_heads": 1},
     "gemma3_text": {
         "vocab_size": 262_208,
         "num_attention_heads": 8,
@@ -168,4 +181,20 @@ NESTED_TEXT_DEFAULTS: dict[str, dict[str, int]] = {
         "num_hidden_layers": 32,
         "num_attention_heads": 32,
     },
+}
+
+# State-space layouts the reader turns into the hybrid fields (hf_config._ssm_fields).
+SSM_LAYOUTS = frozenset(
+    {"mamba", "falcon_mamba", "mamba2", "jamba", "bamba", "granitemoehybrid", "falcon_h1"}
+)
+
+# Layouts ModelArch cannot express: refused in one line rather than read as something else.
+UNSUPPORTED_LAYOUTS = {
+    "zamba2": (
+        "Zamba2 reuses shared attention blocks (with per-layer LoRA) across its Mamba-2 stack, so "
+        "its weights and its compute differ; this layout is not supported"
+    ),
+    "zamba": "Zamba reuses a shared attention block across its Mamba stack; this layout is not supported",
+    "gemma3n": ("Gemma 3n (per-layer embeddings, AltUp, LAuReL, per-layer MLP widths) is not supported"),
+    "gemma3n_text": ("Gemma 3n (per-layer embeddings, AltUp, LAuReL, per-layer MLP widths) is not supported"),
 }
