@@ -297,7 +297,9 @@ class MemoryEstimate(BaseModel):
         ``allocator_slack_gb``) and ``overhead`` is the rest (QLoRA dequantisation and
         communication buffers), so the breakdown's values still sum to per_gpu_gb."""
         parts = {k: round(v, 3) for k, v in self.breakdown.model_dump().items()}
-        per_gpu = round(sum(parts.values()), 3)
+        # The peak itself, rounded once (the band and the verdict round the same figure); the
+        # breakdown's overhead takes the parts' rounding so the values still sum to it.
+        per_gpu = round(self.per_gpu_gb, 3)
         context, slack = round(self.cuda_context_gb, 3), round(self.allocator_slack_gb, 3)
         return {
             "per_gpu_gb": per_gpu,

@@ -81,7 +81,8 @@ def test_fit_json_shows_verdict_band_and_margin(cli) -> None:
     tight = json.loads(cli(*args, "--grad-checkpointing", "--gpu", "a100-40gb", "--json").out)
     assert tight["verdict"] == "tight" and tight["fits"] is True and tight["margin"] == 0.2
     assert tight["gpu_memory_gb"] == pytest.approx(42.95, abs=1e-3)
-    assert tight["band_gb"]["low"] < tight["per_gpu_gb"] < tight["band_gb"]["high"]
+    # per_gpu_gb tops out at the card (the cached loss regions give way) and so does the band's top
+    assert tight["band_gb"]["low"] < tight["per_gpu_gb"] <= tight["band_gb"]["high"] == 42.95
     roomy = json.loads(
         cli(*args, "--grad-checkpointing", "--gpu", "a100-40gb", "--margin", "0", "--json").out
     )
