@@ -1,7 +1,7 @@
 """GPU hardware facts the throughput model needs: family, dense peak, links (NVLink, PCIe, fabric).
 
 Catalog GPUs come from ``models/gpu_catalog.csv``; parts that appear only in public benchmarks
-(H20, MI250X) are listed here with their datasheet figures.
+would be listed here with their datasheet figures (none now: H20 and MI250X are catalog rows).
 """
 
 from __future__ import annotations
@@ -168,6 +168,13 @@ def _family_of(
     architecture: str, form_factor: str, memory_bandwidth_tbps: float, board_power_w: float | None = None
 ) -> GpuFamily:
     arch = architecture.lower()
+    # Parts without BF16 tensor math (Pascal, Volta, Turing) run the FP16 / no-FlashAttention-2
+    # stack whatever their form factor (a GeForce RTX 2080 Ti or TITAN RTX is Turing, not
+    # "geforce"); Pascal (P100, P40) has no family of its own and reads as its successor, Volta.
+    if arch in ("volta", "turing"):
+        return arch  # type: ignore[return-value]
+    if arch == "pascal":
+        return "volta"
     if form_factor == "consumer":
         return "geforce"
     if arch == "ampere":
@@ -183,8 +190,6 @@ def _family_of(
         return "blackwell_workstation_max_q" if max_q else "blackwell_workstation"
     if arch.startswith("cdna"):
         return "cdna"
-    if arch in ("volta", "turing"):
-        return arch  # type: ignore[return-value]
     raise ValueError(f"no throughput family for architecture {architecture!r}")
 
 
@@ -193,22 +198,18 @@ def _pcie_of(architecture: str, form_factor: str) -> str:
         return "no_p2p"
     if architecture.lower() in ("hopper", "blackwell") or architecture.lower().startswith("cdna"):
         return "gen5"
-    if architecture.lower() in ("volta", "turing"):
+    if architecture.lower() in ("pascal", "volta", "turing"):
         return "gen3"
     return "gen4"
 
 
 # Parts that appear in public benchmarks but not in the GPU catalog (nobody rents them from the
-# tracked providers). Values: datasheets as compiled in gpu_peak_flops.csv (H20, MI250X per
-# OAM). The H800/A800 export variants are catalog rows now (fit and estimate accept them).
-BENCHMARK_ONLY_GPUS: dict[str, GpuProfile] = {
-    "h20": GpuProfile("h20", "hopper", 148.0, True, 4.0, 900.0, "sxm", "gen5"),
-    "mi250x": GpuProfile("mi250x", "cdna", 383.0, False, 3.2, 800.0, "sxm", "gen4"),
-}
-BENCHMARK_ONLY_PATTERNS: tuple[tuple[str, str], ...] = (
-    (r"\bh20\b", "h20"),
-    (r"\bmi250x?\b", "mi250x"),
-)
+# tracked providers), with datasheet values. The H800/A800 export variants, then H20 (same
+# 148 TFLOPS / 4.0 TB/s / NVLink 900 it had here) and MI250X are catalog rows now (fit and
+# estimate accept them). MI250X was listed per OAM (383 TFLOPS, 3.2 TB/s); the catalog row is per
+# GCD (191.5, 1.6 TB/s, 64 GB) as ROCm lists the devices a run counts: no measured row used it.
+BENCHMARK_ONLY_GPUS: dict[str, GpuProfile] = {}
+BENCHMARK_ONLY_PATTERNS: tuple[tuple[str, str], ...] = ()
 
 
 def gpu_profile(slug: str) -> GpuProfile:
