@@ -37,8 +37,15 @@ Rules, in order of precedence:
 
 A10G (AWS's variant of the A10 in EC2 G5 instances, with a lower tensor peak) is its own slug
 ``a10g``, never the A10. H800 and A800 (the export variants with NVLink capped at 400 GB/s)
-are their own slugs. GB300, H20, Quadro RTX 6000 (24 GB) and other parts the
-catalog does not hold map to ``"unknown"``.
+are their own slugs, as is H20 (96 GB; its 141 GB HBM3e edition is unknown). GB300 (and a B300
+in an NVL72 rack or with Grace) is not in the catalog: unknown. GeForce cards are told apart by number and suffix
+("3090" vs "3090 Ti", "4080" vs "4080 Super", "4070 Ti Super"); a suffix the catalog does not
+hold ("4090 D", "4070 Ti") and, for the cards sold in two sizes, a stated memory that is not the
+catalogued one (an 8 GB RTX 3060 or 4060 Ti, a 12 GB RTX 3080 is ``rtx-3080-12gb``) is unknown.
+AMD MI250X / MI250 / MI210 are their own slugs (the MI250s per GCD, as ROCm lists them). Tesla
+P100 is the PCIe 16 GB card (SXM2 and 12 GB cards unknown). "A2" is the 16 GB Ampere card, never a
+Google Cloud a2-* machine type. Quadro RTX 6000 (24 GB) and other parts the catalog does not
+hold map to ``"unknown"``.
 """
 
 from __future__ import annotations
@@ -97,7 +104,7 @@ def _normalise(raw: str) -> str:
     s = re.sub(r"\brtx(?=[a-z0-9])", "rtx ", s)
     s = re.sub(r"\bpro(?=\d)", "pro ", s)
     s = re.sub(r"(?<=\d)(?=(?:ada|blackwell)\b)", " ", s)
-    s = re.sub(r"\b(\d{4})(ti|d)\b", r"\1 \2", s)
+    s = re.sub(r"\b(\d{4})(ti|d|super)(super)?\b", lambda m: " ".join(g for g in m.groups() if g), s)
     return " ".join(s.split())
 
 
@@ -198,6 +205,20 @@ def _b300(h: _Hints) -> str:
     return UNKNOWN if h.rack else "b300"
 
 
+def _h20(h: _Hints) -> str:
+    # The H20 was first sold with 96 GB HBM3; a 141 GB HBM3e edition followed (not catalogued).
+    return UNKNOWN if h.memory_gb is not None and h.memory_gb > 100 else "h20"
+
+
+def _p100(h: _Hints) -> str:
+    # The catalog holds the PCIe 16 GB card; the faster SXM2 board and the 12 GB card differ.
+    if h.sxm or h.has(r"\bnvlink\b"):
+        return UNKNOWN
+    if h.memory_gb is not None and abs(h.memory_gb - 16) > 1:
+        return UNKNOWN
+    return "p100"
+
+
 @dataclass(frozen=True)
 class _Workstation:
     """One workstation model number across generations ("A6000", "6000 Ada", "PRO 6000")."""
@@ -272,15 +293,65 @@ def _fixed(slug: str) -> Callable[[_Hints], str]:
     return lambda _h: slug
 
 
-def _consumer(number: str, slug: str) -> tuple[Callable[[str], bool], Callable[[_Hints], str]]:
+@dataclass(frozen=True)
+class _GeForce:
+    """One GeForce card: its slug and, for cards sold in two sizes, the memory that tells them apart."""
+
+    slug: str
+    # memory GB -> slug when a stated memory picks the card; empty: any stated memory is this card
+    by_memory: dict[float, str] | None = None
+    # the newer cards are never the laptop part of the same name (a different, slower chip)
+    no_laptop: bool = True
+    # sold in two sizes under one name, the smaller one more common: a bare name is unknown
+    needs_memory: bool = False
+
+
+# number -> suffix ("" / "ti" / "super" / "ti super") -> card. A suffix not listed ("4090 D",
+# "4070 Ti", "3090 Super") is another card: unknown. The RTX 4090/5090/3090 keep their rules as
+# they were (any stated memory, laptop names not told apart).
+_GEFORCE: dict[str, dict[str, _GeForce]] = {
+    "4090": {"": _GeForce("rtx-4090", no_laptop=False)},
+    "5090": {"": _GeForce("rtx-5090", no_laptop=False)},
+    "3090": {"": _GeForce("rtx-3090", no_laptop=False), "ti": _GeForce("rtx-3090-ti")},
+    "3060": {"": _GeForce("rtx-3060", {12: "rtx-3060"})},  # an 8 GB RTX 3060 is a cut-down card
+    "3080": {
+        "": _GeForce("rtx-3080", {10: "rtx-3080", 12: "rtx-3080-12gb"}),
+        "ti": _GeForce("rtx-3080-ti"),
+    },
+    "4080": {"": _GeForce("rtx-4080"), "super": _GeForce("rtx-4080-super")},
+    "4070": {"ti super": _GeForce("rtx-4070-ti-super")},
+    "4060": {
+        "ti": _GeForce("rtx-4060-ti-16gb", {16: "rtx-4060-ti-16gb"}, needs_memory=True)
+    },  # 8 GB: unknown
+    "2080": {"ti": _GeForce("rtx-2080-ti", {11: "rtx-2080-ti"})},  # modded 22 GB boards are unknown
+}
+_GEFORCE_SUFFIX = r"((?: (?:ti|super|d))*)"
+
+
+def _geforce(number: str) -> tuple[Callable[[str], bool], Callable[[_Hints], str]]:
     def detect(text: str) -> bool:
         if not re.search(rf"\b{number}\b", text):
             return False
-        return bool(re.search(rf"\b(?:rtx|geforce) {number}\b", text)) or _alone_with_filler(text, number)
+        if re.search(rf"\b(?:rtx|geforce) {number}\b", text):
+            return True
+        return _alone_with_filler(" ".join(t for t in text.split() if t not in {"ti", "super", "d"}), number)
 
     def resolve(h: _Hints) -> str:
-        # "Ti" and "D" variants are different cards with different specs.
-        return UNKNOWN if h.has(rf"\b{number} (?:ti|d)\b") else slug
+        match = re.search(rf"\b{number}{_GEFORCE_SUFFIX}\b", h.text)
+        suffix = match.group(1).strip() if match else ""
+        card = _GEFORCE[number].get(suffix)
+        if card is None:
+            return UNKNOWN  # "Ti", "Super" and "D" variants are different cards with different specs
+        if card.no_laptop and h.has(r"\b(?:laptop|mobile|notebook|max q)\b"):
+            return UNKNOWN
+        if h.memory_gb is None:
+            return UNKNOWN if card.needs_memory else card.slug
+        if card.by_memory is None:
+            return card.slug
+        for memory, slug in card.by_memory.items():
+            if abs(h.memory_gb - memory) <= 1:
+                return slug
+        return UNKNOWN
 
     return detect, resolve
 
@@ -303,25 +374,33 @@ _FAMILIES: dict[str, tuple[Callable[[str], bool], Callable[[_Hints], str]]] = {
     "h100": (_pattern(r"\bh100(?![0-9a-z])"), _h100),
     "a100": (_pattern(r"\ba100(?![0-9a-z])"), _a100),
     "h800": (_pattern(r"\bh800(?![0-9a-z])"), _fixed("h800")),
+    "h20": (_pattern(r"\bh20(?![0-9a-z])"), _h20),
     # "A800 40GB Active" is a PCIe workstation card, not the 80 GB export A100: it stays unknown.
     "a800": (_pattern(r"\ba800(?![0-9a-z])(?!.*(?:\b40\s*gb|\bactive\b))"), _fixed("a800")),
     "l40s": (_pattern(r"\bl40s\b"), _fixed("l40s")),
     "l40": (_pattern(r"\bl40\b"), _fixed("l40")),
     "l4": (_pattern(r"\bl4\b"), _fixed("l4")),
+    "l20": (_pattern(r"\bl20\b"), _fixed("l20")),
     "a10": (_pattern(r"\ba10\b"), _fixed("a10")),
     "a10g": (_pattern(r"\ba10g\b"), _fixed("a10g")),
     "a40": (_pattern(r"\ba40\b"), _fixed("a40")),
     "a30": (_pattern(r"\ba30\b"), _fixed("a30")),
+    # Google Cloud's a2-highgpu/-ultragpu/-megagpu machine types carry A100s, not A2 cards.
+    "a2": (_pattern(r"\ba2\b(?! (?:highgpu|ultragpu|megagpu)\b)"), _fixed("a2")),
     "workstation": (lambda text: bool(_workstation_numbers(text)), _workstation),
-    "rtx4090": _consumer("4090", "rtx-4090"),
-    "rtx5090": _consumer("5090", "rtx-5090"),
-    "rtx3090": _consumer("3090", "rtx-3090"),
+    **{f"rtx{number}": _geforce(number) for number in _GEFORCE},
+    "titan-rtx": (_pattern(r"\btitan rtx\b"), _fixed("titan-rtx")),
     "v100": (_pattern(r"\bv100\b"), _v100),
     "t4": (_pattern(r"\bt4\b"), _fixed("t4")),
+    "p100": (_pattern(r"\bp100\b"), _p100),
+    "p40": (_pattern(r"\bp40\b"), _fixed("p40")),
     "mi300x": (_pattern(r"\bmi300x\b"), _fixed("mi300x")),
     "mi300": (_pattern(r"\bmi300\b"), _mi300),
     "mi325x": (_pattern(r"\bmi325x\b"), _fixed("mi325x")),
     "mi355x": (_pattern(r"\bmi355x\b"), _fixed("mi355x")),
+    "mi250x": (_pattern(r"\bmi250x\b"), _fixed("mi250x")),
+    "mi250": (_pattern(r"\bmi250\b"), _fixed("mi250")),
+    "mi210": (_pattern(r"\bmi210\b"), _fixed("mi210")),
 }
 
 # A superchip's name may also name its GPU ("GH200 Grace Hopper (H100)", "GB200 ... B200"):

@@ -322,7 +322,6 @@ def test_form_factor_and_memory_rules(
         "TPU v5e",
         "Intel Gaudi 2",
         "GB300 NVL72",
-        "NVIDIA H20",
         "NVIDIA A800 40GB Active",  # a PCIe workstation card, not the 80 GB export A100
         "RTX A2000",
         "RTX 4500 Ada",
@@ -331,10 +330,14 @@ def test_form_factor_and_memory_rules(
         "Quadro RTX 6000",  # Turing, 24 GB
         "Quadro RTX 5000",
         "RTX 4000 Ada vs RTX 6000 Ada",
-        "RTX 3090 Ti",
         "RTX 4090 D",
+        "RTX 4070 Ti",  # the catalog holds the 4070 Ti SUPER only
+        "RTX 4060 Ti",  # 8 or 16 GB under one name: the size must be stated
+        "RTX 2080",  # only the 2080 Ti is catalogued
+        "H20 141GB",  # the HBM3e edition; h20 is the 96 GB card
+        "Tesla P100-SXM2-16GB",  # the catalog holds the PCIe card
+        "a2-highgpu-1g",  # Google Cloud machine type with A100s, not an A2 card
         "MI300A",
-        "MI250X",
         "A100 MIG 1g.10gb",
         "H100 or A100",
         "H100 SXM PCIe",  # contradictory form factors

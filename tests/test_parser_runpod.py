@@ -42,7 +42,7 @@ def test_graphql_emits_every_price_field_with_its_tier_cloud_and_term() -> None:
     result = parse_fixture("graphql_full.json")
     h100 = dict(gpu="h100-sxm", gpu_raw="H100 SXM", vram_gb=80.0, sku="NVIDIA H100 80GB HBM3")
     b200 = dict(gpu="b200", gpu_raw="B200", vram_gb=180.0, sku="NVIDIA B200")
-    h20 = dict(gpu="unknown", gpu_raw="H20", vram_gb=96.0, sku="NVIDIA H20", community=True)
+    h20 = dict(gpu="h20", gpu_raw="H20", vram_gb=96.0, sku="NVIDIA H20", community=True)
     a40 = dict(gpu="a40", gpu_raw="A40", vram_gb=48.0, sku="NVIDIA A40")
     assert dumped(result) == [
         offer(**h100, usd_per_gpu_hour=2.99),
@@ -94,7 +94,7 @@ def test_graphql_emits_every_price_field_with_its_tier_cloud_and_term() -> None:
                 "reason": "gpuType without an id or displayName",
             },
         ],
-        "unknown_gpus": ["H20"],
+        "unknown_gpus": [],  # "H20" is h20 now
         "missing_columns": [],
         "unexpected_columns": [],
         "notes": ["NVIDIA B200: communityPrice ignored, communityCloud is false"],
