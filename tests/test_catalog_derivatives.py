@@ -8,11 +8,17 @@ original repo as parent_id). An alias is added only where such a copy of its own
 row's shapes; the base row's ``note`` cites it. tests/test_architectures.py checks every row's count
 against ``published_params_b`` within 2 %.
 
+Qwen2.5-Coder-0.5B ... 32B, QwQ-32B(-Preview) and Qwen2.5-7B / 14B-Instruct-1M are aliases of the
+Qwen2.5 rows on their model cards' evidence (ZHUI/paddlenlp_model_readme
+@40a7101e89dcf9a0dedb0e0d48c8c357fcc95996, copies of the cards): each card states the same total and
+non-embedding parameters, layers and query / key-value heads as the Qwen2.5 card of that size, which
+fixes the shape (the two totals fix the embedding, the rest the blocks); DeepSeek-R1-Distill-Qwen-14B /
+-32B are fine-tunes of Qwen2.5-14B / -32B (the R1 card's "Base Model" column in the same copy).
+
 Left out, because no copy of their config.json was found in a citable public file (no shape is
-guessed): 01-ai/Yi-9B, Yi-1.5-6B / 9B / 34B; DeepSeek-R1-Distill-Qwen-1.5B / 7B / 14B / 32B (only the
-Hub's safetensors total of the 32B, 32,763,876,352, was seen: the Qwen2.5-32B shape's count, but not
-its config); Qwen/QwQ-32B; Qwen2.5-Coder-0.5B / 1.5B / 3B / 7B / 14B / 32B and Qwen2.5-Math-7B (model
-cards seen, configs not); Qwen1.5-4B / 32B and Qwen2-57B-A14B; NousResearch/Hermes-3-Llama-3.1-8B;
+guessed): 01-ai/Yi-9B, Yi-1.5-6B / 9B / 34B; DeepSeek-R1-Distill-Qwen-1.5B / 7B (fine-tunes of
+Qwen2.5-Math-1.5B / 7B, whose cards give no shape; the Math-1.5B does not tie its head as Qwen2.5-1.5B
+does); Qwen2.5-Math-7B; Qwen1.5-4B / 32B and Qwen2-57B-A14B; NousResearch/Hermes-3-Llama-3.1-8B;
 nvidia/Llama-3.1-Nemotron-70B-Instruct-HF; mistralai/Mistral-Small-24B-Base-2501 (as in
 tests/test_catalog_recent.py), Mistral-Large-Instruct-2407, Codestral-22B-v0.1; google/gemma-1.1-7b-it,
 google/codegemma-7b; tiiuae/Falcon3-1B / 3B / 7B / 10B-Base. Qwen/Qwen1.5-1.8B: its config was read
@@ -116,3 +122,48 @@ def test_fit_lora_answers_for_the_new_ids(cli, model_id: str) -> None:
     result = cli("fit", "--model", model_id, "--method", "lora", "--gpu", "h100-sxm", "--json")
     assert result.code == 0, result.err
     json.loads(result.out)
+
+
+# Card figures (ZHUI/paddlenlp_model_readme @40a7101e, Qwen/<name>/index.md): total and non-embedding
+# parameters (B), stated identically on the Qwen2.5, Qwen2.5-Coder (and QwQ) cards of each size.
+QWEN25_CARDS = {
+    "Qwen/Qwen2.5-0.5B": (0.49, 0.36, ["Qwen/Qwen2.5-Coder-0.5B", "Qwen/Qwen2.5-Coder-0.5B-Instruct"]),
+    "Qwen/Qwen2.5-1.5B": (1.54, 1.31, ["Qwen/Qwen2.5-Coder-1.5B", "Qwen/Qwen2.5-Coder-1.5B-Instruct"]),
+    "Qwen/Qwen2.5-3B": (3.09, 2.77, ["Qwen/Qwen2.5-Coder-3B-Instruct"]),
+    "Qwen/Qwen2.5-7B": (7.61, 6.53, ["Qwen/Qwen2.5-Coder-7B", "Qwen/Qwen2.5-7B-Instruct-1M"]),
+    "Qwen/Qwen2.5-14B": (
+        14.7,
+        13.1,
+        [
+            "Qwen/Qwen2.5-Coder-14B-Instruct",
+            "Qwen/Qwen2.5-14B-Instruct-1M",
+            "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B",
+        ],
+    ),
+    "Qwen/Qwen2.5-32B": (
+        32.5,
+        31.0,
+        [
+            "Qwen/Qwen2.5-Coder-32B",
+            "Qwen/QwQ-32B",
+            "Qwen/QwQ-32B-Preview",
+            "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("base", QWEN25_CARDS)
+def test_qwen25_derivatives_share_the_shape_their_cards_state(base: str) -> None:
+    """The row meets both card figures to their rounding (the cards print 14.77B as "14.7B" and
+    32.76B as "32.5B"; the non-embedding count leaves out the embedding and, where untied, the
+    head), and every derivative the cards list resolves to that row."""
+    total, non_embedding, derivatives = QWEN25_CARDS[base]
+    arch = find_model(base)
+    assert arch is not None
+    head = 0 if arch.tied_embeddings else arch.embedding_params
+    assert arch.n_params / 1e9 == pytest.approx(total, rel=0.01)
+    assert (arch.n_params - arch.embedding_params - head) / 1e9 == pytest.approx(non_embedding, rel=0.01)
+    for name in derivatives:
+        assert find_model(name) == arch, name
+    assert COMMIT.search(catalog()[base].note or "")
