@@ -11,21 +11,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, NamedTuple
 
 import pytest
+from config_answers import Case
 
 from gpuprice.errors import BadInput
 from gpuprice.models.hf_config import arch_from_config, arch_from_config_file
-
-
-class Case(NamedTuple):
-    repo: str
-    total_b: float
-    active_b: float | None
-    published: str
-    config: dict[str, Any]
-
 
 CASES = [
     Case(

@@ -37,22 +37,13 @@ ernie4_5, helium, hunyuan_v1_dense or arcee; those types are not pinned here.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pytest
+from config_answers import Case, assert_fit_and_estimate_answer
 
-from gpuprice.models.hf_config import arch_from_config, arch_from_config_file
-
-
-class Case(NamedTuple):
-    repo: str
-    total_b: float
-    active_b: float | None
-    published: str
-    config: dict[str, Any]
-
+from gpuprice.models.hf_config import arch_from_config
 
 STABLELM_3B = {
     "model_type": "stablelm",
@@ -223,26 +214,5 @@ def test_mpt_no_bias_drops_the_biases() -> None:
     ids=["nemotron", "smollm3", "gptj", "internlm2"],
 )
 def test_fit_and_estimate_read_the_config(cli, tmp_path: Path, config: dict[str, Any]) -> None:
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    assert arch_from_config_file(path).n_params > 1e9
-    fit = cli("fit", "--config", str(path), "--method", "lora", "--gpu", "h100-sxm", "--json")
-    assert fit.code == 0, fit.err
-    answer = json.loads(fit.out)
-    assert answer["per_gpu_gb"] > 0 and answer["verdict"]
-    assert answer["band_gb"]["low"] <= answer["per_gpu_gb"] <= answer["band_gb"]["high"]
-    est = cli(
-        "estimate",
-        "--config",
-        str(path),
-        "--method",
-        "lora",
-        "--gpu",
-        "h100-sxm",
-        "--tokens",
-        "1B",
-        "--json",
-    )
-    assert est.code == 0, est.err
-    estimate = json.loads(est.out)
-    assert estimate["per_gpu_gb"] > 0 and estimate["verdict"] and estimate["tokens_per_sec_per_gpu"] > 0
+    assert arch_from_config(config).n_params > 1e9
+    assert_fit_and_estimate_answer(cli, tmp_path, config)

@@ -43,10 +43,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from config_answers import assert_fit_and_estimate_answer
 
 from gpuprice.errors import BadInput
 from gpuprice.models.block_parts import block_parts
-from gpuprice.models.fit_verdict import VERDICTS
 from gpuprice.models.hf_config import arch_from_config
 
 JAMBA_V01: dict[str, Any] = {
@@ -290,20 +290,9 @@ def test_unsupported_layouts_are_refused_in_one_line(config: dict[str, Any], wor
     "config", [JAMBA_V01, ERNIE_45_21B_A3B, FALCON_H1_500M_BRIDGE], ids=["jamba", "ernie4_5_moe", "falcon_h1"]
 )
 def test_fit_and_estimate_read_the_config(cli, home: Path, tmp_path: Path, config: dict[str, Any]) -> None:
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    fit = cli("fit", "--config", str(path), "--method", "lora", "--gpu", "h100-sxm", "--json")
-    assert fit.code == 0, fit.err
-    answer = json.loads(fit.out)
-    assert answer["verdict"] in VERDICTS
     # Jamba-v0.1 does not fit one H100: its band's top stops at the estimate (the card's ceiling
     # is below it), and both are the same figure rounded once
-    assert 0 < answer["band_gb"]["low"] <= answer["per_gpu_gb"] <= answer["band_gb"]["high"]
-    estimate = cli(
-        "estimate", "--config", str(path), "--method", "lora", "--gpu", "h100-sxm", "--tokens", "1B", "--json"
-    )
-    assert estimate.code == 0, estimate.err
-    assert json.loads(estimate.out)["tokens_per_sec_per_gpu"] > 0
+    assert_fit_and_estimate_answer(cli, tmp_path, config)
 
 
 def test_a_refused_layout_exits_2_with_one_line(cli, home: Path, tmp_path: Path) -> None:

@@ -37,22 +37,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, NamedTuple
 
 import pytest
+from config_answers import Case, assert_fit_and_estimate_answer
 
 from gpuprice.errors import BadInput
-from gpuprice.models.fit_verdict import VERDICTS
 from gpuprice.models.hf_config import arch_from_config, arch_from_config_file
-
-
-class Case(NamedTuple):
-    repo: str
-    total_b: float
-    active_b: float | None
-    published: str
-    config: dict[str, Any]
-
 
 _QWEN3_VL_30B_TEXT = {
     "model_type": "qwen3_vl_moe_text",
@@ -429,18 +419,7 @@ def test_nested_defaults_do_not_fill_a_top_level_config(tmp_path: Path) -> None:
     ["deepseek-ai/deepseek-moe-16b-base", "Qwen/Qwen3-VL-30B-A3B-Instruct", "llava-hf/llava-1.5-7b-hf"],
 )
 def test_fit_and_estimate_read_the_config(cli, home: Path, tmp_path: Path, repo: str) -> None:
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(_case(repo).config))
-    fit = cli("fit", "--config", str(path), "--method", "lora", "--gpu", "h100-sxm", "--json")
-    assert fit.code == 0, fit.err
-    answer = json.loads(fit.out)
-    assert answer["verdict"] in VERDICTS
-    assert 0 < answer["band_gb"]["low"] <= answer["per_gpu_gb"] <= answer["band_gb"]["high"]
-    estimate = cli(
-        "estimate", "--config", str(path), "--method", "lora", "--gpu", "h100-sxm", "--tokens", "1B", "--json"
-    )
-    assert estimate.code == 0, estimate.err
-    assert json.loads(estimate.out)["tokens_per_sec_per_gpu"] > 0
+    assert_fit_and_estimate_answer(cli, tmp_path, _case(repo).config)
 
 
 def test_a_wrapper_without_a_text_shape_names_the_field(cli, home: Path, tmp_path: Path) -> None:
