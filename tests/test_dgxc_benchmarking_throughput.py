@@ -64,7 +64,12 @@ SEQ = 4096
 
 
 def _rows() -> list[dict[str, object]]:
-    return [r for r in load_benchmark_rows(str(HOLDOUT_CSV)) if source_family(r) == DGXC]
+    """The H100 fine-tuning rows (the family's GB200 pre-training rows: tests/test_blackwell_throughput.py)."""
+    return [
+        r
+        for r in load_benchmark_rows(str(HOLDOUT_CSV))
+        if source_family(r) == DGXC and "llama3/finetuning/" in str(r["source"])
+    ]
 
 
 def _stated(row: dict[str, object], name: str) -> float:
@@ -145,7 +150,7 @@ def every(holdout_scores: list[Scored]) -> list[Scored]:
 
 @pytest.fixture(scope="module")
 def scored(every: list[Scored]) -> list[Scored]:
-    return [s for s in every if s.family == DGXC]
+    return [s for s in every if s.family == DGXC and s.finetune]
 
 
 def test_first_scores_through_the_holdout_tooling_do_not_regress(scored: list[Scored]) -> None:
