@@ -88,10 +88,12 @@ RUNPOD_OFFERS = [
     # communityCloud false
     *_runpod("NVIDIA A40", "A40", "a40", 48, secure=0.4, secure_spot=0.28, m3=0.34, m6=0.32),
     *_runpod("NVIDIA B200", "B200", "b200", 180, secure=6.39, m3=6.007, m6=5.559),
-    # GeForce cards the catalog does not hold: unknown, reported by their raw names
+    # GeForce cards: the catalogued ones by slug, the others unknown, reported by their raw names
     *_runpod("NVIDIA GeForce RTX 3070", "RTX 3070", "unknown", 8, community=0.13, community_spot=0.07),
-    *_runpod("NVIDIA GeForce RTX 3080", "RTX 3080", "unknown", 10, community=0.17, community_spot=0.09),
-    *_runpod("NVIDIA GeForce RTX 3080 Ti", "RTX 3080 Ti", "unknown", 12, community=0.18, community_spot=0.09),
+    *_runpod("NVIDIA GeForce RTX 3080", "RTX 3080", "rtx-3080", 10, community=0.17, community_spot=0.09),
+    *_runpod(
+        "NVIDIA GeForce RTX 3080 Ti", "RTX 3080 Ti", "rtx-3080-ti", 12, community=0.18, community_spot=0.09
+    ),
     *_runpod(
         "NVIDIA GeForce RTX 3090",
         "RTX 3090",
@@ -104,11 +106,18 @@ RUNPOD_OFFERS = [
         m3=0.366,
         m6=0.344,
     ),
-    *_runpod("NVIDIA GeForce RTX 3090 Ti", "RTX 3090 Ti", "unknown", 24, community=0.27, community_spot=0.14),
-    *_runpod("NVIDIA GeForce RTX 4070 Ti", "RTX 4070 Ti", "unknown", 12, community=0.19, community_spot=0.1),
-    *_runpod("NVIDIA GeForce RTX 4080", "RTX 4080", "unknown", 16, community=0.27, community_spot=0.16),
     *_runpod(
-        "NVIDIA GeForce RTX 4080 SUPER", "RTX 4080 SUPER", "unknown", 16, community=0.28, community_spot=0.17
+        "NVIDIA GeForce RTX 3090 Ti", "RTX 3090 Ti", "rtx-3090-ti", 24, community=0.27, community_spot=0.14
+    ),
+    *_runpod("NVIDIA GeForce RTX 4070 Ti", "RTX 4070 Ti", "unknown", 12, community=0.19, community_spot=0.1),
+    *_runpod("NVIDIA GeForce RTX 4080", "RTX 4080", "rtx-4080", 16, community=0.27, community_spot=0.16),
+    *_runpod(
+        "NVIDIA GeForce RTX 4080 SUPER",
+        "RTX 4080 SUPER",
+        "rtx-4080-super",
+        16,
+        community=0.28,
+        community_spot=0.17,
     ),
     *_runpod(
         "NVIDIA GeForce RTX 4090",
@@ -326,12 +335,7 @@ def test_runpod_gpu_types_without_the_graphql_envelope() -> None:
         "rejected": [],
         "unknown_gpus": [
             "RTX 3070",
-            "RTX 3080",
-            "RTX 3080 Ti",
-            "RTX 3090 Ti",
             "RTX 4070 Ti",
-            "RTX 4080",
-            "RTX 4080 SUPER",
             "RTX 5080",
             "RTX A2000",
         ],
@@ -571,7 +575,7 @@ VAST_GROUPS = [
     ("GTX 1660", 6, 1, "unknown", "0.0481", 1),
     ("GTX 1070 Ti", 8, 1, "unknown", "0.0547", 1),
     ("GTX 1660 S", 6, 1, "unknown", "0.0547", 1),
-    ("RTX 3060", 12, 1, "unknown", "0.0547", 1),
+    ("RTX 3060", 12, 1, "rtx-3060", "0.0547", 1),
     ("Quadro P4000", 8, 1, "unknown", "0.0556", 1),
     ("RTX 3070 laptop", 8, 1, "unknown", "0.0574", 1),
     ("GTX 1080 Ti", 11, 1, "unknown", "0.0614", 1),
@@ -579,9 +583,9 @@ VAST_GROUPS = [
     ("RTX 2060S", 8, 1, "unknown", "0.0654", 1),
     ("RTX 5060", 8, 1, "unknown", "0.069", 1),  # 8151 MiB
     ("RTX 2080 Ti", 22, 1, "unknown", "0.0694", 1),  # a 22 GB (modified) card
-    ("RTX 4060 Ti", 16, 1, "unknown", "0.0736", 1),
+    ("RTX 4060 Ti", 16, 1, "rtx-4060-ti-16gb", "0.0736", 1),
     ("RTX 5060 Ti", 8, 1, "unknown", "0.0761", 1),
-    ("RTX 2080 Ti", 11, 1, "unknown", "0.0801", 1),
+    ("RTX 2080 Ti", 11, 1, "rtx-2080-ti", "0.0801", 1),
     ("GTX 1060", 3, 1, "unknown", "0.0876", 1),
     ("RTX 4070", 12, 1, "unknown", "0.0894", 1),
     ("RTX 4070S", 12, 1, "unknown", "0.0894", 1),
@@ -589,16 +593,16 @@ VAST_GROUPS = [
     ("RTX 3070", 8, 1, "unknown", "0.0947", 1),
     ("RTX 3070 Ti", 8, 1, "unknown", "0.0956", 1),
     ("GTX 1080", 8, 2, "unknown", "0.1027", 1),
-    ("Tesla P40", 24, 1, "unknown", "0.1067", 1),
+    ("Tesla P40", 24, 1, "p40", "0.1067", 1),
     ("A16", 15, 1, "unknown", "0.1076", 1),
     ("RTX 4070 Ti", 12, 1, "unknown", "0.1076", 1),
-    ("RTX 3080", 10, 1, "unknown", "0.1081", 1),
+    ("RTX 3080", 10, 1, "rtx-3080", "0.1081", 1),
     ("GTX 1660 S", 6, 2, "unknown", "0.1134", 1),
     ("RTX 3080", 20, 1, "unknown", "0.1135", 1),
     ("RTX 5070 Ti", 16, 1, "unknown", "0.1187", 1),
-    ("RTX 3060", 12, 2, "unknown", "0.1209", 1),
-    ("RTX 3080 Ti", 12, 1, "unknown", "0.1214", 1),
-    ("RTX 4080", 16, 1, "unknown", "0.1223", 1),
+    ("RTX 3060", 12, 2, "rtx-3060", "0.1209", 1),
+    ("RTX 3080 Ti", 12, 1, "rtx-3080-ti", "0.1214", 1),
+    ("RTX 4080", 16, 1, "rtx-4080", "0.1223", 1),
     ("RTX 4060", 8, 2, "unknown", "0.1228", 1),
     ("RTX 4070S Ti", 16, 1, "unknown", "0.127", 1),
     ("GTX 1080 Ti", 11, 2, "unknown", "0.1294", 1),
@@ -611,9 +615,9 @@ VAST_GROUPS = [
     ("RTX 5060", 8, 2, "unknown", "0.1356", 1),
     ("GTX 1660 Ti", 6, 2, "unknown", "0.1361", 1),
     ("RTX A2000", 6, 1, "unknown", "0.1374", 1),
-    ("RTX 4060 Ti", 16, 2, "unknown", "0.1403", 1),
+    ("RTX 4060 Ti", 16, 2, "rtx-4060-ti-16gb", "0.1403", 1),
     ("GTX 1070", 8, 3, "unknown", "0.1414", 1),
-    ("RTX 2080 Ti", 11, 2, "unknown", "0.1614", 1),
+    ("RTX 2080 Ti", 11, 2, "rtx-2080-ti", "0.1614", 1),
     ("Tesla P100", 12, 2, "unknown", "0.1619", 1),
     ("Quadro P4000", 8, 3, "unknown", "0.1623", 1),
     ("RTX 4070 Ti", 12, 2, "unknown", "0.1628", 1),
@@ -624,11 +628,11 @@ VAST_GROUPS = [
     ("RTX A4000", 16, 2, "a4000", "0.1881", 1),
     ("GTX 1660 S", 6, 4, "unknown", "0.1881", 1),
     ("RTX 3070", 8, 2, "unknown", "0.189", 1),
-    ("RTX 3060", 12, 4, "unknown", "0.189", 1),
+    ("RTX 3060", 12, 4, "rtx-3060", "0.189", 1),
     ("Tesla V100", 32, 1, "v100", "0.1904", 1),
     ("RTX 4080S", 32, 1, "unknown", "0.1946", 1),
     ("A10", 22, 1, "a10", "0.2009", 1),
-    ("Tesla P100", 16, 1, "unknown", "0.2014", 1),
+    ("Tesla P100", 16, 1, "p100", "0.2014", 1),
     ("RTX 3070 Ti", 8, 2, "unknown", "0.2017", 1),
 ]
 

@@ -133,7 +133,7 @@ def test_vastai_memory_read_a_little_under_the_card_size_is_the_same_card() -> N
     40960 MiB for the same "A100 SXM4" 40GB card (likewise T4 15/16 GB, Quadro RTX 8000 45/48 GB).
     One card is one group: before the fix the 39 GB listing made a group of its own, and the 40 GB
     group's median and minimum left it out. 10 and 12 GB "RTX 3080" are different cards and stay
-    apart. The bare list without ids, as that tracker stores it."""
+    apart (rtx-3080 and rtx-3080-12gb). The bare list without ids, as that tracker stores it."""
     listings = [
         {"gpu_name": "A100 SXM4", "gpu_ram": 40960, "num_gpus": 1, "dph_total": 0.70},
         {"gpu_name": "A100 SXM4", "gpu_ram": 39936, "num_gpus": 1, "dph_total": 0.60},
@@ -161,7 +161,7 @@ def test_vastai_memory_read_a_little_under_the_card_size_is_the_same_card() -> N
             ),
             offer(
                 "vastai",
-                "unknown",
+                "rtx-3080",
                 "RTX 3080",
                 1,
                 10.0,
@@ -173,7 +173,7 @@ def test_vastai_memory_read_a_little_under_the_card_size_is_the_same_card() -> N
             ),
             offer(
                 "vastai",
-                "unknown",
+                "rtx-3080-12gb",
                 "RTX 3080",
                 1,
                 12.0,
