@@ -39,6 +39,14 @@ def block_parts(arch: ModelArch) -> BlockParts:
     return BlockParts(attention, arch.linear_attention_layers, mlp, moe, both, arch.empty_layers)
 
 
+def attention_share(arch: ModelArch) -> float:
+    """Share of the blocks that run softmax attention: 1 for an ordinary model, 0 for a Mamba
+    stack, 1/4 for Qwen3-Next (three Gated DeltaNet blocks to one attention block). Attention's
+    s x s work (its FLOPs, eager scores, the explicit-mask traffic) happens in those blocks only;
+    a per-layer figure times ``num_layers`` times this share counts just them."""
+    return block_parts(arch).attention / max(arch.num_layers, 1)
+
+
 def input_blocks(arch: ModelArch) -> int:
     """Blocks whose input is a tensor of its own: every block but the empty ones (at least one).
 

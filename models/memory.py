@@ -28,7 +28,8 @@ All sizes are GB = 1e9 bytes. Sources of every formula: ``/work/shared/reference
   the returned logits where the training loop keeps the model output through backward
   (``logits_kept``).
 * optimizer step: weights + gradients + states + foreach AdamW's state-sized temporary, when that
-  moment is larger than the backward peak. Eager attention: seq x seq scores per head.
+  moment is larger than the backward peak. Eager attention: seq x seq scores per head, in the
+  softmax-attention blocks only (a hybrid's Mamba / DeltaNet blocks keep none).
 * overhead: CUDA context (visible to nvidia-smi, not to PyTorch's allocator counters), allocator
   fragmentation on the dynamic terms, NCCL/bucket buffers on multi-GPU jobs, QLoRA dequantization
   buffers.
@@ -201,7 +202,9 @@ def _kernel(
     # Attention scores (eager / explicit-score models): every stored layer keeps them without
     # recomputation; with recomputation only the layer being rebuilt; plus one layer's backward.
     stored = stored + np.where(f["ac"] >= 1, 0.0, f["layers"] * f["scores"])
-    rebuilt = c.activation_factor * recomputed + np.where(f["ac"] >= 1, f["scores"], 0.0) + f["scores_bwd"]
+    rebuilt = (
+        c.activation_factor * recomputed + np.where(f["ac"] >= 1, f["scores_rebuilt"], 0.0) + f["scores_bwd"]
+    )
     logits = f["logits"]
     # With recomputation the rebuilt layer exists only while that layer's backward runs, after the
     # loss's backward has released the logits region: the peak holds the larger of the two moments

@@ -13,7 +13,14 @@ throughput model is in :mod:`gpuprice.models.block_parts`.
 from __future__ import annotations
 
 from gpuprice.models.architectures import ModelArch
-from gpuprice.models.block_parts import block_parts, input_blocks, is_hybrid, mixer_linears, mixer_width
+from gpuprice.models.block_parts import (
+    attention_share,
+    block_parts,
+    input_blocks,
+    is_hybrid,
+    mixer_linears,
+    mixer_width,
+)
 from gpuprice.models.frameworks import DEFAULTS, fsdp_keeps_recomputed_inputs, runs_every_expert
 from gpuprice.models.memory_setup import (
     TrainingSetup,
@@ -263,7 +270,8 @@ FEATURE_NAMES = (
     "variable",  # 1: batches vary in length (the allocator keeps a previous loss region cached)
     "step_temp",  # bytes of the optimizer step's temporaries (foreach AdamW: one state-sized list)
     "step_temp_sharded",  # the same under ZeRO/FSDP (0 where DeepSpeed's FusedAdam steps in place)
-    "scores",  # bytes of attention scores one layer keeps for backward (eager / explicit scores)
+    "scores",  # bytes of attention scores one layer keeps for backward, the mean over all blocks
+    "scores_rebuilt",  # the scores of the one attention block rebuilt under recomputation (0: none)
     "scores_bwd",  # bytes alive while one layer's score backward runs, plus the shared 4D mask
     "paged",  # optimizer-state bytes a paged optimizer keeps in unified memory (evictable to CPU RAM)
     "paged_unit",  # the states of the largest tensor, prefetched to the GPU while its step runs
@@ -522,6 +530,9 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
     if setup.optimizer == "adamw" and defaults.adamw_step == "foreach":
         step_temp = trainable * (2.0 if setup.precision == "bf16-true" else 4.0)
     scores, scores_bwd = _eager_scores(setup, arch, act_bytes)
+    # Only softmax-attention blocks keep scores (a hybrid's Mamba / DeltaNet blocks none): the
+    # stored sum takes the mean over blocks, the rebuilt block and one backward an attention block's.
+    attending = attention_share(arch)
     paged, paged_unit = _paged_states(setup, arch, trainable)
     return {
         "train_w": trainable * w_b,
@@ -551,8 +562,9 @@ def setup_features(setup: TrainingSetup) -> dict[str, float]:
         # under FSDP (accelerate) HF Trainer steps torch.optim.AdamW (foreach) on the shards: the
         # kernel uses step_temp / N there
         "step_temp_sharded": 0.0 if setup.framework == "hf" else step_temp,
-        "scores": scores,
-        "scores_bwd": scores_bwd,
+        "scores": scores * attending,
+        "scores_rebuilt": scores if attending > 0 else 0.0,
+        "scores_bwd": scores_bwd if attending > 0 else 0.0,
         "paged": paged,
         "paged_unit": paged_unit,
         "logits_held": tokens * arch.vocab_size * held_bytes,

@@ -14,7 +14,8 @@
 FLOPs convention (reference: cost-model.md, llm-foundry's MFU definition):
 - model FLOPs per token = 6 N (full training, N = *active* parameters for MoE) or 4 N (LoRA/QLoRA:
   the frozen base needs input gradients but no weight gradients), plus attention
-  6 L s (q_width + v_width) = 12 L h s for a standard block.
+  6 L s (q_width + v_width) = 12 L h s for a standard block, L counting the softmax-attention
+  blocks only (a hybrid's Mamba / DeltaNet blocks have no s x s term; block_parts.attention_share).
 - activation checkpointing recomputes one forward: + 2 N + 4 L h s hardware FLOPs.
 - ``mfu`` = model FLOPs x tokens/s / peak, i.e. on the 6N (4N for adapters) basis *including* the
   attention term and *excluding* recomputation; ``hfu`` counts the recomputation too.
@@ -40,6 +41,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpuprice.errors import BadInput
+from gpuprice.models.architectures import ModelArch
+from gpuprice.models.block_parts import attention_share
 from gpuprice.models.frameworks import qlora_fp32_stream, runs_every_expert
 from gpuprice.models.gpu_hardware import (  # re-exported: callers import the hardware facts from here too
     ALL_FAMILIES,
@@ -125,12 +128,15 @@ class ModelShape:
         hidden = int(arch.hidden_size)
         q_width = float(getattr(arch, "q_width", hidden))
         v_width = float(getattr(arch, "attn_out_width", q_width))
+        # the s x s work runs in the softmax-attention blocks only (a hybrid's Mamba / DeltaNet
+        # blocks have none): the per-layer width is their mean over all blocks
+        share = attention_share(arch) if isinstance(arch, ModelArch) else 1.0
         return cls(
             n_params=float(arch.n_params),
             n_active_params=float(getattr(arch, "n_active_params", arch.n_params)),
             layers=int(arch.num_layers),
             hidden=hidden,
-            attn_width=(q_width + v_width) / 2,
+            attn_width=(q_width + v_width) / 2 * share,
             recomputed_matmul_flops_per_token=recomputed_matmul_flops(arch),
         )
 
@@ -266,6 +272,8 @@ def predict_throughput(
     if runs_every_expert(framework, str(getattr(arch, "model_type", ""))):
         cases.unrouted_params = np.array([shape.n_params - shape.n_active_params])
     heads = float(getattr(arch, "num_heads", 0) or round(shape.hidden / 128))
+    if isinstance(arch, ModelArch):  # scores and masks exist in attention blocks only (mean per block)
+        heads *= attention_share(arch)
     if keeps_scores:  # eager / explicit-score attention (memory_setup.keeps_scores)
         cases.score_heads = np.array([heads])
     if attention is not None:
