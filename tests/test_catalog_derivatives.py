@@ -30,15 +30,18 @@ that contradicts its config. microsoft/Phi-3-medium-4k-instruct was already in t
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
+from catalog_checks import (
+    COMMIT,
+    assert_alias_resolves_to,
+    assert_row_meets_its_published_total,
+    assert_rows_cite_a_pinned_source,
+)
 
 from gpuprice.models.architectures import catalog, find_model
 from gpuprice.models.hf_config import arch_from_config
 from tests.test_hf_config_real import CASES
-
-COMMIT = re.compile(r"@[0-9a-f]{40}\b")
 
 NEW_IDS = [
     "huggyllama/llama-7b",
@@ -70,27 +73,17 @@ ALIASES = [
 
 
 def test_new_rows_are_in_the_catalog_with_a_pinned_source() -> None:
-    entries = catalog()
-    assert not [m for m in NEW_IDS if m not in entries]
-    for model_id in NEW_IDS:
-        assert COMMIT.search(entries[model_id].source), model_id
-        assert entries[model_id].note, model_id
+    assert_rows_cite_a_pinned_source(NEW_IDS)
 
 
 @pytest.mark.parametrize("model_id", NEW_IDS)
 def test_new_rows_resolve_and_meet_the_published_total(model_id: str) -> None:
-    entry = catalog()[model_id]
-    assert find_model(model_id) == entry.arch
-    assert entry.arch.n_params / 1e9 == pytest.approx(entry.published_params_b, rel=0.02)
+    assert_row_meets_its_published_total(model_id)
 
 
 @pytest.mark.parametrize(("name", "model_id"), ALIASES)
 def test_aliases_resolve_to_their_base_and_cite_a_pinned_config(name: str, model_id: str) -> None:
-    entry = catalog()[model_id]
-    assert find_model(name) == entry.arch
-    assert name in entry.aliases
-    cited = f"{entry.source} {entry.note or ''}"
-    assert COMMIT.search(cited) and name.split("/")[-1].lower() in cited.lower()
+    assert_alias_resolves_to(name, model_id)
 
 
 def test_code_llama_keeps_its_own_vocabulary() -> None:
