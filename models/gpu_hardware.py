@@ -1,7 +1,7 @@
 """GPU hardware facts the throughput model needs: family, dense peak, links (NVLink, PCIe, fabric).
 
-Catalog GPUs come from ``models/gpu_catalog.csv``; parts that appear only in public benchmarks
-would be listed here with their datasheet figures (none now: H20 and MI250X are catalog rows).
+Every GPU comes from ``models/gpu_catalog.csv`` (the parts once listed here for benchmarks only,
+H20 and MI250X, are catalog rows).
 """
 
 from __future__ import annotations
@@ -203,19 +203,9 @@ def _pcie_of(architecture: str, form_factor: str) -> str:
     return "gen4"
 
 
-# Parts that appear in public benchmarks but not in the GPU catalog (nobody rents them from the
-# tracked providers), with datasheet values. The H800/A800 export variants, then H20 (same
-# 148 TFLOPS / 4.0 TB/s / NVLink 900 it had here) and MI250X are catalog rows now (fit and
-# estimate accept them). MI250X was listed per OAM (383 TFLOPS, 3.2 TB/s); the catalog row is per
-# GCD (191.5, 1.6 TB/s, 64 GB) as ROCm lists the devices a run counts: no measured row used it.
-BENCHMARK_ONLY_GPUS: dict[str, GpuProfile] = {}
-BENCHMARK_ONLY_PATTERNS: tuple[tuple[str, str], ...] = ()
-
-
 def gpu_profile(slug: str) -> GpuProfile:
-    """The throughput-relevant facts of a catalog GPU (or a benchmark-only part)."""
-    if slug in BENCHMARK_ONLY_GPUS:
-        return BENCHMARK_ONLY_GPUS[slug]
+    """The throughput-relevant facts of a catalog GPU. Every part a benchmark row names is a
+    catalog row (the H800 / A800 export variants, H20 and MI250X per GCD joined the catalog)."""
     return _catalog_profiles()[slug] if slug in _catalog_profiles() else _raise_unknown_gpu(slug)
 
 

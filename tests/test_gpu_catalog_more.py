@@ -17,7 +17,7 @@ import json
 import pytest
 
 from gpuprice.models.catalog import get_gpu, resolve_gpu
-from gpuprice.models.gpu_hardware import BENCHMARK_ONLY_GPUS, fp32_share, gpu_profile
+from gpuprice.models.gpu_hardware import fp32_share, gpu_profile
 from gpuprice.scrapers.gpu_names import UNKNOWN, normalize_gpu
 
 MIB = 2**20 / 1e9
@@ -179,7 +179,6 @@ def test_cards_without_bf16_are_handled_as_t4_and_v100() -> None:
 def test_mi250s_are_per_gcd_and_h20_keeps_its_benchmark_profile() -> None:
     # The throughput model's benchmark-only H20 (148 TFLOPS, 4.0 TB/s, NVLink 900) is the catalog
     # row now; MI250X moved from per OAM (383) to per GCD, the device ROCm lists.
-    assert BENCHMARK_ONLY_GPUS == {}
     h20 = gpu_profile("h20")
     assert (h20.peak_tflops, h20.memory_bandwidth_tbps, h20.nvlink_gbps, h20.has_fp8) == (
         148.0,

@@ -20,8 +20,6 @@ from gpuprice.models.calibration.lora_notes import stated_lora_targets
 from gpuprice.models.choices import ATTENTIONS
 from gpuprice.models.frameworks import runs_every_expert
 from gpuprice.models.gpu_hardware import (
-    BENCHMARK_ONLY_GPUS,
-    BENCHMARK_ONLY_PATTERNS,
     GpuProfile,
     fabric_per_gpu,
     gpu_profile,
@@ -107,10 +105,6 @@ def benchmark_gpu(raw: str) -> GpuProfile:
     slug = normalize_gpu(text)
     if slug != UNKNOWN:
         return gpu_profile(slug)
-    lowered = re.sub(r"[^a-z0-9]+", " ", raw.lower())
-    for pattern, name in BENCHMARK_ONLY_PATTERNS:
-        if re.search(pattern, lowered):
-            return BENCHMARK_ONLY_GPUS[name]
     raise BadInput(f"unknown benchmark GPU {raw!r}")
 
 
