@@ -40,6 +40,12 @@ def holdout_scores():
     return score_holdout()
 
 
+@pytest.fixture(scope="session")
+def every(holdout_scores):
+    """All unseen throughput runs, scored: the per-family test files select theirs from it."""
+    return holdout_scores
+
+
 @pytest.fixture
 def cli(capsys: pytest.CaptureFixture[str]):
     """Run `gpuprice ARGS...` in process; returns exit code, stdout and stderr."""

@@ -55,6 +55,7 @@ import re
 
 import numpy as np
 import pytest
+from test_dgxc_benchmarking_throughput import _gbs, _stated
 
 from conftest import TEST_DATA
 from gpuprice.models.calibration.throughput_holdout import Scored, summarize
@@ -93,18 +94,6 @@ def _new_rows() -> list[dict[str, object]]:
         if (source_family(r) == DGXC and "llama3/finetuning/" not in str(r["source"]))
         or source_family(r) == BRIDGE
     ]
-
-
-def _stated(row: dict[str, object], name: str) -> float:
-    match = re.search(rf"{re.escape(name)} ([0-9.]+)", str(row["reported"]))
-    assert match, (name, row["reported"])
-    return float(match.group(1))
-
-
-def _gbs(row: dict[str, object]) -> int:
-    match = re.search(r"\(GBS=(\d+)\)", str(row["source"]))
-    assert match, row["source"]
-    return int(match.group(1))
 
 
 def test_rows_cite_their_table_at_its_commit() -> None:
@@ -161,11 +150,6 @@ def test_rows_parse_as_the_runs_ran() -> None:
             assert case.shape.layers == 126 and case.shape.hidden == 16384
         elif "8B" in str(row["model"]):
             assert case.shape.layers == 32 and case.shape.hidden == 4096
-
-
-@pytest.fixture(scope="module")
-def every(holdout_scores: list[Scored]) -> list[Scored]:
-    return holdout_scores
 
 
 @pytest.fixture(scope="module")

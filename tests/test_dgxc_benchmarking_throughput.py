@@ -144,11 +144,6 @@ def test_rows_parse_as_the_runs_ran() -> None:
 
 
 @pytest.fixture(scope="module")
-def every(holdout_scores: list[Scored]) -> list[Scored]:
-    return holdout_scores
-
-
-@pytest.fixture(scope="module")
 def scored(every: list[Scored]) -> list[Scored]:
     return [s for s in every if s.family == DGXC and s.finetune]
 
