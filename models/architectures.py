@@ -84,6 +84,12 @@ class ModelArch(BaseModel):
     # Nemotron-NAS blocks with neither (no-op attention and no-op FFN: an identity), counted in
     # both fields above; the counts alone cannot tell them from blocks holding one part each.
     empty_layers: int = Field(default=0, ge=0, description="blocks with neither a mixer nor an MLP")
+    # Falcon-H1 runs attention and a Mamba-2 mixer side by side off one norm in every decoder
+    # layer; the reader lists each layer as two blocks (attention + MLP, the mixer alone) so the
+    # weights stay exact. These mixer blocks have no input, rebuild or per-layer cost of their own.
+    parallel_mixer_blocks: int = Field(
+        default=0, ge=0, description="mixer-only blocks that run beside another block, off its input"
+    )
     # Qwen3-Next / Qwen3.5 ``attn_output_gate``: q_proj also emits a sigmoid gate per head.
     attention_output_gate: bool = False
     # Qwen3-Next / Qwen3.5 Gated DeltaNet head widths (config.json ``linear_num_key_heads``,
@@ -118,6 +124,8 @@ class ModelArch(BaseModel):
             raise ValueError(f"{self.name}: more dense and mixer-only blocks than layers")
         if self.empty_layers > min(self.mixer_free_layers, self.mlp_free_layers):
             raise ValueError(f"{self.name}: more empty blocks than mixer-free or MLP-free blocks")
+        if self.parallel_mixer_blocks > min(self.linear_attention_layers, self.mlp_free_layers):
+            raise ValueError(f"{self.name}: more parallel mixer blocks than mixer-only blocks")
         return self
 
     # ----- widths -------------------------------------------------------------------------

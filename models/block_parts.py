@@ -47,6 +47,18 @@ def attention_share(arch: ModelArch) -> float:
     return block_parts(arch).attention / max(arch.num_layers, 1)
 
 
+def decoder_layers(arch: ModelArch) -> int:
+    """Decoder layers as the modelling code runs them: the blocks, a parallel mixer block
+    (Falcon-H1's Mamba-2 beside its attention) counted with the layer it runs in. Fixed per-layer
+    costs (kernel launches, the layer's Python) and the throughput's attention share go by these."""
+    return arch.num_layers - arch.parallel_mixer_blocks
+
+
+def attention_per_decoder_layer(arch: ModelArch) -> float:
+    """Softmax-attention blocks per decoder layer (1 for Falcon-H1, whose every layer attends)."""
+    return block_parts(arch).attention / max(decoder_layers(arch), 1)
+
+
 def input_blocks(arch: ModelArch) -> int:
     """Blocks whose input is a tensor of its own: every block but the empty ones (at least one).
 
@@ -61,7 +73,8 @@ def input_blocks(arch: ModelArch) -> int:
     dequantizes nothing. Counting the non-empty blocks is exact to one tensor (the embeddings'
     output is the first block's input; a non-empty block's output is kept only if a block that
     computes something follows it)."""
-    return max(arch.num_layers - arch.empty_layers, 1)
+    # A parallel mixer block reads its layer's input: no tensor of its own (Falcon-H1).
+    return max(arch.num_layers - arch.empty_layers - arch.parallel_mixer_blocks, 1)
 
 
 def is_hybrid(arch: ModelArch) -> bool:

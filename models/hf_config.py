@@ -755,6 +755,7 @@ def _ssm_fields(cfg: _Config, family: str, fields: Mapping[str, Any]) -> dict[st
             "linear_attention_layers": layers,
             "linear_attention_params": mixer,
             "mlp_free_layers": layers,
+            "parallel_mixer_blocks": layers,
             "norms_per_layer": 1,
         }
     mixer = _mamba2_mixer(cfg, h, d_inner, heads, prefix, True, cfg.bool_("mamba_proj_bias", False))

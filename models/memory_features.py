@@ -214,6 +214,10 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float, float]:
         linear_mixer = linear_inputs + gated_deltanet_elements(setup, arch, linear_inputs_saved)
     elif parts.linear:
         linear_mixer = linear_inputs + mixer_width(arch)
+    # A parallel mixer (Falcon-H1) reads its layer's norm output beside attention: the block input
+    # and the norm output are attention's, not kept twice.
+    shared_inputs = linear_inputs * arch.parallel_mixer_blocks / parts.linear if parts.linear else 0.0
+    linear_mixer -= shared_inputs
     per_layer = (
         attention_share * (attention + attention_adapters)
         + linear_share * (linear_mixer + mixer_adapters)
@@ -231,7 +235,7 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float, float]:
         selective = h + arch.attn_out_width + saved + dispatch + adapters
     else:  # half of each part's matmul outputs (a linear mixer's: about its mixer_width)
         selective = (
-            h
+            h * input_blocks(arch) / arch.num_layers  # the inputs of blocks that have their own
             + attention_share * (arch.attn_out_width + 0.5 * (arch.q_width + 2 * arch.kv_width + h))
             + attention_share * attention_adapters
             + linear_share * (0.5 * mixer_width(arch) + mixer_adapters)
@@ -244,6 +248,9 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float, float]:
         mixer = max(mixers, default=0.0)
         mlp_part = mlp + dispatch + mlp_adapters if parts.mlp else 0.0
         rebuilt = (mixer + mlp_part if parts.both > 0 else max(mixer, mlp_part)) + norms
+        if arch.parallel_mixer_blocks:  # the layer rebuilt holds attention, the mixer and the MLP
+            parallel = float(attention + attention_adapters) + linear_mixer + mixer_adapters
+            rebuilt = parallel + mlp_part + 2 * norms  # its two norms (one a block in the mean)
     return float(per_layer), float(min(selective, per_layer)), float(rebuilt)
 
 

@@ -42,7 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpuprice.errors import BadInput
 from gpuprice.models.architectures import ModelArch
-from gpuprice.models.block_parts import attention_share
+from gpuprice.models.block_parts import attention_per_decoder_layer, decoder_layers
 from gpuprice.models.frameworks import qlora_fp32_stream, runs_every_expert
 from gpuprice.models.gpu_hardware import (  # re-exported: callers import the hardware facts from here too
     ALL_FAMILIES,
@@ -129,12 +129,12 @@ class ModelShape:
         q_width = float(getattr(arch, "q_width", hidden))
         v_width = float(getattr(arch, "attn_out_width", q_width))
         # the s x s work runs in the softmax-attention blocks only (a hybrid's Mamba / DeltaNet
-        # blocks have none): the per-layer width is their mean over all blocks
-        share = attention_share(arch) if isinstance(arch, ModelArch) else 1.0
+        # blocks have none): the per-layer width is their mean over the decoder layers
+        share = attention_per_decoder_layer(arch) if isinstance(arch, ModelArch) else 1.0
         return cls(
             n_params=float(arch.n_params),
             n_active_params=float(getattr(arch, "n_active_params", arch.n_params)),
-            layers=int(arch.num_layers),
+            layers=decoder_layers(arch) if isinstance(arch, ModelArch) else int(arch.num_layers),
             hidden=hidden,
             attn_width=(q_width + v_width) / 2 * share,
             recomputed_matmul_flops_per_token=recomputed_matmul_flops(arch),
@@ -273,7 +273,7 @@ def predict_throughput(
         cases.unrouted_params = np.array([shape.n_params - shape.n_active_params])
     heads = float(getattr(arch, "num_heads", 0) or round(shape.hidden / 128))
     if isinstance(arch, ModelArch):  # scores and masks exist in attention blocks only (mean per block)
-        heads *= attention_share(arch)
+        heads *= attention_per_decoder_layer(arch)
     if keeps_scores:  # eager / explicit-score attention (memory_setup.keeps_scores)
         cases.score_heads = np.array([heads])
     if attention is not None:

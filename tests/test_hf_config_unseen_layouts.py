@@ -201,6 +201,39 @@ def test_falcon_h1_counts_attention_and_the_mamba_mixer_of_every_block() -> None
     assert with_ssm.linear_attention_params == _mamba2(h, 1536, 24, 1, 128, 4, norm=True)
 
 
+def test_falcon_h1_mixer_runs_inside_its_layer_not_as_a_layer_of_its_own() -> None:
+    """The reader's second block per layer (the Mamba-2 mixer alone) keeps the weights exact; the
+    modelling code runs it inside the layer, off the layer's input and input norm. So the layer
+    count that carries fixed per-layer costs is 36, recomputation keeps 36 checkpointed inputs,
+    every layer attends, and the layer rebuilt in backward holds attention, mixer and MLP."""
+    from gpuprice.models.block_parts import attention_per_decoder_layer, decoder_layers, input_blocks
+    from gpuprice.models.memory import TrainingSetup
+    from gpuprice.models.memory_features import _activation_elements, setup_features
+    from gpuprice.models.throughput import ModelShape
+
+    arch = arch_from_config(FALCON_H1_500M_BRIDGE)
+    assert (arch.num_layers, arch.parallel_mixer_blocks) == (72, 36)
+    assert decoder_layers(arch) == input_blocks(arch) == 36
+    assert attention_per_decoder_layer(arch) == 1.0
+    shape = ModelShape.of(arch)
+    assert shape.layers == 36 and shape.attn_width == pytest.approx((arch.q_width + arch.attn_out_width) / 2)
+    tokens, h = 4 * 4096, 1024
+    setup = TrainingSetup.checked(
+        arch=arch, method="full", seq_len=4096, micro_batch=4, activation_checkpointing="full"
+    )
+    features = setup_features(setup)
+    assert features["layers"] * features["act_ckpt"] == pytest.approx(36 * tokens * h * 2)
+    per_block, _, rebuilt = _activation_elements(setup)
+    # the pair's norm input and output are kept once: 72 blocks' mean x 72 = 36 layers' tensors
+    alone = arch.model_copy(update={"parallel_mixer_blocks": 0})
+    unshared = _activation_elements(setup.model_copy(update={"arch": alone}))[0]
+    assert 72 * (unshared - per_block) == pytest.approx(36 * 2 * h)  # full: norm input and output
+    assert rebuilt > _activation_elements(setup.model_copy(update={"arch": alone}))[2]
+    # an ordinary hybrid (Jamba) has no parallel blocks: its counts are the blocks
+    jamba = arch_from_config(JAMBA_V01)
+    assert jamba.parallel_mixer_blocks == 0 and decoder_layers(jamba) == input_blocks(jamba) == 32
+
+
 @pytest.mark.parametrize("model_type", ["mamba", "falcon_mamba"])
 def test_mamba1_blocks_are_one_norm_and_one_mixer(model_type: str) -> None:
     """A small config (no model claimed); MambaConfig ties the head by default."""
