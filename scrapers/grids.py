@@ -186,6 +186,46 @@ def _head_rows(body: Tag) -> list[Tag]:
     return _class_named_rows(head) if isinstance(head, Tag) and _has_class(head, _HEAD_CLASS) else []
 
 
+def headless_class_named_grids(soup: BeautifulSoup | Tag) -> Iterator[tuple[Tag, Grid]]:
+    """Div tables named by class whose body section (``x__body``, ``table-body``) has no head section
+    before it, as a capture cut inside the header row leaves them (henryzhangpku/gpu-price-index
+    tests/fixtures/backfill/coreweave_20230921194906.html, cut at the header's last cell "GPU
+    Component Cost Per Hour"). The grid's header is the class-named row just before the body when
+    it has as many cells as the body's rows; else the label just before the body (short text, no
+    price), set over the one column whose cells hold prices, the other headers left empty."""
+    for body in soup.find_all(class_=_BODY_CLASS):
+        if not isinstance(body, Tag) or _head_rows(body):
+            continue  # a table with its head section: class_named_grids reads it
+        data = [
+            [cell_text(c) for c in _element_children(row) if _has_class(c, _CELL_CLASS)]
+            for row in _class_named_rows(body)
+        ]
+        widths = {len(texts) for texts in data if texts}
+        if len(data) < 2 or not widths or max(widths) < _MIN_COLUMNS:
+            continue
+        columns = max(widths)
+        data = [texts for texts in data if len(texts) == columns]  # a row the cut left incomplete is no row
+        header = _header_before(body, columns, data)
+        if header is not None and len(data) >= 2:
+            yield body, [(header, True), *((texts, False) for texts in data)]
+
+
+def _header_before(body: Tag, columns: int, data: list[list[str]]) -> list[str] | None:
+    before = body.find_previous_sibling(True)
+    if not isinstance(before, Tag):
+        return None
+    for tag in reversed([before, *before.find_all(True)]):
+        if _has_class(tag, _ROW_CLASS):
+            cells = [cell_text(c) for c in _element_children(tag) if _has_class(c, _CELL_CLASS)]
+            if len(cells) == columns and _is_header_texts(cells):
+                return cells
+    label = cell_text(before)
+    priced = [i for i in range(columns) if any(_PRICE.search(texts[i]) for texts in data)]
+    if not label or len(label) > _MAX_HEADER_CHARS or _PRICE.search(label) or len(priced) != 1:
+        return None
+    return [label if i == priced[0] else "" for i in range(columns)]
+
+
 def _is_header_texts(texts: list[str]) -> bool:
     return len(texts) >= _MIN_COLUMNS and all(
         len(t) <= _MAX_HEADER_CHARS and not _PRICE.search(t) for t in texts

@@ -289,7 +289,7 @@ def test_instance_price_without_a_gpu_count_column_is_rejected_not_guessed() -> 
 
 
 def test_module_interface_through_the_registry() -> None:
-    assert_registered(coreweave, "coreweave", "coreweave/2", "https://www.coreweave.com/pricing")
+    assert_registered(coreweave, "coreweave", "coreweave/3", "https://www.coreweave.com/pricing")
     assert live_request_summary(coreweave) == [("https://www.coreweave.com/pricing", "GET", "html", False)]
 
 

@@ -378,7 +378,7 @@ def test_undecodable_bytes_and_gzip() -> None:
 
 
 def test_module_interface_through_the_registry() -> None:
-    assert_registered(lambda_cloud, "lambda", "lambda/4", "https://lambda.ai/pricing")
+    assert_registered(lambda_cloud, "lambda", "lambda/5", "https://lambda.ai/pricing")
     assert live_request_summary(lambda_cloud) == [
         ("https://lambda.ai/pricing", "GET", "html", False),  # primary
         ("https://lambda.ai/instances", "GET", "html", True),  # fallback

@@ -341,5 +341,5 @@ def test_archive_pages_parse_without_an_observation_date() -> None:
 
 
 def test_registry_exposes_the_module_interface() -> None:
-    assert_registered(nebius, "nebius", "nebius/4", "https://nebius.com/prices")
+    assert_registered(nebius, "nebius", "nebius/5", "https://nebius.com/prices")
     assert live_request_summary(nebius) == [("https://nebius.com/prices", "GET", "html", False)]

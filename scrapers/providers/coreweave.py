@@ -20,7 +20,9 @@ price per GPU, rounded to cents; it is not read as another offer.
 The Classic page (coreweave.com/pricing/classic) prices the GPU as a component, with vCPU and
 RAM billed on top: those rows become one-GPU offers at the GPU component price, with no
 instance price and no vCPU/RAM (the component price is not what a whole machine costs; see
-the report note).
+the report note). A capture cut inside that table's header row (the rows under its last header
+cell alone, "GPU Component Cost Per Hour") reads the same way: the label is set over the price
+column (``headless_class_named_grids`` in ``scrapers/grids.py``).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from decimal import Decimal
 
 from bs4 import BeautifulSoup, SoupStrainer, Tag
 
-from gpuprice.scrapers.grids import div_grids
+from gpuprice.scrapers.grids import div_grids, headless_class_named_grids
 from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import FROM_PRICE_NOTE, OfferSink
@@ -49,7 +51,7 @@ from gpuprice.scrapers.parsing import (
 from gpuprice.scrapers.quantities import size_gb, term_months
 
 PROVIDER = "coreweave"
-PARSER_VERSION = "coreweave/2"
+PARSER_VERSION = "coreweave/3"  # 3: Classic GPU-component rows whose header row was cut (grids)
 PRICING_URL = "https://www.coreweave.com/pricing"
 # The documented row has one price: on-demand per 8-GPU instance-hour (spot columns are labelled).
 UNLABELED_TIER: Tier | None = "on_demand"
@@ -60,7 +62,14 @@ IDENTITY = Identity(
     brands=(r"(?i)\bcoreweave\b",),
     # The pricing grid's own Webflow classes and column (real capture: getcomputable/gpu-index
     # tests/fixtures/observatory/coreweave/pricing.html @055204ad).
-    markers=(r"\bkubernetes-gpu-pricing\b", r"\btable-model-name\b", r"Inference Single GPU Price"),
+    # The 2023 page's price column, "GPU Component<br/>Cost Per Hour" (henryzhangpku/gpu-price-index
+    # tests/fixtures/backfill/coreweave_20230921194906.html: an excerpt naming neither site nor brand).
+    markers=(
+        r"\bkubernetes-gpu-pricing\b",
+        r"\btable-model-name\b",
+        r"Inference Single GPU Price",
+        r"GPU Component\s*(?:<br\s*/?>)?\s*Cost Per Hour",
+    ),
 )
 CLASSIC_PRICING_URL = "https://www.coreweave.com/pricing/classic"
 
@@ -92,6 +101,7 @@ _COUNT_IN_NAME_RX = re.compile(r"^(\d{1,3})\s*[x\u00d7]\s+", re.I)
 _UNIT_RX = re.compile(r"\b(tib|tb|gib|gb)\b", re.I)
 _CELL_ROLES = re.compile(r"^(cell|gridcell|columnheader|rowheader)$")
 _REGION_RX = re.compile(r"^\s*REGION\s*:\s*(\S.{0,40}?)\s*$", re.I)
+_GPU_COMPONENT_RX = re.compile(r"\bgpu component\b")
 _COMPONENT_NOTE = "Classic GPU component prices exclude vCPU and RAM, which are billed per unit on top"
 
 
@@ -107,7 +117,8 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
     # Fast path: build only the <table>s; the whole page is built only to look for ARIA grids.
     tables = _price_tables(BeautifulSoup(text, "lxml", parse_only=SoupStrainer("table")), sink)
     if not tables:
-        tables = _price_tables(BeautifulSoup(text, "lxml"), sink, aria=True)
+        soup = BeautifulSoup(text, "lxml")
+        tables = _price_tables(soup, sink, aria=True) or _price_tables(soup, sink, headless=True)
     if not tables:
         raise StructureMissing(
             PROVIDER,
@@ -130,9 +141,12 @@ class _Table:
     region: str | None = None  # "REGION: EUROPE" above the table
 
 
-def _price_tables(soup: BeautifulSoup, sink: OfferSink, *, aria: bool = False) -> list[_Table]:
+def _price_tables(
+    soup: BeautifulSoup, sink: OfferSink, *, aria: bool = False, headless: bool = False
+) -> list[_Table]:
     tables = []
-    for element, grid in _grids(soup, aria=aria):
+    grids = headless_class_named_grids(soup) if headless else _grids(soup, aria=aria)
+    for element, grid in grids:
         table = _read_table(grid, sink)
         if table is not None:
             table.region = _region_above(element)
@@ -187,7 +201,9 @@ def _read_table(rows: list[tuple[list[str], bool]], sink: OfferSink) -> _Table |
     mapping, _, unexpected = map_columns(header_texts, _COLUMNS)
     if "on_demand_gpu" in mapping and "on_demand" not in mapping:
         mapping["on_demand"] = mapping.pop("on_demand_gpu")  # the only on-demand column, per GPU
-    gpu_table = "count" in mapping or "vram" in mapping  # CPU-only and storage tables have neither
+    # CPU-only and storage tables have neither a GPU count nor VRAM; the Classic table may lack both
+    # when its header row was cut, its price column still naming the GPU component
+    gpu_table = "count" in mapping or "vram" in mapping or _is_gpu_component_price(mapping, header_texts)
     if "name" not in mapping or not gpu_table or not any(name in mapping for name in _PRICE_COLUMNS):
         return None
     sink.note_columns(missing=[name for name in _SPEC_COLUMNS if name not in mapping], unexpected=unexpected)
@@ -197,6 +213,14 @@ def _read_table(rows: list[tuple[list[str], bool]], sink: OfferSink) -> _Table |
             ({name: texts[i] for name, i in mapping.items() if i < len(texts)}, " | ".join(texts))
             for texts, _ in rows[1:]
         ],
+    )
+
+
+def _is_gpu_component_price(mapping: dict[str, int], headers: list[str]) -> bool:
+    return any(
+        _GPU_COMPONENT_RX.search(normalize_header(headers[mapping[c]]))
+        for c in _PRICE_COLUMNS
+        if c in mapping
     )
 
 

@@ -66,7 +66,7 @@ from gpuprice.scrapers.parsing import cell_text, clean_text, map_columns, parse_
 from gpuprice.scrapers.quantities import size_gb, term_months
 
 PROVIDER = "lambda"
-PARSER_VERSION = "lambda/4"
+PARSER_VERSION = "lambda/5"  # 5: pricing-table classes and PRICE/GPU/HR are its page structure
 PRICING_URL = "https://lambda.ai/pricing"
 # Lambda sells on-demand only on the page (reserved and clusters go through sales).
 UNLABELED_TIER: Tier | None = "on_demand"
@@ -80,6 +80,11 @@ IDENTITY = Identity(
         r"\b1-Click Clusters?\b",  # Lambda's product name
         r"\bprice_cents_per_hour\b",  # the Cloud API's instance-types fields
         r"\bregions_with_capacity_available\b",
+        # the pricing tables of lambda.ai (CSS-module classes "_pricingTable_3954x_13",
+        # "_pricingRow_z1nfw_36") and their price column: an excerpt of the instance table carries no
+        # site or brand (henryzhangpku/gpu-price-index tests/fixtures/backfill/lambda_20260109103934.html)
+        r"\b_pricing(?:Table|Row)_[0-9a-z]{5}_\d+\b",
+        r"\bPRICE/GPU/HR\b",
     ),
 )
 INSTANCES_URL = "https://lambda.ai/instances"

@@ -50,14 +50,21 @@ from gpuprice.scrapers.parsing import clean_text, map_columns, normalize_header,
 from gpuprice.scrapers.quantities import term_months
 
 PROVIDER = "nebius"
-PARSER_VERSION = "nebius/4"
+PARSER_VERSION = "nebius/5"  # 5: the page-constructor table block is its page structure
 # "Effective October 1" takes its year from the observation date: same bytes, other dates, other results.
 PARSE_READS_DATE = True
 PRICING_URL = "https://nebius.com/prices"
 # Preemptible and on-demand columns sit side by side: an unlabelled price is neither.
 UNLABELED_TIER: Tier | None = None
 PRICE_UNIT: PriceUnit = "gpu_hour"
-IDENTITY = Identity(PROVIDER, domains=("nebius.com", "nebius.ai"), brands=(r"(?i)\bnebius\b",))
+IDENTITY = Identity(
+    PROVIDER,
+    domains=("nebius.com", "nebius.ai"),
+    brands=(r"(?i)\bnebius\b",),
+    # the price tables' page-constructor block: an excerpt cut from the table carries no site or brand
+    # (henryzhangpku/gpu-price-index tests/fixtures/backfill/nebius_20260712235400.html)
+    markers=(r"\bpc-highlight-table-block\b",),
+)
 
 # Non-price columns, by header text. The empty header is the usual first (name) column.
 _FIXED_COLUMNS: dict[str, list[str]] = {
