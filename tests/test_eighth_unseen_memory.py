@@ -111,7 +111,7 @@ def test_rows_cite_a_commit_and_parse_as_the_scripts_ran() -> None:
     assert row["source_url_or_repo_path"].startswith(REPO)
     assert setup.micro_batch == 64 and setup.compile and setup.precision == "bf16-true" and 42 < card < 43
     assert HOLDOUTS[NAME] == HOLDOUT8_CSV
-    assert list(HOLDOUTS)[-1] == NAME
+    assert list(HOLDOUTS)[7] == NAME  # the eighth entry (the ninth, Lambda's guide, came later)
 
 
 def test_eighth_unseen_source_does_not_regress() -> None:
@@ -143,8 +143,10 @@ def test_eighth_unseen_source_does_not_regress() -> None:
 def test_every_unseen_source_together_with_the_eighth() -> None:
     # The eight unseen sources (HOLDOUTS): 129 runs, 7.9 % / 82 % (-1.6 %) at this source's first
     # score (@f64dd43); the seven earlier ones alone: 121 runs, 7.9 % / 84 % (-0.8 %).
-    # The target is <= 12 % / >= 65 %.
-    rows = [m for path in HOLDOUTS.values() for m in select_rows(path).measured]
+    # The target is <= 12 % / >= 65 %. With the ninth (Lambda's distributed training guide,
+    # tests/test_ninth_unseen_memory.py): 133 runs, 8.8 % / 81 % (-1.0 %) at its first score.
+    # the first eight entries of HOLDOUTS (the ninth came later)
+    rows = [m for path in list(HOLDOUTS.values())[:8] for m in select_rows(path).measured]
     assert len(rows) == 129
     predicted = prepared(rows).per_gpu_gb()
     median, within = stats(predicted, np.array([m.gb for m in rows]))

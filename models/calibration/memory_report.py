@@ -36,6 +36,7 @@ HOLDOUTS = {
     "ColossalChat SFT benchmark": DATA / "measured_memory_holdout6.csv",
     "axolotl example configs": DATA / "measured_memory_holdout7.csv",
     "LLMs-from-scratch training-speed tips": DATA / "measured_memory_holdout8.csv",
+    "Lambda distributed-training-guide": DATA / "measured_memory_holdout9.csv",
 }
 
 
