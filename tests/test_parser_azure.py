@@ -162,5 +162,5 @@ def test_sample_archive_pages_parse_with_region_and_cite_their_prices() -> None:
 
 def test_registered() -> None:
     assert_registered(
-        azure, "azure", "azure/3", "https://azure.microsoft.com/en-us/pricing/details/virtual-machines/linux/"
+        azure, "azure", "azure/4", "https://azure.microsoft.com/en-us/pricing/details/virtual-machines/linux/"
     )

@@ -11,10 +11,14 @@ refused under every provider's name by tests/test_identity.py.
 from __future__ import annotations
 
 import datetime as dt
+import json
 
+import pytest
 from test_realpages_html import _nb, assert_contract_offers, offer
 
 from gpuprice.scrapers.identity import STRUCTURE, confirm
+from gpuprice.scrapers.offer import StructureMissing
+from gpuprice.scrapers.providers import azure
 from gpuprice.scrapers.registry import IDENTITIES, parse_page
 from parser_support import fixture_dir
 
@@ -101,3 +105,57 @@ def test_nebius_table_excerpt_naming_neither_site_nor_brand() -> None:
     )
     report = result.report
     assert report.unpriced_rows == 1 and report.rejected == [] and report.unknown_gpus == []  # GB300
+
+
+def test_azure_retail_items_as_a_tracker_renamed_them() -> None:
+    """Jumbo2020/gpu_prices azure_gpu_prices.json (2025-06-21; 10 stored versions, e.g.
+    @04958df1c1e33ee1a4bd3070412c534f0a9ff1b3 with 2,729 rows in 19 regions, and
+    filtered_azure_gpu_prices.json @5da5e078a09d2f46f696c51e063b66d21bd4f902): Retail Prices items
+    kept as {region, skuName, productName, pricePerHour, currency[, unitOfMeasure]}, without
+    ``type``, ``reservationTerm`` or ``armSkuName``. Before the fix every version exited 3 ("no Items
+    list"). A person reads the hourly meters: "ND96isrH100v5" 98.32 (8 GPUs) on demand, its "Spot"
+    row as spot; the rows of 551,221 and 1,134,310 beside it are reservations priced for their
+    whole term, which the row no longer names (not read); "Low Priority", the Windows and the
+    Dedicated Host products are no GPU price; "L48s v2" (a CPU size the tracker's "L4" filter let
+    through) carries no GPU. Own rows in that structure, cut down, prices invented:
+    tests/fixtures/pages/azure/tracker_renamed_rows.json."""
+    page = _page("azure", "tracker_renamed_rows.json")
+    result = parse_page("azure", page)
+    h100, a100 = (
+        ("h100-sxm", "NVIDIA H100 80GB", 8, 80.0),
+        ("a100-80gb-pcie", "NVIDIA A100 80GB PCIe", 1, 80.0),
+    )
+    assert_contract_offers(
+        result,
+        [
+            offer("azure", *h100, "on_demand", 11.25, 90.0, region="eastus"),  # 90.00 / 8
+            offer("azure", *h100, "spot", 4.5, 36.0, region="eastus"),  # 36.00 / 8
+            offer("azure", *a100, "on_demand", 3.5, 3.5, region="westeurope"),
+            offer("azure", *a100, "spot", 1.0, 1.0, region="westeurope"),
+        ],
+    )
+    assert [o.sku for o in result.offers] == ["Standard_ND96isr_H100_v5"] * 2 + [
+        "Standard_NC24ads_A100_v4"
+    ] * 2
+    report = result.report
+    assert (report.rows_seen, report.unpriced_rows) == (13, 3)  # the three whole-term prices
+    assert report.unknown_gpus == ["NC4as T4 v3"]  # a GPU size the mapping table does not list
+    assert [row.raw for row in report.rejected] == [
+        "NC4as T4 v3 | eastus | Virtual Machines NCasT4_v3 Series | 0.5"
+    ]
+    assert azure.TRACKER_ROWS_NOTE in report.notes
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [],  # Jumbo2020/gpu_prices azure_gpu_prices.json @3ac9db2fc4a1b69669fb4fcaead69d106d0dd9ec
+        # @874b43fe923311a0299e9ca002e54b2a6901bf3d: three Azure Container Apps meters, no VM
+        [{"region": "eastus", "skuName": "Standard", "productName": "Azure Container Apps",
+          "pricePerHour": 0.5, "currency": "USD"}],
+    ],
+    ids=["empty", "container-apps"],
+)  # fmt: skip
+def test_azure_tracker_rows_without_a_gpu_size_are_no_price_page(rows: list[dict]) -> None:
+    with pytest.raises(StructureMissing, match="no Items list"):
+        parse_page("azure", json.dumps(rows).encode())

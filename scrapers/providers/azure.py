@@ -24,6 +24,16 @@ Each item is one meter of one size in one region. Fields read: ``armSkuName`` (t
 - a price of 0 is unpriced (not an offer); a currency other than USD or a unit other than
   "1 Hour" is rejected with the row.
 
+Trackers also keep the items renamed and cut down to ``region``, ``skuName``, ``productName``,
+``pricePerHour``, ``currency`` (and sometimes ``unitOfMeasure``): Jumbo2020/gpu_prices
+``azure_gpu_prices.json`` (2025-06-21). Without ``type`` and ``reservationTerm`` such a list reads
+only as the API's hourly meters can be told apart: the size is ``skuName`` ("ND96isrH100v5",
+"Standard_NC24ads_A100_v4") matched to the mapping CSV letters and digits only; a "Spot" suffix
+is ``spot``, "Low Priority" is skipped, Windows and Dedicated Host products are skipped; a price
+of more than $1,000 per VM-hour is a reservation's whole-term price whose term the row no longer
+states (23,412 beside 4.176 for one size): not read, counted as unpriced. Sizes outside the N
+(GPU) family that a tracker's name filter let through ("L48s v2" for "L4") are not GPU prices.
+
 Prices are per VM (instance) hour; the size's GPU count comes from the mapping CSV and the
 per-GPU price is the VM price divided by it. A size the CSV does not list has no known GPU
 count: it is quarantined (a rejected row with the raw ``armSkuName`` and the VM price) and listed
@@ -40,7 +50,13 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from gpuprice.scrapers.identity import Identity
-from gpuprice.scrapers.instance_types import lookup, provider_instance_types, unmapped_reason
+from gpuprice.scrapers.instance_types import (
+    InstanceType,
+    lookup,
+    name_key,
+    provider_instance_types,
+    unmapped_reason,
+)
 from gpuprice.scrapers.json_pages import json_pages, positive_price
 from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier, round_price
 from gpuprice.scrapers.offer_sink import OfferSink
@@ -48,7 +64,7 @@ from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import clean_text
 
 PROVIDER = "azure"
-PARSER_VERSION = "azure/3"
+PARSER_VERSION = "azure/4"  # 4: a tracker's renamed rows (skuName, productName, pricePerHour)
 PRICING_URL = "https://azure.microsoft.com/en-us/pricing/details/virtual-machines/linux/"
 UNLABELED_TIER: Tier | None = None
 PRICE_UNIT: PriceUnit = "instance_hour"
@@ -56,7 +72,13 @@ IDENTITY = Identity(
     PROVIDER,
     domains=("prices.azure.com", "azure.microsoft.com"),
     brands=(r"\bAzure\b",),
-    markers=(r"\barmSkuName\b", r"\barmRegionName\b", r"\bretailPrice\b"),  # the Retail Prices API's fields
+    markers=(
+        r"\barmSkuName\b",  # the Retail Prices API's fields
+        r"\barmRegionName\b",
+        r"\bretailPrice\b",
+        # its product names, as a tracker's renamed rows keep them ("Virtual Machines NDsr H100 v5 Series")
+        r'"productName":\s*"Virtual Machines\b',
+    ),
 )
 API_URL = "https://prices.azure.com/api/retail/prices"
 API_VERSION = "2023-01-01-preview"
@@ -64,6 +86,13 @@ API_VERSION = "2023-01-01-preview"
 MAX_PAGES = 20
 HOURS_PER_YEAR = 8760
 _TERM_RX = re.compile(r"^\s*(\d+)\s*years?\s*$", re.I)
+# A tracker's renamed rows (no type, no reservation term): an hourly VM price is never this high; a
+# reservation's whole-term price always is (a year of the cheapest GPU VM is thousands of dollars).
+MAX_VM_HOUR_USD = Decimal("1000")
+TRACKER_ROWS_NOTE = (
+    "price rows renamed by a tracker (skuName, productName, pricePerHour): no type or reservation term, "
+    "so only hourly on-demand and spot prices are read"
+)
 
 
 def odata_filter(sizes: list[str]) -> str:
@@ -95,6 +124,7 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
     sink = OfferSink(PROVIDER)
     pages = json_pages(content, sink)
     items: list[Any] = []
+    tracker_rows: list[dict[str, Any]] = []
     structured = False
     for _url, body in pages:
         if isinstance(body, dict) and isinstance(body.get("Items"), list):
@@ -104,16 +134,104 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
             structured = True  # the items alone, as trackers store the response
             items.extend(body)
             sink.note("price items without the API response's 'Items' envelope")
+        elif (
+            isinstance(body, list)
+            and body
+            and all(_looks_like_tracker_row(item) for item in body)
+            and any(_gpu_family(clean_text(item.get("skuName"))) for item in body)
+        ):
+            structured = True  # a tracker's renamed rows, some of them GPU (N-family) sizes
+            tracker_rows.extend(body)
+            sink.note(TRACKER_ROWS_NOTE)
     if not structured:
         raise StructureMissing(PROVIDER, "no Items list in the Retail Prices API response")
     for item in items:
         sink.report.rows_seen += 1
         _emit(item, sink)
+    for row in tracker_rows:
+        sink.report.rows_seen += 1
+        _emit_tracker_row(row, sink)
     return sink.result()
 
 
 def _looks_like_meter(item: Any) -> bool:
     return isinstance(item, dict) and "armSkuName" in item and "retailPrice" in item
+
+
+def _looks_like_tracker_row(item: Any) -> bool:
+    """A Retail Prices item as a tracker renamed it: ``skuName``, ``productName``, ``pricePerHour``."""
+    return isinstance(item, dict) and all(k in item for k in ("skuName", "productName", "pricePerHour"))
+
+
+def _gpu_family(sku: str) -> bool:
+    """An N-family size ("NC40adsH100v5", "Standard_ND96isr_H100_v5", "NV36ads A10 v5"): Azure's
+    GPU-accelerated sizes are the N family; D, E, L, M... sizes carry no GPU."""
+    return re.match(r"(?i)^(?:standard_)?n[a-z]", sku) is not None
+
+
+def _size_by_name(sku: str) -> InstanceType | None:
+    """The mapping row of a size written as the tracker kept it: "ND96isrH100v5", "NC40adsH100v5",
+    "Standard_NC24ads_A100_v4" (compared by letters and digits, without "Standard_")."""
+    wanted = name_key(re.sub(r"(?i)^standard_", "", sku))
+    for size in provider_instance_types(PROVIDER):
+        if name_key(re.sub(r"(?i)^standard_", "", size)) == wanted:
+            return lookup(PROVIDER, size)
+    return None
+
+
+def _emit_tracker_row(row: dict[str, Any], sink: OfferSink) -> None:
+    sku = clean_text(row.get("skuName"))
+    product = clean_text(row.get("productName")).lower()
+    region = clean_text(row.get("region")) or None
+    raw = " | ".join(clean_text(row.get(k)) for k in ("skuName", "region", "productName", "pricePerHour"))
+    if product.endswith("windows") or "dedicated host" in product:
+        return  # the Windows licence price; a whole host, not a VM
+    if not sku:
+        sink.reject(raw, "row without skuName")
+        return
+    suffix = re.search(r"\s+(spot|low priority)$", sku, re.I)
+    if suffix and suffix.group(1).lower() == "low priority":
+        return  # the retired batch tier
+    tier = "spot" if suffix else "on_demand"
+    size = sku[: suffix.start()] if suffix else sku
+    currency = clean_text(row.get("currency")) or "USD"
+    unit = clean_text(row.get("unitOfMeasure"))
+    if currency != "USD" or (unit and unit.lower() != "1 hour"):
+        sink.reject(raw, f"not USD per hour: {currency} per {unit or '1 Hour'}")
+        return
+    value = row.get("pricePerHour")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > MAX_VM_HOUR_USD:
+        sink.report.unpriced_rows += 1  # a reservation's whole-term price, its term not kept
+        return
+    try:
+        price = positive_price(value)
+    except ValueError as exc:
+        sink.reject(raw, str(exc))
+        return
+    if price is None:
+        sink.report.unpriced_rows += 1
+        return
+    mapped = _size_by_name(size)
+    if mapped is None and not _gpu_family(size):
+        return  # a CPU size the tracker's name filter let through ("L48s v2" for "L4")
+    if mapped is None:
+        sink.note_unknown_gpu(size)
+        sink.reject(raw, unmapped_reason(size, round_price(price), "VM-hour"))
+        return
+    if mapped.gpu == "unknown":
+        sink.note_unknown_gpu(mapped.gpu_raw)
+    sink.add(
+        raw,
+        gpu=mapped.gpu,
+        gpu_raw=mapped.gpu_raw,
+        gpu_count=mapped.gpu_count,
+        vram_gb=mapped.vram_gb,
+        region=region,
+        tier=tier,
+        usd_per_gpu_hour=price / mapped.gpu_count,
+        usd_per_instance_hour=price,
+        sku=mapped.instance_type,
+    )
 
 
 def _tier(item: dict[str, Any]) -> tuple[str, int | None] | str:
