@@ -309,7 +309,7 @@ def test_gzipped_body_is_inflated_and_a_gzip_bomb_is_refused(monkeypatch: pytest
 
 
 def test_module_interface_through_the_registry() -> None:
-    assert_registered(runpod, "runpod", "runpod/9", "https://www.runpod.io/pricing")
+    assert_registered(runpod, "runpod", "runpod/10", "https://www.runpod.io/pricing")
     assert live_request_summary(runpod) == [
         ("https://api.runpod.io/graphql", "POST", "json", False),  # primary
         ("https://www.runpod.io/pricing", "GET", "html", True),  # fallback

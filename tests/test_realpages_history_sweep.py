@@ -159,3 +159,34 @@ def test_azure_retail_items_as_a_tracker_renamed_them() -> None:
 def test_azure_tracker_rows_without_a_gpu_size_are_no_price_page(rows: list[dict]) -> None:
     with pytest.raises(StructureMissing, match="no Items list"):
         parse_page("azure", json.dumps(rows).encode())
+
+
+def test_runpod_pricing_excerpt_starting_inside_its_first_row() -> None:
+    """henryzhangpku/gpu-price-index tests/fixtures/backfill/runpod_20250909131230.html
+    @f77f8dffafbcf4201438dac6980d37650227a0a2 (runpod.io/pricing, 2025-09-09), kept cut between
+    '>H200<' and '>A100 PCIe<': the cut starts inside the H200 row, so its name, spec tags (141 GB
+    VRAM) and price element (data-secure-cloud-price 3.79, data-community-cloud-price 3.59) sit
+    outside any ``.gpu-pricing-row``. Before the fix that row was dropped without a word (the
+    page's first GPU); it is read from those loose siblings. The A100 PCIe row, cut after its
+    opening, has no price (unpriced). Own excerpt: tests/fixtures/pages/runpod/rows_cut_open_2025_09.html."""
+    result = parse_page("runpod", _page("runpod", "rows_cut_open_2025_09.html"))
+    h200, b200, h100 = (
+        ("h200-sxm", "H200", 1, 141.0),
+        ("b200", "B200", 1, 180.0),
+        ("h100-sxm", "H100 SXM", 1, 80.0),
+    )
+    assert_contract_offers(
+        result,
+        [
+            offer("runpod", *h200, "on_demand", 3.59),
+            offer("runpod", *h200, "on_demand", 3.39, community=True),
+            offer("runpod", *b200, "on_demand", 5.89),
+            offer("runpod", *b200, "on_demand", 5.69, community=True),
+            offer("runpod", *h100, "on_demand", 2.59),
+            offer("runpod", *h100, "on_demand", 2.49, community=True),
+        ],
+    )
+    first = result.offers[0]
+    assert (first.sku, first.vcpus, first.ram_gb) == ("H200", 24.0, 276.0)
+    report = result.report
+    assert (report.rows_seen, report.unpriced_rows, report.rejected) == (4, 1, [])

@@ -25,6 +25,9 @@ The HTML page without price rows or embedded gpuTypes (as archived 2026-08-10) s
 schema.org ``Product`` data (JSON-LD): one Product per GPU whose offers are named "Community
 Cloud" and "Secure Cloud", each an on-demand price per GPU-hour.
 
+A capture cut inside a price row (its opening ``<a class="gpu-pricing-row">`` gone) leaves that row's
+name, spec tags and price element as loose siblings: they are read as one row (``_rows_cut_open``).
+
 A null or 0 price means "not offered": no offer and no error. ``clusterPrice`` (Instant
 Clusters, sold separately) and ``minimumBidPrice`` (a bid floor, not a price) are not offers.
 
@@ -57,7 +60,7 @@ from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import clean_text, parse_number, parse_price
 
 PROVIDER = "runpod"
-PARSER_VERSION = "runpod/9"  # 9: the RTX PRO 6000 Max-Q is its own slug (gpu_names)
+PARSER_VERSION = "runpod/10"  # 10: a row a capture cut open (loose name, tags and prices) is read
 PRICING_URL = "https://www.runpod.io/pricing"
 # Secure and community cloud are separate markets: a bare price names neither.
 UNLABELED_TIER: Tier | None = None
@@ -364,17 +367,80 @@ def _parse_html(text: str, sink: OfferSink) -> None:
         raise StructureMissing(
             PROVIDER, "no .gpu-pricing-row elements on the pricing page (login/captcha page or layout change)"
         )
+    named_rows: list[tuple[Tag, str]] = [(row, "") for row in rows]
+    in_rows = sum(
+        1 for r in rows for tag in (r, *r.find_all(True)) for name in tag.attrs if _ATTR_RX.match(name)
+    )
+    if _price_attribute_count(text) > in_rows:  # price attributes outside every row
+        named_rows[:0] = _rows_cut_open(BeautifulSoup(text, "lxml"))
     priced_rows = 0
-    for row in rows:
+    for row, name in named_rows:
         sink.report.rows_seen += 1
         prices = dict(_price_attributes(row, sink.report))
         if prices:
             priced_rows += 1
-        _emit_html_row(row, prices, sink)
+        _emit_html_row(row, prices, sink, name=name)
     if not priced_rows:
         raise StructureMissing(
             PROVIDER, "no price data attributes (data-secure/data-community) on .gpu-pricing-row"
         )
+
+
+_PRICE_ATTR_IN_TEXT_RX = re.compile(
+    r"\sdata-(?:secure|community)[-_]?(?:cloud)?[-_]?(?:spot)?[-_]?(?:price)?\s*=", re.I
+)
+
+
+def _price_attribute_count(text: str) -> int:
+    return len(_PRICE_ATTR_IN_TEXT_RX.findall(text))
+
+
+def _rows_cut_open(soup: BeautifulSoup) -> list[tuple[Tag, str]]:
+    """Rows whose opening tag a capture's cut removed (henryzhangpku/gpu-price-index
+    tests/fixtures/backfill/runpod_20250909131230.html starts inside the H200 row, at its name): the
+    price element is outside every ``.gpu-pricing-row``, its cells (name, spec tags, prices) left as
+    loose siblings. Each becomes a row of those siblings, named by the first that is neither a spec
+    tag nor a price."""
+    found: list[tuple[Tag, str]] = []
+    for element in soup.find_all(lambda tag: any(_ATTR_RX.match(name) for name in tag.attrs)):
+        if element.find_parent(class_=_ROW_CLASS_RX) or any(
+            element is cell for row, _ in found for cell in row
+        ):
+            continue
+        top = element
+        while isinstance(top.parent, Tag) and top.parent.name not in ("body", "html", "[document]"):
+            if top.parent.find(class_=_ROW_CLASS_RX):
+                break
+            top = top.parent
+        cells = [top]
+        for sibling in top.find_previous_siblings(True):
+            if _has_row_or_price(sibling):
+                break
+            cells.insert(0, sibling)
+        name = next(
+            (
+                clean_text(cell.get_text(" "))
+                for cell in cells
+                if not cell.find_all(class_=_TAG_CLASS_RX)
+                and not _has_row_or_price(cell)
+                and "$" not in cell.get_text()
+            ),
+            "",
+        )
+        row = soup.new_tag("div")
+        for cell in cells:
+            row.append(cell.extract())
+        found.append((row, name))
+    return found
+
+
+def _has_row_or_price(tag: Tag) -> bool:
+    if _ROW_CLASS_RX.search(" ".join(tag.get("class") or [])):
+        return True
+    return (
+        any(any(_ATTR_RX.match(name) for name in t.attrs) for t in (tag, *tag.find_all(True)))
+        or tag.find(class_=_ROW_CLASS_RX) is not None
+    )
 
 
 def _rows_by_price_attributes(soup: BeautifulSoup) -> list[Tag]:
@@ -519,13 +585,13 @@ def _price_attributes(row: Tag, report: ParseReport) -> Iterator[tuple[tuple[boo
                 report.unexpected_columns.append(name)
 
 
-def _emit_html_row(row: Tag, prices: dict[tuple[bool, str], str], sink: OfferSink) -> None:
+def _emit_html_row(row: Tag, prices: dict[tuple[bool, str], str], sink: OfferSink, *, name: str = "") -> None:
     link = row if row.name == "a" and _is_gpu_link(row.get("href")) else row.find("a", href=_is_gpu_link)
     href = link.get("href") if link else None
     gpu_param = _gpu_param(href) if isinstance(href, str) else ""
     name_el = row.find(class_=re.compile("name", re.I)) or row.find(re.compile("^h[1-6]$"))
     gpu_raw = clean_text(name_el.get_text(" ")) if name_el else ""
-    gpu_raw = gpu_raw or gpu_param or (clean_text(link.get_text(" ")) if link else "")
+    gpu_raw = gpu_raw or gpu_param or (clean_text(link.get_text(" ")) if link else "") or name
     tags = " | ".join(clean_text(tag.get_text(" ")) for tag in row.find_all(class_=_TAG_CLASS_RX))
     specs = tags or clean_text(row.get_text(" "))
     raw = " | ".join(part for part in (gpu_raw, tags, *prices.values()) if part)
