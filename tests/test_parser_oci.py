@@ -101,4 +101,4 @@ def test_sample_archive() -> None:
 
 
 def test_registered() -> None:
-    assert_registered(oci, "oci", "oci/2", "https://www.oracle.com/cloud/compute/pricing/")
+    assert_registered(oci, "oci", "oci/3", "https://www.oracle.com/cloud/compute/pricing/")

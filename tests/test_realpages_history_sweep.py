@@ -190,3 +190,49 @@ def test_runpod_pricing_excerpt_starting_inside_its_first_row() -> None:
     assert (first.sku, first.vcpus, first.ram_gb) == ("H200", 24.0, 276.0)
     report = result.report
     assert (report.rows_seen, report.unpriced_rows, report.rejected) == (4, 1, [])
+
+
+def _oci_item(
+    part: str, name: str, value: float, metric: str = "GPU Per Hour", category: str = "Compute - GPU"
+) -> dict:
+    """One price-list item in the fields of the real response."""
+    return {
+        "partNumber": part,
+        "displayName": name,
+        "metricName": metric,
+        "serviceCategory": category,
+        "currencyCodeLocalizations": [
+            {"currencyCode": "USD", "prices": [{"model": "PAY_AS_YOU_GO", "value": value}]}
+        ],
+    }
+
+
+def test_oci_nvidia_ai_enterprise_licences_are_no_gpu_price() -> None:
+    """getcomputable/gpu-index tests/fixtures/observatory/oracle/products_usd.json
+    @38e515c00ad4c186cddb1ca004f18168cfd0d223 (lastUpdated 2026-08-14): beside "Oracle Cloud
+    Infrastructure - Compute - GPU - H100" (B98415, the GPU per GPU-hour) the list prices eight
+    "OCI - NVIDIA AI Enterprise - <GPU>" items per GPU-hour (B111824..B111831): NVIDIA's software
+    licence, paid on top of the GPU. Before the fix each was quarantined as an unknown GPU
+    ("OCI - NVIDIA AI Enterprise - H100" in unknown_gpus); they are skipped with a note. Own items in
+    that structure, prices invented."""
+    items = [
+        _oci_item(
+            "B108776", "WebCenter Imaging For OCI", 0.6, metric="OCPU Per Hour", category="WebCenter For OCI"
+        ),
+        _oci_item("B111824", "OCI - NVIDIA AI Enterprise - H100", 2.2),
+        _oci_item("B111827", "OCI - NVIDIA AI Enterprise - A100 80", 0.9),
+        _oci_item("B98415", "Oracle Cloud Infrastructure - Compute - GPU - H100", 9.5),
+    ]
+    result = parse_page(
+        "oci", json.dumps({"lastUpdated": "2026-08-14T09:09:55.872Z", "items": items}).encode()
+    )
+    assert_contract_offers(
+        result,
+        [offer("oci", "h100-sxm", "NVIDIA H100 80GB", 8, 80.0, "on_demand", 9.5, 76.0)],  # 9.50 x 8
+    )
+    report = result.report
+    assert report.unknown_gpus == [] and report.rejected == []
+    assert (
+        "software licences priced per GPU-hour skipped (NVIDIA AI Enterprise, on top of the GPU): B111824, B111827"
+        in report.notes
+    )

@@ -16,6 +16,10 @@ Metal GPU Standard - X7", "BM.GPU.A10.64") or whose metric is "GPU Per Hour". Of
   nodes under a monthly or yearly commitment) are not rentable on-demand capacity: skipped and
   named in a report note;
 - items not priced per GPU-hour (a Roving Edge device per day) are skipped and noted;
+- software priced per GPU-hour ("OCI - NVIDIA AI Enterprise - H100": the NVIDIA AI Enterprise
+  licence, sold on top of the GPU; getcomputable/gpu-index
+  tests/fixtures/observatory/oracle/products_usd.json @38e515c00ad4c186cddb1ca004f18168cfd0d223,
+  lastUpdated 2026-08-14) is no GPU price: skipped and noted, never an unknown GPU;
 - a "GPU Per Hour" item's ``PAY_AS_YOU_GO`` USD value is a per-GPU-hour on-demand price. The
   list names GPUs, not shapes: the mapping CSV says which bare-metal shape (``BM.GPU.H100.8``:
   8 GPUs) each item prices, matched by part number ("B98415"), else by display name (prefixes
@@ -44,7 +48,7 @@ from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import clean_text
 
 PROVIDER = "oci"
-PARSER_VERSION = "oci/2"
+PARSER_VERSION = "oci/3"  # 3: NVIDIA AI Enterprise licences are no GPU price
 PRICING_URL = "https://www.oracle.com/cloud/compute/pricing/"
 UNLABELED_TIER: Tier | None = None
 PRICE_UNIT: PriceUnit = "gpu_hour"
@@ -59,6 +63,7 @@ MAX_PAGES = 10
 _GPU_WORD_RX = re.compile(r"(?<![A-Za-z])GPU(?![A-Za-z])", re.I)
 _CLOUD_AT_CUSTOMER_RX = re.compile(r"cloud\s*@\s*customer", re.I)
 _COMMIT_RX = re.compile(r"\bcommit\b", re.I)
+_SOFTWARE_RX = re.compile(r"\bAI Enterprise\b", re.I)
 _GPU_HOUR_METRIC = "gpu per hour"
 
 
@@ -117,6 +122,8 @@ def _not_on_demand(item: dict[str, Any], name: str, metric: str) -> str:
         clean_text(item.get("serviceCategory"))
     ):
         return "Cloud@Customer items skipped (on-premises racks under a commitment, not rentable on demand)"
+    if _SOFTWARE_RX.search(name):
+        return "software licences priced per GPU-hour skipped (NVIDIA AI Enterprise, on top of the GPU)"
     if _COMMIT_RX.search(name):
         return "commit items skipped (prices under a usage commitment, not on-demand)"
     if metric.lower() != _GPU_HOUR_METRIC:
