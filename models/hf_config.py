@@ -115,6 +115,19 @@ def load_config_json(path: Path) -> dict[str, Any]:
     return data
 
 
+def _language_model_config(data: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The nested text model's config of a multimodal wrapper, or None when the top level is the
+    language model itself (it names a width and a head count)."""
+    if any(k in data for k in HIDDEN) and any(k in data for k in HEADS):
+        return None
+    thinker = data.get("thinker_config")
+    for holder in (data, thinker if isinstance(thinker, dict) else {}):
+        text = holder.get("text_config")
+        if isinstance(text, dict) and (not any(k in data for k in HIDDEN) or any(k in text for k in HEADS)):
+            return text
+    return None
+
+
 def arch_from_config_file(path: Path) -> ModelArch:
     return arch_from_config(load_config_json(path), path)
 
@@ -122,9 +135,11 @@ def arch_from_config_file(path: Path) -> ModelArch:
 def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> ModelArch:
     """Build the architecture of a Hugging Face config dict (``path`` names it in errors)."""
     path = Path(path)
-    # Multimodal wrappers (Llava, Gemma 3, Mllama...) keep the language model under text_config.
-    if not any(k in data for k in HIDDEN) and isinstance(data.get("text_config"), dict):
-        text = data["text_config"]
+    # Multimodal wrappers (Llava, Gemma 3, Mllama...) keep the language model under text_config
+    # (Qwen2.5-Omni under thinker_config.text_config). Some saved copies also carry a top-level
+    # hidden_size (the wrapper's) without a head count: the nested language model is read then.
+    text = _language_model_config(data)
+    if text is not None:
         nested = NESTED_TEXT_DEFAULTS.get(str(text.get("model_type")), {})
         # The wrapper's tie_word_embeddings ties the LM head when the text config is silent
         # (Qwen3-VL-8B-Instruct states it only at the top level).
@@ -135,6 +150,11 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
     family = FAMILY_ALIASES.get(model_type, model_type)
     if family in UNSUPPORTED_LAYOUTS:
         raise BadInput(f"{path}: {model_type}: {UNSUPPORTED_LAYOUTS[family]}")
+    if (data.get("hidden_size_per_layer_input") or 0) > 0:  # Gemma 4 E2B/E4B, as Gemma 3n
+        raise BadInput(
+            f"{path}: {model_type}: per-layer embeddings (hidden_size_per_layer_input) are not "
+            "supported: their tables and per-layer widths are not read"
+        )
     if family == "dbrx":
         data = _dbrx_flat(data)
     defaults = FAMILY_DEFAULTS.get(family, {})
@@ -202,6 +222,8 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
         position_embeddings=_position_embeddings(cfg, family),
         embedding_norm=family == "bloom",
         logit_softcapping=bool(data.get("final_logit_softcapping")),
+        # q_proj also emits a sigmoid gate per head (Qwen3-Next / Qwen3.5 and others that say so)
+        attention_output_gate=cfg.bool_("attn_output_gate", False) or cfg.bool_("use_attn_output_gate", False),
     )
     if experts > 1:
         fields.update(_moe_fields(cfg, layers, intermediate))

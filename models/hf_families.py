@@ -148,6 +148,7 @@ FAMILY_ALIASES = {
     "qwen2_5_vl": "qwen2",
     "qwen2_vl_text": "qwen2",
     "qwen2_5_vl_text": "qwen2",
+    "qwen2_5_omni_text": "qwen2",  # Qwen2.5-Omni thinker_config.text_config
 }
 FALCON = ("falcon", "falcon_new")
 
