@@ -223,7 +223,8 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
         embedding_norm=family == "bloom",
         logit_softcapping=bool(data.get("final_logit_softcapping")),
         # q_proj also emits a sigmoid gate per head (Qwen3-Next / Qwen3.5 and others that say so)
-        attention_output_gate=cfg.bool_("attn_output_gate", False) or cfg.bool_("use_attn_output_gate", False),
+        attention_output_gate=cfg.bool_("attn_output_gate", False)
+        or cfg.bool_("use_attn_output_gate", False),
     )
     if experts > 1:
         fields.update(_moe_fields(cfg, layers, intermediate))
