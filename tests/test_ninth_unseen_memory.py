@@ -56,7 +56,7 @@ from batch_scoring import batch_answers, completed_peaks, oom_runs_judged_to_fit
 
 from conftest import TEST_DATA
 from gpuprice.models.calibration.memory_fit import prepared, select_rows, stats
-from gpuprice.models.calibration.memory_report import DATA, HOLDOUTS
+from gpuprice.models.calibration.memory_report import DATA, HOLDOUTS, verdicts
 from gpuprice.models.memory import estimate_memory
 
 HOLDOUT9_CSV = TEST_DATA / "measured_memory_holdout9.csv"
@@ -156,30 +156,13 @@ def test_out_of_memory_and_completed_verdicts_over_every_source() -> None:
     # named in tests/test_fourth_unseen_memory.py, test_fifth_... and test_eighth_...), and 2 of 210
     # completed runs on a catalog card judged does_not_fit (0 of 206 before), both this source's
     # (memory_report.completed_but_not_fitting lists them).
-    from gpuprice.errors import BadInput
-    from gpuprice.models.catalog import resolve_gpu
-
-    paths = (DATA / "measured_memory_public.csv", *list(HOLDOUTS.values())[:9])
-    ooms = [(setup, card) for path in paths for _, _, setup, card in select_rows(path).oom]
-    not_fitting = [
-        s
-        for s, card in ooms
-        if estimate_memory(s.model_copy(update={"margin": 0.0}), card_gb=card).verdict(card).verdict
-        == "does_not_fit"
-    ]
-    assert (len(ooms), len(not_fitting)) == (30, 27)
-    judged, over = 0, set()
-    for path in paths:
-        for m in select_rows(path).measured:
-            try:
-                capacity = resolve_gpu(m.row["gpu"]).usable_memory_gb
-            except BadInput:
-                continue  # no card named, or one the catalog does not carry
-            judged += 1
-            estimate = estimate_memory(m.setup.model_copy(update={"margin": 0.0}), card_gb=capacity)
-            if estimate.verdict(capacity).verdict == "does_not_fit":
-                over.add((m.source.split(" ")[0],) + _key(m.row, m.setup.sharding))
-    assert judged == 210
+    tally = verdicts((DATA / "measured_memory_public.csv", *list(HOLDOUTS.values())[:9]))
+    assert (tally.oom_runs, tally.oom_judged_not_fitting) == (30, 27)
+    assert tally.completed_on_a_card == 210
+    over = {
+        (m.source.split(" ")[0],) + _key(m.row, m.setup.sharding)
+        for m, _, _ in tally.completed_judged_not_fitting
+    }
     assert over <= {
         ("LambdaLabsML/distributed-training-guide",) + key for key in COMPLETED_JUDGED_DOES_NOT_FIT
     }, over

@@ -12,6 +12,7 @@ card the catalog knows that the product judges ``does_not_fit`` at margin 0.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,7 @@ from gpuprice.models.calibration.memory_fit import (
     select_rows,
     stats,
 )
+from gpuprice.models.memory import MemoryEstimate, TrainingSetup, estimate_memory
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
 # Unseen sources, in the order they were added; never used to calibrate anything.
@@ -106,30 +108,62 @@ def main() -> None:
     print("\n".join(completed_but_not_fitting()) + "\n")
 
 
-def completed_but_not_fitting() -> list[str]:
-    """Every measured (completed) run, public and unseen, whose card the catalog names, that the
-    product judges ``does_not_fit`` at margin 0: one line each, and the count judged."""
+@dataclass(frozen=True)
+class Verdicts:
+    """Issue 33's verdict targets at margin 0 over a set of measured-run files: the out-of-memory
+    runs (every one should be judged ``does_not_fit``) and the completed runs on a card the
+    catalog names (none should be)."""
+
+    oom_runs: int
+    oom_judged_not_fitting: int
+    completed_on_a_card: int
+    completed_judged_not_fitting: list[tuple[Measured, MemoryEstimate, float]]
+
+
+def _does_not_fit(setup: TrainingSetup, card_gb: float) -> tuple[bool, MemoryEstimate]:
+    estimate = estimate_memory(setup.model_copy(update={"margin": 0.0}), card_gb=card_gb)
+    return estimate.verdict(card_gb).verdict == "does_not_fit", estimate
+
+
+def verdicts(paths: Sequence[Path]) -> Verdicts:
+    """Judge every out-of-memory and every completed run of ``paths`` (the completed ones on the
+    card their ``gpu`` column names; runs on no card or one the catalog lacks are skipped)."""
     from gpuprice.errors import BadInput
     from gpuprice.models.catalog import resolve_gpu
-    from gpuprice.models.memory import estimate_memory
 
-    judged, lines = 0, []
-    for path in (DATA / "measured_memory_public.csv", *HOLDOUTS.values()):
+    ooms = [(setup, card) for path in paths for _, _, setup, card in select_rows(path).oom]
+    oom_not_fitting = sum(_does_not_fit(setup, card)[0] for setup, card in ooms)
+    judged, over = 0, []
+    for path in paths:
         for m in select_rows(path).measured:
             try:
                 capacity = resolve_gpu(m.row["gpu"]).usable_memory_gb
             except BadInput:
                 continue  # no card named, or one the catalog does not carry
             judged += 1
-            estimate = estimate_memory(m.setup.model_copy(update={"margin": 0.0}), card_gb=capacity)
-            if estimate.verdict(capacity).verdict == "does_not_fit":
-                lines.append(
-                    f"* {m.source}: {m.setup.arch.name} {m.setup.method}, seq {m.setup.seq_len} x "
-                    f"{m.setup.micro_batch}, {m.row['gpu']}: device {estimate.device_gb:.1f} GB "
-                    f"predicted vs {capacity:.1f} GB (measured {m.gb:.1f} GB {m.setup.memory_metric}, "
-                    f"{estimate.per_gpu_gb / m.gb - 1:+.0%})"
-                )
-    return [f"{len(lines)} of {judged} completed runs on a catalog card:", "", *lines]
+            fails, estimate = _does_not_fit(m.setup, capacity)
+            if fails:
+                over.append((m, estimate, capacity))
+    return Verdicts(len(ooms), oom_not_fitting, judged, over)
+
+
+def completed_but_not_fitting() -> list[str]:
+    """Every measured (completed) run, public and unseen, whose card the catalog names, that the
+    product judges ``does_not_fit`` at margin 0: one line each, and the count judged."""
+    tally = verdicts((DATA / "measured_memory_public.csv", *HOLDOUTS.values()))
+    lines = [
+        f"* {m.source}: {m.setup.arch.name} {m.setup.method}, seq {m.setup.seq_len} x "
+        f"{m.setup.micro_batch}, {m.row['gpu']}: device {estimate.device_gb:.1f} GB "
+        f"predicted vs {capacity:.1f} GB (measured {m.gb:.1f} GB {m.setup.memory_metric}, "
+        f"{estimate.per_gpu_gb / m.gb - 1:+.0%})"
+        for m, estimate, capacity in tally.completed_judged_not_fitting
+    ]
+    return [
+        f"{len(lines)} of {tally.completed_on_a_card} completed runs on a catalog card "
+        f"(and {tally.oom_judged_not_fitting} of {tally.oom_runs} out-of-memory runs judged not to fit):",
+        "",
+        *lines,
+    ]
 
 
 if __name__ == "__main__":
