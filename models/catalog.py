@@ -178,10 +178,6 @@ def resolve_gpu(name: str) -> GpuSpec:
     sizes = sorted({spec.memory_gb for spec in _by_slug().values()})
     slugs = {normalize_gpu(text, vram_gb=size) for size in sizes} - {UNKNOWN}
     slugs &= set(_by_slug())
-    # The NVL parts (H100 NVL 94 GB) are sold and reported under that word ("NVIDIA H100 NVL" in
-    # nvidia-smi); a bare "H100" is the 80 GB card, SXM or PCIe, so NVL is no candidate unless named.
-    if len(slugs) > 1 and not re.search(r"nvl", text, re.IGNORECASE):
-        slugs = {slug for slug in slugs if "NVL" not in _by_slug()[slug].name} or slugs
     if len(slugs) > 1:
         raise BadInput(f"GPU {text!r} is ambiguous for a memory fit; name one of {', '.join(sorted(slugs))}")
     if not slugs:

@@ -312,19 +312,3 @@ def test_fit_accepts_marketing_names_and_batch_gpu_column(cli, home, tmp_path) -
     estimates = cli("estimate", "--batch", str(rows), "--tokens", "1B")
     assert estimates.code == 0, estimates.err
     assert len(estimates.out.splitlines()) == 4
-
-
-def test_a_bare_h100_is_the_80_gb_card_for_a_memory_fit() -> None:
-    # nvidia-smi names the three parts "NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe" and "NVIDIA H100
-    # NVL"; a bare "H100" (as measured runs and CSVs write it) is an 80 GB card, never the NVL
-    # (94 GB), which is always named. A100 stays ambiguous: 40 and 80 GB are both sold as "A100".
-    from gpuprice.errors import BadInput
-
-    for name in ("H100", "h100", "NVIDIA H100", "H100 80GB"):
-        assert resolve_gpu(name).slug == "h100-sxm", name
-        assert resolve_gpu(name).usable_memory_gb == pytest.approx(85.899, abs=0.001)
-    for name in ("H100 NVL", "NVIDIA H100 NVL", "H100 94GB"):
-        assert resolve_gpu(name).slug == "h100-nvl", name
-    assert resolve_gpu("H100 PCIe").slug == "h100-pcie"
-    with pytest.raises(BadInput, match="ambiguous"):
-        resolve_gpu("A100")
