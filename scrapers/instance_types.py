@@ -13,6 +13,12 @@ OCI's price list names GPUs, not shapes: the ``price_name`` column ("Compute - G
 is the list's display name each shape is priced under, and ``part_number`` ("B98415") the list's
 stable part number for it (matched first: display names gain prefixes such as "OCI - " and
 "Oracle Cloud Infrastructure - " and stray double spaces from one list to the next).
+
+Azure's ``price_name`` holds the other names a size is written under where they differ from the
+size beyond letters and digits, separated by ";": the name Microsoft's size page gives it
+("Standard_ND96asr_A100_v4" for the API's ``armSkuName`` "Standard_ND96asr_v4") and the Retail
+Prices meters' ``skuName`` of the size's series ("ND96amsA100v4" of "NDamsr A100 v4", a series of
+one size). Trackers keep the meters under those names (:func:`lookup_price_name`).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-INSTANCE_TYPES_VERSION = 3
+INSTANCE_TYPES_VERSION = 4
 INSTANCE_TYPES_CSV = Path(__file__).resolve().parent / "data" / "instance_types.csv"
 
 
@@ -43,6 +49,11 @@ class InstanceType(BaseModel):
     vram_gb: float | None = Field(default=None, gt=0)
     source_url: str = Field(pattern=r"^https://")
     notes: str = ""
+
+    @property
+    def price_names(self) -> tuple[str, ...]:
+        """The price-list names of the row (``price_name`` split on ";", blanks dropped)."""
+        return tuple(name.strip() for name in self.price_name.split(";") if name.strip())
 
 
 # Prefixes OCI's price list puts before "Compute - GPU - ..." in some lists and not others.
@@ -76,7 +87,7 @@ def instance_types() -> tuple[InstanceType, ...]:
     if len(set(keys)) != len(keys):
         raise ValueError("instance_types.csv lists an instance type twice")
     parts = [(row.provider, row.part_number) for row in rows if row.part_number]
-    names = [(row.provider, name_key(row.price_name)) for row in rows if row.price_name]
+    names = [(row.provider, name_key(name)) for row in rows for name in row.price_names]
     if len(set(parts)) != len(parts) or len(set(names)) != len(names):
         raise ValueError("instance_types.csv gives one price-list part number or name to two shapes")
     return tuple(rows)
@@ -103,7 +114,7 @@ def lookup_price_name(provider: str, price_name: str, part_number: str = "") -> 
                 return row
     wanted = name_key(price_name)
     for row in rows:
-        if row.price_name and name_key(row.price_name) == wanted:
+        if any(name_key(name) == wanted for name in row.price_names):
             return row
     return None
 

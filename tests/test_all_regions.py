@@ -83,7 +83,8 @@ def test_azure_keeps_every_regions_items_across_pages() -> None:
     assert len(pages) >= 3 and all(len(p["body"]["Items"]) <= AZURE_PAGE_ITEMS for p in pages)
     assert [p["body"]["NextPageLink"] is None for p in pages] == [False] * (len(pages) - 1) + [True]
     result = azure.parse(_page("azure"))
-    assert len(result.offers) == 1734  # 1,584 + 150 of Standard_ND96is_H100_v5 (mapped since)
+    # 1,584 + 150 of Standard_ND96is_H100_v5 + 4,914 of the 32 older N-series sizes (mapped since, azure/5)
+    assert len(result.offers) == 6648
     per_size_region = Counter((o.sku.removesuffix(" (savings plan)"), o.region) for o in result.offers)
     # on-demand, spot, two reservations and two savings plans per size and region
     assert set(per_size_region.values()) == {6}
@@ -118,7 +119,7 @@ def test_an_all_region_day_lands_through_run_and_ranks_each_offers_cheapest_regi
                 [dt.date.fromisoformat(day)],
             ).fetchall()
         )
-        assert rows == {"aws": 1246, "azure": 1734, "oci": 13}
+        assert rows == {"aws": 1246, "azure": 6648, "oci": 13}
         view_rows = con.execute(
             "SELECT count(*) FROM analytics.analytics.cheapest_region WHERE snapshot_date = ? AND provider IN ('aws', 'azure')",
             [dt.date.fromisoformat(day)],
@@ -133,7 +134,7 @@ def test_an_all_region_day_lands_through_run_and_ranks_each_offers_cheapest_regi
         }
     finally:
         con.close()
-    assert len(cheapest) == view_rows < (1246 + 1734) / 10  # one row per offer, whatever its regions
+    assert len(cheapest) == view_rows < (1246 + 6648) / 10  # one row per offer, whatever its regions
     ranked = cli("rank", "--workload", "llama-3.1-70b-qlora", "--providers", "aws,azure", "--format", "json")
     assert ranked.code == 0, ranked.err
     offers = json.loads(ranked.out)

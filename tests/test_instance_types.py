@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gpuprice.models.catalog import gpu_slugs
+from gpuprice.scrapers.gpu_names import normalize_gpu
 from gpuprice.scrapers.instance_types import instance_types, lookup, lookup_price_name, name_key
 
 
@@ -61,3 +62,48 @@ def test_generation_labels_and_variants_are_not_guessed() -> None:
     # v5 family (MicrosoftDocs/azure-ai-docs, reference-managed-online-endpoints-vm-sku-list.md @43dc14ea).
     row = lookup("azure", "Standard_ND96is_H100_v5")
     assert row is not None and (row.gpu, row.gpu_count) == ("h100-sxm", 8)
+
+
+def test_every_rows_gpu_is_what_the_name_reader_makes_of_its_card() -> None:
+    """A row's slug is the GPU-name reader's reading of its ``gpu_raw`` and memory (the same rules
+    as every page's names: a P100 16 GB without SXM2/NVLink is the PCIe card, K80/M60/MI25 are
+    not in the catalog), so the table cannot disagree with how the name would be read elsewhere."""
+    for row in instance_types():
+        assert normalize_gpu(row.gpu_raw, vram_gb=row.vram_gb) == row.gpu, row
+
+
+@pytest.mark.parametrize(
+    ("size", "gpu", "count", "vram"),
+    [
+        # MicrosoftDocs/azure-docs articles/virtual-machines/sizes/gpu-accelerated/*.md, Accelerators tab
+        ("Standard_NC6", "unknown", 1, 12.0),  # K80
+        ("Standard_NC24rs_v2", "p100", 4, 16.0),
+        ("Standard_NC12s_v3", "v100-16gb", 2, 16.0),
+        ("Standard_NC64as_T4_v3", "t4", 4, 16.0),
+        ("Standard_NCC40ads_H100_v5", "h100-nvl", 1, 94.0),
+        ("Standard_ND24rs", "p40", 4, 24.0),
+        ("Standard_ND40rs_v2", "v100", 8, 32.0),
+        ("Standard_NV24", "unknown", 4, 8.0),  # M60: 32 GB per VM of 8 GiB GPUs
+        ("Standard_NV48s_v3", "unknown", 4, 8.0),
+        ("Standard_NV32as_v4", "unknown", 1, 16.0),  # MI25
+        ("Standard_NV72ads_A10_v5", "a10", 2, 24.0),
+    ],
+)
+def test_older_azure_sizes(size: str, gpu: str, count: int, vram: float) -> None:
+    row = lookup("azure", size)
+    assert row is not None and (row.gpu, row.gpu_count, row.vram_gb) == (gpu, count, vram)
+    assert row.source_url.startswith("https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/")
+
+
+def test_fractional_gpu_sizes_are_not_listed() -> None:
+    """1/8 to 1/2 of a GPU has no whole GPU count: never a row (quarantined as unknown)."""
+    for size in ("Standard_NV4as_v4", "Standard_NV16as_v4", "Standard_NV6ads_A10_v5", "Standard_NV18ads_A10_v5"):
+        assert lookup("azure", size) is None
+
+
+def test_azure_other_names_of_a_size() -> None:
+    asr = lookup("azure", "Standard_ND96asr_v4")
+    ams = lookup("azure", "Standard_ND96amsr_A100_v4")
+    assert asr is not None and asr.price_names == ("Standard_ND96asr_A100_v4", "ND96asrA100v4_NU")
+    assert ams is not None and ams.price_names == ("ND96amsA100v4",)
+    assert lookup("azure", "Standard_ND96isr_H100_v5").price_names == ()  # type: ignore[union-attr]

@@ -145,7 +145,7 @@ def test_live_request_filters_the_mapped_gpu_sizes_and_pages_by_next_link() -> N
     )
     assert following is not None and following.url.endswith("$skip=1000") and following.combine
     assert azure.next_page_request(request, {"NextPageLink": None}) is None
-    assert azure.MAX_PAGES == 20
+    assert azure.MAX_PAGES == 40  # 45 sizes since azure/5 (was 20)
 
 
 def test_sample_archive_pages_parse_with_region_and_cite_their_prices() -> None:
@@ -162,5 +162,5 @@ def test_sample_archive_pages_parse_with_region_and_cite_their_prices() -> None:
 
 def test_registered() -> None:
     assert_registered(
-        azure, "azure", "azure/4", "https://azure.microsoft.com/en-us/pricing/details/virtual-machines/linux/"
+        azure, "azure", "azure/5", "https://azure.microsoft.com/en-us/pricing/details/virtual-machines/linux/"
     )

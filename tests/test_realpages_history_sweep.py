@@ -130,20 +130,94 @@ def test_azure_retail_items_as_a_tracker_renamed_them() -> None:
         [
             offer("azure", *h100, "on_demand", 11.25, 90.0, region="eastus"),  # 90.00 / 8
             offer("azure", *h100, "spot", 4.5, 36.0, region="eastus"),  # 36.00 / 8
+            # mapped since (Microsoft's NCasT4_v3 size page: 1 T4 16 GB; see the next test)
+            offer("azure", "t4", "NVIDIA Tesla T4 16GB", 1, 16.0, "on_demand", 0.5, 0.5, region="eastus"),
             offer("azure", *a100, "on_demand", 3.5, 3.5, region="westeurope"),
             offer("azure", *a100, "spot", 1.0, 1.0, region="westeurope"),
         ],
     )
-    assert [o.sku for o in result.offers] == ["Standard_ND96isr_H100_v5"] * 2 + [
+    assert [o.sku for o in result.offers] == ["Standard_ND96isr_H100_v5"] * 2 + ["Standard_NC4as_T4_v3"] + [
         "Standard_NC24ads_A100_v4"
     ] * 2
     report = result.report
     assert (report.rows_seen, report.unpriced_rows) == (13, 3)  # the three whole-term prices
-    assert report.unknown_gpus == ["NC4as T4 v3"]  # a GPU size the mapping table does not list
-    assert [row.raw for row in report.rejected] == [
-        "NC4as T4 v3 | eastus | Virtual Machines NCasT4_v3 Series | 0.5"
-    ]
+    assert report.unknown_gpus == [] and report.rejected == []
     assert azure.TRACKER_ROWS_NOTE in report.notes
+
+
+def test_azure_tracker_rows_of_older_and_renamed_n_sizes() -> None:
+    """Jumbo2020/gpu_prices azure_gpu_prices.json @64a289fdc0cbc0f5c9c8ae9af27158c68d5dca7a (eastus,
+    3,934 rows, the retired NC/ND/NV sizes among them) and @04958df1c1e33ee1a4bd3070412c534f0a9ff1b3
+    (NCC40adsH100v5 in centralus and westeurope): sizes that came out unknown before the fix, now in
+    scrapers/data/instance_types.csv from Microsoft's size pages (MicrosoftDocs/azure-docs
+    articles/virtual-machines/sizes/gpu-accelerated/<series>.md, each row citing the page, its
+    Accelerators tab and commit): NC (K80), NCv2 (P100 16 GB), NCv3 (V100 16 GB), NCasT4_v3 (T4),
+    NCCads H100 v5 (1 H100 NVL 94 GB), ND (P40), NDv2 (8 V100 32 GB NVLink), NV and NVv3 (M60 8 GB),
+    NVv4's one whole-GPU size (MI25) and NVadsA10 v5's whole-GPU sizes. K80, M60 and MI25 are not in
+    the GPU catalog: offers with their count, GPU ``unknown`` under the card's name.
+
+    Renamed meters: "ND96asr_A100_v4" is how Microsoft's size page names Standard_ND96asr_v4 and the
+    Retail Prices API's skuName for it (mrmonroe90/compute-price-tracker
+    tests/fixtures/azure_retail_eastus_nd_2026-07-27.json @bacf91ddc8a127e8c696ffaf1a9269fee2a675d8:
+    armSkuName Standard_ND96asr_v4, skuName "ND96asr_A100_v4 Low Priority"); "ND96asrA100v4_NU" and
+    "ND96amsA100v4" are meters of the one-size NDasr A100 v4 and NDamsr A100 v4 series (productName),
+    at the same price as the size's other meter in every region of @04958df1 (30 region/tier pairs).
+    The second meter of the same size, region and tier is the same offer (rejected as a duplicate).
+
+    "Virtual Machines NCCadsv5 Srs Win" is that series' Windows product (abbreviated): skipped like
+    "... Series Windows" (before the fix its 9.50 would have been read as the Linux price).
+
+    Left unknown, quarantined with the VM price: fractions of a GPU (NV16as_v4 = 1/2 MI25,
+    NV6ads_A10_v5 = 1/6 A10: no whole GPU count); names no Microsoft size page lists
+    (ND96isnIBH100v5, and ND96isfH100v5 / ND96isflH100v5 / ND96isrfH100v5, NDmr40s v2) and the
+    NVads V710 v5 sizes, for which no Microsoft size page stating a GPU count was found. Own rows in
+    the tracker's structure, cut down, prices invented: tests/fixtures/pages/azure/tracker_older_sizes.json."""
+    result = parse_page("azure", _page("azure", "tracker_older_sizes.json"))
+
+    def az(gpu: str, raw: str, count: int, vram: float, tier: str, per_gpu: float, vm: float, region: str = "eastus") -> dict:
+        return offer("azure", gpu, raw, count, vram, tier, per_gpu, vm, region=region)
+
+    a100_40, a100_80 = ("a100-40gb", "NVIDIA A100 40GB", 8, 40.0), ("a100-80gb-sxm", "NVIDIA A100 80GB", 8, 80.0)
+    nvl = ("h100-nvl", "NVIDIA H100 NVL 94GB", 1, 94.0)
+    assert_contract_offers(
+        result,
+        [
+            az("unknown", "NVIDIA Tesla K80", 1, 12.0, "on_demand", 0.5, 0.5),  # NC6; its Windows row skipped
+            az("v100-16gb", "NVIDIA Tesla V100 16GB", 4, 16.0, "on_demand", 2.5, 10.0),  # NC24rs_v3
+            az("t4", "NVIDIA Tesla T4 16GB", 4, 16.0, "on_demand", 1.0, 4.0),  # NC64as_T4_v3
+            az("p40", "NVIDIA Tesla P40 24GB", 4, 24.0, "on_demand", 2.0, 8.0),  # ND24rs
+            az("v100", "NVIDIA V100 32GB NVLink", 8, 32.0, "on_demand", 2.5, 20.0),  # ND40rs_v2
+            az("unknown", "NVIDIA Tesla M60 8GB", 1, 8.0, "on_demand", 1.0, 1.0),  # NV12s_v3
+            az("unknown", "AMD Radeon Instinct MI25 16GB", 1, 16.0, "on_demand", 1.5, 1.5),  # NV32as_v4
+            az("a10", "NVIDIA A10 24GB", 2, 24.0, "on_demand", 3.0, 6.0),  # NV72ads_A10_v5
+            az(*a100_40, "on_demand", 3.0, 24.0),  # ND96asr_A100_v4
+            az(*a100_40, "spot", 0.75, 6.0),  # ND96asrA100v4_NU Spot
+            az(*a100_80, "on_demand", 4.0, 32.0),  # ND96amsA100v4 (Linux; the Windows row skipped)
+            az(*nvl, "on_demand", 8.0, 8.0, region="centralus"),  # "Srs" (Linux), not "Srs Win"
+            az(*nvl, "spot", 6.4, 6.4, region="centralus"),
+        ],
+    )
+    assert [o.sku for o in result.offers][8:11] == ["Standard_ND96asr_v4"] * 2 + ["Standard_ND96amsr_A100_v4"]
+    report = result.report
+    assert (report.rows_seen, report.unpriced_rows) == (23, 1)  # NC24rs v3's whole-term price
+    assert report.unknown_gpus == [
+        "NVIDIA Tesla K80",
+        "NVIDIA Tesla M60 8GB",
+        "AMD Radeon Instinct MI25 16GB",
+        "NV16as v4",
+        "Standard_NV6ads_A10_v5",
+        "ND96isnIBH100v5",
+        "NV28admsV710v5",
+        "NDmr40s v2",
+    ]
+    assert [(row.raw.split(" | ")[0], row.reason.split(" is not in ")[0]) for row in report.rejected] == [
+        ("NV16as v4", "NV16as v4"),
+        ("Standard_NV6ads_A10_v5", "Standard_NV6ads_A10_v5"),
+        ("Standard_ND96amsr_A100_v4", "duplicate offer"),  # the same size's other meter, same price
+        ("ND96isnIBH100v5", "ND96isnIBH100v5"),
+        ("NV28admsV710v5", "NV28admsV710v5"),
+        ("NDmr40s v2", "NDmr40s v2"),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,8 @@ Each item is one meter of one size in one region. Fields read: ``armSkuName`` (t
 ``armRegionName`` (the region, kept on the offer), ``retailPrice``, ``unitOfMeasure``,
 ``currencyCode``, ``type`` and ``reservationTerm``, ``meterName``, ``productName``. Rules:
 
-- ``productName`` ending "Windows" is the Windows licence price: not a GPU price, skipped;
+- ``productName`` ending "Windows" (or "Win": "Virtual Machines NCCadsv5 Srs Win") is the Windows
+  licence price: not a GPU price, skipped;
 - ``type`` "Consumption": ``meterName`` ending "Spot" is tier ``spot``, "Low Priority" (the
   retired batch tier) is skipped, anything else is ``on_demand``;
 - ``type`` "Reservation" with ``reservationTerm`` "1 Year"/"3 Years" is ``reserved`` with
@@ -28,7 +29,8 @@ Trackers also keep the items renamed and cut down to ``region``, ``skuName``, ``
 ``pricePerHour``, ``currency`` (and sometimes ``unitOfMeasure``): Jumbo2020/gpu_prices
 ``azure_gpu_prices.json`` (2025-06-21). Without ``type`` and ``reservationTerm`` such a list reads
 only as the API's hourly meters can be told apart: the size is ``skuName`` ("ND96isrH100v5",
-"Standard_NC24ads_A100_v4") matched to the mapping CSV letters and digits only; a "Spot" suffix
+"Standard_NC24ads_A100_v4") matched to the mapping CSV letters and digits only, the CSV's size
+name or one of the other names its ``price_name`` lists ("ND96asr_A100_v4", "ND96amsA100v4"); a "Spot" suffix
 is ``spot``, "Low Priority" is skipped, Windows and Dedicated Host products are skipped; a price
 of more than $1,000 per VM-hour is a reservation's whole-term price whose term the row no longer
 states (23,412 beside 4.176 for one size): not read, counted as unpriced. Sizes outside the N
@@ -64,7 +66,7 @@ from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import clean_text
 
 PROVIDER = "azure"
-PARSER_VERSION = "azure/4"  # 4: a tracker's renamed rows (skuName, productName, pricePerHour)
+PARSER_VERSION = "azure/5"  # 5: older N-series sizes mapped, skuName aliases, "Srs Win" products
 PRICING_URL = "https://azure.microsoft.com/en-us/pricing/details/virtual-machines/linux/"
 UNLABELED_TIER: Tier | None = None
 PRICE_UNIT: PriceUnit = "instance_hour"
@@ -82,10 +84,14 @@ IDENTITY = Identity(
 )
 API_URL = "https://prices.azure.com/api/retail/prices"
 API_VERSION = "2023-01-01-preview"
-# 40 GPU sizes x ~60 regions x 4 meter kinds fit in a few pages; 20 is a generous ceiling.
-MAX_PAGES = 20
+# 45 GPU sizes (32 of them older N-series sizes offered in few regions) x up to ~60 regions x ~8
+# meters (Linux/Windows, Spot, Low Priority, reservations): under 20 pages; 40 is the ceiling.
+MAX_PAGES = 40
 HOURS_PER_YEAR = 8760
 _TERM_RX = re.compile(r"^\s*(\d+)\s*years?\s*$", re.I)
+# The Windows licence price's product: "... Series Windows", or abbreviated "... Srs Win" (the
+# confidential NCCads H100 v5's "Virtual Machines NCCadsv5 Srs Win").
+_WINDOWS_RX = re.compile(r"\bwin(?:dows)?$", re.I)
 # A tracker's renamed rows (no type, no reservation term): an hourly VM price is never this high; a
 # reservation's whole-term price always is (a year of the cheapest GPU VM is thousands of dollars).
 MAX_VM_HOUR_USD = Decimal("1000")
@@ -169,13 +175,21 @@ def _gpu_family(sku: str) -> bool:
     return re.match(r"(?i)^(?:standard_)?n[a-z]", sku) is not None
 
 
+def _size_key(name: str) -> str:
+    return name_key(re.sub(r"(?i)^standard_", "", name))
+
+
 def _size_by_name(sku: str) -> InstanceType | None:
     """The mapping row of a size written as the tracker kept it: "ND96isrH100v5", "NC40adsH100v5",
-    "Standard_NC24ads_A100_v4" (compared by letters and digits, without "Standard_")."""
-    wanted = name_key(re.sub(r"(?i)^standard_", "", sku))
+    "Standard_NC24ads_A100_v4" (compared by letters and digits, without "Standard_"), or under
+    one of the other names the CSV's ``price_name`` gives the size ("ND96asr_A100_v4", as
+    Microsoft's size page names Standard_ND96asr_v4; "ND96amsA100v4", a meter of the one-size
+    NDamsr A100 v4 series)."""
+    wanted = _size_key(sku)
     for size in provider_instance_types(PROVIDER):
-        if name_key(re.sub(r"(?i)^standard_", "", size)) == wanted:
-            return lookup(PROVIDER, size)
+        row = lookup(PROVIDER, size)
+        if row is not None and wanted in {_size_key(name) for name in (size, *row.price_names)}:
+            return row
     return None
 
 
@@ -184,7 +198,7 @@ def _emit_tracker_row(row: dict[str, Any], sink: OfferSink) -> None:
     product = clean_text(row.get("productName")).lower()
     region = clean_text(row.get("region")) or None
     raw = " | ".join(clean_text(row.get(k)) for k in ("skuName", "region", "productName", "pricePerHour"))
-    if product.endswith("windows") or "dedicated host" in product:
+    if _WINDOWS_RX.search(product) or "dedicated host" in product:
         return  # the Windows licence price; a whole host, not a VM
     if not sku:
         sink.reject(raw, "row without skuName")
@@ -277,7 +291,7 @@ def _emit(item: Any, sink: OfferSink) -> None:
     if not size:
         sink.reject(raw, "item without armSkuName")
         return
-    if clean_text(item.get("productName")).lower().endswith("windows"):
+    if _WINDOWS_RX.search(clean_text(item.get("productName"))):
         return  # the Windows licence price of the same VM
     tier = _tier(item)
     if tier == "skip":
