@@ -120,7 +120,7 @@ def test_sample_archive() -> None:
 
 
 def test_registered() -> None:
-    assert_registered(vastai, "vastai", "vastai/4", "https://vast.ai/pricing")
+    assert_registered(vastai, "vastai", "vastai/5", "https://vast.ai/pricing")
 
 
 def test_a_combined_day_counts_a_listing_seen_by_two_searches_once() -> None:
@@ -145,3 +145,64 @@ def test_a_combined_day_counts_a_listing_seen_by_two_searches_once() -> None:
     assert result.report.notes[0] == (
         "part missing: https://console.vast.ai/api/v0/bundles/?q=b200: HTTP 429 after 4 attempts"
     )
+
+
+def test_vram_is_the_cards_memory_as_sold_not_the_drivers_reading() -> None:
+    """getcomputable/gpu-index tests/fixtures/observatory/vast/b300_asc.json, h200_nvl_asc.json and
+    h100_sxm_asc.json @055204adf5e64e62595f97c49b7eb65400149871: ``gpu_ram`` 275040 MiB for a B300,
+    143771 for an H200 NVL, 81559 for an H100 SXM, i.e. 269, 140 and 80 GiB: what the host's driver
+    reports, the card less what ECC and the driver reserve. Before vastai/5 the offers said 269 and 140
+    GB where every other provider states the size the card is sold with (B300 288 GB, H200 141 GB), and
+    the ranking read a B300 at Vast.ai as a smaller card. Now ``vram_gb`` is the catalog's size as sold
+    when the reading is that card's (>= 90 % of it); the SKU keeps the reading the listings were grouped
+    by ("B300 269GB x2"), and a report note names each group read so. (MiB x 1.048576 = decimal GB would
+    not give the sold size either: the H100's 81559 MiB is 85.5 GB, its card is sold as 80 GB.) Own
+    listings in the search response's structure, cut to the fields read, prices invented:
+    tests/fixtures/pages/vastai/sold_memory_listings.json."""
+    result = vastai.parse((fixture_dir("vastai") / "sold_memory_listings.json").read_bytes())
+
+    def vast(name: str, gpu: str, count: int, sold: float, sku: str, tier: str, price: float, n: int, basis: str) -> dict:
+        return {**stat(name, gpu, count, sold, tier, price, n, basis), "sku": sku}
+
+    b300 = ("B300", "b300", 2, 288.0, "B300 269GB x2")
+    assert_offers(
+        result,
+        [
+            vast(*b300, "on_demand", 6.5, 3, "list"),  # 12, 13, 14 per two GPUs: median 6.50 per GPU
+            vast(*b300, "on_demand", 6.0, 3, "lowest_now"),
+            vast(*b300, "spot", 4.5, 3, "bid_floor"),  # bid floors 8, 9, 10: median 4.50 per GPU
+            vast("H200 NVL", "h200-nvl", 1, 141.0, "H200 NVL 140GB x1", "on_demand", 2.5, 1, "lowest_now"),
+            vast("H100 SXM", "h100-sxm", 1, 80.0, "H100 SXM 80GB x1", "on_demand", 1.5, 1, "lowest_now"),
+        ],
+    )
+    assert result.report.notes[-1] == (
+        "memory per GPU as the card is sold, not the listings' gpu_ram reading (GiB): "
+        "B300 269 -> 288 GB, H200 NVL 140 -> 141 GB"
+    )
+
+
+@pytest.mark.parametrize(
+    ("gpu", "reading", "vram"),
+    [
+        ("l40s", 45, 48.0),  # 46068 MiB: ECC on GDDR6 keeps 1/16 of the 48 GB card
+        ("a100-40gb", 39, 40.0),
+        ("rtx-4090", 24, 24.0),
+        ("gh200", 143, 143.0),  # more than the catalog's 96 GB card: another part, the reading stays
+        ("h100-sxm", 60, 60.0),  # far under the card: not that card's reading, it stays
+        ("unknown", 20, 20.0),  # no catalog card: the reading
+        ("unknown", None, None),
+        ("h100-sxm", None, 80.0),  # no reading: the catalog card's size
+    ],
+)
+def test_sold_memory(gpu: str, reading: int | None, vram: float | None) -> None:
+    assert vastai.sold_memory(gpu, reading) == vram
+
+
+def test_the_sold_memory_table_mirrors_the_gpu_catalog() -> None:
+    """scrapers/data/gpu_memory.csv is the catalog's (slug, memory_gb), kept beside the scrapers
+    because they may not import models (tests/test_layers.py); a catalog change must be mirrored."""
+    from gpuprice.models.catalog import load_gpu_catalog
+    from gpuprice.scrapers.gpu_memory import sold_memory_table
+
+    catalog = load_gpu_catalog()
+    assert sold_memory_table() == dict(zip(catalog["slug"], catalog["memory_gb"].astype(float), strict=True))

@@ -333,8 +333,18 @@ def test_oci_products_list_in_the_real_layout() -> None:
 
 
 def _vast(
-    name: str, gpu: str, count: int, vram: float, tier: str, price: float, listings: int, basis: str
+    name: str,
+    gpu: str,
+    count: int,
+    vram: float,
+    tier: str,
+    price: float,
+    listings: int,
+    basis: str,
+    reading: float | None = None,
 ) -> dict:
+    """``vram`` is the card's memory as sold; ``reading`` the listings' gpu_ram in GiB that the SKU
+    names when it differs (vastai/5)."""
     return full_offer(
         "vastai",
         gpu=gpu,
@@ -346,7 +356,7 @@ def _vast(
         usd_per_gpu_hour=price,
         usd_per_instance_hour=round(price * count, 4),
         available=True,
-        sku=f"{name} {vram:g}GB x{count}",
+        sku=f"{name} {reading or vram:g}GB x{count}",
         price_basis=basis,
         capacity=listings,
     )
@@ -387,13 +397,14 @@ def test_vast_offers_in_the_tracker_layout() -> None:
 
 def test_vast_bare_listing_list() -> None:
     result = vastai.parse(page("vastai", "bare_list"))
-    # H200 x1 asks 2.90, 3.10, 3.30: median 3.10; x8: 28.00 / 8 = 3.50; gpu_ram 143771 MiB = 140 GB
+    # H200 x1 asks 2.90, 3.10, 3.30: median 3.10; x8: 28.00 / 8 = 3.50; gpu_ram 143771 MiB = 140 GiB,
+    # the H200's 141 GB as sold less what the driver reserves: vram_gb 141 (vastai/5), SKU "H200 140GB"
     assert_offers(
         result,
         [
-            _vast("H200", "h200-sxm", 1, 140.0, "on_demand", 3.1, 3, "list"),
-            _vast("H200", "h200-sxm", 1, 140.0, "on_demand", 2.9, 3, "lowest_now"),
-            _vast("H200", "h200-sxm", 8, 140.0, "on_demand", 3.5, 1, "lowest_now"),
+            _vast("H200", "h200-sxm", 1, 141.0, "on_demand", 3.1, 3, "list", reading=140),
+            _vast("H200", "h200-sxm", 1, 141.0, "on_demand", 2.9, 3, "lowest_now", reading=140),
+            _vast("H200", "h200-sxm", 8, 141.0, "on_demand", 3.5, 1, "lowest_now", reading=140),
             # one name, two cards: 40 GB and 80 GB listings are never one statistic
             _vast("A100 SXM4", "a100-40gb", 1, 40.0, "on_demand", 0.6, 1, "lowest_now"),
             _vast("A100 SXM4", "a100-80gb-sxm", 1, 80.0, "on_demand", 1.05, 1, "lowest_now"),

@@ -24,6 +24,19 @@ tests/fixtures/observatory/vast/h100_sxm_asc.json @055204ad); a listing seen in 
 ``id``) counts once. ``gpu_name`` ("H100 SXM", "RTX 4090") maps through the
 GPU-name catalog with ``gpu_ram`` (MiB) as the memory hint.
 
+Memory: ``gpu_ram`` is what the host's driver reports, the card's memory less what ECC and the
+driver reserve, in MiB: 46068 (45 GiB) for an L40S sold with 48 GB, 143771 (140 GiB) for an H200,
+275040 (269 GiB) for a B300 sold with 288 GB (getcomputable/gpu-index
+tests/fixtures/observatory/vast/b300_asc.json @055204adf5e64e62595f97c49b7eb65400149871). Listings
+are grouped by that reading in GiB (the SKU keeps it: "B300 269GB x2"), but the offer's ``vram_gb``
+is, as at every other provider, the memory the card is sold with: the catalog's figure for the
+GPU's slug (``scrapers/gpu_memory.py``) when the reading is that card's (at least
+:data:`SAME_CARD_MEMORY_SHARE` of it and not above it) or the listings state none. A reading that is not (a GH200 of 144 GB
+beside the catalog's 96 GB) or a GPU the catalog does not know keeps the reading. A report note
+names each group whose memory was read so ("B300 269 -> 288 GB"). Converting MiB to decimal GB
+(x 1.048576) would not give the size as sold either: HBM cards are sold in binary sizes (80 GB =
+81920 MiB), so an H100's 81559 MiB would read as 86 GB.
+
 Response fields read: ``offers[]`` (or a bare list of listings, as trackers store it) with
 ``id``, ``gpu_name``, ``num_gpus``, ``gpu_ram``, ``dph_total``, ``min_bid``, ``rentable``,
 ``rented``.
@@ -51,6 +64,7 @@ from decimal import Decimal
 from typing import Any, NamedTuple
 from urllib.parse import quote
 
+from gpuprice.scrapers.gpu_memory import sold_memory_gb
 from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.json_pages import json_pages, positive_price
 from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier
@@ -59,7 +73,7 @@ from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import clean_text, parse_number
 
 PROVIDER = "vastai"
-PARSER_VERSION = "vastai/4"  # 4: the RTX PRO 6000 Max-Q is its own slug (gpu_names)
+PARSER_VERSION = "vastai/5"  # 5: vram_gb is the card's memory as sold, not the driver's GiB reading
 PRICING_URL = "https://vast.ai/pricing"
 UNLABELED_TIER: Tier | None = None
 PRICE_UNIT: PriceUnit = "instance_hour"
@@ -144,9 +158,13 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
         _collect(listing, groups, sink)
     groups = _merge_memory_readings(groups)
     too_few: list[str] = []
+    read_as_sold: dict[str, None] = {}
     for group, prices in groups.items():
-        if not _emit_statistics(group, prices, sink):
+        enough, sold = _emit_statistics(group, prices, sink)
+        if not enough:
             too_few.append(f"{_label(group)} {group.tier} ({len(prices)})")
+        if sold is not None and sold != group.vram_gb:
+            read_as_sold[f"{group.name} {group.vram_gb} -> {sold:g} GB"] = None
     asks, bids = (
         sum(len(prices) for group, prices in groups.items() if group.tier == wanted)
         for wanted in ("on_demand", "spot")
@@ -158,6 +176,11 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
     if too_few:
         sink.note(
             f"no median published with fewer than {MIN_LISTINGS_FOR_MEDIAN} listings: {', '.join(too_few)}"
+        )
+    if read_as_sold:
+        sink.note(
+            "memory per GPU as the card is sold, not the listings' gpu_ram reading (GiB): "
+            + ", ".join(read_as_sold)
         )
     return sink.result()
 
@@ -228,11 +251,22 @@ def _merge_memory_readings(groups: dict[_Group, list[Decimal]]) -> dict[_Group, 
     return merged
 
 
-def _emit_statistics(group: _Group, prices: list[Decimal], sink: OfferSink) -> bool:
-    """The group's offers; False when it had too few listings for a median."""
+def sold_memory(gpu: str, reading: int | None) -> float | None:
+    """The memory per GPU an offer states: the catalog's size as sold when the listings' reading
+    (GiB) is that card's, else the reading (see the module docstring)."""
+    sold = sold_memory_gb(gpu)
+    if sold is None:
+        return float(reading) if reading else None
+    if not reading or SAME_CARD_MEMORY_SHARE * sold <= reading <= sold:
+        return sold
+    return float(reading)
+
+
+def _emit_statistics(group: _Group, prices: list[Decimal], sink: OfferSink) -> tuple[bool, float | None]:
+    """The group's offers; whether it had enough listings for a median, and its memory per GPU."""
     values = sorted(prices)
-    vram = float(group.vram_gb) if group.vram_gb else None
-    gpu = sink.gpu_slug(group.name, vram)
+    gpu = sink.gpu_slug(group.name, float(group.vram_gb) if group.vram_gb else None)
+    vram = sold_memory(gpu, group.vram_gb)
     raw = f"{_label(group)} {group.tier}: {len(values)} listings, {values[0]}..{values[-1]}"
     count = group.gpus
     common: dict[str, Any] = dict(
@@ -261,4 +295,4 @@ def _emit_statistics(group: _Group, prices: list[Decimal], sink: OfferSink) -> b
             price_basis="lowest_now",
             **common,
         )
-    return enough
+    return enough, vram
