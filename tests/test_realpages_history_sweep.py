@@ -310,3 +310,43 @@ def test_oci_nvidia_ai_enterprise_licences_are_no_gpu_price() -> None:
         "software licences priced per GPU-hour skipped (NVIDIA AI Enterprise, on top of the GPU): B111824, B111827"
         in report.notes
     )
+
+
+def test_oci_generation_labels_are_gpu_items_of_unknown_shape() -> None:
+    """getcomputable/gpu-index tests/fixtures/observatory/oracle/products_usd.json
+    @38e515c00ad4c186cddb1ca004f18168cfd0d223 (lastUpdated 2026-08-14) prices six items the shape
+    table does not map: "OCI - Compute - GPU - H100T" (B109480, serviceCategory "Compute - GPU -
+    Other"), "Compute - Bare Metal GPU Standard - X7" and "Compute - Virtual Machine GPU Standard -
+    X7" (B88517, B88518), "Compute - GPU Standard - V2" (B89734), "Compute - GPU - E3" (B92740) and
+    "OCI - Compute - GPU - E4" (B93544). Oracle's own list makes each a GPU item: metric "GPU Per
+    Hour" in a "Compute - GPU" category, like the H100's B98415; none is a product other than a GPU
+    (unlike the NVIDIA AI Enterprise licences, whose names say so). X7, E3 and E4 name CPU
+    generations, V2 a shape version, and H100T a variant; no Oracle document reachable here (the
+    compute shapes page, the price list, the SDKs) says which shape, GPU model or GPU count each
+    prices, so each stays quarantined with its price and listed in unknown_gpus: reported, never
+    mapped by a guess (public trackers that label them do so by inference and disagree: one calls V2
+    the P100 and E3 the V100, while the list prices V2 below E3 and E4 at E3's price). Own items in
+    that structure, prices invented."""
+    items = [
+        _oci_item("B109480", "OCI - Compute - GPU - H100T", 9.9, category="Compute - GPU - Other"),
+        _oci_item("B88517", "Compute - Bare Metal GPU Standard - X7", 1.1),
+        _oci_item("B88518", "Compute - Virtual Machine GPU Standard - X7", 1.1),
+        _oci_item("B89734", "Compute - GPU Standard - V2", 2.5),
+        _oci_item("B92740", "Compute - GPU - E3", 2.9),
+        _oci_item("B93544", "OCI - Compute - GPU - E4", 2.9),
+        _oci_item("B98415", "Oracle Cloud Infrastructure - Compute - GPU - H100", 9.5),
+    ]
+    result = parse_page(
+        "oci", json.dumps({"lastUpdated": "2026-08-14T09:09:55.872Z", "items": items}).encode()
+    )
+    assert_contract_offers(
+        result,
+        [offer("oci", "h100-sxm", "NVIDIA H100 80GB", 8, 80.0, "on_demand", 9.5, 76.0)],
+    )
+    report = result.report
+    labels = [item["displayName"] for item in items[:-1]]
+    assert (report.rows_seen, report.unknown_gpus, report.notes) == (7, labels, [])
+    assert [row.raw.split(" | ")[:2] for row in report.rejected] == [
+        [item["partNumber"], item["displayName"]] for item in items[:-1]
+    ]
+    assert all("GPU and shape unknown" in row.reason for row in report.rejected)

@@ -26,7 +26,11 @@ Metal GPU Standard - X7", "BM.GPU.A10.64") or whose metric is "GPU Per Hour". Of
   "OCI - " / "Oracle Cloud Infrastructure - " and doubled spaces ignored);
 - an item the CSV does not map (generation labels such as "Compute - GPU - E4" or "H100T" that
   name no GPU) is quarantined with its name and price and listed in ``unknown_gpus``: which
-  GPU and shape it prices is unknown, so it is never an offer.
+  GPU and shape it prices is unknown, so it is never an offer. H100T, "Bare Metal / Virtual
+  Machine GPU Standard - X7", "GPU Standard - V2", E3 and E4 (getcomputable/gpu-index
+  @38e515c0) are GPU items by Oracle's own list (metric "GPU Per Hour", category "Compute -
+  GPU"), not other products, and no Oracle document reachable offline ties them to a shape:
+  they stay unknown rather than being skipped or guessed.
 
 OCI states one price for all commercial regions, so ``region`` is None. Preemptible capacity
 (50 % of on-demand per OCI's documentation) is not in the list and is not derived.
