@@ -92,12 +92,19 @@ def test_every_rows_gpu_is_what_the_name_reader_makes_of_its_card() -> None:
 def test_older_azure_sizes(size: str, gpu: str, count: int, vram: float) -> None:
     row = lookup("azure", size)
     assert row is not None and (row.gpu, row.gpu_count, row.vram_gb) == (gpu, count, vram)
-    assert row.source_url.startswith("https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/")
+    assert row.source_url.startswith(
+        "https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/"
+    )
 
 
 def test_fractional_gpu_sizes_are_not_listed() -> None:
     """1/8 to 1/2 of a GPU has no whole GPU count: never a row (quarantined as unknown)."""
-    for size in ("Standard_NV4as_v4", "Standard_NV16as_v4", "Standard_NV6ads_A10_v5", "Standard_NV18ads_A10_v5"):
+    for size in (
+        "Standard_NV4as_v4",
+        "Standard_NV16as_v4",
+        "Standard_NV6ads_A10_v5",
+        "Standard_NV18ads_A10_v5",
+    ):
         assert lookup("azure", size) is None
 
 

@@ -161,7 +161,9 @@ def test_vram_is_the_cards_memory_as_sold_not_the_drivers_reading() -> None:
     tests/fixtures/pages/vastai/sold_memory_listings.json."""
     result = vastai.parse((fixture_dir("vastai") / "sold_memory_listings.json").read_bytes())
 
-    def vast(name: str, gpu: str, count: int, sold: float, sku: str, tier: str, price: float, n: int, basis: str) -> dict:
+    def vast(
+        name: str, gpu: str, count: int, sold: float, sku: str, tier: str, price: float, n: int, basis: str
+    ) -> dict:
         return {**stat(name, gpu, count, sold, tier, price, n, basis), "sku": sku}
 
     b300 = ("B300", "b300", 2, 288.0, "B300 269GB x2")

@@ -174,10 +174,22 @@ def test_azure_tracker_rows_of_older_and_renamed_n_sizes() -> None:
     the tracker's structure, cut down, prices invented: tests/fixtures/pages/azure/tracker_older_sizes.json."""
     result = parse_page("azure", _page("azure", "tracker_older_sizes.json"))
 
-    def az(gpu: str, raw: str, count: int, vram: float, tier: str, per_gpu: float, vm: float, region: str = "eastus") -> dict:
+    def az(
+        gpu: str,
+        raw: str,
+        count: int,
+        vram: float,
+        tier: str,
+        per_gpu: float,
+        vm: float,
+        region: str = "eastus",
+    ) -> dict:
         return offer("azure", gpu, raw, count, vram, tier, per_gpu, vm, region=region)
 
-    a100_40, a100_80 = ("a100-40gb", "NVIDIA A100 40GB", 8, 40.0), ("a100-80gb-sxm", "NVIDIA A100 80GB", 8, 80.0)
+    a100_40, a100_80 = (
+        ("a100-40gb", "NVIDIA A100 40GB", 8, 40.0),
+        ("a100-80gb-sxm", "NVIDIA A100 80GB", 8, 80.0),
+    )
     nvl = ("h100-nvl", "NVIDIA H100 NVL 94GB", 1, 94.0)
     assert_contract_offers(
         result,
