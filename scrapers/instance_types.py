@@ -26,9 +26,16 @@ from __future__ import annotations
 import csv
 import functools
 import re
+from decimal import Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from gpuprice.scrapers.gpu_names import UNKNOWN
+
+if TYPE_CHECKING:
+    from gpuprice.scrapers.offer_sink import OfferSink
 
 INSTANCE_TYPES_VERSION = 4
 INSTANCE_TYPES_CSV = Path(__file__).resolve().parent / "data" / "instance_types.csv"
@@ -125,6 +132,38 @@ def unmapped_reason(name: str, price: object, unit: str) -> str:
     return (
         f"{name} is not in the instance-to-GPU table (scrapers/data/instance_types.csv): "
         f"GPU count unknown, ${price} per {unit} not priced per GPU"
+    )
+
+
+def add_instance_offer(
+    sink: OfferSink,
+    raw: str,
+    instance: InstanceType,
+    *,
+    usd_per_instance_hour: Decimal | float | None = None,
+    usd_per_gpu_hour: Decimal | float | None = None,
+    **fields: Any,
+) -> None:
+    """One offer of a mapped instance type: its GPU, count and memory from the table, the price
+    given per instance hour (divided by the count) or per GPU hour (times it). A GPU the catalog
+    does not know is noted as unknown with the table's raw name."""
+    if instance.gpu == UNKNOWN:
+        sink.note_unknown_gpu(instance.gpu_raw)
+    count = instance.gpu_count
+    if usd_per_instance_hour is not None:
+        usd_per_gpu_hour = usd_per_instance_hour / count
+    elif usd_per_gpu_hour is not None:
+        usd_per_instance_hour = usd_per_gpu_hour * count
+    fields.setdefault("sku", instance.instance_type)
+    sink.add(
+        raw,
+        gpu=instance.gpu,
+        gpu_raw=instance.gpu_raw,
+        gpu_count=count,
+        vram_gb=instance.vram_gb,
+        usd_per_gpu_hour=usd_per_gpu_hour,
+        usd_per_instance_hour=usd_per_instance_hour,
+        **fields,
     )
 
 

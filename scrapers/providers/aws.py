@@ -34,7 +34,7 @@ from urllib.parse import quote
 
 from gpuprice.bounded_load import load_json
 from gpuprice.scrapers.identity import Identity
-from gpuprice.scrapers.instance_types import lookup, unmapped_reason
+from gpuprice.scrapers.instance_types import add_instance_offer, lookup, unmapped_reason
 from gpuprice.scrapers.json_pages import json_pages, positive_price
 from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier, round_price
 from gpuprice.scrapers.offer_sink import OfferSink
@@ -190,20 +190,8 @@ def _add(sink: OfferSink, raw: str, instance_type: str, region: str, price: Any,
         sink.note_unknown_gpu(instance_type)
         sink.reject(raw, unmapped_reason(instance_type, round_price(value), "instance-hour"))
         return
-    if row.gpu == "unknown":
-        sink.note_unknown_gpu(row.gpu_raw)
-    count = row.gpu_count
-    sink.add(
-        raw,
-        gpu=row.gpu,
-        gpu_raw=row.gpu_raw,
-        gpu_count=count,
-        vram_gb=row.vram_gb,
-        usd_per_gpu_hour=value / count,
-        usd_per_instance_hour=value,
-        region=region,
-        sku=instance_type,
-        **fields,
+    add_instance_offer(
+        sink, raw, row, usd_per_instance_hour=value, region=region, sku=instance_type, **fields
     )
 
 

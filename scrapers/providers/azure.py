@@ -54,6 +54,7 @@ from urllib.parse import quote, urlencode
 from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.instance_types import (
     InstanceType,
+    add_instance_offer,
     lookup,
     name_key,
     provider_instance_types,
@@ -232,20 +233,7 @@ def _emit_tracker_row(row: dict[str, Any], sink: OfferSink) -> None:
         sink.note_unknown_gpu(size)
         sink.reject(raw, unmapped_reason(size, round_price(price), "VM-hour"))
         return
-    if mapped.gpu == "unknown":
-        sink.note_unknown_gpu(mapped.gpu_raw)
-    sink.add(
-        raw,
-        gpu=mapped.gpu,
-        gpu_raw=mapped.gpu_raw,
-        gpu_count=mapped.gpu_count,
-        vram_gb=mapped.vram_gb,
-        region=region,
-        tier=tier,
-        usd_per_gpu_hour=price / mapped.gpu_count,
-        usd_per_instance_hour=price,
-        sku=mapped.instance_type,
-    )
+    add_instance_offer(sink, raw, mapped, usd_per_instance_hour=price, region=region, tier=tier)
 
 
 def _tier(item: dict[str, Any]) -> tuple[str, int | None] | str:

@@ -44,7 +44,7 @@ import re
 from typing import Any
 
 from gpuprice.scrapers.identity import Identity
-from gpuprice.scrapers.instance_types import lookup_price_name
+from gpuprice.scrapers.instance_types import add_instance_offer, lookup_price_name
 from gpuprice.scrapers.json_pages import json_pages, positive_price
 from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier, round_price
 from gpuprice.scrapers.offer_sink import OfferSink
@@ -165,15 +165,4 @@ def _emit(item: dict[str, Any], name: str, sink: OfferSink) -> None:
             f"GPU and shape unknown, ${round_price(price)} per GPU-hour not stored as an offer",
         )
         return
-    if row.gpu == "unknown":
-        sink.note_unknown_gpu(row.gpu_raw)
-    sink.add(
-        raw,
-        gpu=row.gpu,
-        gpu_raw=row.gpu_raw,
-        gpu_count=row.gpu_count,
-        vram_gb=row.vram_gb,
-        usd_per_gpu_hour=price,
-        usd_per_instance_hour=price * row.gpu_count,
-        sku=row.instance_type,
-    )
+    add_instance_offer(sink, raw, row, usd_per_gpu_hour=price)
