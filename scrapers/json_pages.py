@@ -49,3 +49,16 @@ def positive_price(value: Any) -> Decimal | None:
     if price.value < 0:
         raise ValueError(f"negative price: {value!r}")
     return price.value
+
+
+def offered_price(sink: OfferSink, raw: str, value: Any) -> Decimal | None:
+    """The price of one JSON row for ``sink``: None when it is not offered (null/0: counted as an
+    unpriced row) or unreadable (the row rejected with the reason)."""
+    try:
+        price = positive_price(value)
+    except ValueError as exc:
+        sink.reject(raw, str(exc))
+        return None
+    if price is None:
+        sink.report.unpriced_rows += 1
+    return price

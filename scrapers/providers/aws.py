@@ -35,7 +35,7 @@ from urllib.parse import quote
 from gpuprice.bounded_load import load_json
 from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.instance_types import add_instance_offer, lookup, unmapped_reason
-from gpuprice.scrapers.json_pages import json_pages, positive_price
+from gpuprice.scrapers.json_pages import json_pages, offered_price
 from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier, round_price
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.pages import PageRequest
@@ -177,13 +177,8 @@ def _region_code(location: str) -> str:
 
 
 def _add(sink: OfferSink, raw: str, instance_type: str, region: str, price: Any, **fields: Any) -> None:
-    try:
-        value = positive_price(price)
-    except ValueError as exc:
-        sink.reject(raw, str(exc))
-        return
+    value = offered_price(sink, raw, price)
     if value is None:
-        sink.report.unpriced_rows += 1
         return
     row = lookup(PROVIDER, instance_type)
     if row is None:  # no known GPU count: quarantined, never one GPU at the instance's price

@@ -60,7 +60,7 @@ from gpuprice.scrapers.instance_types import (
     provider_instance_types,
     unmapped_reason,
 )
-from gpuprice.scrapers.json_pages import json_pages, positive_price
+from gpuprice.scrapers.json_pages import json_pages, offered_price, positive_price
 from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier, round_price
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.pages import PageRequest
@@ -218,13 +218,8 @@ def _emit_tracker_row(row: dict[str, Any], sink: OfferSink) -> None:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value > MAX_VM_HOUR_USD:
         sink.report.unpriced_rows += 1  # a reservation's whole-term price, its term not kept
         return
-    try:
-        price = positive_price(value)
-    except ValueError as exc:
-        sink.reject(raw, str(exc))
-        return
+    price = offered_price(sink, raw, value)
     if price is None:
-        sink.report.unpriced_rows += 1
         return
     mapped = _size_by_name(size)
     if mapped is None and not _gpu_family(size):
@@ -337,13 +332,8 @@ def _emit_savings_plan(
     if term is None:
         sink.reject(plan_raw, "savings plan without a '1 Year'/'3 Years' term")
         return
-    try:
-        price = positive_price(plan.get("retailPrice"))
-    except ValueError as exc:
-        sink.reject(plan_raw, str(exc))
-        return
+    price = offered_price(sink, plan_raw, plan.get("retailPrice"))
     if price is None:
-        sink.report.unpriced_rows += 1
         return
     sink.add(
         plan_raw,

@@ -45,7 +45,7 @@ from typing import Any
 
 from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.instance_types import add_instance_offer, lookup_price_name
-from gpuprice.scrapers.json_pages import json_pages, positive_price
+from gpuprice.scrapers.json_pages import json_pages, offered_price
 from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Tier, round_price
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.pages import PageRequest
@@ -149,12 +149,12 @@ def _emit(item: dict[str, Any], name: str, sink: OfferSink) -> None:
     part = clean_text(item.get("partNumber"))
     raw = f"{part} | {name} | {clean_text(json.dumps(item.get('currencyCodeLocalizations')))[:120]}"
     try:
-        price = positive_price(_usd_pay_as_you_go(item))
+        value = _usd_pay_as_you_go(item)
     except ValueError as exc:
         sink.reject(raw, str(exc))
         return
+    price = offered_price(sink, raw, value)
     if price is None:
-        sink.report.unpriced_rows += 1
         return
     row = lookup_price_name(PROVIDER, name, part)
     if row is None:  # which GPU and shape: unknown, so no offer (never one GPU of a guessed shape)
