@@ -202,37 +202,14 @@ def test_shapes_that_differ_from_their_lookalikes() -> None:
     assert hermes is not None and hermes.vocab_size == 128256
 
 
-# DeepSeek-V3's Hugging Face config.json as AI-Hypercomputer/maxtext
-# src/maxtext/checkpoint_conversion/utils/hf_model_configs.py @e591f30cbbf217ed67ef71263ec0538239f9c3b8
-# (deepseek3_671b_dict) copies it: the shape fields.
-DEEPSEEK_V3_CONFIG = {
-    "model_type": "deepseek_v3",
-    "hidden_size": 7168,
-    "intermediate_size": 18432,
-    "moe_intermediate_size": 2048,
-    "num_hidden_layers": 61,
-    "first_k_dense_replace": 3,
-    "moe_layer_freq": 1,
-    "num_attention_heads": 128,
-    "num_key_value_heads": 128,
-    "n_routed_experts": 256,
-    "n_shared_experts": 1,
-    "num_experts_per_tok": 8,
-    "num_nextn_predict_layers": 1,
-    "q_lora_rank": 1536,
-    "kv_lora_rank": 512,
-    "qk_nope_head_dim": 128,
-    "qk_rope_head_dim": 64,
-    "v_head_dim": 128,
-    "tie_word_embeddings": False,
-    "vocab_size": 129280,
-}
-
-
 def test_deepseek_v3_row_agrees_with_the_config_reader() -> None:
     """The reader reads deepseek_v3 (MLA with a q latent, 3 dense blocks, 256 + 1 experts) to the
-    row's counts; both leave the MTP module out (671B main model, 37B active)."""
-    read = arch_from_config(DEEPSEEK_V3_CONFIG, "deepseek-ai/DeepSeek-V3/config.json")
+    row's counts; both leave the MTP module out (671B main model, 37B active). The shape fields are
+    tests/test_hf_config_real.py's case, which AI-Hypercomputer/maxtext
+    src/maxtext/checkpoint_conversion/utils/hf_model_configs.py @e591f30cbbf217ed67ef71263ec0538239f9c3b8
+    (deepseek3_671b_dict) repeats in every field the reader reads (the row's pinned source)."""
+    case = next(c for c in CASES if c.repo == "deepseek-ai/DeepSeek-V3")
+    read = arch_from_config(case.config, "deepseek-ai/DeepSeek-V3/config.json")
     entry = catalog()["deepseek-ai/DeepSeek-V3"]
     assert read.n_params == entry.arch.n_params
     assert read.n_active_params == entry.arch.n_active_params
