@@ -45,6 +45,7 @@ in ``unknown_gpus``, never stored as one GPU at the VM's price.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import re
 from decimal import Decimal
@@ -186,12 +187,19 @@ def _size_by_name(sku: str) -> InstanceType | None:
     one of the other names the CSV's ``price_name`` gives the size ("ND96asr_A100_v4", as
     Microsoft's size page names Standard_ND96asr_v4; "ND96amsA100v4", a meter of the one-size
     NDamsr A100 v4 series)."""
-    wanted = _size_key(sku)
+    return _sizes_by_key().get(_size_key(sku))
+
+
+@functools.cache
+def _sizes_by_key() -> dict[str, InstanceType]:
+    """Every mapped size under the key of its name and of each of its other names."""
+    by_key: dict[str, InstanceType] = {}
     for size in provider_instance_types(PROVIDER):
         row = lookup(PROVIDER, size)
-        if row is not None and wanted in {_size_key(name) for name in (size, *row.price_names)}:
-            return row
-    return None
+        if row is not None:
+            for name in (size, *row.price_names):
+                by_key.setdefault(_size_key(name), row)
+    return by_key
 
 
 def _emit_tracker_row(row: dict[str, Any], sink: OfferSink) -> None:
