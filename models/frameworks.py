@@ -132,6 +132,12 @@ class FrameworkDefaults:
     # precision parameters ... because mixed precision turned on in FSDP"). ``zero3`` stays
     # DeepSpeed's accounting (16-bit params + fp32 master).
     fsdp_fp32_master: bool = False
+    # One fused qkv linear whose output SDPA keeps alive through v (litgpt's ``CausalSelfAttention``;
+    # LoRA on it is ``LoRAQKVLinear`` with lora_dropout 0.05): memory_features._fused_qkv_elements
+    fused_qkv: bool = False
+    # A trainable RMSNorm weight keeps the fp32 normalised tensor for its gradient (litgpt's
+    # ``(x_normed * weight.float()).to(dtype)``) rather than a 16-bit one (transformers')
+    norm_grad_keeps_fp32: bool = False
 
 
 DEFAULTS: dict[str, FrameworkDefaults] = {
@@ -205,6 +211,8 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         fsdp_unit_grads_whole=True,
         unties_embeddings=True,
         clips_grad_norm=False,
+        fused_qkv=True,
+        norm_grad_keeps_fp32=True,
         summary="litgpt: lm_head and cross-entropy chunked by 128 tokens, all chunks alive together "
         "(whole logits materialised); bf16-true by default; separate LM head; FSDP units mix LoRA "
         "and frozen weights (whole-block gradients)",

@@ -12,6 +12,8 @@ throughput model is in :mod:`gpuprice.models.block_parts`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from gpuprice.models.architectures import ModelArch
 from gpuprice.models.block_parts import (
     attention_share,
@@ -143,6 +145,46 @@ def framework_arch(setup: TrainingSetup) -> ModelArch:
     return arch
 
 
+@dataclass(frozen=True)
+class _FusedQkv:
+    attention: float
+    mlp: float
+
+
+def _fused_qkv_elements(arch: ModelArch, method: str, targets: str, base_keeps_inputs: bool) -> _FusedQkv:
+    """What litgpt's fused qkv (and LoRA on it) keeps beyond separate q, k, v projections with
+    PEFT-style adapters, per token and layer (16-bit elements), as autograd's saved tensors show
+    for litgpt's own model code (memory_calibration.md, "Counted from what autograd saves"):
+
+    * with as many KV heads as query heads, SDPA keeps v as a view of the fused qkv output, so the
+      whole qkv stays alive (grouped heads are expanded into copies instead);
+
+    LoRA only:
+
+    * ``LoRAQKVLinear.zero_pad`` places the adapted q,v outputs with ``index_copy``, which keeps its
+      source unless q, k and v are all adapted;
+    * every adapted linear runs ``lora_dropout`` (0.05 by default): the dropped copy of its input
+      (kept by ``lora_A`` in place of the input itself, unless a 4-bit base keeps that too) and
+      the bool mask (half a 16-bit element). The q,k,v adapters share one; with all targets the
+      output projection and each MLP linear have their own."""
+    h = float(arch.hidden_size)
+    retained = float(arch.q_width + arch.kv_width) if arch.num_kv_heads == arch.num_heads else 0.0
+    if method == "full":
+        return _FusedQkv(retained, 0.0)
+    own_copy = 1.5 if base_keeps_inputs else 0.5  # mask, and the copy when the input is kept anyway
+    attention = retained + own_copy * h
+    if targets == "qv":
+        attention += arch.q_width + arch.kv_width
+    mlp = 0.0
+    if targets == "all":
+        attention += 1.5 * arch.attn_out_width  # beside the SDPA output it reads
+        inputs = 2 if arch.gated_mlp else 1
+        width = arch.intermediate_size
+        # each input projection drops its own copy of the one norm output PEFT would keep once
+        mlp = inputs * 1.5 * h - (0.0 if base_keeps_inputs else h) + own_copy * width
+    return _FusedQkv(attention, mlp)
+
+
 def _activation_elements(setup: TrainingSetup) -> tuple[float, float, float]:
     """Saved elements per token per layer (before the calibrated activation factor), as
     (no recomputation, op-level selective recomputation, the one block rebuilt under recomputation).
@@ -186,8 +228,14 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float, float]:
     mlp += activation_out
     norms = 0.0
     if not fused:
-        upcast = 0.0 if setup.precision == "fp32" else 2.0  # fp32 copy = two 16-bit elements
-        normalised = 1.0 if method == "full" else 0.0
+        # a 16-bit eager RMSNorm keeps its fp32 copy (two 16-bit elements) in place of its input,
+        # which attention and the MLP count as the norm's input: one element more per norm
+        # (nothing to upcast in fp32, or in QLoRA's fp32 residual stream, counted as fp32_stream)
+        kept_as_is = setup.precision == "fp32" or qlora_fp32_activations(setup) or not setup.norm_upcasts
+        upcast = 0.0 if kept_as_is else 1.0
+        normalised = 0.0
+        if method == "full":  # the normalised tensor, kept for the weight's gradient
+            normalised = 2.0 if defaults.norm_grad_keeps_fp32 and not kept_as_is else 1.0
         norms = arch.norms_per_layer * (upcast + normalised) * h
     # Blocks by part (block_parts): each part brings its own saved tensors, a mixer-free block no
     # attention's, an MLP-free block no MLP's, an empty one (Nemotron-NAS) none. An ordinary model
@@ -196,7 +244,7 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float, float]:
     attention_share = parts.attention / arch.num_layers
     linear_share = parts.linear / arch.num_layers
     mlp_share = parts.mlp / arch.num_layers
-    attention_adapters = mlp_adapters = mixer_adapters = 0
+    attention_adapters = mlp_adapters = mixer_adapters = 0.0
     if method != "full":  # x @ A intermediates of each adapted matrix
         attention_adapters = rank * (2 if targets == "qv" else 4)
         if targets == "all":
@@ -218,6 +266,10 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float, float]:
     # and the norm output are attention's, not kept twice.
     shared_inputs = linear_inputs * arch.parallel_mixer_blocks / parts.linear if parts.linear else 0.0
     linear_mixer -= shared_inputs
+    if defaults.fused_qkv:
+        fused_qkv = _fused_qkv_elements(arch, method, targets, base_keeps_inputs=qlora_inputs)
+        attention_adapters += fused_qkv.attention
+        mlp_adapters += fused_qkv.mlp
     per_layer = (
         attention_share * (attention + attention_adapters)
         + linear_share * (linear_mixer + mixer_adapters)

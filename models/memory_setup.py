@@ -48,13 +48,13 @@ class MemoryConstants(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     cuda_context_gb: float = Field(
-        default=2.0, ge=0, le=5, description="CUDA context + kernels, device metric only"
+        default=1.5, ge=0, le=5, description="CUDA context + kernels, device metric only"
     )
     fragmentation: float = Field(
-        default=0.03, ge=0, le=1, description="reserved-but-unused share of the allocated peak"
+        default=0.06, ge=0, le=1, description="reserved-but-unused share of the allocated peak"
     )
     activation_factor: float = Field(
-        default=1.12, gt=0, le=5, description="multiplies the saved-tensor count"
+        default=1.02, gt=0, le=5, description="multiplies the saved-tensor count"
     )
     qlora_dequant_layers: float = Field(
         default=2.25, ge=0, le=10, description="blocks dequantized to bf16 at once"
@@ -106,6 +106,9 @@ class TrainingSetup(BaseModel):
     # ``use_reentrant=False``, or checkpointing applied inside the units (accelerate's
     # ``fsdp_activation_checkpointing``; torch's ``apply_activation_checkpointing`` after wrapping).
     reentrant_checkpointing: bool = True
+    # An eager 16-bit RMSNorm that upcasts (transformers', torchtune's, litgpt's since 2023-10-24)
+    # keeps its fp32 copy in place of its input; lit-gpt before that kept the 16-bit input alone.
+    norm_upcasts: bool = True
     # Micro-batches per optimizer step (HF Trainer's default 1). The throughput model's
     # once-per-step terms (optimizer step, DDP all-reduce, ZeRO-2 gather) and the memory peak's
     # gradients (:attr:`gradient_accumulation`) both follow it.

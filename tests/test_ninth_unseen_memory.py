@@ -43,6 +43,12 @@ out-of-memory runs (26 of 29 before). Two completed runs are judged ``does_not_f
 the tooling (``COMPLETED_JUDGED_DOES_NOT_FIT``, the first over every source: 2 of 210 completed runs
 on a catalog card, 0 of 206 before), three by ``fit --batch``. The guards sit just above these
 figures, so a change that makes the model worse on this source fails here.
+
+After the per-layer count was checked against what autograd saves (transformers' block keeps its
+RMSNorm's fp32 copy in place of its input: 22.75 h a layer, as measured, where the count had
+24.75) and the constants refitted on the public rows (activation factor 1.12 -> 1.02; the
+thirteenth session, models/memory_calibration.md, "Counted from what autograd saves"): 3.5 % /
+75 % (-0.3 %) through the tooling, and no completed run is judged ``does_not_fit``.
 """
 
 from __future__ import annotations
@@ -72,9 +78,14 @@ A100_80GB = 85.899  # the catalog's A100/H100 80GB: 80 GiB
 # input and normalised copy, q and k after RoPE, v, the SDPA output that o_proj also reads, gate, up,
 # SiLU output and product), which with the gathered units, sharded states and fp32 logits adds up to
 # about the measured peaks (memory_calibration.md). It may shrink, never grow.
-COMPLETED_JUDGED_DOES_NOT_FIT = {
-    ("meta-llama/Llama-2-7b-hf", "fsdp", 10),
-    ("meta-llama/Llama-2-70b-hf", "offload", 2),
+# none since the saved-tensor count (the first score judged the 7B without offload and the 70B
+# with it does_not_fit: 90.4 and 94.7 GB device on the 85.9 GB card)
+COMPLETED_JUDGED_DOES_NOT_FIT: set[tuple[str, str, int]] = set()
+# Over every source: universal-llm-trainer's Llama-3.1-8B full fine-tuning at 8,192 x 2 on the H100
+# (86.6 GB device for 85.9; its AdamW step allocates 80.3 GB, more than the 78.0 GB its trainer
+# logged as reserved after the step: memory_calibration.md, "Counted from what autograd saves").
+COMPLETED_JUDGED_DOES_NOT_FIT_ANYWHERE = {
+    ("ljm565/universal-llm-trainer", "meta-llama/Llama-3.1-8B", "none", 2)
 }
 
 
@@ -117,20 +128,21 @@ def test_ninth_unseen_source_does_not_regress() -> None:
     # offload +24.5 % (the calibrated activation factor on an already full count, above). Under:
     # 405B -25.1 % (39.6 vs 52.9 GB: each unit's unsharded bf16 gradient before FSDP1 offloads
     # it, 6.4 GB, and lm_head gathered in the unwrapped root unit, 4.2 GB, are not counted).
-    # models/memory_calibration.md, "Ninth unseen source".
+    # models/memory_calibration.md, "Ninth unseen source". Since the saved-tensor count: 3.5 % /
+    # 75 % (-0.3 %): 7B -0.4 % and -0.1 %, 70B offload +6.5 %, 405B -28 % (the same two terms).
     unseen = select_rows(HOLDOUT9_CSV)
     predicted = prepared(unseen.measured).per_gpu_gb()
     measured = np.array([m.gb for m in unseen.measured])
     median, within = stats(predicted, measured)
-    assert median <= 22.0 and within >= 50.0, (median, within)
-    assert abs(float(np.median(predicted / measured - 1))) <= 0.18
+    assert median <= 4.0 and within >= 75.0, (median, within)
+    assert abs(float(np.median(predicted / measured - 1))) <= 0.02
     judged = set()
     for m in unseen.measured:
         assert m.card_gb is not None
         estimate = estimate_memory(m.setup.model_copy(update={"margin": 0.0}), card_gb=m.card_gb)
         if estimate.verdict(m.card_gb).verdict == "does_not_fit":
             judged.add(_key(m.row, m.setup.sharding))
-    assert judged <= COMPLETED_JUDGED_DOES_NOT_FIT, judged
+    assert judged == COMPLETED_JUDGED_DOES_NOT_FIT, judged
     # the out-of-memory run (70B, no offload, batch 1) is judged does_not_fit
     for _, _, setup, card in unseen.oom:
         estimate = estimate_memory(setup.model_copy(update={"margin": 0.0}), card_gb=card)
@@ -139,14 +151,14 @@ def test_ninth_unseen_source_does_not_regress() -> None:
 
 def test_every_unseen_source_together_with_the_ninth() -> None:
     # The nine unseen sources (HOLDOUTS): 133 runs, 8.8 % / 81 % (-1.0 %) at this source's first
-    # score (@5fbb94c); the eight earlier ones alone: 129 runs, 7.9 % / 82 % (-1.6 %).
-    # The issue's target is <= 12 % / >= 65 %.
+    # score (@5fbb94c); the eight earlier ones alone: 129 runs, 7.9 % / 82 % (-1.6 %). Since the
+    # saved-tensor count: 7.0 % / 83 % (-2.7 %). The issue's target is <= 12 % / >= 65 %.
     rows = [m for path in list(HOLDOUTS.values())[:9] for m in select_rows(path).measured]
     assert len(rows) == 133
     predicted = prepared(rows).per_gpu_gb()
     median, within = stats(predicted, np.array([m.gb for m in rows]))
     assert median <= 12.0 and within >= 65.0, (median, within)
-    assert median <= 9.0 and within >= 81.0, (median, within)
+    assert median <= 7.5 and within >= 82.0, (median, within)
 
 
 def test_out_of_memory_and_completed_verdicts_over_every_source() -> None:
@@ -154,8 +166,9 @@ def test_out_of_memory_and_completed_verdicts_over_every_source() -> None:
     # predicted does_not_fit, at margin 0. Over the public rows and the nine unseen sources: 27 of
     # 30 out-of-memory runs judged does_not_fit (26 of 29 before this source; the three that fit are
     # named in tests/test_fourth_unseen_memory.py, test_fifth_... and test_eighth_...), and 2 of 210
-    # completed runs on a catalog card judged does_not_fit (0 of 206 before), both this source's
-    # (memory_report.completed_but_not_fitting lists them).
+    # completed runs on a catalog card judged does_not_fit at this source's first score (0 of 206
+    # before), both this source's; 1 since the saved-tensor count, another source's
+    # (memory_report.completed_but_not_fitting lists it).
     tally = verdicts((DATA / "measured_memory_public.csv", *list(HOLDOUTS.values())[:9]))
     assert (tally.oom_runs, tally.oom_judged_not_fitting) == (30, 27)
     assert tally.completed_on_a_card == 210
@@ -163,9 +176,7 @@ def test_out_of_memory_and_completed_verdicts_over_every_source() -> None:
         (m.source.split(" ")[0],) + _key(m.row, m.setup.sharding)
         for m, _, _ in tally.completed_judged_not_fitting
     }
-    assert over <= {
-        ("LambdaLabsML/distributed-training-guide",) + key for key in COMPLETED_JUDGED_DOES_NOT_FIT
-    }, over
+    assert over == COMPLETED_JUDGED_DOES_NOT_FIT_ANYWHERE, over
 
 
 def _contract_memory_csv(path: Path) -> list[dict[str, str]]:

@@ -293,13 +293,13 @@ def test_workload_report_has_definition_verdict_ranking_and_charts(written: dict
     assert "5 of 5 GPU types on offer hold this workload" in text
     # Verdict words with the predicted peak and its error band (issue 33), not symbols.
     assert (
-        "l40s 48.0 GB does not fit peak 52.5 GB (26.6 GB–64.8 GB) · 4.5 GB over · band crosses the card"
+        "l40s 48.0 GB does not fit peak 52.5 GB (25.4 GB–61.9 GB) · 4.5 GB over · band crosses the card"
         in text
     )
     assert "✓" not in text and "✗" not in text
     assert "Fewest GPUs: 1× a100-80gb-sxm (no sharding)" in text
     assert "On one card: a100-80gb-sxm, b200, h100-sxm, h200-sxm" in text
-    assert "fits · fsdp peak 30.0 GB (15.2 GB–37.0 GB) · 18.0 GB free" in text  # two L40S hold it
+    assert "fits · fsdp peak 30.0 GB (14.5 GB–35.4 GB) · 18.0 GB free" in text  # two L40S hold it
     # Ranked by cost per checkpoint with hours, run cost and warnings.
     ranking = html[
         html.index('<table id="ranking"') : html.index("</table>", html.index('<table id="ranking"'))

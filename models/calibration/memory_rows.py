@@ -123,6 +123,10 @@ def _litgpt_corrections(row: Mapping[str, Any], notes: str) -> dict[str, Any]:
     config = re.search(r"config ([\w.-]+/\w+)", notes)
     if config and config.group(1).lower() in _LITGPT_CONFIG_LORA:
         out["lora"] = _LITGPT_CONFIG_LORA[config.group(1).lower()]
+    # lit-gpt's RMSNorm gained its fp32 upcast at 6178c7cc (2023-10-24, "Half precision fixes"):
+    # the resource tables (measured at 8641822, 2023-10-20) and finetune_lora.md predate it
+    if "tutorials/resource-tables.md" in source or "tutorials/finetune_lora.md" in source:
+        out["norm_upcasts"] = False
     if "tutorials/finetune_lora.md" in source:
         name = str(row.get("model", "")).lower()
         for prefix, longest in _ALPACA_LONGEST:
@@ -389,10 +393,12 @@ def setup_from_measurement_row(
     if "checkpointing" in techniques and checkpointing == "none":
         checkpointing = "full"
     seq_len = _parse_int(row.get("seq_len"), "seq_len")
+    norm_upcasts = True
     if framework == "litgpt":
         fixes = _litgpt_corrections(row, notes)
         rank, targets = fixes.get("lora", (rank, targets))
         seq_len = fixes.get("seq_len", seq_len)
+        norm_upcasts = fixes.get("norm_upcasts", True)
         if gpus > 1 and sharding in ("fsdp", "zero3"):
             checkpointing = _LITGPT_SHARDED_CHECKPOINTING
     answer_ai = _ANSWER_AI_TRAIN_PY in str(row.get("source_url_or_repo_path", "")).lower()
@@ -430,6 +436,7 @@ def setup_from_measurement_row(
                 # train.py applies torch's apply_activation_checkpointing after FSDP wrapping: the
                 # checkpoint runs inside each unit, so FSDP hooks the real inputs, not the recompute's
                 "reentrant_checkpointing": not answer_ai,
+                "norm_upcasts": norm_upcasts,
             }
         )
     except ValidationError as exc:

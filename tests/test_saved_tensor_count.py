@@ -1,0 +1,75 @@
+"""The per-layer activation count against what autograd saved when the frameworks' own code ran.
+
+Figures measured with a ``torch.autograd.graph.saved_tensors_hooks`` pack hook (every saved
+tensor's storage, parameters and buffers excluded, a view counting its whole base) over one
+forward pass of the framework's model code at three layers minus two, Llama-2-7B's shape
+(hidden 4,096, MLP 11,008, 32 heads), 64 tokens, bf16 on CPU: torch 2.4.1, transformers 4.44.2,
+Lightning-AI/litgpt @26857050 and lit-gpt @8641822b (the commit its resource tables were measured
+at). On CPU dropout keeps a 16-bit noise tensor where CUDA's ``native_dropout`` keeps a bool mask,
+so each dropout's half element is taken off the CPU figure. The probe and the table:
+models/memory_calibration.md, "Counted from what autograd saves".
+
+The count may differ from a measurement by 1 %: the probe also sees the few (batch, heads, tokens)
+tensors (SDPA's log-sum-exp, RMSNorm's rsqrt) the count leaves out.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuprice.models.architectures import find_model
+from gpuprice.models.memory_features import _activation_elements
+from gpuprice.models.memory_setup import TrainingSetup
+
+LLAMA_2_7B = "meta-llama/Llama-2-7b-hf"
+
+# (framework, method, LoRA targets, RMSNorm upcasts, hook-measured 16-bit elements per token and
+# layer in units of hidden_size, on CUDA)
+MEASURED = [
+    # transformers' LlamaDecoderLayer (SDPA): the fp32 RMSNorm copy stands in for the block input
+    ("hf", "full", "all", True, 22.77),
+    # litgpt: fused qkv kept whole through v, fp32 normalised tensor for the norm weight's gradient
+    ("litgpt", "full", "all", True, 26.83),
+    # LoRAQKVLinear's index_copy source and the LoRA dropout's copy and mask (CPU 22.27)
+    ("litgpt", "lora", "qv", True, 22.27 - 0.5),
+    # every linear adapted: five dropouts, each its own copy and mask (CPU 31.53)
+    ("litgpt", "lora", "all", True, 31.53 - 0.5 * (1 + 1 + 1 + 1 + 11008 / 4096)),
+    # lit-gpt before its RMSNorm upcast (6178c7cc): the 16-bit block input kept (CPU 20.21)
+    ("litgpt", "lora", "qv", False, 20.21 - 0.5),
+]
+
+
+@pytest.mark.parametrize(("framework", "method", "targets", "upcasts", "measured"), MEASURED)
+def test_count_matches_what_autograd_saved(
+    framework: str, method: str, targets: str, upcasts: bool, measured: float
+) -> None:
+    arch = find_model(LLAMA_2_7B)
+    setup = TrainingSetup(
+        arch=arch,
+        framework=framework,
+        method=method,
+        precision="bf16-true",
+        seq_len=64,
+        micro_batch=1,
+        attention="sdpa",
+        lora_rank=8,
+        lora_targets=targets,
+        norm_upcasts=upcasts,
+    )
+    per_layer, _, _ = _activation_elements(setup)
+    assert per_layer / arch.hidden_size == pytest.approx(measured, rel=0.01)
+
+
+def test_mixed_precision_counts_the_same_block() -> None:
+    # bf16-mixed keeps the same 16-bit activations: the same 22.77 h as bf16-true in transformers
+    arch = find_model(LLAMA_2_7B)
+    counts = {
+        precision: _activation_elements(
+            TrainingSetup(
+                arch=arch, framework="hf", method="full", precision=precision, seq_len=64, micro_batch=1
+            )
+        )[0]
+        for precision in ("bf16-true", "bf16-mixed")
+    }
+    assert counts["bf16-true"] == counts["bf16-mixed"]
+    assert counts["bf16-true"] / arch.hidden_size == pytest.approx(22.77, rel=0.01)
