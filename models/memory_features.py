@@ -145,6 +145,17 @@ def framework_arch(setup: TrainingSetup) -> ModelArch:
     return arch
 
 
+# transformers families whose attention splits one fused qkv projection into views, rotates q and
+# k into new tensors and hands attention v as a view of it, so with as many KV heads as query heads
+# the whole fused output stays alive, as in litgpt: Qwen-1's remote code (``modeling_qwen.py``:
+# ``mixed_x_layer = self.c_attn(hidden_states)``, ``mixed_x_layer.split(self.split_size, dim=2)``)
+# and Phi-3 (``qkv = self.qkv_proj(hidden_states)``, ``value_states = qkv[..., query_pos + kv_pos:]``).
+# GPT-NeoX's ``query_key_value`` does the same (the saved-tensor probe measured it), but its
+# LayerNorm and parallel-residual blocks keep less than the count says elsewhere, so it waits for
+# those terms (memory_calibration.md, "Counted from what autograd saves").
+HF_FUSED_QKV_VIEWS = frozenset({"qwen", "phi3"})
+
+
 @dataclass(frozen=True)
 class _FusedQkv:
     attention: float
@@ -270,6 +281,8 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float, float]:
         fused_qkv = _fused_qkv_elements(arch, method, targets, base_keeps_inputs=qlora_inputs)
         attention_adapters += fused_qkv.attention
         mlp_adapters += fused_qkv.mlp
+    elif setup.framework == "hf" and arch.model_type in HF_FUSED_QKV_VIEWS:
+        attention_adapters += _fused_qkv_elements(arch, "full", targets, base_keeps_inputs=False).attention
     per_layer = (
         attention_share * (attention + attention_adapters)
         + linear_share * (linear_mixer + mixer_adapters)

@@ -73,3 +73,27 @@ def test_mixed_precision_counts_the_same_block() -> None:
     }
     assert counts["bf16-true"] == counts["bf16-mixed"]
     assert counts["bf16-true"] / arch.hidden_size == pytest.approx(22.77, rel=0.01)
+
+
+def test_transformers_fused_qkv_families_keep_the_whole_projection() -> None:
+    # Qwen-1's c_attn and Phi-3's qkv_proj are split into views; q and k are rotated into new
+    # tensors and v reaches attention as a view, so its whole fused output stays alive (the
+    # probe saw the same 3 h storage behind v in GPT-NeoX's query_key_value and litgpt's qkv).
+    from gpuprice.models.memory_features import HF_FUSED_QKV_VIEWS
+
+    arch = find_model(LLAMA_2_7B)
+    counts = {}
+    for model_type in ("llama", *sorted(HF_FUSED_QKV_VIEWS)):
+        shaped = arch.model_copy(update={"model_type": model_type})
+        setup = TrainingSetup(arch=shaped, framework="hf", method="full", precision="bf16-true", seq_len=64)
+        counts[model_type] = _activation_elements(setup)[0] / arch.hidden_size
+    assert counts["qwen"] == counts["phi3"] == pytest.approx(counts["llama"] + 2.0)
+    # grouped KV heads are expanded into copies (repeat_kv): nothing beyond them stays alive
+    grouped = arch.model_copy(update={"model_type": "phi3", "num_kv_heads": 8})
+    llama_grouped = grouped.model_copy(update={"model_type": "llama"})
+    assert (
+        _activation_elements(TrainingSetup(arch=grouped, framework="hf", method="full", seq_len=64))[0]
+        == _activation_elements(TrainingSetup(arch=llama_grouped, framework="hf", method="full", seq_len=64))[
+            0
+        ]
+    )
