@@ -203,8 +203,9 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float, float]:
     No recomputation: what autograd keeps for one pre-norm block. A frozen ``nn.Linear`` keeps no
     input for a weight gradient, so LoRA on q,v saves fewer MLP tensors; bitsandbytes' 4-bit
     matmul saves its input whenever any gradient flows (QLoRA keeps every linear input like full
-    fine-tuning), torchao's NF4 linear does not. Eager RMSNorm keeps an fp32 copy of its input
-    (and, with a trainable weight, the normalised 16-bit tensor); fused kernels (torch.compile,
+    fine-tuning), torchao's NF4 linear does not. Eager 16-bit RMSNorm keeps an fp32 copy in place
+    of its input (and, with a trainable weight, the normalised tensor: 16-bit in transformers, fp32
+    in litgpt; what autograd saves, memory_calibration.md); fused kernels (torch.compile,
     Unsloth's Triton norms and SwiGLU) keep neither, nor the activation output of a gated MLP.
 
     Selective (torchtitan's op-level policy, :mod:`gpuprice.models.selective_checkpointing`): the

@@ -368,7 +368,9 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
     if setup.compile or defaults.fused_kernels:
         lines.append("fused elementwise kernels: no fp32 norm copies or activation outputs saved")
     else:
-        lines.append("eager kernels: RMSNorm keeps an fp32 copy of its input; act(gate) saved")
+        lines.append(
+            "eager kernels: RMSNorm keeps an fp32 copy in place of its 16-bit input; act(gate) saved"
+        )
     if setup.method == "full" and setup.sharding in ("zero3", "fsdp") and setup.precision == "bf16-mixed":
         if sharded_fp32_master(setup):
             lines.append("sharded state: fp32 params (= master) + fp32 grads + AdamW states, 16 B/param / N")

@@ -805,7 +805,7 @@ def test_hf_qlora_under_mixed_precision_keeps_an_fp32_residual_stream() -> None:
     extra = (LLAMA3_8B.num_layers - 1) * tokens * LLAMA3_8B.hidden_size * 2.0
     assert mixed["fp32_stream"] == extra and pure["fp32_stream"] == torchtune["fp32_stream"] == 0.0
     # The fp32 norms have nothing to upcast: the fp32 input they keep is the stream counted above,
-    # where a 16-bit run's RMSNorm keeps an fp32 copy beside it (one 16-bit element a norm more).
+    # where a 16-bit run's RMSNorm keeps an fp32 copy in its place (one 16-bit element a norm more).
     norms = LLAMA3_8B.norms_per_layer * tokens * LLAMA3_8B.hidden_size * 2.0
     assert pure["act_layer"] - mixed["act_layer"] == norms and mixed["act_ckpt"] == pure["act_ckpt"]
     one = estimate_memory(TrainingSetup(**base, precision="bf16-mixed"), BARE)
