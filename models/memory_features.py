@@ -162,6 +162,12 @@ class _FusedQkv:
     mlp: float
 
 
+def _fused_qkv_retained(arch: ModelArch) -> float:
+    """The q and k parts of a fused qkv output that stay alive behind v's view (as many KV heads as
+    query heads; grouped heads are expanded into copies, which keep nothing more)."""
+    return float(arch.q_width + arch.kv_width) if arch.num_kv_heads == arch.num_heads else 0.0
+
+
 def _fused_qkv_elements(arch: ModelArch, method: str, targets: str, base_keeps_inputs: bool) -> _FusedQkv:
     """What litgpt's fused qkv (and LoRA on it) keeps beyond separate q, k, v projections with
     PEFT-style adapters, per token and layer (16-bit elements), as autograd's saved tensors show
@@ -179,7 +185,7 @@ def _fused_qkv_elements(arch: ModelArch, method: str, targets: str, base_keeps_i
       the bool mask (half a 16-bit element). The q,k,v adapters share one; with all targets the
       output projection and each MLP linear have their own."""
     h = float(arch.hidden_size)
-    retained = float(arch.q_width + arch.kv_width) if arch.num_kv_heads == arch.num_heads else 0.0
+    retained = _fused_qkv_retained(arch)
     if method == "full":
         return _FusedQkv(retained, 0.0)
     own_copy = 1.5 if base_keeps_inputs else 0.5  # mask, and the copy when the input is kept anyway
@@ -283,7 +289,7 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float, float]:
         attention_adapters += fused_qkv.attention
         mlp_adapters += fused_qkv.mlp
     elif setup.framework == "hf" and arch.model_type in HF_FUSED_QKV_VIEWS:
-        attention_adapters += _fused_qkv_elements(arch, "full", targets, base_keeps_inputs=False).attention
+        attention_adapters += _fused_qkv_retained(arch)
     per_layer = (
         attention_share * (attention + attention_adapters)
         + linear_share * (linear_mixer + mixer_adapters)
