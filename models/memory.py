@@ -31,8 +31,9 @@ All sizes are GB = 1e9 bytes. Sources of every formula: ``/work/shared/reference
   moment is larger than the backward peak. Eager attention: seq x seq scores per head, in the
   softmax-attention blocks only (a hybrid's Mamba / DeltaNet blocks keep none).
 * overhead: CUDA context (visible to nvidia-smi, not to PyTorch's allocator counters), allocator
-  fragmentation on the dynamic terms, NCCL/bucket buffers on multi-GPU jobs, QLoRA dequantization
-  buffers.
+  fragmentation (a share of the pool forward and backward build; an optimizer step that needs more
+  gets new segments of the size it asks for, which add none), NCCL/bucket buffers on multi-GPU
+  jobs, QLoRA dequantization buffers.
 * sharding over N GPUs: ZeRO-2 divides gradients and optimizer state by N; ZeRO-3/FSDP divide
   weights too and add the unsharded units in flight (current + prefetched block, and the current
   block's gradients); ``offload`` (ZeRO-3 with parameter and optimizer offload, FSDP CPU offload)
@@ -262,7 +263,12 @@ def _kernel(
     # (pytorch/devlogs "When does fragmentation occur in the CUDA caching allocator?", 2026;
     # NVIDIA-NeMo/NeMo#9061: dynamic batch shapes re-allocate every step). Not in allocated.
     cached = f["variable"] * logits
-    slack = np.where(f["metric"] <= 1, c.fragmentation * allocated + cached, 0.0)
+    # Fragmentation is a share of the pool that forward and backward build (allocated before the
+    # optimizer step). What the step needs beyond that pool comes from new segments of the size
+    # asked (c10/cuda/CUDACachingAllocator.cpp get_allocation_size: above 10 MB, rounded to 2 MB),
+    # which add no free space inside them; so a step-dominated peak carries the backward pool's slack.
+    pooled = allocated - step_extra
+    slack = np.where(f["metric"] <= 1, c.fragmentation * pooled + cached, 0.0)
     context = np.where(f["metric"] == 0, c.cuda_context_gb * GB, 0.0)
     overhead = buffers + step_extra + slack + context
     per_gpu = weights + grads + optim + activations + logits + overhead
@@ -271,7 +277,7 @@ def _kernel(
     # frees its unused cached blocks and retries (pytorch c10/cuda/CUDACachingAllocator.cpp,
     # malloc: release_cached_blocks() then alloc_block again), so they fill a larger card
     # (nvidia-smi and reserved show them) but do not make a smaller one run out.
-    device = allocated * (1.0 + c.fragmentation) + c.cuda_context_gb * GB
+    device = allocated + c.fragmentation * pooled + c.cuda_context_gb * GB
     # Paged optimizers (bitsandbytes): the states live in CUDA unified memory, which the driver
     # pages out to CPU RAM when the GPU runs short; one tensor's states are prefetched while its
     # update runs. What must stay resident is the rest (both the backward and the step moment hold

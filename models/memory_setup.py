@@ -51,7 +51,10 @@ class MemoryConstants(BaseModel):
         default=1.5, ge=0, le=5, description="CUDA context + kernels, device metric only"
     )
     fragmentation: float = Field(
-        default=0.06, ge=0, le=1, description="reserved-but-unused share of the allocated peak"
+        default=0.06,
+        ge=0,
+        le=1,
+        description="reserved-but-unused share of the pool built before the optimizer step",
     )
     activation_factor: float = Field(
         default=1.02, gt=0, le=5, description="multiplies the saved-tensor count"
