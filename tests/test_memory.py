@@ -10,6 +10,7 @@ from gpuprice.models.architectures import catalog, shape_for_params
 from gpuprice.models.calibration.memory_rows import UnusableRow, setup_from_measurement_row
 from gpuprice.models.catalog import get_gpu
 from gpuprice.models.memory import (
+    DEFAULT_CONSTANTS,
     GB,
     NF4_BYTES,
     NF4_DQ_BYTES,
@@ -842,34 +843,33 @@ def test_fragmentation_is_a_share_of_the_pool_backward_builds_not_of_the_steps_e
     # The caching allocator serves what the optimizer step needs beyond the pool forward and backward
     # built with new segments of the size asked (get_allocation_size: above 10 MB, rounded to 2 MB),
     # so the step adds no fragmentation. universal-llm-trainer's Llama-3.1-8B full fine-tuning
-    # (pure bf16, foreach AdamW, one micro-batch, 8,192 x 2, recomputation): its step allocates
-    # 5 x 16.06 GB (weights, gradients, two states, the sqrt temporary), 15.1 GB beyond the backward.
-    constants = MemoryConstants(
-        cuda_context_gb=1.5,
-        fragmentation=0.06,
-        activation_factor=1.02,
-        qlora_dequant_layers=0,
-        comm_buffer_gb=0,
-    )
+    # (pure bf16, foreach AdamW, one micro-batch, 8,192 x 2, recomputation; one GPU and no QLoRA, so
+    # no buffers): its step allocates 5 x 16.06 GB (weights, gradients, two states, the sqrt
+    # temporary), 15.1 GB beyond the backward moment. Shipped constants.
+    c = DEFAULT_CONSTANTS
     ult = TrainingSetup(
         arch=LLAMA3_8B, method="full", precision="bf16-true", seq_len=8192, micro_batch=2,
         grad_checkpointing=True, loss="full-16bit", variable_lengths=False, margin=0.0,
     )  # fmt: skip
-    allocated = estimate_memory(ult.model_copy(update={"memory_metric": "allocated"}), constants)
+    allocated = estimate_memory(ult.model_copy(update={"memory_metric": "allocated"}), c)
     step_excess = allocated.breakdown.overhead  # the step beyond the backward moment (no buffers here)
     assert allocated.per_gpu_gb == pytest.approx(5 * ult.arch.n_params * 2 / GB, rel=1e-6)
     assert step_excess == pytest.approx(15.1, abs=0.1)
-    device = estimate_memory(ult, constants)
     pool = allocated.per_gpu_gb - step_excess
-    assert device.device_gb == pytest.approx(allocated.per_gpu_gb + 0.06 * pool + 1.5, rel=1e-9)
-    assert device.device_gb < allocated.per_gpu_gb * 1.06 + 1.5 - 0.8  # 6 % of 80.3 would add 0.9 more
+    device = estimate_memory(ult, c).device_gb
+    assert device == pytest.approx(
+        allocated.per_gpu_gb + c.fragmentation * pool + c.cuda_context_gb, rel=1e-9
+    )
+    # the share on the whole peak would add 6 % of the 15.1 GB excess, 0.9 GB more: 86.6 GB, over the
+    # H100's 85.9 GB, where the run completed
+    assert device < 85.9 < allocated.per_gpu_gb * (1 + c.fragmentation) + c.cuda_context_gb
     # reserved carries the same slack (no context)
-    reserved = estimate_memory(ult.model_copy(update={"memory_metric": "reserved"}), constants)
-    assert reserved.per_gpu_gb == pytest.approx(allocated.per_gpu_gb + 0.06 * pool, rel=1e-9)
-    # A backward-dominated run (LoRA, no recomputation) has no step excess: 6 % of its whole peak.
+    reserved = estimate_memory(ult.model_copy(update={"memory_metric": "reserved"}), c).per_gpu_gb
+    assert reserved == pytest.approx(allocated.per_gpu_gb + c.fragmentation * pool, rel=1e-9)
+    # A backward-dominated run (LoRA, no recomputation) has no step excess: the share of its whole peak.
     lora = TrainingSetup(arch=LLAMA3_8B, method="lora", seq_len=4096, micro_batch=4, margin=0.0)
-    lora_allocated = estimate_memory(lora.model_copy(update={"memory_metric": "allocated"}), constants)
+    lora_allocated = estimate_memory(lora.model_copy(update={"memory_metric": "allocated"}), c)
     assert lora_allocated.breakdown.overhead == pytest.approx(0.0, abs=1e-9)
-    assert estimate_memory(lora, constants).device_gb == pytest.approx(
-        lora_allocated.per_gpu_gb * 1.06 + 1.5, rel=1e-9
+    assert estimate_memory(lora, c).device_gb == pytest.approx(
+        lora_allocated.per_gpu_gb * (1 + c.fragmentation) + c.cuda_context_gb, rel=1e-9
     )
