@@ -86,6 +86,7 @@ from gpuprice.models.choices import (  # re-exported: callers import the vocabul
     Precision,
 )
 from gpuprice.models.fit_verdict import VERDICTS, planning_gb, verdict_codes
+from gpuprice.models.frameworks import DEFAULTS
 from gpuprice.models.memory_features import (  # NF4 sizes and lora_params re-exported
     FEATURE_NAMES,
     NF4_BYTES,
@@ -316,6 +317,7 @@ def _kernel(
         "paged": (paged - paged_out / (1.0 + c.fragmentation)) / GB,
         "given_way": (freed_cache + paged_out) / GB,
         "ceiling": ceiling / GB,
+        "step_excess": step_extra / GB,
     }
 
 
@@ -339,6 +341,15 @@ def estimate_memory(
     arch = framework_arch(setup)
     n_lora = lora_params(arch, setup.lora_rank, setup.lora_targets) if setup.method != "full" else 0
     notes = assumptions(setup)
+    step_excess = float(out["step_excess"])
+    if step_excess >= 0.05:  # the optimizer step is the peak moment (the breakdown is backward's)
+        foreach = setup.optimizer == "adamw" and DEFAULTS[setup.framework].adamw_step == "foreach"
+        temporaries = " (foreach AdamW's state-sized square-root list)" if foreach else ""
+        notes += (
+            f"peak at the optimizer step, {step_excess:.1f} GB above backward's: the weights, every "
+            f"gradient, the optimizer states and the step's temporaries at once{temporaries}; the "
+            "breakdown lists backward's terms with that excess under overhead",
+        )
     if given_way > 0:
         notes += (
             f"on this {card_gb:g} GB card the allocator frees {given_way:.1f} GB of cached loss regions or "

@@ -873,3 +873,20 @@ def test_fragmentation_is_a_share_of_the_pool_backward_builds_not_of_the_steps_e
     assert estimate_memory(lora, c).device_gb == pytest.approx(
         lora_allocated.per_gpu_gb * (1 + c.fragmentation) + c.cuda_context_gb, rel=1e-9
     )
+
+
+def test_an_estimate_whose_peak_is_the_optimizer_step_says_so() -> None:
+    # The breakdown lists backward's terms (gradients 0 under one micro-batch, the logits) with the
+    # step's excess under overhead; the note tells the reader which moment the peak is.
+    ult = TrainingSetup(
+        arch=LLAMA3_8B, method="full", precision="bf16-true", seq_len=8192, micro_batch=2,
+        grad_checkpointing=True, loss="full-16bit", variable_lengths=False,
+    )  # fmt: skip
+    [note] = [a for a in estimate_memory(ult).assumptions if a.startswith("peak at the optimizer step")]
+    assert "15.1 GB above backward's" in note and "foreach AdamW" in note
+    # 8-bit AdamW updates in place: no foreach temporary named (its step may still be the peak)
+    eight_bit = ult.model_copy(update={"optimizer": "adamw8bit"})
+    assert not any("foreach" in a for a in estimate_memory(eight_bit).assumptions)
+    # a backward-dominated run carries no such note
+    lora = TrainingSetup(arch=LLAMA3_8B, method="lora", seq_len=4096, micro_batch=4)
+    assert not any("optimizer step" in a for a in estimate_memory(lora).assumptions)
