@@ -86,7 +86,6 @@ from gpuprice.models.choices import (  # re-exported: callers import the vocabul
     Precision,
 )
 from gpuprice.models.fit_verdict import VERDICTS, planning_gb, verdict_codes
-from gpuprice.models.frameworks import DEFAULTS
 from gpuprice.models.memory_features import (  # NF4 sizes and lora_params re-exported
     FEATURE_NAMES,
     NF4_BYTES,
@@ -343,8 +342,8 @@ def estimate_memory(
     notes = assumptions(setup)
     step_excess = float(out["step_excess"])
     if step_excess >= 0.05:  # the optimizer step is the peak moment (the breakdown is backward's)
-        foreach = setup.optimizer == "adamw" and DEFAULTS[setup.framework].adamw_step == "foreach"
-        temporaries = " (foreach AdamW's state-sized square-root list)" if foreach else ""
+        # the features count foreach AdamW's square-root list only where that step makes one
+        temporaries = " (foreach AdamW's state-sized square-root list)" if feats["step_temp"] > 0 else ""
         notes += (
             f"peak at the optimizer step, {step_excess:.1f} GB above backward's: the weights, every "
             f"gradient, the optimizer states and the step's temporaries at once{temporaries}; the "
