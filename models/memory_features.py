@@ -238,7 +238,12 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float, float]:
         dispatch = arch.experts_per_token * h  # tokens copied into expert batches
     else:
         width, dispatch = arch.intermediate_size, 0
-    activation_out = 0 if fused else width  # act(gate) / act(fc1), recomputed by fused kernels
+    # Fused kernels recompute act(gate) / act(fc1) in backward, except where backward's matmul reads
+    # it anyway: a non-gated MLP's act(fc1) is fc2's input, which fc2's weight (or adapter) gradient
+    # materialises, so torch.compile's min-cut partitioner saves it (torch/_functorch/partitioners.py
+    # should_ban_recomputation, ban_recompute_materialized_backward on by default).
+    fc2_reads_activation = not arch.gated_mlp and linear_inputs_saved
+    activation_out = width if not fused or fc2_reads_activation else 0
     if arch.gated_mlp:  # gate, up always; norm output and product only as linear inputs
         mlp = (2 * h + 3 * width) if linear_inputs_saved else (h + 2 * width)
     else:  # fc1 output always; norm output only as a linear input

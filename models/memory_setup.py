@@ -369,7 +369,13 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
     if setup.arch.logit_softcapping and setup.loss != "fused":
         lines.append("soft-capped logits (tanh): its saved output is one more logits-sized tensor")
     if setup.compile or defaults.fused_kernels:
-        lines.append("fused elementwise kernels: no fp32 norm copies or activation outputs saved")
+        if setup.arch.gated_mlp:
+            lines.append("fused elementwise kernels: no fp32 norm copies or activation outputs saved")
+        else:
+            lines.append(
+                "fused elementwise kernels: no fp32 norm copies saved; act(fc1) is saved where fc2's "
+                "gradient reads it (a non-gated MLP)"
+            )
     else:
         lines.append(
             "eager kernels: RMSNorm keeps an fp32 copy in place of its 16-bit input; act(gate) saved"

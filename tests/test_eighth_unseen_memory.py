@@ -26,9 +26,12 @@ Left out, with the reason: sections 1-4 (mask built on the fly, TF32, fused Adam
 buffer), so they would count one run four more times; ``Allocated memory`` lines (the current
 allocation after the epoch, not a peak).
 
-The rows carry the model's size only (``params_b`` 0.163; no GPT-2 in the catalog), so the tooling
-reads a representative dense shape (8 x 1024, 32k vocabulary). ``fit --batch`` reads the script's
-own shape from a ``config`` column (a GPT-2 config.json written from GPT_CONFIG_124M: the contract's
+The rows name the script's own shape in a ``config`` column
+(``tests/data/configs/llms-from-scratch-gpt-124m-vocab50257.json`` and ``...-vocab50304.json``,
+written from GPT_CONFIG_124M; no GPT-2 in the catalog), which the tooling reads as the contract's
+``--config``. Until the fifteenth session the rows carried ``params_b`` 0.163 only and the tooling
+read a representative dense shape (8 x 1024, 32k vocabulary, a gated MLP). ``fit --batch`` reads the
+script's own shape from a ``config`` column (a GPT-2 config.json written from GPT_CONFIG_124M: the contract's
 ``--config``) with the contract's other columns, so it assumes what the contract's defaults say: the
 hf whole-logits loss upcast to fp32 and batches of varying length (the cached earlier loss region),
 neither of which this loop has.
@@ -41,6 +44,13 @@ margin 0 on the 40 GB A100 either way. The OOM run (batch 64): ``fit --batch`` j
 ``does_not_fit`` (58.5 GB), the tooling's full inputs (16-bit loss, packed, compile) put it at 35.4 GB
 on a 42.9 GB card: judged to fit (``OOM_JUDGED_TO_FIT_BY_TOOLING``, with the reason). The guards
 sit just above these figures, so a change that makes the model worse on this source fails here.
+
+Fifteenth session: the tooling reads the book's shape (above) and torch.compile keeps a non-gated
+MLP's activation output, which fc2's weight gradient reads (memory_calibration.md, "torch.compile
+keeps what a matmul reads"): 7.5 % / 75 % (-2.1 %); the OOM run's device figure is 44.4 GB on the
+42.9 GB card: judged does_not_fit. That rule was found reading this source's compile rows, so they
+are no out-of-sample evidence for it; it comes from the partitioner's code and a probe of the
+book's block, and no constant moved.
 """
 
 from __future__ import annotations
@@ -65,11 +75,12 @@ REPO = (
 )
 NAME = "LLMs-from-scratch training-speed tips"
 # The out-of-memory runs (by micro-batch) the model judges to fit with the inputs the tooling reads:
-# batch 64 predicted 35.4 GB on the 42.9 GB A100. The same model under-reads the completed batch-32
+# none since the fifteenth session (batch 64: 44.4 GB device on the 42.9 GB A100). Before it, batch 64
+# was predicted 35.4 GB on the 42.9 GB A100. The same model under-reads the completed batch-32
 # run by 29 % (17.2 vs 24.2 GB, stand-in 32k vocabulary: logits 6.3 GB where the 50,304-token head
 # needs about 9.9; torch.compile's activation discount, 3.65 -> 2.36 GB at batch 8, where the measured
 # pool grew 5.90 -> 6.19 GiB); doubling the measured batch-32 pool gives about 44 GiB > 40 GiB.
-OOM_JUDGED_TO_FIT_BY_TOOLING = {64}
+OOM_JUDGED_TO_FIT_BY_TOOLING: set[int] = set()
 GPT_CONFIG_124M = {
     "model_type": "gpt2",
     "n_embd": 768,
@@ -78,7 +89,7 @@ GPT_CONFIG_124M = {
     "n_positions": 1024,
     "n_inner": None,
     "tie_word_embeddings": False,  # GPTModel's out_head is its own Linear
-    "activation_function": "gelu_new",
+    "activation_function": "gelu_pytorch_tanh",
 }
 
 
@@ -106,6 +117,17 @@ def test_rows_cite_a_commit_and_parse_as_the_scripts_ran() -> None:
             assert setup.precision == "bf16-true" and setup.loss == "full-16bit"
             assert setup.compile == ("torch.compile(model)" in m.row["notes"])
     assert [m.setup.compile for m in unseen.measured] == [False] * 4 + [True] * 4
+    # the script's shape from the row's config column, not a stand-in of its size
+    for m in unseen.measured:
+        arch = m.setup.arch
+        assert not arch.representative and not arch.gated_mlp and arch.model_type == "gpt2"
+        assert (arch.hidden_size, arch.num_layers, arch.num_heads, arch.tied_embeddings) == (
+            768,
+            12,
+            12,
+            False,
+        )
+        assert arch.vocab_size == (50304 if "vocab 50304" in m.row["model"] else 50257)
     assert [m.setup.attention for m in unseen.measured] == ["eager"] * 3 + ["flash"] * 5
     [(_, row, setup, card)] = unseen.oom
     assert row["source_url_or_repo_path"].startswith(REPO)
@@ -125,12 +147,16 @@ def test_eighth_unseen_source_does_not_regress() -> None:
     # book's own GPT code keeps more than transformers' blocks, which the factor fitted to litgpt's
     # tables had partly covered. A regression on this source, accepted for the count every framework
     # agrees on (memory_calibration.md, "Counted from what autograd saves").
+    # Fifteenth session (the book's shape from the config column; compile keeps act(fc1)): 7.5 % /
+    # 75 % (-2.1 %); with the shape alone 14.7 % / 75 % (-12.6 %). Still under: the fp32 baseline
+    # -32 %. Over: the bf16 step 6 +26 % (PyTorch's LayerNorm keeps no fp32 copy, which the count
+    # charges every eager norm).
     unseen = select_rows(HOLDOUT8_CSV)
     predicted = prepared(unseen.measured).per_gpu_gb()
     measured = np.array([m.gb for m in unseen.measured])
     median, within = stats(predicted, measured)
-    assert median <= 23.0 and within >= 37.5, (median, within)
-    assert abs(float(np.median(predicted / measured - 1))) <= 0.235
+    assert median <= 8.0 and within >= 75.0, (median, within)
+    assert abs(float(np.median(predicted / measured - 1))) <= 0.03
     # every run completed on its A100: none may be judged does_not_fit at margin 0
     for m in unseen.measured:
         estimate = estimate_memory(m.setup.model_copy(update={"margin": 0.0}), card_gb=m.card_gb)

@@ -167,9 +167,10 @@ def test_out_of_memory_and_completed_verdicts_over_every_source() -> None:
     # named in tests/test_fourth_unseen_memory.py, test_fifth_... and test_eighth_...), and 2 of 210
     # completed runs on a catalog card judged does_not_fit at this source's first score (0 of 206
     # before), both this source's; 1 since the saved-tensor count, another source's; 0 since the
-    # optimizer step's excess is served by segments of its own size.
+    # optimizer step's excess is served by segments of its own size. 28 of 30 out-of-memory runs
+    # since the eighth source's rows read the book's shape and compile keeps act(fc1) (its batch 64).
     tally = verdicts((DATA / "measured_memory_public.csv", *list(HOLDOUTS.values())[:9]))
-    assert (tally.oom_runs, tally.oom_judged_not_fitting) == (30, 27)
+    assert (tally.oom_runs, tally.oom_judged_not_fitting) == (30, 28)
     assert tally.completed_on_a_card == 210
     over = {
         (m.source.split(" ")[0],) + _key(m.row, m.setup.sharding)

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpuprice.models.architectures import find_model
+from conftest import TEST_DATA
+from gpuprice.models.architectures import ModelArch, find_model
+from gpuprice.models.hf_config import arch_from_config_file
 from gpuprice.models.memory_features import _activation_elements
 from gpuprice.models.memory_setup import TrainingSetup
 
@@ -97,3 +99,42 @@ def test_transformers_fused_qkv_families_keep_the_whole_projection() -> None:
             0
         ]
     )
+
+
+def test_compile_keeps_the_activation_a_following_matmul_reads() -> None:
+    # torch.compile's min-cut partitioner recomputes cheap pointwise ops in backward, but never one
+    # whose output backward must materialise anyway (torch/_functorch/partitioners.py,
+    # should_ban_recomputation with ban_recompute_materialized_backward, on by default). Measured with
+    # the same pack hook over compiled blocks (torch 2.4.1, inductor on CPU, bf16, four layers minus
+    # two; memory_calibration.md, "torch.compile keeps what a matmul reads"):
+    # * the book's GPT block (rasbt/LLMs-from-scratch ch05/10_llm-training-speed/01_opt_single_gpu.py
+    #   @908dd2f: nn.LayerNorm, SDPA, a tanh-GELU MLP 4 x 768 wide): 34.07 bytes per token and layer
+    #   in units of h, two of them the dropouts' bool masks, which the count leaves out: 16.04
+    #   16-bit elements. The GELU output is fc2's input, read by fc2's weight-gradient matmul: saved.
+    # * a LayerNorm + SwiGLU block (512 wide, MLP 1,408): 26.0 -> 20.5 bytes eager -> compiled, one
+    #   act(gate) (2 x 2.75 h bytes) fewer: it feeds only pointwise ops in backward, so it is
+    #   recomputed.
+    gpt = arch_from_config_file(TEST_DATA / "configs" / "llms-from-scratch-gpt-124m-vocab50304.json")
+    assert not gpt.gated_mlp and gpt.intermediate_size == 4 * gpt.hidden_size
+
+    def per_layer(arch: ModelArch, compiled: bool, method: str = "full") -> float:
+        setup = TrainingSetup(
+            arch=arch,
+            framework="hf",
+            method=method,
+            lora_targets="qv",
+            precision="bf16-true",
+            seq_len=64,
+            attention="sdpa",
+            compile=compiled,
+        )
+        return _activation_elements(setup)[0] / arch.hidden_size
+
+    assert per_layer(gpt, compiled=True) == pytest.approx(16.04, rel=0.01)
+    llama = find_model(LLAMA_2_7B)
+    width = llama.intermediate_size / llama.hidden_size
+    # a gated MLP: compiled keeps neither act(gate) nor the RMSNorm copies (2 norms x (copy + normalised))
+    assert per_layer(llama, compiled=False) - per_layer(llama, compiled=True) == pytest.approx(width + 4.0)
+    # a frozen fc2 (LoRA on q and v only) takes no weight gradient: nothing reads act(fc1) but its own
+    # backward, so compile recomputes it there
+    assert per_layer(gpt, compiled=True, method="lora") < per_layer(gpt, compiled=True) - 4.0

@@ -169,6 +169,8 @@ def select_rows(path: Path) -> Selection:
             excluded[i] = "unpacked dataset or anomaly report: real inputs unknown"
             continue
         source = dict(row)
+        if (row.get("config") or "").strip():  # a config.json beside the table, named relative to it
+            source["config"] = str(path.parent / row["config"].strip())
         if is_oom:
             try:
                 setup_from_measurement_row(source, before)

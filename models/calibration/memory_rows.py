@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection, Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -17,6 +18,7 @@ from gpuprice.errors import BadInput
 from gpuprice.models.architectures import ModelArch, find_model, shape_for_params
 from gpuprice.models.calibration.lora_notes import stated_lora_targets
 from gpuprice.models.choices import METHODS, LoraTargets
+from gpuprice.models.hf_config import arch_from_config_file
 from gpuprice.models.memory import TrainingSetup, one_line_error
 
 
@@ -309,8 +311,16 @@ def _parse_metric(metric: Any) -> str:
 
 
 def _row_arch(row: Mapping[str, Any]) -> ModelArch:
-    """The row's model: the catalog entry of its name when its size agrees with ``params_b``
-    (names collide across sizes), else a representative dense shape of ``params_b``."""
+    """The row's model: its ``config`` (a config.json the reader resolved to a path, the contract's
+    ``--config``) when the row names one, else the catalog entry of its name when its size agrees
+    with ``params_b`` (names collide across sizes), else a representative dense shape of
+    ``params_b``."""
+    config = str(row.get("config", "") or "").strip()
+    if config:
+        try:
+            return arch_from_config_file(Path(config))
+        except BadInput as exc:
+            raise UnusableRow(str(exc)) from None
     name = str(row.get("model", "") or "").strip()
     try:
         params_b: float | None = float(row.get("params_b", ""))
