@@ -376,6 +376,11 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
                 "fused elementwise kernels: no fp32 norm copies saved; act(fc1) is saved where fc2's "
                 "gradient reads it (a non-gated MLP)"
             )
+    elif setup.arch.norm_type == "layernorm":
+        lines.append(
+            "eager kernels: torch's LayerNorm keeps its input (its fp32 cast under autocast), no copy "
+            "of its own; the activation's output saved"
+        )
     else:
         lines.append(
             "eager kernels: RMSNorm keeps an fp32 copy in place of its 16-bit input; act(gate) saved"

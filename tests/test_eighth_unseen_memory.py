@@ -148,14 +148,14 @@ def test_eighth_unseen_source_does_not_regress() -> None:
     # tables had partly covered. A regression on this source, accepted for the count every framework
     # agrees on (memory_calibration.md, "Counted from what autograd saves").
     # Fifteenth session (the book's shape from the config column; compile keeps act(fc1)): 7.5 % /
-    # 75 % (-2.1 %); with the shape alone 14.7 % / 75 % (-12.6 %). Still under: the fp32 baseline
-    # -32 %. Over: the bf16 step 6 +26 % (PyTorch's LayerNorm keeps no fp32 copy, which the count
-    # charges every eager norm).
+    # 75 % (-2.1 %); with the shape alone 14.7 % / 75 % (-12.6 %); since torch's LayerNorm keeps no
+    # copy of its own, 4.5 % / 75 % (-2.2 %). Still under: the fp32 baseline -34 %. Over: the bf16
+    # step 6 +21 % (the from-scratch attention's dropout and softmax, read as transformers' eager).
     unseen = select_rows(HOLDOUT8_CSV)
     predicted = prepared(unseen.measured).per_gpu_gb()
     measured = np.array([m.gb for m in unseen.measured])
     median, within = stats(predicted, measured)
-    assert median <= 8.0 and within >= 75.0, (median, within)
+    assert median <= 5.0 and within >= 75.0, (median, within)
     assert abs(float(np.median(predicted / measured - 1))) <= 0.03
     # every run completed on its A100: none may be judged does_not_fit at margin 0
     for m in unseen.measured:

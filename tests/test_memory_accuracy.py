@@ -56,8 +56,11 @@ GUARD_MEDIAN, GUARD_WITHIN = 5.5, 81.5
 GUARD_LOSO_MEDIAN, GUARD_LOSO_WITHIN = 7.0, 79.0
 GUARD_FAMILY_MEDIAN, GUARD_FAMILY_WITHIN = 7.1, 79.0
 GUARD_UNSEEN_MEDIAN, GUARD_UNSEEN_WITHIN = 11.5, 74.0
-# The per-method LOSO medians (full, lora, qlora) may not get worse than this.
-GUARD_LOSO_BY_METHOD = {"full": 8.5, "lora": 5.4, "qlora": 8.4}
+# The per-method LOSO medians (full, lora, qlora) may not get worse than this. QLoRA 8.4 -> 9.0 in
+# the fifteenth session: torch's LayerNorm keeps no copy of its own (probed; memory_calibration.md),
+# which moves 4 litgpt rows by 0.15 GB in-sample and makes three folds refit the activation factor
+# and the dequantisation depth (qlora 8.3 -> 8.9 %).
+GUARD_LOSO_BY_METHOD = {"full": 8.5, "lora": 5.4, "qlora": 9.0}
 HOLDOUT_CSV = TEST_DATA / "measured_memory_holdout.csv"
 
 
