@@ -21,6 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from gpuprice.errors import BadInput, unknown_choice
+from gpuprice.models.hf_families import GELU_NEW_BY_DEFAULT
 
 CATALOG_PATH = Path(__file__).with_name("model_catalog.json")
 
@@ -104,9 +105,21 @@ class ModelArch(BaseModel):
     # Nemotron-3 latent MoE (``moe_latent_size``): routed experts work in a narrower latent,
     # entered and left through one h x latent projection each per MoE block.
     moe_latent_size: int | None = Field(default=None, ge=1)
+    # The MLP activation is config.json's "gelu_new": transformers' Python tanh formula, which keeps
+    # more than torch's fused GELU (memory_features).
+    gelu_new: bool = False
     # True for :func:`shape_for_params`' stand-in: the real shape is unknown, so the answer carries
     # the wider band of runs predicted from their size alone (models/memory_band.py).
     representative: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _family_defaults(cls, data: object) -> object:
+        # Catalog entries (config.json values) leave the activation to the family's transformers
+        # default.
+        if isinstance(data, dict) and "model_type" in data and "gelu_new" not in data:
+            data = {**data, "gelu_new": str(data["model_type"]) in GELU_NEW_BY_DEFAULT}
+        return data
 
     @model_validator(mode="after")
     def _consistent(self) -> ModelArch:

@@ -30,6 +30,7 @@ from gpuprice.models.hf_families import (
     FAMILY_ALIASES,
     FAMILY_DEFAULTS,
     GATED_TYPES,
+    GELU_NEW_BY_DEFAULT,
     HEADS,
     HIDDEN,
     INTERMEDIATE,
@@ -217,6 +218,11 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
         ),
         norm_type="layernorm" if family in LAYERNORM_TYPES else "rmsnorm",
         norms_per_layer=_norms_per_layer(cfg, family),
+        gelu_new=str(
+            cfg.first(("hidden_act", "activation_function", "hidden_activation"), "activation", "")
+            or ("gelu_new" if family in GELU_NEW_BY_DEFAULT else "")
+        ).lower()
+        == "gelu_new",
         qkv_bias=_qkv_bias(cfg, family),
         dense_bias=_dense_bias(cfg, family),
         position_embeddings=_position_embeddings(cfg, family),

@@ -128,8 +128,12 @@ BIASED_TYPES = frozenset(
     {"gpt_bigcode", "gpt_neox", "bloom", "phi", "gpt2", "opt", "starcoder2", "mpt", "gpt_neo", "persimmon"}
 )
 QKV_BIAS_TYPES = frozenset({"qwen", "qwen2", "qwen2_moe"}) | BIASED_TYPES - {"gpt_neo"}
-# Falcon-7B, GPT-J, CodeGen and Phi-1/2 run attention and MLP in parallel off one norm.
-PARALLEL_BLOCK_TYPES = frozenset({"phi", "gptj", "codegen"})
+# Falcon-7B, GPT-J, CodeGen, Phi-1/2 and Cohere run attention and MLP in parallel off one norm.
+PARALLEL_BLOCK_TYPES = frozenset({"phi", "gptj", "codegen", "cohere", "cohere2"})
+# Families whose config default MLP activation is "gelu_new", transformers' Python tanh formula
+# (GPT2Config ``activation_function``, GPTJConfig, CodeGenConfig, GPTNeoConfig, PhiConfig
+# ``hidden_act``), where a config.json may leave it out.
+GELU_NEW_BY_DEFAULT = frozenset({"gpt2", "gptj", "codegen", "gpt_neo", "phi"})
 
 
 # Legacy / remote-code model types that share a family's layout.

@@ -150,10 +150,9 @@ def framework_arch(setup: TrainingSetup) -> ModelArch:
 # the whole fused output stays alive, as in litgpt: Qwen-1's remote code (``modeling_qwen.py``:
 # ``mixed_x_layer = self.c_attn(hidden_states)``, ``mixed_x_layer.split(self.split_size, dim=2)``)
 # and Phi-3 (``qkv = self.qkv_proj(hidden_states)``, ``value_states = qkv[..., query_pos + kv_pos:]``).
-# GPT-NeoX's ``query_key_value`` does the same (the saved-tensor probe measured it), but its
-# LayerNorm and parallel-residual blocks keep less than the count says elsewhere, so it waits for
-# those terms (memory_calibration.md, "Counted from what autograd saves").
-HF_FUSED_QKV_VIEWS = frozenset({"qwen", "phi3"})
+# GPT-NeoX's ``query_key_value`` does the same (the saved-tensor probe measured it; its LayerNorm
+# and parallel-residual terms are counted since the fifteenth session).
+HF_FUSED_QKV_VIEWS = frozenset({"qwen", "phi3", "gpt_neox"})
 
 
 @dataclass(frozen=True)
@@ -249,6 +248,11 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float, float]:
     else:  # fc1 output always; norm output only as a linear input
         mlp = (2 * h + width) if linear_inputs_saved else (h + 0 * width)
     mlp += activation_out
+    if setup.framework == "hf" and arch.gelu_new and not fused:
+        # transformers' NewGELUActivation computes 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) op
+        # by op: its tanh output, 0.5 x and 1 + tanh are kept beside its input (the saved-tensor probe:
+        # three width-sized tensors; torch's fused gelu keeps none)
+        mlp += 3 * width
     norms = 0.0
     if not fused:
         # a 16-bit eager RMSNorm keeps its fp32 copy (two 16-bit elements) in place of its input,

@@ -182,3 +182,46 @@ def test_torch_layernorm_keeps_no_copy_of_its_own(
     # under autocast layer_norm runs in fp32: what it saves is the fp32 cast of its input
     if framework == "hf":
         assert per_layer(arch, "bf16-mixed") == per_layer(arch) + arch.norms_per_layer
+
+
+# transformers 4.44.2 decoder layers (same hook, torch 2.4.1, CPU, bf16-true, SDPA, full fine-tuning,
+# 512 wide, MLP 2,048, dropout 0, 64 tokens, three layers minus two): (model_type, measured)
+TRANSFORMERS_LAYERNORM_MEASURED = [
+    ("gpt2", 28.04),
+    ("gpt_neox", 17.16),
+    ("starcoder2", 16.29),
+    ("stablelm", 24.10),
+]
+
+
+@pytest.mark.parametrize(("model_type", "measured"), TRANSFORMERS_LAYERNORM_MEASURED)
+def test_transformers_layernorm_families_against_the_probe(model_type: str, measured: float) -> None:
+    # GPT-2's MLP runs transformers' NewGELUActivation (gelu_new), a Python tanh formula that keeps
+    # its tanh output, 0.5 x and 1 + tanh beside its input (probed alone: 3.0 elements per element;
+    # torch's fused gelu and gelu_pytorch_tanh keep none): three MLP widths more than StarCoder2's
+    # fused tanh GELU of the same width. GPT-NeoX's fused query_key_value stays alive behind v's view
+    # (HF_FUSED_QKV_VIEWS); its parallel residual, whose MLP norm reads attention's input, is not
+    # counted (the count is 5 % over: memory_calibration.md, "The MLP's activation and the
+    # parallel residual").
+    base = {"hidden_size": 512, "num_layers": 3, "num_heads": 8, "num_kv_heads": 8, "head_dim": 64}
+    arch = ModelArch(
+        name=model_type,
+        model_type=model_type,
+        intermediate_size=2048,
+        vocab_size=1000,
+        tied_embeddings=False,
+        gated_mlp=model_type == "stablelm",
+        norm_type="layernorm",
+        gelu_new=model_type == "gpt2",
+        **base,
+    )
+    setup = TrainingSetup(
+        arch=arch, framework="hf", method="full", precision="bf16-true", seq_len=64, attention="sdpa"
+    )
+    tolerance = 0.06 if model_type == "gpt_neox" else 0.02
+    assert _activation_elements(setup)[0] / arch.hidden_size == pytest.approx(measured, rel=tolerance)
+    if model_type == "gpt2":  # the Python formula only in transformers' eager path
+        fused = setup.model_copy(update={"compile": True})
+        assert _activation_elements(setup)[0] - _activation_elements(fused)[0] == pytest.approx(3 * 2048)
+        litgpt = setup.model_copy(update={"framework": "litgpt"})
+        assert _activation_elements(litgpt)[0] < _activation_elements(setup)[0] - 2 * 2048
