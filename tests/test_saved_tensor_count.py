@@ -101,6 +101,16 @@ def test_transformers_fused_qkv_families_keep_the_whole_projection() -> None:
     )
 
 
+def per_layer_count(arch: ModelArch, **fields: object) -> float:
+    """The count per token and layer in units of h, bf16-true at 64 tokens with SDPA (hf full
+    fine-tuning unless ``fields`` say otherwise), as the probes ran."""
+    setup = TrainingSetup.model_validate(
+        {"arch": arch, "framework": "hf", "method": "full", "precision": "bf16-true", "seq_len": 64}
+        | {"attention": "sdpa", **fields}
+    )
+    return _activation_elements(setup)[0] / arch.hidden_size
+
+
 def test_compile_keeps_the_activation_a_following_matmul_reads() -> None:
     # torch.compile's min-cut partitioner recomputes cheap pointwise ops in backward, but never one
     # whose output backward must materialise anyway (torch/_functorch/partitioners.py,
@@ -118,17 +128,7 @@ def test_compile_keeps_the_activation_a_following_matmul_reads() -> None:
     assert not gpt.gated_mlp and gpt.intermediate_size == 4 * gpt.hidden_size
 
     def per_layer(arch: ModelArch, compiled: bool, method: str = "full") -> float:
-        setup = TrainingSetup(
-            arch=arch,
-            framework="hf",
-            method=method,
-            lora_targets="qv",
-            precision="bf16-true",
-            seq_len=64,
-            attention="sdpa",
-            compile=compiled,
-        )
-        return _activation_elements(setup)[0] / arch.hidden_size
+        return per_layer_count(arch, method=method, lora_targets="qv", compile=compiled)
 
     assert per_layer(gpt, compiled=True) == pytest.approx(16.04, rel=0.01)
     llama = find_model(LLAMA_2_7B)
@@ -164,17 +164,9 @@ def test_torch_layernorm_keeps_no_copy_of_its_own(
     assert arch.norm_type == "layernorm"
 
     def per_layer(shape: ModelArch, precision: str = "bf16-true") -> float:
-        setup = TrainingSetup(
-            arch=shape,
-            framework=framework,
-            method=method,
-            lora_targets="qv",
-            lora_rank=8,
-            precision=precision,
-            seq_len=64,
-            attention="sdpa",
+        return per_layer_count(
+            shape, framework=framework, method=method, lora_targets="qv", lora_rank=8, precision=precision
         )
-        return _activation_elements(setup)[0] / shape.hidden_size
 
     assert per_layer(arch) == pytest.approx(measured, rel=0.08)
     as_rmsnorm = per_layer(arch.model_copy(update={"norm_type": "rmsnorm"}))
@@ -215,13 +207,8 @@ def test_transformers_layernorm_families_against_the_probe(model_type: str, meas
         gelu_new=model_type == "gpt2",
         **base,
     )
-    setup = TrainingSetup(
-        arch=arch, framework="hf", method="full", precision="bf16-true", seq_len=64, attention="sdpa"
-    )
     tolerance = 0.06 if model_type == "gpt_neox" else 0.02
-    assert _activation_elements(setup)[0] / arch.hidden_size == pytest.approx(measured, rel=tolerance)
-    if model_type == "gpt2":  # the Python formula only in transformers' eager path
-        fused = setup.model_copy(update={"compile": True})
-        assert _activation_elements(setup)[0] - _activation_elements(fused)[0] == pytest.approx(3 * 2048)
-        litgpt = setup.model_copy(update={"framework": "litgpt"})
-        assert _activation_elements(litgpt)[0] < _activation_elements(setup)[0] - 2 * 2048
+    assert per_layer_count(arch) == pytest.approx(measured, rel=tolerance)
+    if model_type == "gpt2":  # the Python formula only in transformers' eager path (2,048 = 4 h wide)
+        assert per_layer_count(arch) - per_layer_count(arch, compile=True) == pytest.approx(3 * 4)
+        assert per_layer_count(arch, framework="litgpt") < per_layer_count(arch) - 2 * 4
