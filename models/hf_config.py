@@ -129,6 +129,13 @@ def _language_model_config(data: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def config_path_in_table(table: Path, cell: str) -> Path:
+    """A config.json a CSV cell names (a ``config`` column): as written when absolute (``~``
+    expanded), else beside the table, so a table and its configs move together."""
+    path = Path(cell.strip()).expanduser()
+    return path if path.is_absolute() else table.parent / path
+
+
 def arch_from_config_file(path: Path) -> ModelArch:
     return arch_from_config(load_config_json(path), path)
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from gpuprice.commands.model_options import MODEL_OPTION_NAMES, parse_cell, setup_from_options
 from gpuprice.commands.output import write_json
 from gpuprice.errors import BadInput, read_text_input
+from gpuprice.models.hf_config import config_path_in_table
 from gpuprice.models.memory import TrainingSetup
 
 
@@ -88,8 +89,7 @@ def read_batch_csv(
                 )
             values = {k: v.strip() for k, v in zip(header, record) if k and v.strip()}
             if "config" in values:
-                config = Path(values["config"]).expanduser()
-                values["config"] = str(config if config.is_absolute() else (path.parent / config))
+                values["config"] = str(config_path_in_table(path, values["config"]))
             rows.append(BatchRow(path=path, line=line, row=len(rows) + 1, values=values))
     except csv.Error as exc:
         raise BadInput(f"{path} line {reader.line_num}: malformed CSV ({exc})") from None

@@ -32,6 +32,7 @@ from gpuprice.models.calibration.memory_rows import (
     setup_from_measurement_row,
     techniques_of,
 )
+from gpuprice.models.hf_config import config_path_in_table
 from gpuprice.models.memory import GB, GIB, MemoryConstants, PreparedSetups, TrainingSetup
 
 UNMODELLED = re.compile(r"unpacked|anomaly", re.IGNORECASE)
@@ -169,8 +170,8 @@ def select_rows(path: Path) -> Selection:
             excluded[i] = "unpacked dataset or anomaly report: real inputs unknown"
             continue
         source = dict(row)
-        if (row.get("config") or "").strip():  # a config.json beside the table, named relative to it
-            source["config"] = str(path.parent / row["config"].strip())
+        if (row.get("config") or "").strip():  # the model's config.json, as fit --batch reads it
+            source["config"] = str(config_path_in_table(path, row["config"]))
         if is_oom:
             try:
                 setup_from_measurement_row(source, before)
