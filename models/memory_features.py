@@ -255,20 +255,21 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float, float]:
         mlp += 3 * width
     norms = 0.0
     if not fused:
-        # a 16-bit eager RMSNorm keeps its fp32 copy (two 16-bit elements) in place of its input,
-        # which attention and the MLP count as the norm's input: one element more per norm
-        # (nothing to upcast in fp32, or in QLoRA's fp32 residual stream, counted as fp32_stream)
         kept_as_is = setup.precision == "fp32" or qlora_fp32_activations(setup) or not setup.norm_upcasts
-        upcast = 0.0 if kept_as_is else 1.0
-        normalised = 0.0
-        if method == "full":  # the normalised tensor, kept for the weight's gradient
-            normalised = 2.0 if defaults.norm_grad_keeps_fp32 and not kept_as_is else 1.0
         if arch.norm_type == "layernorm":
             # torch's layer_norm saves its input, mean and rstd and rebuilds the normalised tensor in
             # backward (native_layer_norm_backward): no copy of its own. Under autocast layer_norm
             # runs in fp32, so what it saves is the fp32 cast of its input.
             upcast = 1.0 if setup.precision == "bf16-mixed" and not kept_as_is else 0.0
             normalised = 0.0
+        else:
+            # a 16-bit eager RMSNorm keeps its fp32 copy (two 16-bit elements) in place of its input,
+            # which attention and the MLP count as the norm's input: one element more per norm
+            # (nothing to upcast in fp32, or in QLoRA's fp32 residual stream, counted as fp32_stream)
+            upcast = 0.0 if kept_as_is else 1.0
+            normalised = 0.0
+            if method == "full":  # the normalised tensor, kept for the weight's gradient
+                normalised = 2.0 if defaults.norm_grad_keeps_fp32 and not kept_as_is else 1.0
         norms = arch.norms_per_layer * (upcast + normalised) * h
     # Blocks by part (block_parts): each part brings its own saved tensors, a mixer-free block no
     # attention's, an MLP-free block no MLP's, an empty one (Nemotron-NAS) none. An ordinary model

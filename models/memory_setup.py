@@ -381,14 +381,13 @@ def assumptions(setup: TrainingSetup) -> tuple[str, ...]:
             "eager kernels: torch's LayerNorm keeps its input (its fp32 cast under autocast), no copy "
             "of its own; the activation's output saved"
         )
-        if setup.framework == "hf" and setup.arch.gelu_new:
-            lines.append(
-                "transformers' gelu_new is a Python tanh formula: it keeps three MLP-wide tensors "
-                "beside its input"
-            )
     else:
         lines.append(
             "eager kernels: RMSNorm keeps an fp32 copy in place of its 16-bit input; act(gate) saved"
+        )
+    if setup.framework == "hf" and setup.arch.gelu_new and not (setup.compile or defaults.fused_kernels):
+        lines.append(
+            "transformers' gelu_new is a Python tanh formula: it keeps three MLP-wide tensors beside its input"
         )
     if setup.method == "full" and setup.sharding in ("zero3", "fsdp") and setup.precision == "bf16-mixed":
         if sharded_fp32_master(setup):
