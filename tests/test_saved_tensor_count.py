@@ -212,3 +212,32 @@ def test_transformers_layernorm_families_against_the_probe(model_type: str, meas
     if model_type == "gpt2":  # the Python formula only in transformers' eager path (2,048 = 4 h wide)
         assert per_layer_count(arch) - per_layer_count(arch, compile=True) == pytest.approx(3 * 4)
         assert per_layer_count(arch, framework="litgpt") < per_layer_count(arch) - 2 * 4
+
+
+def test_grouped_kv_heads_are_kept_at_query_width_unless_flash_attention_takes_them_as_they_are() -> None:
+    # transformers' sdpa and eager paths repeat grouped K/V heads into query-width copies before the
+    # kernel (repeat_kv: expand + reshape), and SDPA saves those copies: the same pack-hook probe
+    # over a Llama decoder with 2 K/V heads of 8 (transformers 4.44.2, torch 2.4.1 CPU, bf16, three
+    # layers minus two) keeps 28.04 h a token, exactly what the same block with 8 K/V heads keeps.
+    # FlashAttention takes the grouped heads as they are (flash_attn_func: "MQA/GQA by passing in
+    # KV with fewer heads than Q"), so what it saves for K and V is their own width.
+    gqa = ModelArch(
+        name="llama-gqa",
+        model_type="llama",
+        hidden_size=512,
+        num_layers=3,
+        num_heads=8,
+        num_kv_heads=2,
+        head_dim=64,
+        intermediate_size=2048,
+        vocab_size=1000,
+        tied_embeddings=False,
+        gated_mlp=True,
+        norm_type="rmsnorm",
+    )
+    mha = gqa.model_copy(update={"num_kv_heads": 8})
+    assert per_layer_count(gqa) == per_layer_count(mha) == pytest.approx(28.04, rel=0.02)
+    assert per_layer_count(gqa, attention="eager") == per_layer_count(mha, attention="eager")
+    kv_share = gqa.kv_width / gqa.hidden_size  # 0.25
+    assert per_layer_count(mha) - per_layer_count(gqa, attention="flash") == pytest.approx(2 * (1 - kv_share))
+    assert per_layer_count(mha, attention="flash") == per_layer_count(mha)
