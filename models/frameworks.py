@@ -138,6 +138,12 @@ class FrameworkDefaults:
     # A trainable RMSNorm weight keeps the fp32 normalised tensor for its gradient (litgpt's
     # ``(x_normed * weight.float()).to(dtype)``) rather than a 16-bit one (transformers')
     norm_grad_keeps_fp32: bool = False
+    # Under ``--attention flash`` grouped K/V heads reach FlashAttention as they are
+    # (``flash_attn_func``: "MQA/GQA by passing in KV with fewer heads than Q"): transformers'
+    # flash_attention_2 path calls no repeat_kv, Unsloth's fast attention hands K and V to
+    # flash_attn_func unexpanded. torchtune (expand + flatten), torchtitan (repeat_kv) and litgpt
+    # (expand) widen them to the query's heads before the kernel, the width the count keeps.
+    flash_takes_grouped_kv: bool = False
 
 
 DEFAULTS: dict[str, FrameworkDefaults] = {
@@ -160,6 +166,7 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         "its gradient checkpointing wraps whole layers (selective = PyTorch's op-level policy on the "
         "blocks); ZeRO keeps 16-bit params + fp32 master",
         passes_padding_mask=True,
+        flash_takes_grouped_kv=True,
     ),
     "torchtune": FrameworkDefaults(
         "torchtune",
@@ -233,6 +240,7 @@ DEFAULTS: dict[str, FrameworkDefaults] = {
         summary="unsloth: Triton RMSNorm/SwiGLU/RoPE/LoRA kernels; fused chunked cross-entropy; "
         "'unsloth' gradient checkpointing offloads layer inputs to CPU; 16-bit embeddings",
         attention="flash",
+        flash_takes_grouped_kv=True,
     ),
 }
 

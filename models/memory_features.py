@@ -230,11 +230,12 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float, float]:
     fused = setup.compile or defaults.fused_kernels
     qlora_inputs = method == "qlora" and defaults.qlora_saves_linear_inputs
     linear_inputs_saved = method == "full" or qlora_inputs or targets == "all"
-    # attention: norm input, norm output (feeds q,k,v), q, K, V, output. FlashAttention takes
-    # grouped K/V heads as they are (flash_attn_func: "MQA/GQA by passing in KV with fewer heads
-    # than Q"), so its K/V are kept at their own width; SDPA and eager paths repeat them into
-    # query-width copies first (transformers' repeat_kv: expand + reshape).
-    kv_kept = arch.kv_width if setup.attention == "flash" else arch.q_width
+    # attention: norm input, norm output (feeds q,k,v), q, K, V, output. K and V at query width:
+    # SDPA and eager paths repeat grouped heads into query-width copies first (transformers'
+    # repeat_kv: expand + reshape), and SDPA saves the copies; at their own width where the
+    # framework hands them to FlashAttention as they are (FrameworkDefaults.flash_takes_grouped_kv)
+    grouped_flash = setup.attention == "flash" and defaults.flash_takes_grouped_kv
+    kv_kept = arch.kv_width if grouped_flash else arch.q_width
     attention = 2 * h + arch.q_width + 2 * kv_kept + arch.attn_out_width
     if arch.is_moe:
         width = (arch.experts_per_token + arch.num_shared_experts) * arch.expert_width

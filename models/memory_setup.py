@@ -510,4 +510,10 @@ def _attention_text(setup: TrainingSetup) -> str:
             f"attention: {why} keeps fp32 softmax + 16-bit probabilities (6 B per score, b x heads x "
             "seq^2) per stored layer, and 10 B per score in the layer running backward"
         )
-    return f"attention: {setup.attention} kernel keeps no seq x seq matrix (O(seq) statistics only)"
+    text = f"attention: {setup.attention} kernel keeps no seq x seq matrix (O(seq) statistics only)"
+    if setup.arch.num_kv_heads < setup.arch.num_heads:
+        # memory_features._activation_elements: the one place the K/V width is chosen
+        grouped = setup.attention == "flash" and DEFAULTS[setup.framework].flash_takes_grouped_kv
+        kept = "at their own width" if grouped else "at query width (repeated into copies before the kernel)"
+        text += f"; grouped K/V heads kept {kept}"
+    return text

@@ -21,7 +21,7 @@ from conftest import TEST_DATA
 from gpuprice.models.architectures import ModelArch, find_model
 from gpuprice.models.hf_config import arch_from_config_file
 from gpuprice.models.memory_features import _activation_elements
-from gpuprice.models.memory_setup import TrainingSetup
+from gpuprice.models.memory_setup import TrainingSetup, assumptions
 
 LLAMA_2_7B = "meta-llama/Llama-2-7b-hf"
 
@@ -241,3 +241,20 @@ def test_grouped_kv_heads_are_kept_at_query_width_unless_flash_attention_takes_t
     kv_share = gqa.kv_width / gqa.hidden_size  # 0.25
     assert per_layer_count(mha) - per_layer_count(gqa, attention="flash") == pytest.approx(2 * (1 - kv_share))
     assert per_layer_count(mha, attention="flash") == per_layer_count(mha)
+
+
+def test_only_frameworks_that_hand_flash_attention_grouped_heads_keep_them_narrow() -> None:
+    # transformers and Unsloth pass grouped K/V to flash_attn_func; torchtune, torchtitan and litgpt
+    # widen them to the query's heads before their kernel, so --attention flash changes nothing there.
+    gqa = find_model("mistralai/Mistral-7B-v0.1")
+    assert gqa is not None and gqa.num_kv_heads < gqa.num_heads
+    for framework, narrows in (("hf", True), ("unsloth", True), ("torchtune", False), ("litgpt", False)):
+        flash, sdpa = (per_layer_count(gqa, framework=framework, attention=a) for a in ("flash", "sdpa"))
+        expected = 2 * (gqa.q_width - gqa.kv_width) / gqa.hidden_size if narrows else 0.0
+        assert sdpa - flash == pytest.approx(expected), framework
+    setup = TrainingSetup.model_validate(
+        {"arch": gqa, "method": "lora", "seq_len": 4096, "attention": "flash"}
+    )
+    assert any("grouped K/V heads kept at their own width" in line for line in assumptions(setup))
+    setup = setup.model_copy(update={"attention": "sdpa"})
+    assert any("grouped K/V heads kept at query width" in line for line in assumptions(setup))
