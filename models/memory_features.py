@@ -26,6 +26,7 @@ from gpuprice.models.block_parts import (
 from gpuprice.models.frameworks import DEFAULTS, fsdp_keeps_recomputed_inputs, runs_every_expert
 from gpuprice.models.memory_setup import (
     TrainingSetup,
+    keeps_grouped_kv_narrow,
     keeps_scores,
     qlora_fp32_activations,
     sharded_fp32_master,
@@ -230,12 +231,9 @@ def _activation_elements(setup: TrainingSetup) -> tuple[float, float, float]:
     fused = setup.compile or defaults.fused_kernels
     qlora_inputs = method == "qlora" and defaults.qlora_saves_linear_inputs
     linear_inputs_saved = method == "full" or qlora_inputs or targets == "all"
-    # attention: norm input, norm output (feeds q,k,v), q, K, V, output. K and V at query width:
-    # SDPA and eager paths repeat grouped heads into query-width copies first (transformers'
-    # repeat_kv: expand + reshape), and SDPA saves the copies; at their own width where the
-    # framework hands them to FlashAttention as they are (FrameworkDefaults.flash_takes_grouped_kv)
-    grouped_flash = setup.attention == "flash" and defaults.flash_takes_grouped_kv
-    kv_kept = arch.kv_width if grouped_flash else arch.q_width
+    # attention: norm input, norm output (feeds q,k,v), q, K, V, output; K and V at query width
+    # unless the kernel takes grouped heads as they are (keeps_grouped_kv_narrow)
+    kv_kept = arch.kv_width if keeps_grouped_kv_narrow(setup) else arch.q_width
     attention = 2 * h + arch.q_width + 2 * kv_kept + arch.attn_out_width
     if arch.is_moe:
         width = (arch.experts_per_token + arch.num_shared_experts) * arch.expert_width

@@ -499,6 +499,13 @@ def keeps_scores(setup: TrainingSetup) -> bool:
     return setup.attention == "eager" or setup.arch.model_type in EXPLICIT_SCORE_MODEL_TYPES
 
 
+def keeps_grouped_kv_narrow(setup: TrainingSetup) -> bool:
+    """Are grouped K/V heads kept at their own width? Only where the framework hands them to
+    FlashAttention as they are (``FrameworkDefaults.flash_takes_grouped_kv``); SDPA and eager paths
+    repeat them into query-width copies first (transformers' repeat_kv: expand + reshape)."""
+    return setup.attention == "flash" and DEFAULTS[setup.framework].flash_takes_grouped_kv
+
+
 def _attention_text(setup: TrainingSetup) -> str:
     if keeps_scores(setup):
         why = (
@@ -512,8 +519,7 @@ def _attention_text(setup: TrainingSetup) -> str:
         )
     text = f"attention: {setup.attention} kernel keeps no seq x seq matrix (O(seq) statistics only)"
     if setup.arch.num_kv_heads < setup.arch.num_heads:
-        # memory_features._activation_elements: the one place the K/V width is chosen
-        grouped = setup.attention == "flash" and DEFAULTS[setup.framework].flash_takes_grouped_kv
-        kept = "at their own width" if grouped else "at query width (repeated into copies before the kernel)"
+        narrow = keeps_grouped_kv_narrow(setup)
+        kept = "at their own width" if narrow else "at query width (repeated into copies before the kernel)"
         text += f"; grouped K/V heads kept {kept}"
     return text
