@@ -1,12 +1,15 @@
-"""Regenerate ``models/memory_band.json`` from the leave-one-source-family-out validation.
+"""Regenerate ``models/memory_band.json`` from the out-of-sample validation.
 
     python -m gpuprice.models.calibration.memory_band_table [measured_memory_public.csv]
 
-The band per method is the 5th-95th percentile of measured / predicted - 1 over that method's
-measured runs, each predicted by constants calibrated without its source family. The same runs
-predicted from their parameter count alone (the representative shape ``--params-b`` gets, in place
-of the model's real one) give the bands keyed "<method>, shape from size": what a prediction
-without the model's shape is worth.
+Every run is predicted by constants that never saw its source family: each family of the
+calibration set by constants calibrated without it (leave-one-source-family-out), and the runs of
+the unseen sources (``memory_report.HOLDOUTS``) by the shipped constants, which were never fitted to
+them; as the throughput band (``throughput_band_table``) does. The band per method is the 5th-95th
+percentile of measured / predicted - 1 over that method's runs. The same runs predicted from their
+parameter count alone (the representative shape ``--params-b`` gets, in place of the model's real
+one) give the bands keyed "<method>, shape from size": what a prediction without the model's shape
+is worth.
 """
 
 from __future__ import annotations
@@ -29,32 +32,53 @@ from gpuprice.models.calibration.memory_fit import (
     relative_band,
     select_rows,
 )
+from gpuprice.models.calibration.memory_report import HOLDOUTS
 from gpuprice.models.memory_band import BAND_PATH, SHAPE_FROM_SIZE
 
 COVERAGE = 0.9
 DEFAULT_CSV = Path(__file__).resolve().parents[2] / "tests" / "data" / "measured_memory_public.csv"
+VALIDATION = "out-of-sample: leave-one-source-family-out and unseen sources"
 
 
-def band_table(csv_path: Path) -> dict[str, Any]:
-    selection = select_rows(csv_path)
-    held = leave_one_family_out(selection.measured)
-    measured = np.array([m.gb for m in held.measured])
-    methods = [m.setup.method for m in held.measured]
-    bands = _bands(held.predicted, measured, methods, "")
+def band_table(csv_path: Path, unseen: Sequence[Path] = tuple(HOLDOUTS.values())) -> dict[str, Any]:
+    held = leave_one_family_out(select_rows(csv_path).measured)
+    runs = list(held.measured)
+    predicted = list(held.predicted)
     # the runs whose model has a real shape, predicted from their size with their family's constants
-    known = [i for i, m in enumerate(held.measured) if not m.setup.arch.representative]
-    from_size = np.zeros(len(known))
-    for family in {family_of(held.measured[i].source) for i in known}:
-        rows = [j for j, i in enumerate(known) if family_of(held.measured[i].source) == family]
-        sized = [_sized(held.measured[known[j]]) for j in rows]
-        from_size[rows] = prepared(sized).per_gpu_gb(held.constants[family])
-    bands |= _bands(from_size, measured[known], [methods[i] for i in known], SHAPE_FROM_SIZE)
+    known = [m for m in held.measured if not m.setup.arch.representative]
+    sized_predicted = np.zeros(len(known))
+    for family in {family_of(m.source) for m in known}:
+        rows = [j for j, m in enumerate(known) if family_of(m.source) == family]
+        sized = [_sized(known[j]) for j in rows]
+        sized_predicted[rows] = prepared(sized).per_gpu_gb(held.constants[family])
+    from_size = list(sized_predicted)
+    # the unseen sources with the shipped constants (never fitted to them); a run whose model is
+    # known only by its size (a stand-in shape) is already predicted from size
+    for path in unseen:
+        measured_runs = select_rows(path).measured
+        shipped = list(prepared(measured_runs).per_gpu_gb())
+        runs += measured_runs
+        predicted += shipped
+        known += measured_runs
+        resized = iter(
+            prepared([_sized(m) for m in measured_runs if not m.setup.arch.representative]).per_gpu_gb()
+        )
+        from_size += [
+            value if m.setup.arch.representative else next(resized)
+            for m, value in zip(measured_runs, shipped, strict=True)
+        ]
+    bands = _bands(np.array(predicted), _gb(runs), [m.setup.method for m in runs], "")
+    bands |= _bands(np.array(from_size), _gb(known), [m.setup.method for m in known], SHAPE_FROM_SIZE)
     return {
         "coverage": COVERAGE,
-        "validation": "out-of-sample, leave-one-source-family-out",
-        "data": csv_path.name,
+        "validation": VALIDATION,
+        "data": [csv_path.name, *(path.name for path in unseen)],
         "bands": dict(sorted(bands.items())),
     }
+
+
+def _gb(runs: Sequence[Measured]) -> np.ndarray:
+    return np.array([m.gb for m in runs])
 
 
 def _bands(
