@@ -18,6 +18,7 @@ import dataclasses
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,35 +41,25 @@ DEFAULT_CSV = Path(__file__).resolve().parents[2] / "tests" / "data" / "measured
 VALIDATION = "out-of-sample: leave-one-source-family-out and unseen sources"
 
 
+@dataclass
+class _Scored:
+    """Runs with their out-of-sample predictions: as given, and from their parameter count alone."""
+
+    runs: list[Measured] = field(default_factory=list)
+    predicted: list[float] = field(default_factory=list)
+    sized_runs: list[Measured] = field(default_factory=list)
+    sized_predicted: list[float] = field(default_factory=list)
+
+
 def band_table(csv_path: Path, unseen: Sequence[Path] = tuple(HOLDOUTS.values())) -> dict[str, Any]:
-    held = leave_one_family_out(select_rows(csv_path).measured)
-    runs = list(held.measured)
-    predicted = list(held.predicted)
-    # the runs whose model has a real shape, predicted from their size with their family's constants
-    known = [m for m in held.measured if not m.setup.arch.representative]
-    sized_predicted = np.zeros(len(known))
-    for family in {family_of(m.source) for m in known}:
-        rows = [j for j, m in enumerate(known) if family_of(m.source) == family]
-        sized = [_sized(known[j]) for j in rows]
-        sized_predicted[rows] = prepared(sized).per_gpu_gb(held.constants[family])
-    from_size = list(sized_predicted)
-    # the unseen sources with the shipped constants (never fitted to them); a run whose model is
-    # known only by its size (a stand-in shape) is already predicted from size
+    scored = _Scored()
+    _add_calibration_runs(scored, csv_path)
     for path in unseen:
-        measured_runs = select_rows(path).measured
-        shipped = list(prepared(measured_runs).per_gpu_gb())
-        runs += measured_runs
-        predicted += shipped
-        known += measured_runs
-        resized = iter(
-            prepared([_sized(m) for m in measured_runs if not m.setup.arch.representative]).per_gpu_gb()
-        )
-        from_size += [
-            value if m.setup.arch.representative else next(resized)
-            for m, value in zip(measured_runs, shipped, strict=True)
-        ]
-    bands = _bands(np.array(predicted), _gb(runs), [m.setup.method for m in runs], "")
-    bands |= _bands(np.array(from_size), _gb(known), [m.setup.method for m in known], SHAPE_FROM_SIZE)
+        _add_unseen_runs(scored, path)
+    bands = _bands(np.array(scored.predicted), _gb(scored.runs), _methods(scored.runs), "")
+    bands |= _bands(
+        np.array(scored.sized_predicted), _gb(scored.sized_runs), _methods(scored.sized_runs), SHAPE_FROM_SIZE
+    )
     return {
         "coverage": COVERAGE,
         "validation": VALIDATION,
@@ -77,8 +68,44 @@ def band_table(csv_path: Path, unseen: Sequence[Path] = tuple(HOLDOUTS.values())
     }
 
 
+def _add_calibration_runs(scored: _Scored, csv_path: Path) -> None:
+    """Each run predicted by constants calibrated without its source family; the runs whose model
+    has a real shape also from their size, with their family's constants."""
+    held = leave_one_family_out(select_rows(csv_path).measured)
+    scored.runs += held.measured
+    scored.predicted += [float(v) for v in held.predicted]
+    known = [m for m in held.measured if not m.setup.arch.representative]
+    from_size = np.zeros(len(known))
+    for family in {family_of(m.source) for m in known}:
+        rows = [j for j, m in enumerate(known) if family_of(m.source) == family]
+        from_size[rows] = prepared([_sized(known[j]) for j in rows]).per_gpu_gb(held.constants[family])
+    scored.sized_runs += known
+    scored.sized_predicted += [float(v) for v in from_size]
+
+
+def _add_unseen_runs(scored: _Scored, path: Path) -> None:
+    """An unseen source's runs with the shipped constants (never fitted to them), as given and from
+    their size; a run whose model is known only by its size (a stand-in) is predicted from size
+    already."""
+    runs = select_rows(path).measured
+    shipped = [float(v) for v in prepared(runs).per_gpu_gb()]
+    real_shape = [m for m in runs if not m.setup.arch.representative]
+    resized = iter(prepared([_sized(m) for m in real_shape]).per_gpu_gb() if real_shape else [])
+    scored.runs += runs
+    scored.predicted += shipped
+    scored.sized_runs += runs
+    scored.sized_predicted += [
+        value if m.setup.arch.representative else float(next(resized))
+        for m, value in zip(runs, shipped, strict=True)
+    ]
+
+
 def _gb(runs: Sequence[Measured]) -> np.ndarray:
     return np.array([m.gb for m in runs])
+
+
+def _methods(runs: Sequence[Measured]) -> list[str]:
+    return [m.setup.method for m in runs]
 
 
 def _bands(
