@@ -4,11 +4,12 @@
 ``measured / predicted - 1`` over the measured runs, each predicted by constants that never saw its
 source family: the calibration runs with their family left out of the calibration
 (``models/calibration/memory_fit.py``, ``leave_one_family_out``), the unseen sources' runs with the
-shipped constants (regenerate with ``python -m gpuprice.models.calibration.memory_band_table``). A prediction of ``p`` GB gets the band
-``[p (1 + low), p (1 + high)]``: "90 % of runs like this were within low/high of the prediction".
-A method with fewer than ``MIN_RUNS`` validated runs uses the band of all runs. A model known
-only by its size (``--params-b``: the representative shape stands in for its real one) gets the
-bands keyed "<method>, shape from size": the same runs predicted from their parameter count alone.
+shipped constants (regenerate with ``python -m gpuprice.models.calibration.memory_band_table``).
+A prediction of ``p`` GB gets the band ``[p (1 + low), p (1 + high)]``: "90 % of runs like this
+were within low/high of the prediction". A method with fewer than ``MIN_RUNS`` validated runs uses
+the band of all runs. A model known only by its size (``--params-b``: the representative shape
+stands in for its real one) gets the bands keyed "<method>, shape from size": the same runs
+predicted from their parameter count alone.
 """
 
 from __future__ import annotations

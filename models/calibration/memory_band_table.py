@@ -14,11 +14,10 @@ is worth.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +124,7 @@ def _bands(
 def _sized(m: Measured) -> Measured:
     """The run with its model's shape replaced by the representative one of the same size."""
     arch = shape_for_params(m.setup.arch.n_params / 1e9)
-    return dataclasses.replace(m, setup=m.setup.model_copy(update={"arch": arch}))
+    return replace(m, setup=m.setup.model_copy(update={"arch": arch}))
 
 
 def main(argv: list[str]) -> None:
