@@ -26,6 +26,9 @@ stay in DIR, each finished step recorded beside them (``five_years.generated.jso
 recorded as done: it appends and publishes one more day on each kept history (the state brought
 up to date the way a daily run would, with the code of that run) and queries again. Each long
 step prints a progress line with the elapsed time and the load average.
+
+Over ~400 lines: generating, publishing, appending and timing each query in its own process are
+steps of one figure that resume from each other's records.
 """
 
 from __future__ import annotations

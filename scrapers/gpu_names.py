@@ -46,6 +46,9 @@ AMD MI250X / MI250 / MI210 are their own slugs (the MI250s per GCD, as ROCm list
 P100 is the PCIe 16 GB card (SXM2 and 12 GB cards unknown). "A2" is the 16 GB Ampere card, never a
 Google Cloud a2-* machine type. Quadro RTX 6000 (24 GB) and other parts the catalog does not
 hold map to ``"unknown"``.
+
+Over ~400 lines: the name rules above and the tables of model tokens and form-factor words they
+read are one mapping; split apart, a reader could not check a rule against the words it uses.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""gpuprice estimate: tokens/s, MFU, hours and cost of one training run on a GPU."""
+"""gpuprice estimate: tokens/s, MFU, hours and cost of one training run on a GPU.
+
+Slightly over ~400 lines: the command's options, their checks (``RunRequest``) and its two
+printouts (JSON and the summary with its bands) are one command; the arithmetic is in ``models``.
+"""
 
 from __future__ import annotations
 
