@@ -26,7 +26,7 @@ from gpuprice.scrapers.collect import iter_live_pages
 from gpuprice.scrapers.fallback import confirm_page
 from gpuprice.scrapers.fetch import FetchError, PoliteFetcher
 from gpuprice.scrapers.gpu_names import UNKNOWN
-from gpuprice.scrapers.offer import Offer, ParseStrategy, StructureMissing
+from gpuprice.scrapers.offer import Offer, ParseStrategy, StructureMissing, offer_key
 from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.registry import parse_page, provider_parser
 
@@ -49,16 +49,7 @@ class SnapshotPrice(BaseModel):
 
     @property
     def key(self) -> tuple:
-        return (
-            self.sku,
-            self.gpu_count,
-            self.tier,
-            self.community,
-            self.commitment_months,
-            self.region,
-            self.effective_from,
-            self.price_basis,
-        )
+        return offer_key(self)
 
 
 class PriceChange(BaseModel):

@@ -81,6 +81,25 @@ def round_price(value: float | Decimal) -> float:
     return float(Decimal(str(value)).quantize(Decimal("0.0001"), rounding=ROUND_HALF_UP))
 
 
+# What makes an offer unique within one provider's snapshot: the same product, size, tier, term,
+# region, start date and kind of price. A stored snapshot's rows compare on the same fields.
+OFFER_KEY_FIELDS = (
+    "sku",
+    "gpu_count",
+    "tier",
+    "community",
+    "commitment_months",
+    "region",
+    "effective_from",
+    "price_basis",
+)
+
+
+def offer_key(row: object) -> tuple:
+    """The :data:`OFFER_KEY_FIELDS` of an offer or of a stored snapshot's row."""
+    return tuple(getattr(row, name) for name in OFFER_KEY_FIELDS)
+
+
 class Offer(BaseModel):
     """One priced way to rent GPUs from one provider, as a page states it."""
 
@@ -138,16 +157,7 @@ class Offer(BaseModel):
     @property
     def key(self) -> tuple:
         """What makes an offer unique within one provider's snapshot."""
-        return (
-            self.sku,
-            self.gpu_count,
-            self.tier,
-            self.community,
-            self.commitment_months,
-            self.region,
-            self.effective_from,
-            self.price_basis,
-        )
+        return offer_key(self)
 
     def contract_dict(self) -> dict:
         """The offer as ``gpuprice parse`` prints it (contract fields only, JSON-ready)."""
