@@ -76,6 +76,33 @@ def test_estimate_batch_with_a10g_and_token_suffixes(cli, tmp_path: Path) -> Non
     assert rows[2]["hours"] == 10 and rows[2]["cost_usd"] is None
 
 
+def test_estimate_batch_of_measured_runs_without_a_length_answers_the_speed(cli, tmp_path: Path) -> None:
+    """A file of measured runs states the setup, not a training length: each row gets its tokens/s
+    and MFU (what it is scored on), with hours and cost null and said why; the same speed as
+    with a length. A row that gives both tokens and hours is still bad input."""
+    header = "model,method,gpu,gpus,sharding,seq_len,micro_batch,grad_checkpointing"
+    runs = (
+        "meta-llama/Llama-3.1-8B,lora,NVIDIA A100-SXM4-80GB,1,,2048,4,true",
+        "meta-llama/Llama-3.1-8B,full,H100 80GB HBM3,8,zero3,4096,1,true",
+    )
+    path = _csv(tmp_path, header, *runs)
+    result = cli("estimate", "--batch", str(path))
+    assert result.code == 0, result.err
+    speed_only = [json.loads(line) for line in result.out.strip().splitlines()]
+    with_length = cli("estimate", "--batch", str(path), "--tokens", "1B")
+    assert with_length.code == 0, with_length.err
+    costed = [json.loads(line) for line in with_length.out.strip().splitlines()]
+    assert len(speed_only) == len(costed) == 2
+    for alone, full in zip(speed_only, costed, strict=True):
+        assert alone["tokens_per_sec_per_gpu"] == full["tokens_per_sec_per_gpu"] > 0
+        assert alone["mfu"] == full["mfu"] and alone["tokens_per_sec_band"] == full["tokens_per_sec_band"]
+        assert alone["hours"] is alone["gpu_hours"] is alone["cost_usd"] is alone["tokens"] is None
+        assert alone["hours_band"] is alone["cost_band"] is None and full["hours"] > 0
+        assert alone["cost_note"].startswith("no tokens or hours given")
+    both = _csv(tmp_path, header + ",tokens,hours", runs[0] + ",1B,10")
+    assert "exactly one of --tokens" in _one_line_error(cli("estimate", "--batch", str(both)))
+
+
 @pytest.mark.parametrize(
     ("bad_row", "where"),
     [

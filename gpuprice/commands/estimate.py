@@ -98,15 +98,21 @@ class RunRequest:
         hours: float | None,
         price: float | None,
         node_network_gbps: float | None = None,
+        *,
+        speed_only: bool = False,
     ) -> None:
-        """Numbers already parsed (see :func:`parse_number`); checked for sense here."""
+        """Numbers already parsed (see :func:`parse_number`); checked for sense here. With
+        ``speed_only`` (a ``--batch`` row), neither tokens nor hours is allowed: the answer then
+        has the speed and no hours or cost."""
         from gpuprice.models.catalog import resolve_gpu
         from gpuprice.models.gpu_hardware import MAX_NODE_NETWORK_GBPS
 
         if gpu is None or not gpu.strip():
             raise BadInput("--gpu is required (a GPU slug, e.g. h100-sxm)")
         self.gpu = resolve_gpu(gpu).slug
-        if (tokens is None) == (hours is None):
+        if tokens is not None and hours is not None:
+            raise BadInput("give exactly one of --tokens (training tokens) or --hours (assumed wall hours)")
+        if tokens is None and hours is None and not speed_only:
             raise BadInput("give exactly one of --tokens (training tokens) or --hours (assumed wall hours)")
         for name, value in (("--tokens", tokens), ("--hours", hours)):
             if value is not None and value <= 0:
@@ -143,14 +149,17 @@ def estimate_result(
     ("does not fit: ..."), so the guide's table can still be reproduced from given prices."""
     speed = _predicted_speed(setup, request.gpu, request.node_network_gbps)
     cluster_rate = speed.tokens_per_sec_per_gpu * setup.gpus
+    hours: float | None
+    tokens: float | None
     if request.hours is not None:
         hours, tokens = request.hours, cluster_rate * request.hours * 3600.0
-    else:
-        assert request.tokens is not None
+    elif request.tokens is not None:
         hours, tokens = (
             hours_for_tokens(request.tokens, speed.tokens_per_sec_per_gpu, setup.gpus),
             request.tokens,
         )
+    else:  # a --batch row that asks for the speed alone
+        hours, tokens = None, None
     from gpuprice.models.fit_answer import band_fields, estimate_on, gpu_fields
 
     memory = estimate_on(setup, request.gpu)
@@ -163,23 +172,29 @@ def estimate_result(
             f"does not fit: {memory.device_gb:.1f} GB predicted per GPU exceeds the "
             f"{gpu_memory:g} GB of {request.gpu}{_fitting_sharding_hint(setup, gpu_memory)}"
         )
-    cost = run_cost(setup.gpus, hours, price)
     band = gpu_speed_band(setup.method, request.gpu)
+    if hours is None or tokens is None:
+        length: dict[str, Any] = {"hours": None, "gpu_hours": None, "cost_usd": None}
+        if fits:  # a price note speaks of a cost that is not asked for
+            note = "no tokens or hours given: the speed alone (no hours or cost)"
+        bands: dict[str, Any] = {"hours_band": None, "cost_band": None, "tokens_band": None}
+    else:
+        cost = run_cost(setup.gpus, hours, price)
+        length = {"hours": round(hours, 4), "gpu_hours": round(cost.gpu_hours, 4), "cost_usd": cost.cost_usd}
+        bands = run_band(band, request, hours, tokens, price, setup.gpus)
     return {
         "tokens_per_sec_per_gpu": round(speed.tokens_per_sec_per_gpu, 2),
         "mfu": round(speed.mfu, 4),
-        "hours": round(hours, 4),
-        "gpu_hours": round(cost.gpu_hours, 4),
-        "cost_usd": cost.cost_usd,
+        **length,
         "usd_per_gpu_hour": price,
         "price_source": "given" if request.price is not None else "market" if offer is not None else None,
         "offer": offer,
         "cost_note": note,
-        "tokens": round(tokens),
+        "tokens": None if tokens is None else round(tokens),
         # out-of-sample band of tokens/s for the method (models/throughput_band.py), and what it
         # makes of the hours and cost (--tokens) or of the tokens trained (--hours)
         "tokens_per_sec_band": band_dict(band, speed.tokens_per_sec_per_gpu),
-        **run_band(band, request, hours, tokens, price, setup.gpus),
+        **bands,
         "hfu": round(speed.hfu, 4),
         "flops_per_token": speed.flops_per_token,
         "communication_share": round(speed.communication_share, 4),
@@ -424,7 +439,8 @@ def _row_result(
     setup: TrainingSetup,
 ) -> dict[str, Any]:
     """One --batch row's estimate: its gpu and price cells replace the command-line values, and
-    its tokens or hours replaces both (they are alternatives)."""
+    its tokens or hours replaces both (they are alternatives). A row with neither, on a command
+    line with neither, gets its speed alone: a file of measured runs asks for tokens/s."""
     row_tokens = parse_number("tokens", row.values.get("tokens"), suffixes=True)
     row_hours = parse_number("hours", row.values.get("hours"))
     if row_tokens is None and row_hours is None:
@@ -437,5 +453,6 @@ def _row_result(
         row_hours,
         row_price if row_price is not None else price,
         row_network if row_network is not None else network,
+        speed_only=True,
     )
     return estimate_result(setup, request, market)
