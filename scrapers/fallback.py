@@ -41,6 +41,7 @@ from gpuprice.scrapers.identity import confirm
 from gpuprice.scrapers.offer import ParseResult, Provider, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.page_input import page_text
+from gpuprice.scrapers.page_sections import SKIPPED_NOTE, drop_other_product_sections
 
 if TYPE_CHECKING:
     from gpuprice.scrapers.registry import ProviderParser
@@ -124,15 +125,19 @@ def extract_offers(
     the script strings'; with no offer anywhere, the pass that quarantined the most prices."""
     stripped = text.lstrip()
     sources: list[Callable[[], Iterable[str]]]
+    skipped: list[str] = []
     if stripped[:1] in ("{", "["):
         sources = [lambda: json_lines(stripped)]
     else:
         soup = BeautifulSoup(text, "lxml")
+        skipped = drop_other_product_sections(soup)
         scripts = [s.get_text() for s in soup.find_all("script")]
         sources = [lambda: visible_lines(soup), lambda: script_lines(scripts)]
     best: OfferSink | None = None
     for source in sources:
         sink = OfferSink(provider)
+        for title in skipped:
+            sink.note(SKIPPED_NOTE.format(title=title))
         reader = LineReader(sink, unlabeled_tier=unlabeled_tier, instance_priced=instance_priced)
         for line in source():
             reader.read(line)

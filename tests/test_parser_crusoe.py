@@ -98,7 +98,9 @@ def test_card_grid_labels_before_and_after_prices_contact_sales_and_rejects() ->
         "missing_columns": [],
         "unexpected_columns": [],
         "notes": [
-            "'from' price read as the price: Tenstorrent Blackhole 32GB PCIe | On-demand | from $0.75/GPU-hr"
+            # per GiB-month, never an offer either way; the section goes before any reader sees it
+            "section 'Storage' skipped: not GPU-instance prices",
+            "'from' price read as the price: Tenstorrent Blackhole 32GB PCIe | On-demand | from $0.75/GPU-hr",
         ],
     }
 
@@ -248,7 +250,7 @@ def test_archive_pages_parse_without_an_observation_date() -> None:
 
 
 def test_registry_exposes_the_module_interface() -> None:
-    assert_registered(crusoe, "crusoe", "crusoe/3", "https://crusoe.ai/cloud/pricing")
+    assert_registered(crusoe, "crusoe", "crusoe/4", "https://crusoe.ai/cloud/pricing")
     assert live_request_summary(crusoe) == [("https://crusoe.ai/cloud/pricing", "GET", "html", False)]
 
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import pytest
 from test_realpages_html import _nb, assert_contract_offers, offer
 
+from gpuprice.scrapers.offer import StructureMissing
 from gpuprice.scrapers.registry import parse_page
 from parser_support import fixture_dir
 
@@ -517,6 +519,38 @@ def test_crusoe_2025_table_titled_gpu_pricing_with_reserved_terms() -> None:
         ],
     )
     assert result.report.rejected == [] and result.report.unknown_gpus == []
+
+
+def test_crusoe_2026_page_reads_gpu_instances_not_its_inference_endpoints() -> None:
+    """ewyluda/gpu-price-index tests/fixtures/crusoe.html @078a7891 (crusoe.ai/cloud/pricing, 2026):
+    below "GPU instances pricing" (GPU model | On-demand | Current spot) the same card grid prices
+    "Self-Serve Deployments pricing" (GPU type | Price per hour): dedicated inference endpoints.
+    Before the fix those cards were read as on-demand instances: B200 and MI355X offers at the
+    endpoints' prices where the instance grid says "Contact sales", and the H100/H200 endpoint
+    prices rejected only as duplicates of the instance rows that came first. Own page in that
+    structure: tests/fixtures/pages/crusoe/sections_2026.html."""
+    result = parse_page("crusoe", (fixture_dir("crusoe") / "sections_2026.html").read_bytes())
+    h100 = ("h100-sxm", "NVIDIA H100 80GB HGX", 80.0)
+    assert_contract_offers(
+        result,
+        [
+            _crusoe("h200-sxm", "NVIDIA H200 141GB HGX", 141.0, "on_demand", 4.11),
+            _crusoe(*h100, "on_demand", 3.72),
+            _crusoe(*h100, "spot", 1.55),
+            _crusoe("mi300x", "AMD MI300X 192GB", 192.0, "on_demand", 3.2),
+        ],
+    )
+    assert result.report.rejected == [] and result.report.parse_strategy == "structured"
+    assert "section 'Self-Serve Deployments pricing' skipped: not GPU-instance prices" in result.report.notes
+
+
+def test_crusoe_endpoints_alone_are_no_offers_for_either_reader() -> None:
+    """The deployments section alone (tests/fixtures/pages/crusoe/deployments_only.html): the
+    structured reader finds no instance grid, and the fallback extractor, which reads any GPU name
+    with a price after it, must not read the endpoints either: exit 3, no offers."""
+    page = (fixture_dir("crusoe") / "deployments_only.html").read_bytes()
+    with pytest.raises(StructureMissing):
+        parse_page("crusoe", page)
 
 
 def test_nebius_2024_rows_naming_the_instance_and_its_gpu_count() -> None:

@@ -21,6 +21,10 @@ Webflow's hidden conditional items (``w-condition-invisible``) are not shown to 
 are skipped; when the grid sits in Webflow tabs, a tab pane's name (``data-w-tab="Spot"``)
 labels the prices inside it.
 
+The 2026 page prices other products in the same card grid under their own section headings
+("Self-Serve Deployments pricing": inference endpoints per GPU-hour); those sections are dropped
+before reading, with a note (``scrapers/page_sections.py``).
+
 Over 400 lines: the page's layouts (card grid, tables, Webflow tabs) all become one ``_Card`` and one
 rule turns a card into offers (``_card_offers``); split apart, a reader would lose that shared path.
 """
@@ -39,12 +43,13 @@ from gpuprice.scrapers.identity import Identity
 from gpuprice.scrapers.offer import Offer, ParseResult, PriceUnit, StructureMissing, Tier
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
+from gpuprice.scrapers.page_sections import SKIPPED_NOTE, drop_other_product_sections
 from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import Price, cell_text, clean_text, map_columns, parse_number, parse_price
 from gpuprice.scrapers.quantities import term_months
 
 PROVIDER = "crusoe"
-PARSER_VERSION = "crusoe/3"
+PARSER_VERSION = "crusoe/4"
 PRICING_URL = "https://crusoe.ai/cloud/pricing"
 # The first price in a card is the on-demand one (documented card structure).
 UNLABELED_TIER: Tier | None = "on_demand"
@@ -107,6 +112,8 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
     sink = OfferSink(PROVIDER)
     text = page_text(content, sink.report, undecodable_note=UNDECODABLE_NOTE_SEMICOLON)
     soup = BeautifulSoup(text, "lxml")
+    for title in drop_other_product_sections(soup):
+        sink.note(SKIPPED_NOTE.format(title=title))
     # Tables and header-labelled grids are read (and removed) before the card reader.
     cards = _table_cards(soup) + _grid_cards(soup) + _cards(soup)
     if not any(card.cells for card in cards):
@@ -129,6 +136,7 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
 
 
 # ---------------------------------------------------------------- page structure -> cards
+
 
 _TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "name": (r"^(nvidia |amd )?(gpus?|gpu (model|type|name)|model|name|instance|instance type)$",),
