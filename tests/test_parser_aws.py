@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from gpuprice.scrapers.offer import StructureMissing
 from gpuprice.scrapers.providers import aws
+from gpuprice.scrapers.registry import parse_page
 from parser_support import (
     archive_page_names,
     assert_archive_sources_copied,
@@ -91,10 +94,58 @@ def test_on_demand_and_spot_per_region_with_the_interruption_bucket() -> None:
     }
 
 
+def test_price_list_offer_file_plain_linux_on_demand_and_no_upfront_reserved() -> None:
+    """The Price List API's offer file (products + terms), in the structure opencost keeps a real
+    cut of (opencost/opencost pkg/cloud/aws/testdata/pricing-us-east-1.json @9dcbc978: p4d.24xlarge
+    with its $0 Capacity Block twin); before, such a document exited 3. Own fixture, prices
+    invented: the plain Linux product is priced, the Windows, Capacity Block and dedicated ones are
+    other products; reserved no-upfront standard terms are offers, upfront and convertible ones are
+    not; a term taking effect after the observation date is scheduled."""
+    page = (FIXTURES / "price_list_offer_file.json").read_bytes()
+    result = aws.parse(page, observed_on=dt.date(2026, 6, 2))
+    a10g = dict(gpu="a10g", gpu_raw="NVIDIA A10G", gpu_count=1, vram_gb=24.0, sku="g5.xlarge")
+    assert_offers(
+        result,
+        [
+            offer(**P5, usd_per_gpu_hour=6.75, usd_per_instance_hour=54.0, region="us-east-1"),
+            offer(**P5, tier="reserved", commitment_months=12, usd_per_gpu_hour=4.5, usd_per_instance_hour=36.0,
+                  region="us-east-1"),
+            offer(**P5, tier="reserved", commitment_months=36, usd_per_gpu_hour=3.0, usd_per_instance_hour=24.0,
+                  region="us-east-1"),
+            offer(**a10g, usd_per_gpu_hour=1.0, usd_per_instance_hour=1.0, region="us-east-1",
+                  effective_from="2027-01-01"),
+        ],
+    )  # fmt: skip
+    report = report_of(result, "aws")
+    assert report["unknown_gpus"] == ["p9.96xlarge"] and len(report["rejected"]) == 1
+    assert report["notes"] == [
+        f"Price List: 1 GPU-family products or terms skipped, {why}"
+        for why in (
+            "not the plain Linux product (operatingSystem Windows)",
+            "not the plain Linux product (operation RunInstances:CB)",
+            "not the plain Linux product (tenancy Dedicated)",
+            "reserved all upfront (an upfront fee, not an hourly price)",
+            "reserved convertible offering class",
+            "reserved partial upfront (an upfront fee, not an hourly price)",
+        )
+    ]
+
+
+def test_price_list_get_products_page_reads_as_the_offer_file() -> None:
+    """``aws pricing get-products`` returns each product with its terms as a JSON string in
+    ``PriceList``: the same products read the same (own fixture, from the offer file above)."""
+    get_products = aws.parse((FIXTURES / "price_list_get_products.json").read_bytes(), dt.date(2026, 6, 2))
+    offer_file = aws.parse((FIXTURES / "price_list_offer_file.json").read_bytes(), dt.date(2026, 6, 2))
+    assert [o.contract_dict() for o in get_products.offers] == [o.contract_dict() for o in offer_file.offers]
+    assert parse_page("aws", (FIXTURES / "price_list_get_products.json").read_bytes()).offers
+
+
 def test_a_document_without_price_maps_is_refused() -> None:
     with pytest.raises(StructureMissing) as info:
         aws.parse(b'{"format": "gpuprice-combined/1", "pages": [{"url": "u", "error": "HTTP 503"}]}')
-    assert info.value.what == "no 'regions' price map (on-demand) or spot 'config.regions' feed"
+    assert info.value.what == (
+        "no 'regions' price map (on-demand), Price List 'products'/'PriceList' or spot 'config.regions' feed"
+    )
 
 
 def test_live_requests_are_one_file_per_region_then_the_optional_spot_feeds() -> None:
@@ -121,4 +172,4 @@ def test_sample_archive_keeps_the_region_of_every_price() -> None:
 
 
 def test_registered() -> None:
-    assert_registered(aws, "aws", "aws/3", "https://aws.amazon.com/ec2/pricing/on-demand/")
+    assert_registered(aws, "aws", "aws/4", "https://aws.amazon.com/ec2/pricing/on-demand/")

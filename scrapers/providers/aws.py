@@ -17,12 +17,20 @@ Live, one combined document (``scrapers/multipage.py``) of:
   offer carries its bucket label ("<5%" ... ">20%") as ``interruption_bucket``; the cost model
   turns it into a preemption rate (``models/spot_risk.py``).
 
+``gpuprice parse aws`` also reads the Price List API's offer files and ``GetProducts`` pages, as
+others keep AWS's prices (:mod:`gpuprice.scrapers.providers.aws_price_list`: on-demand and
+no-upfront standard reserved prices of the plain Linux product). A spot feed saved on its own is
+not read: its layout (``config.regions[].instanceTypes[].sizes[]``) is also that of AWS's older
+on-demand files (iconara/ec2pricing keeps both), so alone it cannot say its prices are spot; in
+the live document it arrives from the spot URL.
+
 Only instance types of the GPU families (p*, g*) are read. Prices are per instance-hour; per GPU
 is the instance price over the mapping CSV's GPU count. A GPU-family type the CSV does not list
 (a new generation) has no known GPU count: it is quarantined (a rejected row with its raw name and
 whole-instance price) and listed in ``unknown_gpus``, never stored as one GPU at the instance's
-price. The price files carry no savings plans or reserved
-prices, so AWS offers are on-demand and spot only. A spot price of "N/A" is unpriced.
+price. The live price files carry no savings plans or reserved prices, so live AWS offers are
+on-demand and spot only (reserved ones come only from a Price List document). A spot price of
+"N/A" is unpriced.
 """
 
 from __future__ import annotations
@@ -40,9 +48,10 @@ from gpuprice.scrapers.offer import ParseResult, PriceUnit, StructureMissing, Ti
 from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.pages import PageRequest
 from gpuprice.scrapers.parsing import clean_text
+from gpuprice.scrapers.providers.aws_price_list import is_price_list, read_price_list
 
 PROVIDER = "aws"
-PARSER_VERSION = "aws/3"
+PARSER_VERSION = "aws/4"
 PRICING_URL = "https://aws.amazon.com/ec2/pricing/on-demand/"
 UNLABELED_TIER: Tier | None = None
 PRICE_UNIT: PriceUnit = "instance_hour"
@@ -50,7 +59,15 @@ IDENTITY = Identity(
     PROVIDER,
     domains=("amazonaws.com", "awsstatic.com", "aws.amazon.com"),
     brands=(r"\bAmazon Web Services\b", r"\bAmazon EC2\b"),
-    markers=(r'"Instance Type"', r"\brateCode\b", r"\bmeteredUnitMaps?\b"),  # the price documents' fields
+    # the price documents' fields: metered-unit maps, Price List offer files and GetProducts
+    # items (JSON strings there, so their quotes may be escaped)
+    markers=(
+        r'"Instance Type"',
+        r"\brateCode\b",
+        r"\bmeteredUnitMaps?\b",
+        r'"offerCode"\s*:\s*"AmazonEC2"',
+        r'(?i)\\?"servicecode\\?"\s*:\s*\\?"amazonec2',
+    ),
 )
 ON_DEMAND_URL = (
     "https://b0.p.awsstatic.com/pricing/2.0/meteredUnitMaps/ec2/USD/current/"
@@ -126,6 +143,7 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
     on_demand: list[dict[str, Any]] = []
     spot: dict[str, Any] | None = None
     advisor: dict[str, Any] | None = None
+    price_lists: list[dict[str, Any]] = []
     for _url, body in json_pages(content, sink):
         if isinstance(body, str):
             body = _unwrap_jsonp(body)
@@ -133,6 +151,8 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
             continue
         if isinstance(body.get("regions"), dict):
             on_demand.append(body)
+        elif is_price_list(body):
+            price_lists.append(body)
         elif isinstance(body.get("config"), dict) and isinstance(body["config"].get("regions"), list):
             spot = body
         elif isinstance(body.get("spot_advisor"), dict):
@@ -140,10 +160,15 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
         elif documents := _documents_by_location(body):
             on_demand.extend(documents)
             sink.note("per-region price documents keyed by location name, as trackers store them")
-    if not on_demand and spot is None:
-        raise StructureMissing(PROVIDER, "no 'regions' price map (on-demand) or spot 'config.regions' feed")
+    if not on_demand and spot is None and not price_lists:
+        raise StructureMissing(
+            PROVIDER,
+            "no 'regions' price map (on-demand), Price List 'products'/'PriceList' or spot 'config.regions' feed",
+        )
     for body in on_demand:
         _parse_on_demand(body, sink)
+    for body in price_lists:
+        _parse_price_list(body, sink, observed_on)
     if spot is not None:
         _parse_spot(spot, advisor, sink)
     elif advisor is not None:
@@ -211,6 +236,28 @@ def _parse_on_demand(body: dict[str, Any], sink: OfferSink) -> None:
                 sink.reject(raw, f"operating system {system}, not Linux")
                 continue
             _add(sink, raw, instance_type, region, row.get("price"))
+
+
+def _parse_price_list(body: dict[str, Any], sink: OfferSink, observed_on: dt.date | None) -> None:
+    read = read_price_list(body, lambda instance_type: bool(_GPU_FAMILY_RX.match(instance_type)))
+    for why, count in sorted(read.skipped.items()):
+        sink.note(f"Price List: {count} GPU-family products or terms skipped, {why}")
+    for row in read.rows:
+        sink.report.rows_seen += 1
+        region = row.region_code or _region_code(row.location)
+        term = "on-demand" if row.commitment_months is None else f"reserved {row.commitment_months} months"
+        raw = f"{row.instance_type} | {region} | {term} | price={row.usd_per_instance_hour!r}"
+        scheduled = row.effective if observed_on and row.effective and row.effective > observed_on else None
+        _add(
+            sink,
+            raw,
+            row.instance_type,
+            region,
+            row.usd_per_instance_hour,
+            tier=row.tier,
+            commitment_months=row.commitment_months,
+            effective_from=scheduled,
+        )
 
 
 def _buckets(advisor: dict[str, Any] | None) -> tuple[dict[int, str], dict[str, Any]]:
