@@ -75,6 +75,13 @@ class _Config:
         value = self.first(keys, what, default, required)
         if value is None:
             return None
+        if isinstance(value, list) and value:
+            # Hunyuan writes per-layer lists ("moe_topk": [8, 8, ...]): one value when all agree
+            if any(v != value[0] or isinstance(v, bool) for v in value):
+                raise BadInput(
+                    f"{self.path}: {what} differs by layer ({value[:4]}...); per-layer values are not read"
+                )
+            value = value[0]
         if (
             isinstance(value, bool)
             or not isinstance(value, (int, float))
@@ -189,6 +196,17 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
         ("num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts"), "expert count", 1
     )
     experts = max(1, experts or 1)
+    if experts > 1 and cfg.has("dense_intermediate_size"):
+        # MiniMax-M3 writes the experts' width as intermediate_size (its VL copy has no
+        # moe_intermediate_size) and the dense blocks' as dense_intermediate_size
+        if not cfg.has("moe_intermediate_size"):
+            cfg = _Config({**cfg.data, "moe_intermediate_size": intermediate}, path)
+        intermediate = cfg.int_(("dense_intermediate_size",), "dense MLP width") or intermediate
+    if cfg.has("routed_expert_hidden_size") and cfg.data["routed_expert_hidden_size"] != hidden:
+        raise BadInput(
+            f"{path}: {model_type}: experts in a latent space (routed_expert_hidden_size "
+            f"{cfg.data['routed_expert_hidden_size']} beside hidden_size {hidden}) are not supported"
+        )
     # HF layout is <model>/config.json; a differently named file names itself.
     folder = path.parent.name if path.name == "config.json" else ""
     name = str(data.get("_name_or_path") or folder or path.stem)
@@ -211,6 +229,7 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
             cfg.int_(
                 (
                     "num_experts_per_tok",
+                    "num_experts_per_token",
                     "experts_per_token",
                     "moe_top_k",
                     "top_k",
@@ -226,7 +245,7 @@ def arch_from_config(data: Mapping[str, Any], path: Path | str = "<config>") -> 
         norm_type="layernorm" if family in LAYERNORM_TYPES else "rmsnorm",
         norms_per_layer=_norms_per_layer(cfg, family),
         gelu_new=str(
-            cfg.first(("hidden_act", "activation_function", "hidden_activation"), "activation", "")
+            cfg.first(ACTIVATION_KEYS, "activation", "")
             or ("gelu_new" if family in GELU_NEW_BY_DEFAULT else "")
         ).lower()
         == "gelu_new",
@@ -270,12 +289,20 @@ def _moe_fields(cfg: _Config, layers: int, intermediate: int) -> dict[str, Any]:
     moe_width = cfg.int_(("moe_intermediate_size", "expert_intermediate_size"), "expert MLP width")
     shared = (
         cfg.int_(
-            ("n_shared_experts", "num_shared_experts", "moe_num_shared_experts"), "shared expert count", 0
+            ("n_shared_experts", "num_shared_experts", "moe_num_shared_experts", "num_shared_expert"),
+            "shared expert count",
+            0,
         )
         or 0
     )
     shared_width = cfg.int_(
-        ("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size"), "shared expert width"
+        (
+            "shared_expert_intermediate_size",
+            "moe_shared_expert_intermediate_size",
+            "shared_intermediate_size",
+            "share_expert_dim",
+        ),
+        "shared expert width",
     )
     if cfg.bool_("enable_moe_block", False):
         # Gemma 4 (transformers' Gemma4TextDecoderLayer): every block with enable_moe_block runs
@@ -292,6 +319,14 @@ def _moe_fields(cfg: _Config, layers: int, intermediate: int) -> dict[str, Any]:
     if step > 1 or mlp_only:
         sparse = [i for i in range(layers) if i not in mlp_only and (i + 1) % step == 0]
         dense = layers - len(sparse)
+    freq = cfg.data.get("moe_layer_freq")
+    if isinstance(freq, list) and len(freq) == layers and all(v in (0, 1) for v in freq):
+        # a 0/1 flag per block (MiniMax-M3, MiMo-V2-Flash): 0 is a dense block
+        dense = sum(1 for v in freq if v == 0)
+    elif isinstance(freq, int) and not isinstance(freq, bool) and freq > 1:
+        # DeepSeek-V2 (transformers' DeepseekV2DecoderLayer): block i is sparse when
+        # i >= first_k_dense_replace and i % moe_layer_freq == 0
+        dense = layers - sum(1 for i in range(dense, layers) if i % freq == 0)
     if cfg.has("moe_layer_start_index"):
         # ERNIE 4.5 MoE (transformers' Ernie4_5_MoeDecoderLayer): block i is sparse when
         # start <= i <= end (end -1: the last block) and (i - start) % interval == 0.
@@ -603,6 +638,17 @@ def _intermediate(cfg: _Config, family: str, hidden: int) -> int:
     return width
 
 
+# Where configs name the MLP's activation (Nemotron-H: mlp_hidden_act "relu2" beside mamba_hidden_act).
+ACTIVATION_KEYS = ("mlp_hidden_act", "hidden_act", "activation_function", "hidden_activation")
+# Activations of plain two-matrix MLPs (GPT-2, OPT, BLOOM, Nemotron's squared ReLU). Any other
+# activation, or none stated, reads as a gated (SwiGLU/GeGLU) MLP, as in a Llama-style decoder:
+# new MoE configs often state none (DeepSeek-V4's SGLang copy) or a variant name ("swigluoai").
+UNGATED_ACTIVATIONS = frozenset(
+    {"gelu", "gelu_new", "gelu_fast", "gelu_python", "gelu_accurate", "gelu_10", "quick_gelu", "relu",
+     "relu2", "relu6", "squared_relu", "tanh", "sigmoid", "leaky_relu", "mish"}
+)  # fmt: skip
+
+
 def _gated(cfg: _Config, family: str) -> bool:
     if family == "t5":
         return str(cfg.data.get("feed_forward_proj", "relu")).startswith("gated")
@@ -610,8 +656,8 @@ def _gated(cfg: _Config, family: str) -> bool:
         return True
     if family in UNGATED_TYPES:
         return False
-    act = str(cfg.first(("hidden_act", "activation_function", "hidden_activation"), "activation", "")).lower()
-    return act in ("silu", "swiglu", "swish", "geglu", "gelu_pytorch_tanh")
+    act = str(cfg.first(ACTIVATION_KEYS, "activation", "")).lower()
+    return act not in UNGATED_ACTIVATIONS
 
 
 def _norms_per_layer(cfg: _Config, family: str) -> int:

@@ -72,6 +72,9 @@ UNGATED_TYPES = frozenset(
         "gpt_neo",
         "codegen",
         "persimmon",
+        # Nemotron-4 and Nemotron-H: squared-ReLU MLPs (up, down)
+        "nemotron",
+        "nemotron_h",
     }
 )
 LAYERNORM_TYPES = frozenset(
@@ -202,4 +205,13 @@ UNSUPPORTED_LAYOUTS = {
     "zamba": "Zamba reuses a shared attention block across its Mamba stack; this layout is not supported",
     "gemma3n": ("Gemma 3n (per-layer embeddings, AltUp, LAuReL, per-layer MLP widths) is not supported"),
     "gemma3n_text": ("Gemma 3n (per-layer embeddings, AltUp, LAuReL, per-layer MLP widths) is not supported"),
+    "kimi_linear": (
+        "Kimi Linear (KDA delta-rule linear attention beside MLA blocks) is not supported: its linear "
+        "attention blocks are not read"
+    ),
+    # RWKV's time- and channel-mixing blocks have no attention heads or Llama-style MLP to read
+    "rwkv": "RWKV (time- and channel-mixing blocks, no attention) is not supported",
+    "rwkv5": "RWKV (time- and channel-mixing blocks, no attention) is not supported",
+    "rwkv6": "RWKV (time- and channel-mixing blocks, no attention) is not supported",
+    "rwkv7": "RWKV (time- and channel-mixing blocks, no attention) is not supported",
 }
