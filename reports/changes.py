@@ -11,18 +11,10 @@ import duckdb
 from gpuprice.reports.data import PriceChange
 from gpuprice.reports.loading import _date, _rows
 from gpuprice.reports.weeks import IsoWeek
+from gpuprice.scrapers.offer import OFFER_IDENTITY_FIELDS
 from gpuprice.warehouse.sql_files import sql
 
-_OFFER_KEY = (
-    "provider",
-    "sku",
-    "gpu_count",
-    "tier",
-    "community",
-    "commitment_months",
-    "region",
-    "price_basis",
-)
+_OFFER_KEY = ("provider", *OFFER_IDENTITY_FIELDS)
 
 
 def week_changes(con: duckdb.DuckDBPyConnection, week: IsoWeek) -> list[PriceChange]:

@@ -95,6 +95,11 @@ OFFER_KEY_FIELDS = (
 )
 
 
+# The same offer across days and snapshots: its key without ``effective_from`` (a scheduled price
+# is a later price of the same offer). The weekly price moves and the catalog history key on it.
+OFFER_IDENTITY_FIELDS = tuple(name for name in OFFER_KEY_FIELDS if name != "effective_from")
+
+
 def offer_key(row: object) -> tuple:
     """The :data:`OFFER_KEY_FIELDS` of an offer or of a stored snapshot's row."""
     return tuple(getattr(row, name) for name in OFFER_KEY_FIELDS)

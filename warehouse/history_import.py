@@ -25,6 +25,7 @@ import duckdb
 import pandas as pd
 
 from gpuprice.scrapers.catalog_history import CatalogDay, CatalogReader, ParsedFile, distinct_files
+from gpuprice.scrapers.offer import OFFER_IDENTITY_FIELDS
 from gpuprice.scrapers.skypilot_catalog import PARSER_VERSION, SOURCE_NAME, CloudCoverage
 from gpuprice.sources import CATALOG_HISTORY
 from gpuprice.warehouse.history_writes import merge_by_key, record_history_quarantine
@@ -33,17 +34,7 @@ from gpuprice.warehouse.tables import SNAPSHOT_COLUMNS
 from gpuprice.warehouse.writes import transaction
 
 # One offer on one day, as the catalog states it (sku = the instance type).
-CATALOG_KEY: tuple[str, ...] = (
-    "provider",
-    "sku",
-    "gpu_count",
-    "tier",
-    "community",
-    "commitment_months",
-    "region",
-    "price_basis",
-    "observed_on",
-)
+CATALOG_KEY: tuple[str, ...] = ("provider", *OFFER_IDENTITY_FIELDS, "observed_on")
 # A known key is updated when its price, GPU or provenance (a later commit of that day) changed.
 CATALOG_COMPARE: tuple[str, ...] = ("usd_per_gpu_hour", "usd_per_instance_hour", "gpu", "source_file")
 DEFAULT_BATCH_DAYS = 14
