@@ -95,6 +95,7 @@ LAYERNORM_TYPES = frozenset(
         "codegen",
         "persimmon",
         "nemotron",
+        "bert",
     }
 )
 # Families whose LM head shares the embedding matrix unless the config says otherwise (T5: the
@@ -122,6 +123,11 @@ TIED_BY_DEFAULT = frozenset(
         "gpt_neo",
         "smollm3",
         "vaultgemma",
+        # Starcoder2Config and BertConfig keep PretrainedConfig's default tie_word_embeddings=True:
+        # bigcode/starcoder2-7b's config.json leaves it implicit (7.17B published, untied would read
+        # 7.40B); BERT's masked-LM decoder is the embedding matrix.
+        "starcoder2",
+        "bert",
         # MambaConfig / FalconMambaConfig default tie_word_embeddings=True (state-spaces/mamba-*).
         "mamba",
         "falcon_mamba",

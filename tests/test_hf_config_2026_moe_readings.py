@@ -211,3 +211,23 @@ def test_layouts_it_cannot_count_are_one_line_exit_2(cli, tmp_path: Path, config
     path.write_text(json.dumps(config))
     result = cli("fit", "--config", str(path), "--method", "lora")
     assert result.code == 2 and message in result.err and len(result.err.strip().splitlines()) == 1
+
+
+def test_starcoder2_and_bert_tie_their_head_unless_told_otherwise() -> None:
+    """Starcoder2Config and BertConfig keep PretrainedConfig's tie_word_embeddings=True, and
+    bigcode/starcoder2-7b's config leaves it implicit (mlc-ai/mlc-llm @79d603f0 model_preset.py
+    MODEL_PRESETS "starcoder2"): 7.17B as published, where an untied head read 7.40B. The 15B,
+    whose config says false, keeps its own head."""
+    seven_b = {
+        "model_type": "starcoder2", "hidden_size": 4608, "intermediate_size": 18432, "num_hidden_layers": 32,
+        "num_attention_heads": 36, "num_key_value_heads": 4, "vocab_size": 49152, "use_bias": True,
+    }  # fmt: skip
+    arch = arch_from_config(seven_b)
+    assert arch.tied_embeddings and arch.n_params / 1e9 == pytest.approx(7.17, rel=0.005)
+    assert not arch_from_config(seven_b | {"tie_word_embeddings": False}).tied_embeddings
+    bert = arch_from_config(
+        {"model_type": "bert", "hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12,
+         "num_attention_heads": 12, "vocab_size": 30522, "hidden_act": "gelu"}
+    )  # fmt: skip
+    # snowflake-arctic-embed-m (mlc-llm's preset; 109M published with biases and pooler)
+    assert bert.tied_embeddings and not bert.gated_mlp and bert.n_params / 1e6 == pytest.approx(109, rel=0.02)
