@@ -144,6 +144,14 @@ def config_path_in_table(table: Path, cell: str) -> Path:
 
 
 def arch_from_config_file(path: Path) -> ModelArch:
+    """The architecture of a config.json, or of the model folder that holds one (the Hugging Face
+    layout ``<model>/config.json``, as ``from_pretrained`` takes it)."""
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise BadInput(
+                f"config folder {path} has no config.json; give a config.json or a model folder holding one"
+            )
+        path = path / "config.json"
     return arch_from_config(load_config_json(path), path)
 
 

@@ -134,3 +134,19 @@ def test_a_config_cell_missing_a_field_names_the_field(cli, tmp_path: Path) -> N
     (tmp_path / "scout" / "config.json").write_text(json.dumps(broken))
     line = _one_line_error(cli("fit", "--batch", str(path)))
     assert "line 2 (row 1, column config)" in line and "num_hidden_layers" in line
+
+
+def test_a_config_cell_may_name_the_model_folder(cli, tmp_path: Path) -> None:
+    """A Hugging Face model folder holds its config.json (``from_pretrained`` takes the folder): a
+    ``config`` cell or ``--config`` naming the folder reads the same; a folder without one is a
+    one-line error naming it."""
+    path = _csv(tmp_path, "config,method,gpu", "scout,qlora,h100-sxm", "scout/config.json,qlora,h100-sxm")
+    result = cli("fit", "--batch", str(path))
+    assert result.code == 0, result.err
+    by_folder, by_file = (json.loads(line) for line in result.out.strip().splitlines())
+    assert (
+        by_folder["per_gpu_gb"] == by_file["per_gpu_gb"] and by_folder["model"] == by_file["model"] == "scout"
+    )
+    (tmp_path / "empty").mkdir()
+    line = _one_line_error(cli("fit", "--config", str(tmp_path / "empty"), "--method", "lora"))
+    assert "config folder" in line and "has no config.json" in line
