@@ -150,3 +150,43 @@ def test_a_config_cell_may_name_the_model_folder(cli, tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     line = _one_line_error(cli("fit", "--config", str(tmp_path / "empty"), "--method", "lora"))
     assert "config folder" in line and "has no config.json" in line
+
+
+def test_measured_run_tables_column_names_read_as_the_options(cli, tmp_path: Path) -> None:
+    """Tables of measured runs name some options as trainers do (num_gpus, seq_length,
+    per_device_train_batch_size, gradient_checkpointing): read as gpus, seq_len, micro_batch and
+    grad_checkpointing, each said on stderr; the same answer as the option names give."""
+    aliased = _csv(
+        tmp_path,
+        "model,method,num_gpus,sharding,seq_length,per_device_train_batch_size,gradient_checkpointing,gpu",
+        "meta-llama/Llama-3.1-70B,lora,8,fsdp,4096,2,true,h100-sxm",
+    )
+    result = cli("fit", "--batch", str(aliased))
+    assert result.code == 0, result.err
+    assert f"{aliased}: reading column num_gpus as gpus" in result.err
+    answer = json.loads(result.out)
+    options = (
+        "--gpus",
+        "8",
+        "--sharding",
+        "fsdp",
+        "--seq-len",
+        "4096",
+        "--micro-batch",
+        "2",
+        "--grad-checkpointing",
+    )
+    direct = cli(
+        "fit",
+        "--model",
+        "meta-llama/Llama-3.1-70B",
+        "--method",
+        "lora",
+        "--gpu",
+        "h100-sxm",
+        *options,
+        "--json",
+    )
+    assert direct.code == 0, direct.err
+    assert (answer["gpus"], answer["seq_len"], answer["micro_batch"]) == (8, 4096, 2)
+    assert answer["per_gpu_gb"] == json.loads(direct.out)["per_gpu_gb"]

@@ -52,6 +52,37 @@ def _normalize_header(name: str) -> str:
     return name.strip().lstrip("-").strip().lower().replace("-", "_").replace(" ", "_")
 
 
+# How tables of measured runs (trainer arguments, benchmark CSVs) name some options. A column
+# under one of these names is read as the option when the option's own column is absent, and
+# stderr says so; without this, "num_gpus" would be ignored and every run read as one GPU.
+# (A global "batch_size" is not the micro-batch, so it has no alias.)
+COLUMN_ALIASES = {
+    "num_gpus": "gpus",
+    "n_gpus": "gpus",
+    "gpu_count": "gpus",
+    "per_device_train_batch_size": "micro_batch",
+    "micro_batch_size": "micro_batch",
+    "seq_length": "seq_len",
+    "max_seq_length": "seq_len",
+    "sequence_length": "seq_len",
+    "gradient_checkpointing": "grad_checkpointing",
+    "lora_r": "lora_rank",
+    "attn_implementation": "attention",
+}
+
+
+def _read_aliases(path: Path, header: list[str], allowed: tuple[str, ...]) -> list[str]:
+    """The header with aliased columns renamed to their option (when that option has no column of
+    its own and the command takes it), each rename said on stderr."""
+    renamed = list(header)
+    for i, name in enumerate(header):
+        option = COLUMN_ALIASES.get(name)
+        if option and option in allowed and option not in header:
+            renamed[i] = option
+            typer.echo(f"{path}: reading column {name} as {option}", err=True)
+    return renamed
+
+
 def read_batch_csv(
     path: str | Path, allowed_columns: Iterable[str] = (*MODEL_OPTION_NAMES, "gpu")
 ) -> list[BatchRow]:
@@ -75,7 +106,7 @@ def read_batch_csv(
             if not any(cell.strip() for cell in record):
                 continue  # blank line
             if header is None:
-                header = [_normalize_header(c) for c in record]
+                header = _read_aliases(path, [_normalize_header(c) for c in record], allowed)
                 ignored = _check_header(path, line, header, allowed)
                 if ignored:
                     typer.echo(
