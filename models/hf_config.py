@@ -25,6 +25,7 @@ from gpuprice.bounded_load import load_json
 from gpuprice.errors import BadInput, read_text_input
 from gpuprice.models.architectures import ModelArch
 from gpuprice.models.hf_families import (
+    ACTIVATION_KEYS,
     BIASED_TYPES,
     FALCON,
     FAMILY_ALIASES,
@@ -41,6 +42,7 @@ from gpuprice.models.hf_families import (
     QKV_BIAS_TYPES,
     SSM_LAYOUTS,
     TIED_BY_DEFAULT,
+    UNGATED_ACTIVATIONS,
     UNGATED_TYPES,
     UNSUPPORTED_LAYOUTS,
     VOCAB,
@@ -644,17 +646,6 @@ def _intermediate(cfg: _Config, family: str, hidden: int) -> int:
     if family == "qwen":  # Qwen-1 stores twice the real width (its MLP halves it)
         return width // 2
     return width
-
-
-# Where configs name the MLP's activation (Nemotron-H: mlp_hidden_act "relu2" beside mamba_hidden_act).
-ACTIVATION_KEYS = ("mlp_hidden_act", "hidden_act", "activation_function", "hidden_activation")
-# Activations of plain two-matrix MLPs (GPT-2, OPT, BLOOM, Nemotron's squared ReLU). Any other
-# activation, or none stated, reads as a gated (SwiGLU/GeGLU) MLP, as in a Llama-style decoder:
-# new MoE configs often state none (DeepSeek-V4's SGLang copy) or a variant name ("swigluoai").
-UNGATED_ACTIVATIONS = frozenset(
-    {"gelu", "gelu_new", "gelu_fast", "gelu_python", "gelu_accurate", "gelu_10", "quick_gelu", "relu",
-     "relu2", "relu6", "squared_relu", "tanh", "sigmoid", "leaky_relu", "mish"}
-)  # fmt: skip
 
 
 def _gated(cfg: _Config, family: str) -> bool:

@@ -77,6 +77,15 @@ UNGATED_TYPES = frozenset(
         "nemotron_h",
     }
 )
+# Where configs name the MLP's activation (Nemotron-H: mlp_hidden_act "relu2" beside mamba_hidden_act).
+ACTIVATION_KEYS = ("mlp_hidden_act", "hidden_act", "activation_function", "hidden_activation")
+# Activations of plain two-matrix MLPs (GPT-2, OPT, BLOOM, Nemotron's squared ReLU). Any other
+# activation, or none stated, reads as a gated (SwiGLU/GeGLU) MLP, as in a Llama-style decoder:
+# new MoE configs often state none (DeepSeek-V4's SGLang copy) or a variant name ("swigluoai").
+UNGATED_ACTIVATIONS = frozenset(
+    {"gelu", "gelu_new", "gelu_fast", "gelu_python", "gelu_accurate", "gelu_10", "quick_gelu", "relu",
+     "relu2", "relu6", "squared_relu", "tanh", "sigmoid", "leaky_relu", "mish"}
+)  # fmt: skip
 LAYERNORM_TYPES = frozenset(
     {
         "falcon",

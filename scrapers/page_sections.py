@@ -14,7 +14,7 @@ import re
 
 from bs4 import BeautifulSoup
 
-from gpuprice.scrapers.parsing import clean_text
+from gpuprice.scrapers.parsing import DOLLAR_PRICE, clean_text
 
 # A heading for another product. One that also names compute, GPUs, instances or clusters
 # ("Pricing for compute, inference, and fine-tuning") is not one: it heads instance prices too.
@@ -24,7 +24,6 @@ _OTHER_PRODUCT = re.compile(
 )
 _INSTANCES = re.compile(r"\b(gpus?|compute|instances?|clusters?)\b", re.I)
 _SECTION_TAGS = ("h1", "h2", "h3")
-_DOLLAR_PRICE = re.compile(r"(?:\$|\busd\b)\s*\d", re.I)
 _WHOLE_PAGE = ("body", "html", "[document]")
 
 SKIPPED_NOTE = "section '{title}' skipped: not GPU-instance prices"
@@ -43,7 +42,7 @@ def drop_other_product_sections(soup: BeautifulSoup) -> list[str]:
         title = clean_text(heading.get_text(" "))
         if not _OTHER_PRODUCT.search(title) or _INSTANCES.search(title):
             continue
-        section = next((a for a in heading.parents if _DOLLAR_PRICE.search(a.get_text(" "))), None)
+        section = next((a for a in heading.parents if DOLLAR_PRICE.search(a.get_text(" "))), None)
         if section is None or section.name in _WHOLE_PAGE:
             continue
         if any(other is not heading for other in section.find_all(heading.name)):

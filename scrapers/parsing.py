@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+# Text that states a dollar price ("$3.90", "USD 2"): what makes an element a price cell or section.
+DOLLAR_PRICE = re.compile(r"(?:\$|\busd\b)\s*\d", re.I)
+
 # One number as pages write it: grouped thousands, decimals, an optional exponent ("2.5e-05").
 _NUMBER = r"(?:\d{1,3}(?:[,\u202f\u00a0 ]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d{1,4}\b)?"
 # A minus sign written next to the number or its "$": ASCII, U+2212 and the dashes pages use for it.

@@ -110,9 +110,8 @@ class RunRequest:
         if gpu is None or not gpu.strip():
             raise BadInput("--gpu is required (a GPU slug, e.g. h100-sxm)")
         self.gpu = resolve_gpu(gpu).slug
-        if tokens is not None and hours is not None:
-            raise BadInput("give exactly one of --tokens (training tokens) or --hours (assumed wall hours)")
-        if tokens is None and hours is None and not speed_only:
+        given = (tokens is not None) + (hours is not None)
+        if given == 2 or (given == 0 and not speed_only):
             raise BadInput("give exactly one of --tokens (training tokens) or --hours (assumed wall hours)")
         for name, value in (("--tokens", tokens), ("--hours", hours)):
             if value is not None and value <= 0:

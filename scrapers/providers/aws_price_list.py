@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuprice.bounded_load import load_json
+from gpuprice.scrapers.json_pages import positive_price
 from gpuprice.scrapers.parsing import clean_text
 
 # The plain on-demand product of an instance type (attribute -> the value it must have when present).
@@ -169,7 +170,7 @@ def _read_term(
             if hourly is None and prices:
                 read.skipped[f"priced in {', '.join(sorted(prices))}, not USD"] += 1
                 return
-        elif unit == "quantity" and _positive(prices.get("USD")):
+        elif unit == "quantity" and _upfront_fee(prices.get("USD")):
             upfront = True
     if upfront:
         read.skipped["reserved with an upfront fee"] += 1
@@ -194,11 +195,13 @@ def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _positive(value: Any) -> bool:
+def _upfront_fee(value: Any) -> bool:
+    """An upfront fee is charged (an unreadable one counts as charged: the hourly rate is then not
+    known to be the whole price)."""
     try:
-        return float(value) > 0
-    except (TypeError, ValueError):
-        return False
+        return positive_price(value) is not None
+    except ValueError:
+        return True
 
 
 def _date(value: Any) -> dt.date | None:

@@ -45,7 +45,15 @@ from gpuprice.scrapers.offer_sink import OfferSink
 from gpuprice.scrapers.page_input import BROWSER_HEADERS, UNDECODABLE_NOTE_SEMICOLON, page_text
 from gpuprice.scrapers.page_sections import SKIPPED_NOTE, drop_other_product_sections
 from gpuprice.scrapers.pages import PageRequest
-from gpuprice.scrapers.parsing import Price, cell_text, clean_text, map_columns, parse_number, parse_price
+from gpuprice.scrapers.parsing import (
+    DOLLAR_PRICE,
+    Price,
+    cell_text,
+    clean_text,
+    map_columns,
+    parse_number,
+    parse_price,
+)
 from gpuprice.scrapers.quantities import term_months
 
 PROVIDER = "crusoe"
@@ -73,7 +81,6 @@ _MAX_CELL_CHARS = 80
 _OTHER_UNIT = re.compile(
     r"/\s*(gi?b|tb|tib|vcpu|cpu|core|mo|month|year)\b|\bper\s+(gi?b|tb|vcpu|month)\b|-month\b", re.I
 )
-_DOLLAR_PRICE = re.compile(r"(?:\$|\busd\b)\s*\d", re.I)
 # Unpriced cells: "Contact sales" and friends, or a cell that is only a dash / "N/A".
 _UNPRICED_MARKER = re.compile(
     r"contact\s*(?:us|sales)|talk\s+to\s+(?:us|sales)|coming\s+soon|sold\s+out|request\s+(?:access|quote|pricing)"
@@ -136,7 +143,6 @@ def parse(content: bytes, observed_on: dt.date | None = None) -> ParseResult:
 
 
 # ---------------------------------------------------------------- page structure -> cards
-
 
 _TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "name": (r"^(nvidia |amd )?(gpus?|gpu (model|type|name)|model|name|instance|instance type)$",),
@@ -260,7 +266,7 @@ def _grid_card(name_cell: Tag) -> _Card | None:
 
 
 def _is_priced(text: str) -> bool:
-    return bool(_DOLLAR_PRICE.search(text))
+    return bool(DOLLAR_PRICE.search(text))
 
 
 def _is_value(text: str) -> bool:
